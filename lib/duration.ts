@@ -1,0 +1,12 @@
+import { parse } from '@lukeed/ms'
+import type { Duration } from '../schemas/settings.js'
+
+/** Seconds (a number) or an `ms`-style string (`'15m'`, `'14d'`) to milliseconds. */
+export function toMs (duration: Duration): number {
+  if (typeof duration === 'number') return Math.round(duration * 1000)
+  const ms = parse(duration.trim())
+  if (ms === undefined || !Number.isFinite(ms) || ms <= 0) {
+    throw new TypeError(`invalid duration: ${JSON.stringify(duration)}`)
+  }
+  return ms
+}

@@ -1,0 +1,107 @@
+/**
+ * The one table of jwt-login errors.
+ *
+ * Each entry has a stable string code (`ERR_JWT_LOGIN_*`) that TypeScript can
+ * narrow on, the numeric `errorCode` clients of Simple JWT Login 4.x already
+ * know (numbers of 200 and up are new to jwt-login), the HTTP status and the
+ * message sent in the envelope. Codes are never reused.
+ */
+
+export interface ErrorDefinition {
+  readonly errorCode: number
+  readonly statusCode: number
+  readonly message: string
+}
+
+function def (errorCode: number, statusCode: number, message: string): ErrorDefinition {
+  return { errorCode, statusCode, message }
+}
+
+export const errorDefinitions = {
+  ERR_JWT_LOGIN_TOKEN_MALFORMED: def(2, 401, 'The JWT is not three dot-separated segments.'),
+  ERR_JWT_LOGIN_TOKEN_ALGORITHM: def(8, 401, 'The JWT algorithm is not the configured one.'),
+  ERR_JWT_LOGIN_TOKEN_KID_UNKNOWN: def(9, 401, 'The JWT key id is unknown.'),
+  ERR_JWT_LOGIN_TOKEN_SIGNATURE: def(11, 401, 'The JWT signature is invalid.'),
+  ERR_JWT_LOGIN_TOKEN_CLAIM_INVALID: def(11, 401, 'The JWT claims are not valid for this service.'),
+  ERR_JWT_LOGIN_TOKEN_NOT_YET_VALID: def(12, 401, 'The JWT is not valid yet.'),
+  ERR_JWT_LOGIN_TOKEN_EXPIRED: def(14, 401, 'The JWT has expired.'),
+  ERR_JWT_LOGIN_TOKEN_DECODE: def(22, 401, 'The JWT segments are not valid base64url JSON.'),
+  ERR_JWT_LOGIN_INTERIM_TOKEN_MISSING: def(23, 400, 'The interim JWT is missing.'),
+  ERR_JWT_LOGIN_TOKEN_USER_GONE: def(24, 401, 'The user of this JWT no longer exists.'),
+  ERR_JWT_LOGIN_AUTH_CODE_INVALID: def(27, 401, 'The auth code is invalid or expired.'),
+  ERR_JWT_LOGIN_AUTH_CODE_MISSING: def(94, 400, 'The auth code is required.'),
+  ERR_JWT_LOGIN_AUTH_DISABLED: def(45, 403, 'Authentication is not enabled.'),
+  ERR_JWT_LOGIN_LOGIN_MISSING: def(46, 400, 'Give exactly one of email, username or login.'),
+  ERR_JWT_LOGIN_PASSWORD_MISSING: def(47, 400, 'Give exactly one of password or password_hash.'),
+  ERR_JWT_LOGIN_WRONG_CREDENTIALS: def(48, 401, 'Wrong user credentials.'),
+  ERR_JWT_LOGIN_PASSWORD_HASH_DISABLED: def(113, 403, 'Login with password_hash is not enabled.'),
+  ERR_JWT_LOGIN_REFRESH_TOKEN_MISSING: def(51, 400, 'The refresh_token is missing.'),
+  ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID: def(51, 401, 'The refresh token is invalid, expired or already used.'),
+  ERR_JWT_LOGIN_USER_CREATE_FAILED: def(52, 500, 'The user could not be created.'),
+  ERR_JWT_LOGIN_JWT_MISSING: def(53, 400, 'The JWT is missing.'),
+  ERR_JWT_LOGIN_TOKEN_REVOKED: def(55, 401, 'The JWT has been revoked.'),
+  ERR_JWT_LOGIN_REFRESH_DISABLED: def(81, 403, 'Refresh tokens are not enabled.'),
+  ERR_JWT_LOGIN_VALIDATE_DISABLED: def(82, 403, 'The validate endpoint is not enabled.'),
+  ERR_JWT_LOGIN_REVOKE_DISABLED: def(83, 403, 'The revoke endpoint is not enabled.'),
+  ERR_JWT_LOGIN_TWO_FACTOR_UNAVAILABLE: def(105, 403, 'Two-factor authentication is not available.'),
+  ERR_JWT_LOGIN_INTERIM_TOKEN_INVALID: def(106, 401, 'The interim JWT is invalid, expired or not an interim token.'),
+  ERR_JWT_LOGIN_CHALLENGE_CLOSED: def(107, 401, 'The two-factor challenge is unknown, expired, used or closed.'),
+  ERR_JWT_LOGIN_TWO_FACTOR_LOCKED: def(108, 429, 'Too many failed two-factor attempts.'),
+  ERR_JWT_LOGIN_TWO_FACTOR_CODE_MISSING: def(109, 400, 'The two-factor code is missing.'),
+  ERR_JWT_LOGIN_TWO_FACTOR_CODE_WRONG: def(109, 401, 'The two-factor code is wrong.'),
+  ERR_JWT_LOGIN_INTERIM_TOKEN_USED: def(110, 401, 'An interim token cannot be used here; complete the two-factor step first.'),
+  ERR_JWT_LOGIN_RESET_DISABLED: def(56, 403, 'Password reset is not enabled.'),
+  ERR_JWT_LOGIN_RESET_EMAIL_MISSING: def(59, 400, 'The email is missing.'),
+  ERR_JWT_LOGIN_RESET_CODE_MISSING: def(60, 400, 'The code is missing.'),
+  ERR_JWT_LOGIN_RESET_PASSWORD_MISSING: def(61, 400, 'The new_password is missing.'),
+  ERR_JWT_LOGIN_RESET_CODE_INVALID: def(62, 400, 'The reset code is invalid or expired.'),
+  ERR_JWT_LOGIN_RESET_EMAIL_MALFORMED: def(95, 400, 'The email is malformed.'),
+  ERR_JWT_LOGIN_RESET_REQUEST_EMAIL_INVALID: def(96, 400, 'The email is malformed or missing.'),
+  ERR_JWT_LOGIN_PASSWORD_POLICY: def(204, 400, 'The new password does not meet the password policy.'),
+  ERR_JWT_LOGIN_PROVIDER_UNKNOWN: def(69, 400, 'The provider is unknown.'),
+  ERR_JWT_LOGIN_PROVIDER_DISABLED: def(70, 403, 'The provider is not enabled.'),
+  ERR_JWT_LOGIN_PROVIDER_CODE_MISSING: def(71, 400, 'Give a code or an id_token.'),
+  ERR_JWT_LOGIN_PROVIDER_CODE_INVALID: def(72, 401, 'The provider rejected the code.'),
+  ERR_JWT_LOGIN_ID_TOKEN_INVALID: def(73, 401, 'The ID token is invalid.'),
+  ERR_JWT_LOGIN_PROVIDER_USER_NOT_FOUND: def(74, 404, 'No user matches and registration is off.'),
+  ERR_JWT_LOGIN_EMAIL_UNVERIFIED: def(111, 403, 'The provider does not vouch for the email.'),
+  ERR_JWT_LOGIN_RATE_LIMITED: def(200, 429, 'Too many requests; retry later.'),
+  ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE: def(201, 503, 'A dependency is unavailable; nothing was changed.'),
+  ERR_JWT_LOGIN_PROVIDER_TIMEOUT: def(202, 504, 'The identity provider timed out.'),
+  ERR_JWT_LOGIN_PROVIDER_ERROR: def(202, 502, 'The identity provider answered with an error.'),
+  ERR_JWT_LOGIN_BAD_REQUEST: def(203, 400, 'The request is malformed.')
+} as const satisfies Record<string, ErrorDefinition>
+
+export type JwtLoginErrorCode = keyof typeof errorDefinitions
+
+/** Every error jwt-login answers with. `code` is stable; narrow on it. */
+export class JwtLoginError extends Error {
+  readonly code: JwtLoginErrorCode
+  readonly errorCode: number
+  readonly statusCode: number
+  /** Seconds, sent as `Retry-After` for 429 answers. */
+  readonly retryAfter: number | undefined
+
+  constructor (code: JwtLoginErrorCode, options: { cause?: unknown, retryAfter?: number } = {}) {
+    const definition = errorDefinitions[code]
+    super(definition.message, options.cause === undefined ? undefined : { cause: options.cause })
+    this.name = 'JwtLoginError'
+    this.code = code
+    this.errorCode = definition.errorCode
+    this.statusCode = definition.statusCode
+    this.retryAfter = options.retryAfter
+  }
+}
+
+export function isJwtLoginError (value: unknown): value is JwtLoginError {
+  return value instanceof JwtLoginError
+}
+
+export interface ErrorEnvelope {
+  success: false
+  data: { message: string, errorCode: number }
+}
+
+export function envelope (error: JwtLoginError): ErrorEnvelope {
+  return { success: false, data: { message: error.message, errorCode: error.errorCode } }
+}

@@ -1,0 +1,270 @@
+import fastifyFormbody from '@fastify/formbody'
+import fastifyMultipart from '@fastify/multipart'
+import fastifyRateLimit from '@fastify/rate-limit'
+import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import type { SettingsInput } from '../schemas/settings.js'
+import { systemClock, type Clock } from './clock.js'
+import type { JwtLoginContext } from './context.js'
+import { toMs } from './duration.js'
+import { envelope, JwtLoginError } from './errors.js'
+import { JwtLoginEvents } from './events.js'
+import { AttemptLimiter } from './limits.js'
+import { bearerToken } from './params.js'
+import { StoreRateLimit } from './rate-limit-store.js'
+import { authRoutes } from './routes/auth.js'
+import { authenticateToken } from './session.js'
+import { JwtLoginSettingsError, SettingsHolder, type Settings, type SettingsSource } from './settings.js'
+import { guardStore } from './store/guard.js'
+import { MemoryStore } from './store/memory.js'
+import type { StateStore } from './store/types.js'
+import { buildKeyMaterial, TokenService, type TokenClaims } from './tokens.js'
+import { hashPassword, verifyPasswordHash, type PublicUser, type UserAdapter } from './users.js'
+
+export interface JwtLoginOptions {
+  /** The settings, or an async source (the host's admin screen) re-read every `settingsTtl`. */
+  settings: SettingsInput | SettingsSource
+  /** How long a read of an async settings source stays fresh (default 30 s). */
+  settingsTtl?: number | string
+  /** The host's users. */
+  users: UserAdapter<any>
+  /** Short-lived state; defaults to a `MemoryStore` (one process). Use `RedisStore` for many. */
+  store?: StateStore
+  /** Route prefix (default `/jwt-login/v1`). */
+  prefix?: string
+  /**
+   * Serve `/?rest_route=/jwt-login/v1/<path>` as WordPress clients call it
+   * (default true). Turn it off when the host owns `/`, and use `restRouteRewrite`.
+   */
+  restRoute?: boolean
+  /** Time source in ms; tests inject one. */
+  clock?: Clock
+}
+
+/** What the authenticate hook puts on `request.jwtLogin`. */
+export interface JwtLoginRequestState {
+  user: PublicUser
+  claims: TokenClaims
+}
+
+/** The `fastify.jwtLogin` decorator. */
+export interface JwtLoginApi {
+  /** Signs an access token for a user of the adapter (no refresh token). */
+  sign: (user: PublicUser) => string
+  /** Verifies an access token as the routes do (signature, claims, revocation, user) and answers its claims. */
+  verify: (token: string) => Promise<TokenClaims>
+  /** Revokes an access token and its session. */
+  revoke: (token: string) => Promise<void>
+  /** A preHandler for host routes: requires a valid final token in `Authorization: Bearer`. */
+  authenticate: (request: FastifyRequest, reply: FastifyReply) => Promise<void>
+  /** The audit events. */
+  events: JwtLoginEvents
+  /** The settings in force. */
+  readonly settings: Settings
+  /** Re-reads an async settings source now. */
+  reloadSettings: () => Promise<void>
+  /** The public signing keys, or `null` for HMAC. */
+  jwks: () => ReturnType<TokenService['jwks']>
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    jwtLogin: JwtLoginApi
+  }
+  interface FastifyRequest {
+    jwtLogin: JwtLoginRequestState | null
+  }
+}
+
+const DEFAULT_PREFIX = '/jwt-login/v1'
+const SECRET_QUERY = /([?&])([^=&]*)=[^&]*/g
+
+/** Request log lines keep the path and the parameter names, never their values (a JWT may be there). */
+function redactUrl (url: string): string {
+  return url.replace(SECRET_QUERY, '$1$2=[redacted]')
+}
+
+function checkAdapter (users: unknown): void {
+  const required = ['findByEmail', 'findByLogin', 'findById', 'verifyPassword', 'toPublicUser']
+  for (const method of required) {
+    if (users === null || typeof users !== 'object' || typeof (users as Record<string, unknown>)[method] !== 'function') {
+      throw new JwtLoginSettingsError(`users/${method}`, 'the user adapter must implement it')
+    }
+  }
+}
+
+/** Maps anything thrown inside the plugin to a jwt-login error; no client input becomes a 500. */
+function toJwtLoginError (error: FastifyError | JwtLoginError): JwtLoginError {
+  if (error instanceof JwtLoginError) return error
+  if (error.validation !== undefined) return new JwtLoginError('ERR_JWT_LOGIN_BAD_REQUEST', { cause: error })
+  const status = error.statusCode ?? 500
+  if (status >= 400 && status < 500) return new JwtLoginError('ERR_JWT_LOGIN_BAD_REQUEST', { cause: error })
+  return new JwtLoginError('ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', { cause: error })
+}
+
+function sendError (reply: FastifyReply, error: JwtLoginError): FastifyReply {
+  if (error.retryAfter !== undefined) reply.header('retry-after', String(error.retryAfter))
+  return reply.code(error.statusCode).send(envelope(error))
+}
+
+async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Promise<void> {
+  checkAdapter(options.users)
+  const clock = options.clock ?? systemClock
+  const prefix = options.prefix ?? DEFAULT_PREFIX
+  const events = new JwtLoginEvents()
+  const store = guardStore(options.store ?? new MemoryStore({ clock }))
+  const settings = await SettingsHolder.create(options.settings, {
+    ttlMs: toMs(options.settingsTtl ?? 30),
+    now: clock,
+    onInvalid: (error) => fastify.log.warn({ err: error }, 'jwt-login: settings reload refused; the last good settings stay'),
+    accept: (next, current) => {
+      if (JSON.stringify(next.tokens.keys) !== JSON.stringify(current.tokens.keys) || next.tokens.algorithm !== current.tokens.algorithm) {
+        throw new JwtLoginSettingsError('tokens/keys', 'keys and algorithm change only with a restart')
+      }
+      if (next.bodyLimit !== current.bodyLimit) throw new JwtLoginSettingsError('bodyLimit', 'changes only with a restart')
+    }
+  })
+  const initial = settings.current
+  const tokens = new TokenService(buildKeyMaterial(initial.tokens), initial.tokens.algorithm, settings, store, clock)
+  const dummyHash = await hashPassword(`jwt-login-dummy-${Math.random()}`)
+
+  const ctx: JwtLoginContext = {
+    settings,
+    users: options.users,
+    store,
+    tokens,
+    limiter: new AttemptLimiter(store, clock),
+    events,
+    clock,
+    spendPasswordTime: async (password) => { await verifyPasswordHash(dummyHash, password) },
+    secondFactor: null
+  }
+
+  const authenticate = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    try {
+      if (!settings.current.authentication.enabled) throw new JwtLoginError('ERR_JWT_LOGIN_AUTH_DISABLED')
+      const token = bearerToken(request, true)
+      if (token === undefined) throw new JwtLoginError('ERR_JWT_LOGIN_JWT_MISSING')
+      const auth = await authenticateToken(ctx, token)
+      request.jwtLogin = { user: auth.publicUser, claims: auth.verified.payload }
+    } catch (error) {
+      const mapped = toJwtLoginError(error as FastifyError)
+      // a missing token on a protected host route is an authentication failure
+      const answer = mapped.code === 'ERR_JWT_LOGIN_JWT_MISSING' || mapped.code === 'ERR_JWT_LOGIN_BAD_REQUEST'
+        ? new JwtLoginError('ERR_JWT_LOGIN_TOKEN_MALFORMED')
+        : mapped
+      await sendError(reply, answer)
+    }
+  }
+
+  const api: JwtLoginApi = {
+    sign: (user) => tokens.sign(user, 'access', { sessionId: tokens.newSessionId() }).token,
+    verify: async (token) => (await authenticateToken(ctx, token)).verified.payload,
+    revoke: async (token) => { await tokens.revoke((await authenticateToken(ctx, token)).verified.payload) },
+    authenticate,
+    events,
+    get settings () { return settings.current },
+    reloadSettings: async () => { await settings.reload() },
+    jwks: () => tokens.jwks()
+  }
+  fastify.decorate('jwtLogin', api)
+  fastify.decorateRequest('jwtLogin', null)
+  if (options.store === undefined) fastify.addHook('onClose', async () => { await store.close?.() })
+
+  await fastify.register(async function jwtLoginRoutes (instance) {
+    await tokens.register(instance)
+    await instance.register(fastifyFormbody, { bodyLimit: initial.bodyLimit })
+    await instance.register(fastifyMultipart, {
+      attachFieldsToBody: 'keyValues',
+      limits: { files: 0, fields: 32, fieldSize: initial.bodyLimit, fileSize: 0, parts: 32 }
+    })
+    await instance.register(fastifyRateLimit, {
+      global: true,
+      store: StoreRateLimit.bind(null, store) as unknown as never,
+      keyGenerator: (request) => request.ip,
+      max: () => settings.current.limits.requestsPerIp.max,
+      timeWindow: () => settings.current.limits.requestsPerIp.windowMs,
+      errorResponseBuilder: (_request, context) => new JwtLoginError('ERR_JWT_LOGIN_RATE_LIMITED', { retryAfter: Math.max(1, Math.ceil(context.ttl / 1000)) })
+    })
+
+    // no coercion: an array or a number where a string belongs is a 400, not a string
+    instance.setValidatorCompiler(TypeBoxValidatorCompiler)
+    // a POST without a body (the token in a header) validates as an empty object
+    instance.addHook('preValidation', async (request) => {
+      if (request.body === undefined || request.body === null) request.body = {}
+    })
+
+    instance.setErrorHandler((error: FastifyError | JwtLoginError, request, reply) => {
+      const mapped = toJwtLoginError(error)
+      if (mapped.statusCode >= 500) request.log.error({ err: mapped.cause ?? mapped }, 'jwt-login: dependency failed')
+      return sendError(reply, mapped)
+    })
+
+    authRoutes(instance, ctx)
+    if (tokens.jwks() !== null) {
+      instance.get('/jwks', async () => tokens.jwks())
+    }
+  }, {
+    prefix,
+    bodyLimit: initial.bodyLimit,
+    logSerializers: { req: (req: FastifyRequest) => ({ method: req.method, url: redactUrl(req.url), remoteAddress: req.ip }) }
+  } as never)
+
+  if (options.restRoute !== false) {
+    registerRestRoute(fastify, prefix)
+  }
+}
+
+/**
+ * For hosts that own `/`: pass to `Fastify({ rewriteUrl })` so
+ * `/?rest_route=/jwt-login/v1/auth` reaches `/jwt-login/v1/auth`.
+ */
+export function restRouteRewrite (prefix: string = DEFAULT_PREFIX): (req: { url?: string }) => string {
+  return (req) => rewriteRestRoute(req.url ?? '/', prefix) ?? req.url ?? '/'
+}
+
+function rewriteRestRoute (url: string, prefix: string): string | null {
+  const queryAt = url.indexOf('?')
+  if (queryAt === -1 || (url.slice(0, queryAt) !== '/' && url.slice(0, queryAt) !== '')) return null
+  const params = new URLSearchParams(url.slice(queryAt + 1))
+  const route = params.get('rest_route')
+  if (route === null || !(route === prefix || route.startsWith(`${prefix}/`))) return null
+  params.delete('rest_route')
+  const rest = params.toString()
+  return rest === '' ? route : `${route}?${rest}`
+}
+
+function registerRestRoute (fastify: FastifyInstance, prefix: string): void {
+  fastify.route({
+    method: ['GET', 'POST', 'PUT'],
+    url: '/',
+    logSerializers: { req: (req: FastifyRequest) => ({ method: req.method, url: redactUrl(req.url), remoteAddress: req.ip }) },
+    onRequest: (request, reply, done) => {
+      const target = rewriteRestRoute(request.url, prefix)
+      if (target === null) {
+        done()
+        return
+      }
+      request.raw.url = target
+      reply.hijack()
+      fastify.routing(request.raw, reply.raw)
+    },
+    handler: (_request, reply) => {
+      reply.callNotFound()
+    }
+  })
+}
+
+export default fp(jwtLogin, { name: 'jwt-login', fastify: '5.x' })
+export { jwtLogin }
+export { JwtLoginError, errorDefinitions, isJwtLoginError, type JwtLoginErrorCode } from './errors.js'
+export { JwtLoginSettingsError, type Settings, type SettingsSource } from './settings.js'
+export type { SettingsInput } from '../schemas/settings.js'
+export { MemoryStore, type MemoryStoreOptions } from './store/memory.js'
+export { RedisStore, type RedisStoreOptions } from './store/redis.js'
+export type { StateStore } from './store/types.js'
+export { MemoryUserAdapter, hashPassword, ARGON2_OPTIONS, type MemoryUser, type NewMemoryUser, type PublicUser, type UserAdapter } from './users.js'
+export { JwtLoginEvents, type JwtLoginEventMap, type JwtLoginEventName } from './events.js'
+export type { TokenClaims, TokenKind } from './tokens.js'
+export type { Clock } from './clock.js'

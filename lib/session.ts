@@ -1,0 +1,68 @@
+import type { JwtLoginContext, SignInResult } from './context.js'
+import { JwtLoginError } from './errors.js'
+import type { TokenClaims, TokenKind, VerifiedToken } from './tokens.js'
+import type { PublicUser } from './users.js'
+
+/** Issues the final token (and a refresh token when enabled) for a new session. */
+export async function issueSession (ctx: JwtLoginContext, user: PublicUser): Promise<{ jwt: string, refresh_token?: string }> {
+  const sessionId = ctx.tokens.newSessionId()
+  const { token } = ctx.tokens.sign(user, 'access', { sessionId })
+  if (!ctx.settings.current.refresh.enabled) return { jwt: token }
+  return { jwt: token, refresh_token: await ctx.tokens.issueRefreshToken(user.ID, sessionId) }
+}
+
+/**
+ * The end of every first factor (password or provider): a user with
+ * two-factor on gets a challenge, everyone else a session.
+ */
+export async function completeSignIn (ctx: JwtLoginContext, user: unknown, ip: string): Promise<SignInResult> {
+  const publicUser = ctx.users.toPublicUser(user)
+  if (ctx.secondFactor !== null) {
+    const challenge = await ctx.secondFactor(user, publicUser, ip)
+    if (challenge !== null) return challenge
+  }
+  return await issueSession(ctx, publicUser)
+}
+
+export interface Authenticated {
+  verified: VerifiedToken
+  user: unknown
+  publicUser: PublicUser
+}
+
+/** Verifies a token of `kind`, checks revocation, and loads its user (401 / 24 when gone). */
+export async function authenticateToken (ctx: JwtLoginContext, token: string, kind: TokenKind = 'access'): Promise<Authenticated> {
+  const verified = ctx.tokens.verify(token, kind)
+  await ctx.tokens.checkRevoked(verified.payload)
+  const user = await ctx.users.findById(Number(verified.payload.sub))
+  if (user === null) throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_USER_GONE')
+  return { verified, user, publicUser: ctx.users.toPublicUser(user) }
+}
+
+export interface ValidateAnswer {
+  user: PublicUser
+  jwt: Array<{ token: string, header: Record<string, unknown>, payload: TokenClaims, expire_in: number }>
+}
+
+export function describe (ctx: JwtLoginContext, auth: Authenticated): ValidateAnswer {
+  const { token, header, payload } = auth.verified
+  return {
+    user: auth.publicUser,
+    jwt: [{ token, header, payload, expire_in: Math.max(0, payload.exp - Math.floor(ctx.clock() / 1000)) }]
+  }
+}
+
+/** Rotates a refresh token; the new access token stays in the same session. */
+export async function refreshSession (ctx: JwtLoginContext, refreshToken: string, ip: string): Promise<{ jwt: string, refresh_token: string }> {
+  const rotated = await ctx.tokens.rotateRefreshToken(refreshToken, (record) => {
+    ctx.events.emit('refresh.reused', { userId: record.uid, sessionId: record.sid, ip })
+  })
+  const user = await ctx.users.findById(rotated.userId)
+  if (user === null) {
+    await ctx.tokens.revokeSession(rotated.sessionId)
+    throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_USER_GONE')
+  }
+  const { token } = ctx.tokens.sign(ctx.users.toPublicUser(user), 'access', { sessionId: rotated.sessionId })
+  ctx.events.emit('token.refreshed', { userId: rotated.userId, sessionId: rotated.sessionId, ip })
+  return { jwt: token, refresh_token: rotated.refreshToken }
+}

@@ -1,0 +1,19 @@
+import { JwtLoginError } from '../errors.js'
+import type { StateStore } from './types.js'
+
+function unavailable (error: unknown): never {
+  if (error instanceof JwtLoginError) throw error
+  throw new JwtLoginError('ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', { cause: error })
+}
+
+/** The store as flows see it: any failure becomes 503 / errorCode 201, so requests fail closed. */
+export function guardStore (store: StateStore): StateStore {
+  return {
+    get: async (key) => await store.get(key).catch(unavailable),
+    set: async (key, value, ttlMs) => await store.set(key, value, ttlMs).catch(unavailable),
+    consume: async (key) => await store.consume(key).catch(unavailable),
+    increment: async (key, ttlMs) => await store.increment(key, ttlMs).catch(unavailable),
+    delete: async (key) => await store.delete(key).catch(unavailable),
+    close: async () => { await store.close?.() }
+  }
+}

@@ -1,0 +1,28 @@
+/**
+ * The state-store port. jwt-login keeps only short-lived state here
+ * (challenges, codes, refresh-token hashes, revocations, counters), never a
+ * user record. Every operation that decides a single use is atomic.
+ *
+ * Time-to-live values are in milliseconds and always positive.
+ */
+export interface StateStore {
+  /** The value under `key`, or `null` when absent or expired. */
+  get (key: string): Promise<string | null>
+  /** Stores `value` under `key` for `ttlMs`, replacing any earlier value. */
+  set (key: string, value: string, ttlMs: number): Promise<void>
+  /**
+   * Reads and deletes `key` in one atomic step. Of several concurrent calls
+   * for one key, exactly one receives the value; the others receive `null`.
+   */
+  consume (key: string): Promise<string | null>
+  /**
+   * Adds one to the counter under `key` atomically and returns the new count
+   * and the time left (ms) before the counter expires. The first increment
+   * creates the counter with `ttlMs`; later ones keep its expiry.
+   */
+  increment (key: string, ttlMs: number): Promise<{ count: number, ttlMs: number }>
+  /** Removes `key`; absent keys are fine. */
+  delete (key: string): Promise<void>
+  /** Releases connections or timers the store owns. */
+  close? (): Promise<void>
+}

@@ -1,0 +1,356 @@
+import { createHash, createPublicKey, createPrivateKey, randomBytes, randomUUID, type KeyObject, type JsonWebKey } from 'node:crypto'
+import fastifyJwt from '@fastify/jwt'
+import { createDecoder, TokenError } from 'fast-jwt'
+import type { FastifyInstance } from 'fastify'
+import type { Algorithm } from '../schemas/settings.js'
+import type { Clock } from './clock.js'
+import { JwtLoginError, type JwtLoginErrorCode } from './errors.js'
+import { JwtLoginSettingsError, type Settings, type SettingsHolder } from './settings.js'
+import type { StateStore } from './store/types.js'
+import type { PublicUser } from './users.js'
+
+/** The kinds of JWT jwt-login issues, written into the `typ` claim. */
+export type TokenKind = 'access' | 'interim'
+
+export interface TokenClaims {
+  sub: string
+  iat: number
+  exp: number
+  jti: string
+  iss: string
+  aud: string
+  typ: TokenKind
+  /** The session (refresh-token family) the token belongs to. */
+  sid: string
+  email?: string
+  username?: string
+  display_name?: string
+  roles?: string[]
+  [claim: string]: unknown
+}
+
+export interface VerifiedToken {
+  token: string
+  header: Record<string, unknown>
+  payload: TokenClaims
+}
+
+export interface SignedToken {
+  token: string
+  claims: TokenClaims
+}
+
+const REQUIRED_CLAIMS = ['sub', 'iat', 'exp', 'jti', 'iss', 'aud', 'typ', 'sid']
+const HMAC_MIN_BYTES: Record<string, number> = { HS256: 32, HS384: 48, HS512: 64 }
+const SEGMENTS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/
+
+interface KeyMaterial {
+  kid: string
+  /** What @fastify/jwt takes as `secret`. */
+  secret: string | { private?: string, public: string }
+  publicKey: KeyObject | null
+  canSign: boolean
+}
+
+function curveOf (key: KeyObject): string | undefined {
+  return key.asymmetricKeyDetails?.namedCurve
+}
+
+function checkKeyType (algorithm: Algorithm, key: KeyObject, path: string): void {
+  const type = key.asymmetricKeyType
+  const bits = key.asymmetricKeyDetails?.modulusLength ?? 0
+  const ok =
+    (algorithm.startsWith('RS') && type === 'rsa' && bits >= 2048) ||
+    (algorithm === 'PS256' && (type === 'rsa' || type === 'rsa-pss') && bits >= 2048) ||
+    (algorithm === 'ES256' && type === 'ec' && curveOf(key) === 'prime256v1') ||
+    (algorithm === 'ES384' && type === 'ec' && curveOf(key) === 'secp384r1') ||
+    (algorithm === 'EdDSA' && (type === 'ed25519' || type === 'ed448'))
+  if (!ok) throw new JwtLoginSettingsError(path, `the key does not fit ${algorithm}`)
+}
+
+/** Checks every key against the algorithm at start; a bad key refuses registration. */
+export function buildKeyMaterial (tokens: Settings['tokens']): KeyMaterial[] {
+  const { algorithm } = tokens
+  return tokens.keys.map((key, index) => {
+    const path = `tokens/keys/${index}`
+    if (algorithm.startsWith('HS')) {
+      if (key.secret === undefined) throw new JwtLoginSettingsError(`${path}/secret`, `${algorithm} needs a secret`)
+      const minimum = HMAC_MIN_BYTES[algorithm] as number
+      if (Buffer.byteLength(key.secret) < minimum) {
+        throw new JwtLoginSettingsError(`${path}/secret`, `an ${algorithm} secret must be at least ${minimum} bytes`)
+      }
+      return { kid: key.kid, secret: key.secret, publicKey: null, canSign: true }
+    }
+    if (key.secret !== undefined) throw new JwtLoginSettingsError(`${path}/secret`, `${algorithm} takes a key pair, not a secret`)
+    if (index === 0 && key.privateKey === undefined) {
+      throw new JwtLoginSettingsError(`${path}/privateKey`, 'the first key signs and needs a private key')
+    }
+    let publicKey: KeyObject
+    try {
+      publicKey = key.publicKey !== undefined
+        ? createPublicKey(key.publicKey)
+        : createPublicKey(createPrivateKey(key.privateKey as string))
+      if (key.privateKey !== undefined) checkKeyType(algorithm, createPrivateKey(key.privateKey), `${path}/privateKey`)
+    } catch (error) {
+      if (error instanceof JwtLoginSettingsError) throw error
+      throw new JwtLoginSettingsError(path, 'the key is not a readable PEM key')
+    }
+    checkKeyType(algorithm, publicKey, `${path}/publicKey`)
+    const publicPem = publicKey.export({ type: 'spki', format: 'pem' }).toString()
+    return {
+      kid: key.kid,
+      secret: key.privateKey !== undefined ? { private: key.privateKey, public: publicPem } : { public: publicPem },
+      publicKey,
+      canSign: key.privateKey !== undefined
+    }
+  })
+}
+
+type Signer = (payload: Record<string, unknown>) => string
+type Verifier = (token: string) => Record<string, unknown>
+
+interface JwtNamespace {
+  sign: Signer
+  verify: Verifier
+}
+
+const TOKEN_ERROR_MAP: Record<string, JwtLoginErrorCode> = {
+  [TokenError.codes.invalidAlgorithm]: 'ERR_JWT_LOGIN_TOKEN_ALGORITHM',
+  [TokenError.codes.missingSignature]: 'ERR_JWT_LOGIN_TOKEN_ALGORITHM',
+  [TokenError.codes.invalidSignature]: 'ERR_JWT_LOGIN_TOKEN_SIGNATURE',
+  [TokenError.codes.malformed]: 'ERR_JWT_LOGIN_TOKEN_DECODE',
+  [TokenError.codes.invalidType]: 'ERR_JWT_LOGIN_TOKEN_DECODE',
+  [TokenError.codes.invalidPayload]: 'ERR_JWT_LOGIN_TOKEN_DECODE'
+}
+
+function mapTokenError (error: unknown): JwtLoginError {
+  const code = error instanceof TokenError ? TOKEN_ERROR_MAP[error.code] : undefined
+  return new JwtLoginError(code ?? 'ERR_JWT_LOGIN_TOKEN_CLAIM_INVALID', { cause: error })
+}
+
+function hashKey (value: string): string {
+  return createHash('sha256').update(value).digest('base64url')
+}
+
+/** Store keys of the token state. Refresh tokens are kept only as hashes. */
+export const stateKeys = {
+  revokedJti: (jti: string) => `revoked:jti:${jti}`,
+  revokedSession: (sid: string) => `revoked:sid:${sid}`,
+  /** Tokens of this user issued before the stored time (ms) are refused. */
+  userCutoff: (userId: string | number) => `revoked:user:${userId}`,
+  refresh: (tokenHash: string) => `refresh:${tokenHash}`,
+  refreshUsed: (tokenHash: string) => `refresh-used:${tokenHash}`
+}
+
+interface RefreshRecord { uid: number, sid: string }
+
+export interface RefreshResult {
+  userId: number
+  sessionId: string
+  refreshToken: string
+}
+
+/**
+ * Signs and verifies every kind of token; issues, rotates and revokes refresh
+ * tokens. Signing goes through @fastify/jwt's cached signer of the first key;
+ * each key has its own cached verifier, picked by `kid`.
+ */
+export class TokenService {
+  readonly #keys: KeyMaterial[]
+  readonly #namespaces = new Map<string, JwtNamespace>()
+  readonly #algorithm: Algorithm
+  readonly #decode = createDecoder({ complete: true })
+  readonly #settings: SettingsHolder
+  readonly #store: StateStore
+  readonly #clock: Clock
+
+  constructor (keys: KeyMaterial[], algorithm: Algorithm, settings: SettingsHolder, store: StateStore, clock: Clock) {
+    this.#keys = keys
+    this.#algorithm = algorithm
+    this.#settings = settings
+    this.#store = store
+    this.#clock = clock
+  }
+
+  /** Registers one @fastify/jwt namespace per key in the plugin's encapsulated child. */
+  async register (instance: FastifyInstance): Promise<void> {
+    for (const key of this.#keys) {
+      const namespace = `jwtLogin_${key.kid}`
+      await instance.register(fastifyJwt, {
+        namespace,
+        decoratorName: 'jwtLoginClaims',
+        secret: key.secret,
+        sign: { algorithm: this.#algorithm, kid: key.kid },
+        verify: {
+          algorithms: [this.#algorithm],
+          ignoreExpiration: true,
+          ignoreNotBefore: true,
+          requiredClaims: REQUIRED_CLAIMS
+        }
+      })
+      const decorator = (instance.jwt as unknown as Record<string, JwtNamespace>)[namespace] as JwtNamespace
+      this.#namespaces.set(key.kid, decorator)
+    }
+  }
+
+  get algorithm (): Algorithm {
+    return this.#algorithm
+  }
+
+  /** The public keys as a JWKS, or `null` for HMAC keys. */
+  jwks (): { keys: JsonWebKey[] } | null {
+    if (this.#algorithm.startsWith('HS')) return null
+    return {
+      keys: this.#keys.map(key => ({
+        ...(key.publicKey as KeyObject).export({ format: 'jwk' }),
+        kid: key.kid,
+        alg: this.#algorithm,
+        use: 'sig'
+      }))
+    }
+  }
+
+  #audience (kind: TokenKind, tokens: Settings['tokens']): string {
+    return kind === 'access' ? tokens.audience : `${tokens.audience}:2fa`
+  }
+
+  /** Signs a token of `kind` for `user`. Only claims the settings name are taken from the user. */
+  sign (user: PublicUser, kind: TokenKind, options: { sessionId: string, lifetimeMs?: number }): SignedToken {
+    const tokens = this.#settings.current.tokens
+    const iat = Math.floor(this.#clock() / 1000)
+    const lifetime = Math.max(1, Math.floor((options.lifetimeMs ?? tokens.lifetimeMs) / 1000))
+    const claims: TokenClaims = {
+      sub: String(user.ID),
+      iat,
+      exp: iat + lifetime,
+      jti: randomUUID(),
+      iss: tokens.issuer,
+      aud: this.#audience(kind, tokens),
+      typ: kind,
+      sid: options.sessionId
+    }
+    if (kind === 'access') {
+      if (tokens.claims.email) claims.email = user.user_email
+      if (tokens.claims.login) claims.username = user.user_login
+      if (tokens.claims.displayName) claims.display_name = user.display_name
+      if (tokens.claims.roles) claims.roles = user.roles
+    }
+    const signer = this.#namespaces.get((this.#keys[0] as KeyMaterial).kid) as JwtNamespace
+    return { token: signer.sign(claims), claims }
+  }
+
+  /**
+   * Verifies signature, algorithm, `kid`, issuer, audience, kind and times.
+   * Revocation is checked separately by `checkRevoked`.
+   */
+  verify (token: string, kind: TokenKind): VerifiedToken {
+    if (!SEGMENTS.test(token)) throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_MALFORMED')
+    let header: Record<string, unknown>
+    try {
+      header = (this.#decode(token) as { header: Record<string, unknown> }).header
+    } catch (error) {
+      throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_DECODE', { cause: error })
+    }
+    if (header.alg !== this.#algorithm) throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_ALGORITHM')
+    const namespace = typeof header.kid === 'string' ? this.#namespaces.get(header.kid) : undefined
+    if (namespace === undefined) throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_KID_UNKNOWN')
+    let payload: TokenClaims
+    try {
+      payload = namespace.verify(token) as TokenClaims
+    } catch (error) {
+      throw mapTokenError(error)
+    }
+    const tokens = this.#settings.current.tokens
+    if (payload.iss !== tokens.issuer || !/^[1-9]\d*$/.test(String(payload.sub)) || typeof payload.jti !== 'string' || typeof payload.sid !== 'string') {
+      throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_CLAIM_INVALID')
+    }
+    if (payload.typ !== kind || payload.aud !== this.#audience(kind, tokens)) {
+      const interimWhereFinal = kind === 'access' && payload.typ === 'interim' && payload.aud === this.#audience('interim', tokens)
+      if (interimWhereFinal) throw new JwtLoginError('ERR_JWT_LOGIN_INTERIM_TOKEN_USED')
+      throw new JwtLoginError(kind === 'interim' ? 'ERR_JWT_LOGIN_INTERIM_TOKEN_INVALID' : 'ERR_JWT_LOGIN_TOKEN_CLAIM_INVALID')
+    }
+    const now = this.#clock()
+    const leeway = tokens.leewayMs
+    if (typeof payload.exp !== 'number' || typeof payload.iat !== 'number') throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_CLAIM_INVALID')
+    if (payload.exp * 1000 + leeway <= now) throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_EXPIRED')
+    if (payload.iat * 1000 - leeway > now || (typeof payload.nbf === 'number' && payload.nbf * 1000 - leeway > now)) {
+      throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_NOT_YET_VALID')
+    }
+    return { token, header, payload }
+  }
+
+  /** Refuses a revoked token: its `jti`, its session, or every token of its user issued before a cutoff. */
+  async checkRevoked (claims: TokenClaims): Promise<void> {
+    const [jti, session, cutoff] = await Promise.all([
+      this.#store.get(stateKeys.revokedJti(claims.jti)),
+      this.#store.get(stateKeys.revokedSession(claims.sid)),
+      this.#store.get(stateKeys.userCutoff(claims.sub))
+    ])
+    if (jti !== null || session !== null || (cutoff !== null && claims.iat * 1000 < Number(cutoff))) {
+      throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_REVOKED')
+    }
+  }
+
+  /** Revokes one token until its `exp`, and its session with every refresh token of it. */
+  async revoke (claims: TokenClaims): Promise<void> {
+    const settings = this.#settings.current
+    const untilExp = Math.max(1000, claims.exp * 1000 + settings.tokens.leewayMs - this.#clock())
+    await Promise.all([
+      this.#store.set(stateKeys.revokedJti(claims.jti), '1', untilExp),
+      this.revokeSession(claims.sid)
+    ])
+  }
+
+  /** Ends a session: its refresh tokens stop working and so do its access tokens. */
+  async revokeSession (sessionId: string): Promise<void> {
+    const settings = this.#settings.current
+    const ttl = Math.max(settings.refresh.lifetimeMs, settings.tokens.lifetimeMs + settings.tokens.leewayMs)
+    await this.#store.set(stateKeys.revokedSession(sessionId), '1', ttl)
+  }
+
+  /** Refuses every token of the user issued up to now (after a password reset, say). */
+  async revokeUserTokens (userId: number): Promise<void> {
+    const settings = this.#settings.current
+    const ttl = Math.max(settings.refresh.lifetimeMs, settings.tokens.lifetimeMs) + settings.tokens.leewayMs
+    // tokens carry whole seconds; anything issued in this second or before is cut off
+    const cutoff = (Math.floor(this.#clock() / 1000) + 1) * 1000
+    await this.#store.set(stateKeys.userCutoff(userId), String(cutoff), ttl)
+  }
+
+  newSessionId (): string {
+    return randomUUID()
+  }
+
+  /** Issues a new refresh token in a session (a new family on login). Only its hash is stored. */
+  async issueRefreshToken (userId: number, sessionId: string): Promise<string> {
+    const token = randomBytes(32).toString('base64url')
+    const record: RefreshRecord = { uid: userId, sid: sessionId }
+    await this.#store.set(stateKeys.refresh(hashKey(token)), JSON.stringify(record), this.#settings.current.refresh.lifetimeMs)
+    return token
+  }
+
+  /**
+   * Spends a refresh token and issues its successor in the same family. A
+   * token that was already spent revokes its whole family (`onReuse` is told).
+   */
+  async rotateRefreshToken (token: string, onReuse: (record: RefreshRecord) => void): Promise<RefreshResult> {
+    const tokenHash = hashKey(token)
+    const lifetimeMs = this.#settings.current.refresh.lifetimeMs
+    const raw = await this.#store.consume(stateKeys.refresh(tokenHash))
+    if (raw === null) {
+      const used = await this.#store.get(stateKeys.refreshUsed(tokenHash))
+      if (used !== null) {
+        const record = JSON.parse(used) as RefreshRecord
+        await this.revokeSession(record.sid)
+        onReuse(record)
+      }
+      throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID')
+    }
+    const record = JSON.parse(raw) as RefreshRecord
+    await this.#store.set(stateKeys.refreshUsed(tokenHash), raw, lifetimeMs)
+    if ((await this.#store.get(stateKeys.revokedSession(record.sid))) !== null) {
+      throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID')
+    }
+    return { userId: record.uid, sessionId: record.sid, refreshToken: await this.issueRefreshToken(record.uid, record.sid) }
+  }
+}

@@ -1,0 +1,132 @@
+import argon2 from 'argon2'
+
+/** The user fields jwt-login ever returns to a client. Never a hash or a reset key. */
+export interface PublicUser {
+  ID: number
+  user_login: string
+  user_email: string
+  display_name: string
+  roles: string[]
+}
+
+/**
+ * The host's user store, as jwt-login sees it. The plugin stores no user;
+ * every method is called with the host's own record type `U`.
+ *
+ * Contract for every `find*`: resolve `null` when no user matches (never
+ * throw for an absent user). Throwing means the store is unavailable: the
+ * request answers 503 / errorCode 201 and nothing changes.
+ */
+export interface UserAdapter<U = unknown> {
+  /** The user with this email (compare case-insensitively), or `null`. */
+  findByEmail (email: string): Promise<U | null>
+  /** The user with this login name, or `null`. */
+  findByLogin (login: string): Promise<U | null>
+  /** The user with this ID, or `null`. */
+  findById (id: number): Promise<U | null>
+  /** Whether `password` is the user's password. Must not throw for a wrong one. */
+  verifyPassword (user: U, password: string): Promise<boolean>
+  /** The stored password hash; needed only when `login.allowPasswordHash` is on. */
+  getPasswordHash? (user: U): Promise<string | null>
+  /** The public view of the user. */
+  toPublicUser (user: U): PublicUser
+}
+
+/** OWASP's argon2id parameters: 19 MiB memory, 2 iterations, 1 lane. */
+export const ARGON2_OPTIONS = { type: argon2.argon2id, memoryCost: 19456, timeCost: 2, parallelism: 1 } as const
+
+export async function hashPassword (password: string): Promise<string> {
+  return await argon2.hash(password, ARGON2_OPTIONS)
+}
+
+export async function verifyPasswordHash (hash: string, password: string): Promise<boolean> {
+  try {
+    return await argon2.verify(hash, password)
+  } catch {
+    return false
+  }
+}
+
+export interface MemoryUser {
+  ID: number
+  user_login: string
+  user_email: string
+  display_name: string
+  roles: string[]
+  passwordHash: string
+}
+
+export interface NewMemoryUser {
+  login: string
+  email: string
+  password: string
+  displayName?: string
+  roles?: string[]
+}
+
+/**
+ * Users kept in memory with argon2id hashes: for the demo, for tests, and as
+ * a worked example for adapter authors.
+ */
+export class MemoryUserAdapter implements UserAdapter<MemoryUser> {
+  readonly #byId = new Map<number, MemoryUser>()
+  #nextId = 1
+
+  async addUser (input: NewMemoryUser): Promise<MemoryUser> {
+    const email = input.email.toLowerCase()
+    if ((await this.findByEmail(email)) !== null || (await this.findByLogin(input.login)) !== null) {
+      throw new Error('a user with this email or login exists')
+    }
+    const user: MemoryUser = {
+      ID: this.#nextId++,
+      user_login: input.login,
+      user_email: email,
+      display_name: input.displayName ?? input.login,
+      roles: input.roles ?? ['subscriber'],
+      passwordHash: await hashPassword(input.password)
+    }
+    this.#byId.set(user.ID, user)
+    return user
+  }
+
+  async removeUser (id: number): Promise<void> {
+    this.#byId.delete(id)
+  }
+
+  async setPassword (user: MemoryUser, password: string): Promise<void> {
+    user.passwordHash = await hashPassword(password)
+  }
+
+  async findByEmail (email: string): Promise<MemoryUser | null> {
+    const wanted = email.toLowerCase()
+    for (const user of this.#byId.values()) if (user.user_email === wanted) return user
+    return null
+  }
+
+  async findByLogin (login: string): Promise<MemoryUser | null> {
+    for (const user of this.#byId.values()) if (user.user_login === login) return user
+    return null
+  }
+
+  async findById (id: number): Promise<MemoryUser | null> {
+    return this.#byId.get(id) ?? null
+  }
+
+  async verifyPassword (user: MemoryUser, password: string): Promise<boolean> {
+    return await verifyPasswordHash(user.passwordHash, password)
+  }
+
+  async getPasswordHash (user: MemoryUser): Promise<string | null> {
+    return user.passwordHash
+  }
+
+  toPublicUser (user: MemoryUser): PublicUser {
+    return {
+      ID: user.ID,
+      user_login: user.user_login,
+      user_email: user.user_email,
+      display_name: user.display_name,
+      roles: [...user.roles]
+    }
+  }
+}

@@ -1,0 +1,26 @@
+import { Type } from '@sinclair/typebox'
+
+/** A client-supplied string field: bounded, so a huge value is a 400 before it reaches a hasher. */
+export const Field = Type.Optional(Type.String({ maxLength: 4096 }))
+
+/** Bodies may carry fields the route does not name (the configurable auth-code parameter, WordPress extras). */
+export const Fields = <T extends Parameters<typeof Type.Object>[0]>(properties: T) =>
+  Type.Object(properties, { additionalProperties: true })
+
+export const ErrorEnvelope = Type.Object({
+  success: Type.Literal(false),
+  data: Type.Object({ message: Type.String(), errorCode: Type.Integer() })
+})
+
+export const PublicUser = Type.Object({
+  ID: Type.Integer(),
+  user_login: Type.String(),
+  user_email: Type.String(),
+  display_name: Type.String(),
+  roles: Type.Array(Type.String())
+})
+
+export const Success = <T extends Parameters<typeof Type.Object>[0]>(data: T) => Type.Object({
+  success: Type.Literal(true),
+  data: Type.Object(data)
+})

@@ -1,0 +1,127 @@
+import { Type, type Static } from '@sinclair/typebox'
+
+/** A duration: seconds as a number, or an `ms`-style string such as `'15m'`, `'14d'`. */
+export const DurationSchema = Type.Union([
+  Type.Number({ exclusiveMinimum: 0 }),
+  Type.String({ pattern: '^\\s*\\d+(\\.\\d+)?\\s*(ms|s|m|h|d|w|y|msecs?|milliseconds?|secs?|seconds?|mins?|minutes?|hrs?|hours?|days?|weeks?|years?)?\\s*$' })
+])
+export type Duration = Static<typeof DurationSchema>
+const DurationOr = (fallback: string) => Type.Optional(Type.Union(DurationSchema.anyOf, { default: fallback }))
+const Flag = (fallback: boolean) => Type.Optional(Type.Boolean({ default: fallback }))
+const Group = <T extends Parameters<typeof Type.Object>[0]>(properties: T) =>
+  Type.Optional(Type.Object(properties, { additionalProperties: false, default: {} }))
+
+const AuthCode = Type.Object({
+  code: Type.String({ minLength: 1 }),
+  /** ISO date-time after which the code is refused. */
+  expiresAt: Type.Optional(Type.String({ format: 'date-time' }))
+}, { additionalProperties: false })
+
+const Limit = (max: number, window: string) => Group({
+  max: Type.Optional(Type.Integer({ minimum: 1, default: max })),
+  window: DurationOr(window)
+})
+
+export const AlgorithmSchema = Type.Union([
+  Type.Literal('HS256'), Type.Literal('HS384'), Type.Literal('HS512'),
+  Type.Literal('RS256'), Type.Literal('RS384'), Type.Literal('RS512'),
+  Type.Literal('PS256'),
+  Type.Literal('ES256'), Type.Literal('ES384'),
+  Type.Literal('EdDSA')
+])
+export type Algorithm = Static<typeof AlgorithmSchema>
+
+const Key = Type.Object({
+  /** Key id, written into the `kid` header and used to pick the verifying key. */
+  kid: Type.String({ minLength: 1, maxLength: 128 }),
+  /** HMAC secret (HS*), at least 32 bytes. */
+  secret: Type.Optional(Type.String({ minLength: 1 })),
+  /** PEM private key (asymmetric algorithms); needed on the first key only. */
+  privateKey: Type.Optional(Type.String({ minLength: 1 })),
+  /** PEM public key (asymmetric algorithms); derived from the private key when absent. */
+  publicKey: Type.Optional(Type.String({ minLength: 1 }))
+}, { additionalProperties: false })
+
+/**
+ * Every jwt-login setting, grouped by concern, with its default. The host's
+ * admin screen can supply these through an async source (see `settingsSource`).
+ */
+export const SettingsSchema = Type.Object({
+  /** Authentication on or off: `/auth`, `/auth/2fa`, validate, refresh, revoke. */
+  authentication: Group({
+    enabled: Flag(true)
+  }),
+
+  authCodes: Group({
+    codes: Type.Optional(Type.Array(AuthCode, { default: [] })),
+    /** Name of the parameter that carries the code on the password routes. */
+    parameter: Type.Optional(Type.String({ minLength: 1, default: 'AUTH_KEY' })),
+    /** Name of the parameter on `/oauth/token`. */
+    oauthParameter: Type.Optional(Type.String({ minLength: 1, default: 'AUTH_CODE' })),
+    requireFor: Group({
+      auth: Flag(false),
+      validate: Flag(false),
+      refresh: Flag(false),
+      revoke: Flag(false)
+    })
+  }),
+
+  login: Group({
+    /**
+     * Accept `password_hash` instead of `password`. This is pass-the-hash:
+     * whoever holds a stored hash can log in. Off by default.
+     */
+    allowPasswordHash: Flag(false)
+  }),
+
+  /** Read tokens from `Authorization: Bearer` on the plugin's routes. */
+  bearer: Group({
+    enabled: Flag(true)
+  }),
+
+  refresh: Group({
+    enabled: Flag(false),
+    lifetime: DurationOr('14d')
+  }),
+
+  validate: Group({
+    enabled: Flag(true)
+  }),
+
+  revoke: Group({
+    enabled: Flag(true)
+  }),
+
+  tokens: Type.Object({
+    algorithm: Type.Optional(Type.Union(AlgorithmSchema.anyOf, { default: 'HS256' })),
+    /** The first key signs; every key verifies, so keys rotate without logging anyone out. */
+    keys: Type.Array(Key, { minItems: 1 }),
+    issuer: Type.Optional(Type.String({ minLength: 1, default: 'jwt-login' })),
+    audience: Type.Optional(Type.String({ minLength: 1, default: 'jwt-login' })),
+    /** Lifetime of an access token. */
+    lifetime: DurationOr('15m'),
+    /** Allowed clock skew when checking `exp`, `nbf` and `iat`. */
+    leeway: DurationOr('5s'),
+    /** Which user fields become claims. `sub` (the user id) is always there. */
+    claims: Group({
+      email: Flag(true),
+      login: Flag(true),
+      displayName: Flag(false),
+      roles: Flag(true)
+    })
+  }, { additionalProperties: false }),
+
+  limits: Group({
+    /** Failed logins per account identifier (known or not). */
+    loginPerAccount: Limit(10, '15m'),
+    /** Failed logins per client IP. */
+    loginPerIp: Limit(50, '15m'),
+    /** Requests per client IP on every route of the plugin (@fastify/rate-limit on the state store). */
+    requestsPerIp: Limit(300, '1m')
+  }),
+
+  /** Largest accepted request body in bytes. */
+  bodyLimit: Type.Optional(Type.Integer({ minimum: 1024, maximum: 1048576, default: 16384 }))
+}, { additionalProperties: false })
+
+export type SettingsInput = Static<typeof SettingsSchema>

@@ -1,0 +1,33 @@
+import Fastify, { type FastifyInstance } from 'fastify'
+import jwtLogin, { MemoryUserAdapter, type JwtLoginOptions, type SettingsInput } from '../../lib/index.js'
+
+export const HS_SECRET = 'test-secret-that-is-at-least-32-bytes-long!'
+export const ALICE = { login: 'alice', email: 'alice@example.com', password: 'correct horse battery staple', displayName: 'Alice Example' }
+
+/** A settable clock for tests: `clock.now` is the time in ms. */
+export function testClock (start = Date.UTC(2026, 10, 22, 12, 0, 0)): { (): number, now: number, advance: (ms: number) => void } {
+  const clock = Object.assign(() => clock.now, { now: start, advance: (ms: number) => { clock.now += ms } })
+  return clock
+}
+
+export interface TestApp {
+  app: FastifyInstance
+  users: MemoryUserAdapter
+}
+
+/**
+ * A host app with the plugin mounted on memory users (alice seeded) and an
+ * HS256 key. `settings` is merged over the defaults at the top level.
+ */
+export async function buildApp (settings: Partial<SettingsInput> = {}, options: Partial<JwtLoginOptions> = {}): Promise<TestApp> {
+  const users = new MemoryUserAdapter()
+  await users.addUser(ALICE)
+  const app = Fastify()
+  await app.register(jwtLogin, {
+    users,
+    settings: { tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }] }, ...settings },
+    ...options
+  })
+  await app.ready()
+  return { app, users }
+}
