@@ -128,6 +128,12 @@ function mapTokenError (error: unknown): JwtLoginError {
   return new JwtLoginError(code ?? 'ERR_JWT_LOGIN_TOKEN_CLAIM_INVALID', { cause: error })
 }
 
+/** The start time (ms) written at the head of a session id; NaN-safe (0 for a foreign id). */
+export function sessionStart (sessionId: string): number {
+  const start = parseInt(sessionId.slice(0, sessionId.indexOf('-')), 36)
+  return Number.isFinite(start) ? start : 0
+}
+
 function hashKey (value: string): string {
   return createHash('sha256').update(value).digest('base64url')
 }
@@ -286,7 +292,7 @@ export class TokenService {
       this.#store.get(stateKeys.revokedSession(claims.sid)),
       this.#store.get(stateKeys.userCutoff(claims.sub))
     ])
-    if (jti !== null || session !== null || (cutoff !== null && claims.iat * 1000 < Number(cutoff))) {
+    if (jti !== null || session !== null || (cutoff !== null && sessionStart(claims.sid) < Number(cutoff))) {
       throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_REVOKED')
     }
   }
@@ -308,17 +314,23 @@ export class TokenService {
     await this.#store.set(stateKeys.revokedSession(sessionId), '1', ttl)
   }
 
-  /** Refuses every token of the user issued up to now (after a password reset, say). */
+  /**
+   * Ends every session of the user started before now (after a password
+   * reset, say): their access and refresh tokens are refused from then on.
+   */
   async revokeUserTokens (userId: number): Promise<void> {
     const settings = this.#settings.current
     const ttl = Math.max(settings.refresh.lifetimeMs, settings.tokens.lifetimeMs) + settings.tokens.leewayMs
-    // tokens carry whole seconds; anything issued in this second or before is cut off
-    const cutoff = (Math.floor(this.#clock() / 1000) + 1) * 1000
-    await this.#store.set(stateKeys.userCutoff(userId), String(cutoff), ttl)
+    await this.#store.set(stateKeys.userCutoff(userId), String(this.#clock()), ttl)
   }
 
+  /**
+   * A new session id. It starts with the session's start time in ms (base 36)
+   * so a per-user cutoff can end older sessions to the millisecond, though
+   * `iat` has whole seconds only.
+   */
   newSessionId (): string {
-    return randomUUID()
+    return `${this.#clock().toString(36)}-${randomUUID()}`
   }
 
   /** Issues a new refresh token in a session (a new family on login). Only its hash is stored. */
@@ -348,7 +360,11 @@ export class TokenService {
     }
     const record = JSON.parse(raw) as RefreshRecord
     await this.#store.set(stateKeys.refreshUsed(tokenHash), raw, lifetimeMs)
-    if ((await this.#store.get(stateKeys.revokedSession(record.sid))) !== null) {
+    const [session, cutoff] = await Promise.all([
+      this.#store.get(stateKeys.revokedSession(record.sid)),
+      this.#store.get(stateKeys.userCutoff(record.uid))
+    ])
+    if (session !== null || (cutoff !== null && sessionStart(record.sid) < Number(cutoff))) {
       throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID')
     }
     return { userId: record.uid, sessionId: record.sid, refreshToken: await this.issueRefreshToken(record.uid, record.sid) }
