@@ -1,0 +1,330 @@
+import { randomBytes } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { Redis } from 'ioredis'
+import t, { type Test } from 'tap'
+import { JwtLoginError, MemoryStore, RedisStore, type StateStore } from '../lib/index.js'
+import { StoreRateLimit } from '../lib/rate-limit-store.js'
+import { guardStore } from '../lib/store/guard.js'
+import { ALICE, buildApp, testClock } from './helpers/app.js'
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
+
+interface Subject {
+  store: StateStore
+  /** Lets `ms` pass for the store: advances the injected clock, or waits in real time for Redis. */
+  pass: (ms: number) => Promise<void>
+}
+
+type Factory = (t: Test) => Promise<Subject>
+
+function uniquePrefix (): string {
+  return `jwt-login-test-${randomBytes(6).toString('hex')}:`
+}
+
+async function deleteKeys (client: Redis, prefix: string): Promise<void> {
+  let cursor = '0'
+  do {
+    const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 100)
+    cursor = next
+    if (keys.length > 0) await client.del(...keys)
+  } while (cursor !== '0')
+}
+
+const memoryFactory: Factory = async (t) => {
+  const clock = testClock()
+  const store = new MemoryStore({ clock })
+  t.teardown(async () => { await store.close() })
+  return { store, pass: async (ms) => { clock.advance(ms) } }
+}
+
+const redisFactory: Factory = async (t) => {
+  const prefix = uniquePrefix()
+  const admin = new Redis(REDIS_URL)
+  const store = new RedisStore({ url: REDIS_URL, prefix })
+  t.teardown(async () => {
+    await store.close()
+    await deleteKeys(admin, prefix)
+    await admin.quit()
+  })
+  // real time: add a margin so the server has expired the key
+  return { store, pass: async (ms) => { await sleep(ms + 30) } }
+}
+
+function conformance (name: string, make: Factory): void {
+  t.test(`${name}: the StateStore contract`, async (t) => {
+    t.test('get answers null for an absent key, set stores, set replaces', async (t) => {
+      const { store } = await make(t)
+      t.equal(await store.get('absent'), null)
+      await store.set('k', 'v1', 10_000)
+      t.equal(await store.get('k'), 'v1')
+      await store.set('k', 'v2', 10_000)
+      t.equal(await store.get('k'), 'v2')
+    })
+
+    t.test('a value expires after its TTL', async (t) => {
+      const { store, pass } = await make(t)
+      await store.set('short', 'v', 50)
+      await store.set('long', 'v', 60_000)
+      t.equal(await store.get('short'), 'v')
+      await pass(60)
+      t.equal(await store.get('short'), null, 'expired')
+      t.equal(await store.consume('short'), null, 'an expired value cannot be consumed')
+      t.equal(await store.get('long'), 'v', 'a longer TTL is still there')
+    })
+
+    t.test('consume answers the value once and deletes it', async (t) => {
+      const { store } = await make(t)
+      await store.set('once', 'secret', 10_000)
+      t.equal(await store.consume('once'), 'secret')
+      t.equal(await store.consume('once'), null)
+      t.equal(await store.get('once'), null)
+      t.equal(await store.consume('never-set'), null)
+    })
+
+    t.test('50 concurrent consumes of one key: exactly one gets the value', async (t) => {
+      const { store } = await make(t)
+      await store.set('race', 'the-value', 10_000)
+      const results = await Promise.all(Array.from({ length: 50 }, async () => await store.consume('race')))
+      t.equal(results.filter(r => r === 'the-value').length, 1)
+      t.equal(results.filter(r => r === null).length, 49)
+    })
+
+    t.test('increment creates the counter with its TTL and keeps the expiry', async (t) => {
+      const { store, pass } = await make(t)
+      const first = await store.increment('counter', 10_000)
+      t.same(first, { count: 1, ttlMs: 10_000 })
+      await pass(200)
+      const second = await store.increment('counter', 10_000)
+      t.equal(second.count, 2)
+      t.ok(second.ttlMs <= 9_800 && second.ttlMs > 9_000, `expiry kept, not reset (${second.ttlMs} ms left)`)
+      const third = await store.increment('counter', 99_999)
+      t.equal(third.count, 3)
+      t.ok(third.ttlMs <= 9_800, 'a later TTL does not extend the counter')
+    })
+
+    t.test('a counter expires and starts again at 1', async (t) => {
+      const { store, pass } = await make(t)
+      await store.increment('window', 50)
+      await store.increment('window', 50)
+      await pass(60)
+      t.equal((await store.increment('window', 50)).count, 1)
+    })
+
+    t.test('concurrent increments count exactly', async (t) => {
+      const { store } = await make(t)
+      const results = await Promise.all(Array.from({ length: 100 }, async () => await store.increment('busy', 10_000)))
+      t.same(results.map(r => r.count).sort((a, b) => a - b), Array.from({ length: 100 }, (_, i) => i + 1))
+      t.equal((await store.increment('busy', 10_000)).count, 101)
+    })
+
+    t.test('delete removes a key; deleting an absent key is fine', async (t) => {
+      const { store } = await make(t)
+      await store.set('gone', 'v', 10_000)
+      await store.delete('gone')
+      t.equal(await store.get('gone'), null)
+      await store.increment('gone-counter', 10_000)
+      await store.delete('gone-counter')
+      t.equal((await store.increment('gone-counter', 10_000)).count, 1)
+      await t.resolves(store.delete('never-there'))
+    })
+  })
+}
+
+conformance('MemoryStore', memoryFactory)
+conformance('RedisStore', redisFactory)
+
+t.test('RedisStore specifics', async (t) => {
+  const admin = new Redis(REDIS_URL)
+  t.teardown(async () => { await admin.quit() })
+
+  t.test('two stores with different prefixes do not see each other', async (t) => {
+    const a = uniquePrefix()
+    const b = uniquePrefix()
+    const storeA = new RedisStore({ client: admin, prefix: a })
+    const storeB = new RedisStore({ client: admin, prefix: b })
+    t.teardown(async () => { await deleteKeys(admin, a); await deleteKeys(admin, b) })
+    await storeA.set('shared', 'from-a', 10_000)
+    await storeA.increment('count', 10_000)
+    t.equal(await storeB.get('shared'), null)
+    t.equal(await storeB.consume('shared'), null)
+    t.equal((await storeB.increment('count', 10_000)).count, 1)
+    t.equal(await storeA.get('shared'), 'from-a')
+    t.equal(await admin.get(`${a}shared`), 'from-a', 'the key is written under the prefix')
+    await storeB.delete('shared')
+    t.equal(await storeA.get('shared'), 'from-a', 'delete in B leaves A alone')
+  })
+
+  t.test('the default prefix is jwt-login:', async (t) => {
+    const key = `conformance-${randomBytes(6).toString('hex')}`
+    const store = new RedisStore({ client: admin })
+    t.teardown(async () => { await admin.del(`jwt-login:${key}`) })
+    await store.set(key, 'v', 10_000)
+    t.equal(await admin.get(`jwt-login:${key}`), 'v')
+  })
+
+  t.test('a client the store created is closed by close()', async (t) => {
+    const store = new RedisStore({ url: REDIS_URL, prefix: uniquePrefix() })
+    await store.get('warm-up')
+    await store.close()
+    await t.rejects(store.get('after-close'), 'the connection is closed')
+  })
+
+  t.test('a client the host supplied is not closed by close()', async (t) => {
+    const client = new Redis(REDIS_URL)
+    t.teardown(async () => { await client.quit() })
+    const store = new RedisStore({ client, prefix: uniquePrefix() })
+    await store.close()
+    t.equal(await client.ping(), 'PONG')
+    t.equal(await store.get('still-works'), null)
+  })
+})
+
+t.test('MemoryStore specifics', async (t) => {
+  t.test('bounded: refuses new keys when full of live entries, 503 / 201', async (t) => {
+    const clock = testClock()
+    const store = new MemoryStore({ maxEntries: 2, clock })
+    t.teardown(async () => { await store.close() })
+    await store.set('a', '1', 1000)
+    await store.set('b', '2', 5000)
+    const full = await store.set('c', '3', 1000).catch((error: unknown) => error)
+    t.ok(full instanceof JwtLoginError)
+    t.equal((full as JwtLoginError).code, 'ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE')
+    t.equal((full as JwtLoginError).statusCode, 503)
+    t.equal((full as JwtLoginError).errorCode, 201)
+    await t.rejects(store.increment('new-counter', 1000), { code: 'ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE' })
+    await store.set('a', 'replaced', 1000)
+    t.equal(await store.get('a'), 'replaced', 'an existing key can still be replaced')
+    t.equal(await store.get('b'), '2', 'nothing was evicted')
+    clock.advance(1000)
+    await store.set('c', '3', 1000)
+    t.equal(await store.get('c'), '3', 'an expired entry made room')
+    t.equal(store.size, 2)
+  })
+
+  t.test('sweep() drops expired entries; size counts entries', async (t) => {
+    const clock = testClock()
+    const store = new MemoryStore({ clock })
+    t.teardown(async () => { await store.close() })
+    t.equal(store.size, 0)
+    await store.set('x', '1', 100)
+    await store.set('y', '1', 200)
+    await store.increment('z', 300)
+    t.equal(store.size, 3)
+    clock.advance(150)
+    t.equal(store.size, 3, 'expired but not yet swept')
+    store.sweep()
+    t.equal(store.size, 2)
+    clock.advance(1000)
+    store.sweep()
+    t.equal(store.size, 0)
+  })
+
+  t.test('the sweep timer drops expired entries', async (t) => {
+    const clock = testClock()
+    const store = new MemoryStore({ clock, sweepIntervalMs: 10 })
+    t.teardown(async () => { await store.close() })
+    await store.set('x', '1', 100)
+    clock.advance(101)
+    await sleep(40)
+    t.equal(store.size, 0)
+  })
+
+  t.test('close() clears the entries', async (t) => {
+    const store = new MemoryStore()
+    await store.set('x', '1', 10_000)
+    await store.close()
+    t.equal(store.size, 0)
+  })
+})
+
+function failingStore (): StateStore & { closed: boolean } {
+  const fail = async (): Promise<never> => { throw new Error('store down') }
+  return { get: fail, set: fail, consume: fail, increment: fail, delete: fail, closed: false }
+}
+
+t.test('guardStore: every failure becomes 503 / 201 with the cause', async (t) => {
+  const guarded = guardStore(failingStore())
+  const calls: Array<[string, Promise<unknown>]> = [
+    ['get', guarded.get('k')],
+    ['set', guarded.set('k', 'v', 1000)],
+    ['consume', guarded.consume('k')],
+    ['increment', guarded.increment('k', 1000)],
+    ['delete', guarded.delete('k')]
+  ]
+  for (const [name, call] of calls) {
+    const error = await call.catch((e: unknown) => e)
+    t.ok(error instanceof JwtLoginError, name)
+    t.equal((error as JwtLoginError).code, 'ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', name)
+    t.equal(((error as JwtLoginError).cause as Error).message, 'store down', `${name} keeps the cause`)
+  }
+  await t.resolves(guarded.close?.(), 'close of a store without close() is fine')
+
+  const full = new MemoryStore({ maxEntries: 1 })
+  const guardedFull = guardStore(full)
+  await guardedFull.set('a', '1', 1000)
+  const error = await guardedFull.set('b', '1', 1000).catch((e: unknown) => e) as JwtLoginError
+  t.equal(error.code, 'ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE')
+  t.equal((error.cause as Error).message, 'memory store is full', 'a jwt-login error passes through unwrapped')
+  t.equal(await guardedFull.get('a'), '1')
+  t.equal(await guardedFull.consume('a'), '1')
+  t.same(await guardedFull.increment('n', 1000), { count: 1, ttlMs: 1000 })
+  await guardedFull.delete('n')
+  await guardedFull.close?.()
+  t.equal(full.size, 0, 'close reaches the store')
+})
+
+t.test('a failing store makes login answer 503 / 201 (rate limit store fails first)', async (t) => {
+  const { app } = await buildApp({}, { store: failingStore() })
+  t.teardown(() => app.close())
+  const res = await app.inject({ method: 'POST', url: '/jwt-login/v1/auth', payload: { email: ALICE.email, password: ALICE.password } })
+  t.equal(res.statusCode, 503)
+  t.same(res.json(), { success: false, data: { message: 'A dependency is unavailable; nothing was changed.', errorCode: 201 } })
+})
+
+t.test('a store that fails only on reads makes login answer 503 / 201 from the flow', async (t) => {
+  const store = new MemoryStore()
+  t.teardown(async () => { await store.close() })
+  const readsFail: StateStore = {
+    get: async () => { throw new Error('read failed') },
+    set: store.set.bind(store),
+    consume: store.consume.bind(store),
+    increment: store.increment.bind(store),
+    delete: store.delete.bind(store)
+  }
+  const { app } = await buildApp({}, { store: readsFail })
+  t.teardown(() => app.close())
+  const res = await app.inject({ method: 'POST', url: '/jwt-login/v1/auth', payload: { email: ALICE.email, password: ALICE.password } })
+  t.equal(res.statusCode, 503)
+  t.equal(res.json().data.errorCode, 201)
+})
+
+t.test('request rate limit per IP: 429 / 200 with Retry-After', async (t) => {
+  const { app } = await buildApp({ limits: { requestsPerIp: { max: 2, window: '1m' } } })
+  t.teardown(() => app.close())
+  const validate = async (): Promise<Awaited<ReturnType<typeof app.inject>>> =>
+    await app.inject({ method: 'GET', url: '/jwt-login/v1/auth/validate' })
+  t.equal((await validate()).statusCode, 400)
+  t.equal((await validate()).statusCode, 400)
+  const limited = await validate()
+  t.equal(limited.statusCode, 429)
+  t.same(limited.json(), { success: false, data: { message: 'Too many requests; retry later.', errorCode: 200 } })
+  const retryAfter = Number(limited.headers['retry-after'])
+  t.ok(retryAfter >= 1 && retryAfter <= 60, `Retry-After is ${retryAfter}`)
+  const other = await app.inject({ method: 'GET', url: '/jwt-login/v1/auth/validate', remoteAddress: '10.0.0.9' })
+  t.equal(other.statusCode, 400, 'another IP has its own count')
+})
+
+t.test('StoreRateLimit counts through the state store and reports its errors', async (t) => {
+  const store = new MemoryStore()
+  t.teardown(async () => { await store.close() })
+  const limit = new StoreRateLimit(store)
+  t.equal(limit.child(), limit)
+  const ok = await new Promise<unknown[]>(resolve => { limit.incr('1.2.3.4', (...args) => resolve(args), 60_000) })
+  t.same(ok, [null, { current: 1, ttl: 60_000 }])
+  t.equal(await store.get('rate:1.2.3.4'), '1', 'the counter lives under rate:<key>')
+
+  const broken = new StoreRateLimit(failingStore())
+  const failed = await new Promise<unknown[]>(resolve => { broken.incr('1.2.3.4', (...args) => resolve(args), 60_000) })
+  t.equal(failed.length, 1)
+  t.equal((failed[0] as Error).message, 'store down')
+})
