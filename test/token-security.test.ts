@@ -1,0 +1,245 @@
+import { createHmac, generateKeyPairSync, randomUUID } from 'node:crypto'
+import Fastify, { type FastifyInstance } from 'fastify'
+import { createSigner } from 'fast-jwt'
+import t from 'tap'
+import { MemoryStore } from '../lib/index.js'
+import { SettingsHolder } from '../lib/settings.js'
+import { buildKeyMaterial, sessionStart, TokenService } from '../lib/tokens.js'
+import type { PublicUser } from '../lib/users.js'
+import { ALICE, HS_SECRET, buildApp, testClock } from './helpers/app.js'
+
+const b64 = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url')
+
+function parts (jwt: string): { header: Record<string, unknown>, payload: Record<string, unknown>, signature: string } {
+  const [h, p, s] = jwt.split('.') as [string, string, string]
+  return {
+    header: JSON.parse(Buffer.from(h, 'base64url').toString()),
+    payload: JSON.parse(Buffer.from(p, 'base64url').toString()),
+    signature: s
+  }
+}
+
+async function login (app: FastifyInstance): Promise<string> {
+  const res = await app.inject({ method: 'POST', url: '/jwt-login/v1/auth', payload: { email: ALICE.email, password: ALICE.password } })
+  if (res.statusCode !== 200) throw new Error(`login failed: ${res.body}`)
+  return res.json().data.jwt as string
+}
+
+async function validate (app: FastifyInstance, jwt: string): Promise<{ statusCode: number, errorCode: number | undefined }> {
+  const res = await app.inject({ method: 'POST', url: '/jwt-login/v1/auth/validate', payload: { JWT: jwt } })
+  return { statusCode: res.statusCode, errorCode: res.json().data.errorCode }
+}
+
+async function hsApp (t: Parameters<Parameters<typeof t.test>[1]>[0]): Promise<{ app: FastifyInstance, clock: ReturnType<typeof testClock>, users: Awaited<ReturnType<typeof buildApp>>['users'] }> {
+  const clock = testClock()
+  const { app, users } = await buildApp({}, { clock })
+  t.teardown(() => app.close())
+  return { app, clock, users }
+}
+
+/** Claims as the plugin writes them, at the test clock's time. */
+function claims (clock: () => number, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  const iat = Math.floor(clock() / 1000)
+  return { sub: '1', iat, exp: iat + 900, jti: randomUUID(), iss: 'jwt-login', aud: 'jwt-login', typ: 'access', sid: `${clock().toString(36)}-${randomUUID()}`, ...overrides }
+}
+
+function signHs (payload: Record<string, unknown>): string {
+  return createSigner({ key: HS_SECRET, algorithm: 'HS256', kid: 'k1' })(payload)
+}
+
+/** Signs any payload, even one fast-jwt's signer refuses. */
+function signRaw (payload: Record<string, unknown>): string {
+  const input = `${b64({ alg: 'HS256', typ: 'JWT', kid: 'k1' })}.${b64(payload)}`
+  return `${input}.${createHmac('sha256', HS_SECRET).update(input).digest('base64url')}`
+}
+
+t.test('a token signed by the same key with the right claims validates (control)', async (t) => {
+  const { app, clock } = await hsApp(t)
+  t.same(await validate(app, signHs(claims(clock))), { statusCode: 200, errorCode: undefined })
+  t.same(await validate(app, signRaw(claims(clock))), { statusCode: 200, errorCode: undefined })
+})
+
+t.test('alg none is 401 / 8', async (t) => {
+  const { app, clock } = await hsApp(t)
+  const token = `${b64({ alg: 'none', typ: 'JWT', kid: 'k1' })}.${b64(claims(clock))}.`
+  t.same(await validate(app, token), { statusCode: 401, errorCode: 8 })
+  const withSignature = `${b64({ alg: 'none', typ: 'JWT', kid: 'k1' })}.${b64(claims(clock))}.c2ln`
+  t.same(await validate(app, withSignature), { statusCode: 401, errorCode: 8 })
+})
+
+t.test('HS256 signed with the public key PEM of an RS256 set is 401 / 8', async (t) => {
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', {
+    modulusLength: 2048,
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' }
+  })
+  const clock = testClock()
+  const { app } = await buildApp({ tokens: { algorithm: 'RS256', keys: [{ kid: 'k1', privateKey }] } }, { clock })
+  t.teardown(() => app.close())
+  t.equal((await validate(app, await login(app))).statusCode, 200, 'a genuine RS256 token is good')
+  const signingInput = `${b64({ alg: 'HS256', typ: 'JWT', kid: 'k1' })}.${b64(claims(clock))}`
+  const forged = `${signingInput}.${createHmac('sha256', publicKey).update(signingInput).digest('base64url')}`
+  t.same(await validate(app, forged), { statusCode: 401, errorCode: 8 })
+})
+
+t.test('a token of another HMAC algorithm with the same secret is 401 / 8', async (t) => {
+  const { app, clock } = await hsApp(t)
+  const token = createSigner({ key: HS_SECRET, algorithm: 'HS512', kid: 'k1' })(claims(clock))
+  t.same(await validate(app, token), { statusCode: 401, errorCode: 8 })
+})
+
+t.test('tampered payload is 401 / 11', async (t) => {
+  const { app } = await hsApp(t)
+  const jwt = await login(app)
+  const { header, payload, signature } = parts(jwt)
+  const forged = `${b64(header)}.${b64({ ...payload, roles: ['administrator'] })}.${signature}`
+  t.same(await validate(app, forged), { statusCode: 401, errorCode: 11 })
+})
+
+t.test('tampered signature is 401 / 11', async (t) => {
+  const { app } = await hsApp(t)
+  const jwt = await login(app)
+  const [h, p, s] = jwt.split('.') as [string, string, string]
+  const flipped = (s[0] === 'A' ? 'B' : 'A') + s.slice(1)
+  t.same(await validate(app, `${h}.${p}.${flipped}`), { statusCode: 401, errorCode: 11 })
+  t.same(await validate(app, `${h}.${p}.`), { statusCode: 401, errorCode: 8 }, 'an empty signature counts as no signature')
+})
+
+t.test('a token that is not three segments is 401 / 2', async (t) => {
+  const { app } = await hsApp(t)
+  const jwt = await login(app)
+  for (const token of ['abc', 'abc.def', `${jwt}.extra`, 'a b.c.d', 'a+b.c/d.e']) {
+    t.same(await validate(app, token), { statusCode: 401, errorCode: 2 }, token)
+  }
+})
+
+t.test('segments that are not base64url JSON are 401 / 22', async (t) => {
+  const { app, clock } = await hsApp(t)
+  const good = b64(claims(clock))
+  for (const token of ['abc.def.ghi', `${b64({ alg: 'HS256', kid: 'k1' })}.bm90LWpzb24.sig`, `bm90LWpzb24.${good}.sig`]) {
+    t.same(await validate(app, token), { statusCode: 401, errorCode: 22 }, token)
+  }
+})
+
+t.test('expired: past exp plus leeway is 401 / 14; within leeway is still good', async (t) => {
+  const { app, clock } = await hsApp(t)
+  const jwt = await login(app)
+  clock.advance(15 * 60_000 + 4_000)
+  t.equal((await validate(app, jwt)).statusCode, 200, 'within the 5 s leeway')
+  clock.advance(1_000)
+  t.same(await validate(app, jwt), { statusCode: 401, errorCode: 14 })
+})
+
+t.test('iat in the future beyond the leeway is 401 / 12', async (t) => {
+  const { app, clock } = await hsApp(t)
+  clock.advance(3_000)
+  const nearFuture = await login(app)
+  clock.advance(57_000)
+  const future = await login(app)
+  clock.advance(-60_000)
+  t.same(await validate(app, future), { statusCode: 401, errorCode: 12 })
+  t.equal((await validate(app, nearFuture)).statusCode, 200, '3 s ahead is within the leeway')
+  t.same(await validate(app, signHs(claims(clock, { nbf: Math.floor(clock() / 1000) + 60 }))), { statusCode: 401, errorCode: 12 }, 'nbf in the future')
+})
+
+t.test('wrong iss or aud is 401 / 11', async (t) => {
+  const { app, clock } = await hsApp(t)
+  t.same(await validate(app, signHs(claims(clock, { iss: 'someone-else' }))), { statusCode: 401, errorCode: 11 }, 'iss')
+  t.same(await validate(app, signHs(claims(clock, { aud: 'someone-else' }))), { statusCode: 401, errorCode: 11 }, 'aud')
+  t.same(await validate(app, signHs(claims(clock, { aud: ['jwt-login', 'other'] }))), { statusCode: 401, errorCode: 11 }, 'aud as an array')
+})
+
+t.test('wrong kind, bad sub: 401', async (t) => {
+  const { app, clock } = await hsApp(t)
+  t.same(await validate(app, signHs(claims(clock, { typ: 'interim', aud: 'jwt-login:2fa' }))), { statusCode: 401, errorCode: 110 }, 'an interim token')
+  t.same(await validate(app, signHs(claims(clock, { typ: 'refresh' }))), { statusCode: 401, errorCode: 11 }, 'unknown typ')
+  for (const sub of ['0', 'abc', '1.5', '-1']) {
+    t.same(await validate(app, signHs(claims(clock, { sub }))), { statusCode: 401, errorCode: 11 }, `sub ${sub}`)
+  }
+  t.same(await validate(app, signHs(claims(clock, { jti: 42 }))), { statusCode: 401, errorCode: 11 }, 'jti not a string')
+  t.same(await validate(app, signRaw(claims(clock, { exp: 'never' }))), { statusCode: 401, errorCode: 11 }, 'exp not a number')
+})
+
+t.test('a missing required claim is 401', async (t) => {
+  const { app, clock } = await hsApp(t)
+  for (const claim of ['sub', 'exp', 'jti', 'iss', 'aud', 'typ', 'sid']) {
+    const payload = claims(clock)
+    delete payload[claim]
+    const res = await validate(app, signHs(payload))
+    t.equal(res.statusCode, 401, claim)
+    t.equal(res.errorCode, 11, claim)
+  }
+})
+
+t.test('a revoked token is 401 / 55', async (t) => {
+  const { app } = await hsApp(t)
+  const jwt = await login(app)
+  const revoke = await app.inject({ method: 'POST', url: '/jwt-login/v1/auth/revoke', payload: { JWT: jwt } })
+  t.equal(revoke.statusCode, 200)
+  t.same(await validate(app, jwt), { statusCode: 401, errorCode: 55 })
+})
+
+t.test('a token revoked through the decorator is 401 / 55; verify answers claims', async (t) => {
+  const { app } = await hsApp(t)
+  const jwt = await login(app)
+  const verified = await app.jwtLogin.verify(jwt)
+  t.equal(verified.sub, '1')
+  await app.jwtLogin.revoke(jwt)
+  await t.rejects(app.jwtLogin.verify(jwt), { code: 'ERR_JWT_LOGIN_TOKEN_REVOKED' })
+  t.same(await validate(app, jwt), { statusCode: 401, errorCode: 55 })
+})
+
+t.test('a token whose user was removed is 401 / 24', async (t) => {
+  const { app, users } = await hsApp(t)
+  const jwt = await login(app)
+  await users.removeUser(1)
+  t.same(await validate(app, jwt), { statusCode: 401, errorCode: 24 })
+})
+
+const USER: PublicUser = { ID: 1, user_login: 'alice', user_email: 'alice@example.com', display_name: 'Alice', roles: ['subscriber'] }
+
+async function tokenService (t: Parameters<Parameters<typeof t.test>[1]>[0]): Promise<{ tokens: TokenService, clock: ReturnType<typeof testClock>, store: MemoryStore }> {
+  const clock = testClock()
+  const store = new MemoryStore({ clock })
+  const settings = await SettingsHolder.create({ tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }] }, refresh: { enabled: true } }, {
+    ttlMs: 30_000,
+    now: clock,
+    onInvalid: () => {}
+  })
+  const tokens = new TokenService(buildKeyMaterial(settings.current.tokens), 'HS256', settings, store, clock)
+  const host = Fastify()
+  await tokens.register(host)
+  t.teardown(async () => { await host.close(); await store.close() })
+  return { tokens, clock, store }
+}
+
+t.test('revokeUserTokens: sessions started before the cutoff are refused, later ones accepted', async (t) => {
+  const { tokens, clock } = await tokenService(t)
+  t.equal(tokens.algorithm, 'HS256')
+  const before = tokens.sign(USER, 'access', { sessionId: tokens.newSessionId() })
+  const beforeRefresh = await tokens.issueRefreshToken(USER.ID, before.claims.sid)
+  clock.advance(1)
+  const other = tokens.sign({ ...USER, ID: 2 }, 'access', { sessionId: tokens.newSessionId() })
+  clock.advance(1)
+  await tokens.revokeUserTokens(USER.ID)
+
+  const verifiedBefore = tokens.verify(before.token, 'access')
+  await t.rejects(tokens.checkRevoked(verifiedBefore.payload), { code: 'ERR_JWT_LOGIN_TOKEN_REVOKED' }, 'an older session is refused')
+  await t.rejects(tokens.rotateRefreshToken(beforeRefresh, () => {}), { code: 'ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID' }, 'its refresh token too')
+  await t.resolves(tokens.checkRevoked(tokens.verify(other.token, 'access').payload), 'another user is not touched')
+
+  // a session that starts after the cutoff, even in the same second (iat equal)
+  clock.advance(1)
+  const after = tokens.sign(USER, 'access', { sessionId: tokens.newSessionId() })
+  t.equal(after.claims.iat, before.claims.iat, 'same whole second as the refused token')
+  await t.resolves(tokens.checkRevoked(tokens.verify(after.token, 'access').payload), 'a later session is accepted')
+  const afterRefresh = await tokens.issueRefreshToken(USER.ID, after.claims.sid)
+  const rotated = await tokens.rotateRefreshToken(afterRefresh, () => {})
+  t.equal(rotated.sessionId, after.claims.sid)
+})
+
+t.test('session ids carry their start time', async (t) => {
+  const { tokens, clock } = await tokenService(t)
+  t.equal(sessionStart(tokens.newSessionId()), clock.now)
+  t.equal(sessionStart('!!-not-a-time'), 0, 'a foreign id counts as started at 0')
+})
