@@ -75,8 +75,16 @@ export function resolveSettings (input: unknown): Settings {
     if (kids.has(key.kid)) throw new JwtLoginSettingsError(`tokens/keys/${index}/kid`, 'duplicate kid')
     kids.add(key.kid)
   })
-  const limit = (l: { max?: number, window?: string | number }): ResolvedLimit =>
-    ({ max: l.max as number, windowMs: toMs(l.window as string | number) })
+  // the schema's pattern admits zero ('0s'); toMs refuses it, and the refusal must name the field
+  const ms = (duration: unknown, path: string): number => {
+    try {
+      return toMs(duration as string | number)
+    } catch (error) {
+      throw new JwtLoginSettingsError(path, (error as Error).message)
+    }
+  }
+  const limit = (l: { max?: number, window?: string | number }, name: string): ResolvedLimit =>
+    ({ max: l.max as number, windowMs: ms(l.window, `limits/${name}/window`) })
   const limits = s.limits as Record<'loginPerAccount' | 'loginPerIp' | 'requestsPerIp', { max?: number, window?: string | number }>
   return {
     authentication: { enabled: s.authentication.enabled as boolean },
@@ -88,7 +96,7 @@ export function resolveSettings (input: unknown): Settings {
     },
     login: { allowPasswordHash: s.login.allowPasswordHash as boolean },
     bearer: { enabled: s.bearer.enabled as boolean },
-    refresh: { enabled: s.refresh.enabled as boolean, lifetimeMs: toMs(s.refresh.lifetime as string | number) },
+    refresh: { enabled: s.refresh.enabled as boolean, lifetimeMs: ms(s.refresh.lifetime, 'refresh/lifetime') },
     validate: { enabled: s.validate.enabled as boolean },
     revoke: { enabled: s.revoke.enabled as boolean },
     tokens: {
@@ -96,14 +104,14 @@ export function resolveSettings (input: unknown): Settings {
       keys: s.tokens.keys.map(k => ({ ...k })),
       issuer: s.tokens.issuer as string,
       audience: s.tokens.audience as string,
-      lifetimeMs: toMs(s.tokens.lifetime as string | number),
-      leewayMs: toMs(s.tokens.leeway as string | number),
+      lifetimeMs: ms(s.tokens.lifetime, 'tokens/lifetime'),
+      leewayMs: ms(s.tokens.leeway, 'tokens/leeway'),
       claims: s.tokens.claims as Settings['tokens']['claims']
     },
     limits: {
-      loginPerAccount: limit(limits.loginPerAccount),
-      loginPerIp: limit(limits.loginPerIp),
-      requestsPerIp: limit(limits.requestsPerIp)
+      loginPerAccount: limit(limits.loginPerAccount, 'loginPerAccount'),
+      loginPerIp: limit(limits.loginPerIp, 'loginPerIp'),
+      requestsPerIp: limit(limits.requestsPerIp, 'requestsPerIp')
     },
     bodyLimit: s.bodyLimit
   }

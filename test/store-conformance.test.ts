@@ -257,7 +257,7 @@ t.test('guardStore: every failure becomes 503 / 201 with the cause', async (t) =
     t.equal((error as JwtLoginError).code, 'ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', name)
     t.equal(((error as JwtLoginError).cause as Error).message, 'store down', `${name} keeps the cause`)
   }
-  await t.resolves(guarded.close?.(), 'close of a store without close() is fine')
+  await t.resolves(async () => { await guarded.close?.() }, 'close of a store without close() is fine')
 
   const full = new MemoryStore({ maxEntries: 1 })
   const guardedFull = guardStore(full)

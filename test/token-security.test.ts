@@ -1,7 +1,7 @@
 import { createHmac, generateKeyPairSync, randomUUID } from 'node:crypto'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { createSigner } from 'fast-jwt'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { MemoryStore } from '../lib/index.js'
 import { SettingsHolder } from '../lib/settings.js'
 import { buildKeyMaterial, sessionStart, TokenService } from '../lib/tokens.js'
@@ -30,7 +30,7 @@ async function validate (app: FastifyInstance, jwt: string): Promise<{ statusCod
   return { statusCode: res.statusCode, errorCode: res.json().data.errorCode }
 }
 
-async function hsApp (t: Parameters<Parameters<typeof t.test>[1]>[0]): Promise<{ app: FastifyInstance, clock: ReturnType<typeof testClock>, users: Awaited<ReturnType<typeof buildApp>>['users'] }> {
+async function hsApp (t: Test): Promise<{ app: FastifyInstance, clock: ReturnType<typeof testClock>, users: Awaited<ReturnType<typeof buildApp>>['users'] }> {
   const clock = testClock()
   const { app, users } = await buildApp({}, { clock })
   t.teardown(() => app.close())
@@ -198,7 +198,7 @@ t.test('a token whose user was removed is 401 / 24', async (t) => {
 
 const USER: PublicUser = { ID: 1, user_login: 'alice', user_email: 'alice@example.com', display_name: 'Alice', roles: ['subscriber'] }
 
-async function tokenService (t: Parameters<Parameters<typeof t.test>[1]>[0]): Promise<{ tokens: TokenService, clock: ReturnType<typeof testClock>, store: MemoryStore }> {
+async function tokenService (t: Test): Promise<{ tokens: TokenService, clock: ReturnType<typeof testClock>, store: MemoryStore }> {
   const clock = testClock()
   const store = new MemoryStore({ clock })
   const settings = await SettingsHolder.create({ tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }] }, refresh: { enabled: true } }, {

@@ -10,16 +10,17 @@ type KeyInput = SettingsInput['tokens']['keys'][number]
 
 interface Pem { privateKey: string, publicKey: string }
 
-const pemEncoding = { publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } } as const
+const SPKI = { type: 'spki', format: 'pem' } as const
+const PKCS8 = { type: 'pkcs8', format: 'pem' } as const
 
 function rsa (modulusLength = 2048): Pem {
-  return generateKeyPairSync('rsa', { modulusLength, ...pemEncoding })
+  return generateKeyPairSync('rsa', { modulusLength, publicKeyEncoding: SPKI, privateKeyEncoding: PKCS8 })
 }
 function ec (namedCurve: 'prime256v1' | 'secp384r1'): Pem {
-  return generateKeyPairSync('ec', { namedCurve, ...pemEncoding })
+  return generateKeyPairSync('ec', { namedCurve, publicKeyEncoding: SPKI, privateKeyEncoding: PKCS8 })
 }
 function ed25519 (): Pem {
-  return generateKeyPairSync('ed25519', pemEncoding)
+  return generateKeyPairSync('ed25519', { publicKeyEncoding: SPKI, privateKeyEncoding: PKCS8 })
 }
 
 const RSA = rsa()
