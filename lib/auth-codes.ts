@@ -14,7 +14,7 @@ export function checkAuthCode (presented: unknown, codes: Settings['authCodes'][
   if (presented === undefined || presented === null || presented === '') {
     throw new JwtLoginError('ERR_JWT_LOGIN_AUTH_CODE_MISSING')
   }
-  if (typeof presented !== 'string') throw new JwtLoginError('ERR_JWT_LOGIN_BAD_REQUEST')
+  if (typeof presented !== 'string' || presented.includes('\u0000')) throw new JwtLoginError('ERR_JWT_LOGIN_BAD_REQUEST')
   const wanted = digest(presented)
   let match = false
   for (const code of codes) {

@@ -188,6 +188,9 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
       errorResponseBuilder: (_request, context) => new JwtLoginError('ERR_JWT_LOGIN_RATE_LIMITED', { retryAfter: Math.max(1, Math.ceil(context.ttl / 1000)) })
     })
 
+    // a bodyLimit in register options is ignored by Fastify: set it on each route
+    instance.addHook('onRoute', (route) => { route.bodyLimit ??= initial.bodyLimit })
+
     // no coercion: an array or a number where a string belongs is a 400, not a string
     instance.setValidatorCompiler(TypeBoxValidatorCompiler)
     // a POST without a body (the token in a header) validates as an empty object

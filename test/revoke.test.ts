@@ -133,7 +133,7 @@ t.test('fastify.jwtLogin sign / verify / revoke', async (t) => {
   await t.rejects(app.jwtLogin.verify(token), JwtLoginError)
   await t.rejects(app.jwtLogin.verify(token), { code: 'ERR_JWT_LOGIN_TOKEN_REVOKED', errorCode: 55, statusCode: 401 })
   t.equal(errorCode(await post(app, '/auth/validate', { JWT: token })), 55)
-  await t.rejects(app.jwtLogin.revoke('nope'), { errorCode: 2 })
+  await t.rejects(app.jwtLogin.revoke('nope'), { name: 'JwtLoginError', errorCode: 2 })
   await t.rejects(app.jwtLogin.verify(token.slice(0, -3) + 'abc'), { name: 'JwtLoginError', statusCode: 401 })
   t.equal((await post(app, '/auth/validate', { JWT: routeToken })).statusCode, 200, 'revoking one token leaves other sessions')
 })
