@@ -35,7 +35,8 @@ export class JwtLoginEvents {
   }
 
   emit<E extends JwtLoginEventName>(event: E, payload: JwtLoginEventMap[E]): void {
-    for (const listener of this.#emitter.listeners(event)) {
+    // raw listeners: a once() wrapper must run so that it removes itself
+    for (const listener of this.#emitter.rawListeners(event)) {
       try {
         (listener as (p: JwtLoginEventMap[E]) => void)(payload)
       } catch {

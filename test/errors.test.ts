@@ -1,0 +1,135 @@
+import { readFileSync } from 'node:fs'
+import t from 'tap'
+import { envelope, errorDefinitions, isJwtLoginError, JwtLoginError, type JwtLoginErrorCode } from '../lib/errors.js'
+import * as entry from '../lib/index.js'
+
+interface Row { code: string, errorCode: number, status: number, message: string }
+
+function cells (line: string): string[] {
+  return line.trim().replace(/^\|/, '').replace(/(?<!\\)\|$/, '').split(/(?<!\\)\|/)
+    .map(cell => cell.trim().replaceAll('\\|', '|').replace(/^`(.*)`$/, '$1'))
+}
+
+/** The first Markdown table under the README heading that names "Errors", as rows keyed by its columns. */
+function readmeErrorTable (markdown: string): Row[] {
+  const lines = markdown.split('\n')
+  const heading = lines.findIndex(line => /^#{1,6}\s.*\bErrors\b/.test(line))
+  if (heading === -1) throw new Error('README.md has no heading containing "Errors"')
+  const start = lines.findIndex((line, index) => index > heading && line.trim().startsWith('|'))
+  if (start === -1) throw new Error('no table under the Errors heading')
+  const columns = cells(lines[start] as string)
+  const rows: Row[] = []
+  for (let index = start + 2; index < lines.length && (lines[index] as string).trim().startsWith('|'); index++) {
+    const values = cells(lines[index] as string)
+    const field = (name: string): string => {
+      const at = columns.indexOf(name)
+      if (at === -1) throw new Error(`the error table has no column ${name}`)
+      return values[at] as string
+    }
+    rows.push({ code: field('code'), errorCode: Number(field('errorCode')), status: Number(field('status')), message: field('message') })
+  }
+  return rows
+}
+
+t.test('the README error table lists exactly the entries of errorDefinitions', async (t) => {
+  const rows = readmeErrorTable(readFileSync(new URL('../README.md', import.meta.url), 'utf8'))
+  const codes = rows.map(row => row.code)
+  t.equal(new Set(codes).size, codes.length, 'no code twice')
+  t.same([...codes].sort(), Object.keys(errorDefinitions).sort(), 'the same codes')
+  for (const row of rows) {
+    const definition = errorDefinitions[row.code as JwtLoginErrorCode]
+    if (definition === undefined) continue
+    t.same({ errorCode: row.errorCode, status: row.status, message: row.message }, {
+      errorCode: definition.errorCode,
+      status: definition.statusCode,
+      message: definition.message
+    }, row.code)
+  }
+})
+
+t.test('the table parser reads the format and fails on a missing table', async (t) => {
+  const sample = [
+    '# x', '## Errors', 'text', '',
+    '| code | errorCode | status | message |', '| --- | --- | --- | --- |',
+    '| `ERR_A` | 2 | 401 | A \\| b. |', '| ERR_B | 8 | 401 | B. |', '', '| not | part |'
+  ].join('\n')
+  t.same(readmeErrorTable(sample).map(r => [r.code, r.errorCode, r.status, r.message]), [['ERR_A', 2, 401, 'A | b.'], ['ERR_B', 8, 401, 'B.']])
+  t.throws(() => readmeErrorTable('# Nothing here'), /no heading/)
+  t.throws(() => readmeErrorTable('## Errors\nno table'), /no table/)
+  t.throws(() => readmeErrorTable('## Errors\n| code | status |\n| - | - |\n| A | 1 |'), /no column errorCode/)
+})
+
+t.test('errorDefinitions: well-formed and consistent', async (t) => {
+  const byNumber = new Map<number, Set<number>>()
+  for (const [code, definition] of Object.entries(errorDefinitions)) {
+    t.match(code, /^ERR_JWT_LOGIN_[A-Z_]+$/, code)
+    t.ok(Number.isInteger(definition.errorCode) && definition.errorCode > 0, `${code}: errorCode`)
+    t.ok(definition.statusCode >= 400 && definition.statusCode < 600, `${code}: status`)
+    t.match(definition.message, /^[A-Z].*\.$/, `${code}: a sentence`)
+    const statuses = byNumber.get(definition.errorCode) ?? new Set<number>()
+    statuses.add(definition.statusCode)
+    byNumber.set(definition.errorCode, statuses)
+  }
+  // numbers of 200 and up are jwt-login's own; one number may have two statuses only where the spec says so
+  t.same([...byNumber.keys()].filter(n => n >= 200).sort((a, b) => a - b), [200, 201, 202, 203, 204])
+  t.same([...(byNumber.get(51) ?? [])].sort(), [400, 401])
+  t.same([...(byNumber.get(109) ?? [])].sort(), [400, 401])
+  t.same([...(byNumber.get(202) ?? [])].sort(), [502, 504])
+  t.same([...(byNumber.get(11) ?? [])], [401])
+  t.equal(errorDefinitions.ERR_JWT_LOGIN_RATE_LIMITED.statusCode, 429)
+  t.equal(errorDefinitions.ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE.statusCode, 503)
+  t.equal(errorDefinitions.ERR_JWT_LOGIN_BAD_REQUEST.statusCode, 400)
+})
+
+t.test('JwtLoginError carries code, errorCode, statusCode, retryAfter and cause', async (t) => {
+  const cause = new Error('redis down')
+  const error = new JwtLoginError('ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', { cause })
+  t.ok(error instanceof Error)
+  t.equal(error.name, 'JwtLoginError')
+  t.equal(error.code, 'ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE')
+  t.equal(error.errorCode, 201)
+  t.equal(error.statusCode, 503)
+  t.equal(error.message, 'A dependency is unavailable; nothing was changed.')
+  t.equal(error.cause, cause)
+  t.equal(error.retryAfter, undefined)
+  t.type(error.stack, 'string')
+
+  const limited = new JwtLoginError('ERR_JWT_LOGIN_RATE_LIMITED', { retryAfter: 42 })
+  t.equal(limited.retryAfter, 42)
+  t.equal(limited.statusCode, 429)
+  t.equal(limited.errorCode, 200)
+  t.notOk('cause' in limited, 'no cause property without a cause')
+
+  const plain = new JwtLoginError('ERR_JWT_LOGIN_TOKEN_EXPIRED')
+  t.equal(plain.errorCode, 14)
+  t.equal(plain.statusCode, 401)
+  t.notOk('cause' in plain)
+})
+
+t.test('every code builds an error that matches its definition', async (t) => {
+  for (const [code, definition] of Object.entries(errorDefinitions)) {
+    const error = new JwtLoginError(code as JwtLoginErrorCode)
+    t.same([error.errorCode, error.statusCode, error.message], [definition.errorCode, definition.statusCode, definition.message], code)
+  }
+})
+
+t.test('isJwtLoginError', async (t) => {
+  t.equal(isJwtLoginError(new JwtLoginError('ERR_JWT_LOGIN_BAD_REQUEST')), true)
+  t.equal(isJwtLoginError(new Error('The request is malformed.')), false)
+  t.equal(isJwtLoginError({ code: 'ERR_JWT_LOGIN_BAD_REQUEST', errorCode: 203, statusCode: 400 }), false, 'a look-alike object is not one')
+  t.equal(isJwtLoginError(null), false)
+  t.equal(isJwtLoginError(undefined), false)
+  t.equal(isJwtLoginError('ERR_JWT_LOGIN_BAD_REQUEST'), false)
+})
+
+t.test('envelope: the answer body, message and number only', async (t) => {
+  const body = envelope(new JwtLoginError('ERR_JWT_LOGIN_RATE_LIMITED', { retryAfter: 5, cause: new Error('secret detail') }))
+  t.same(body, { success: false, data: { message: 'Too many requests; retry later.', errorCode: 200 } })
+  t.notMatch(JSON.stringify(body), /secret detail|retryAfter|ERR_JWT_LOGIN/)
+})
+
+t.test('the package entry exports the error API', async (t) => {
+  t.equal(entry.JwtLoginError, JwtLoginError)
+  t.equal(entry.errorDefinitions, errorDefinitions)
+  t.equal(entry.isJwtLoginError, isJwtLoginError)
+})
