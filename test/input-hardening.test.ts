@@ -42,7 +42,7 @@ function badRequests (base: Record<string, string>): BadRequest[] {
   cases.push({ name: 'malformed JSON', payload: `{${fields}`, contentType: 'application/json' })
   cases.push({ name: 'JSON array body', payload: json([base]), contentType: 'application/json' })
   cases.push({ name: 'form with repeated field', payload: new URLSearchParams([...Object.entries(base), ...Object.entries(base)]).toString(), contentType: 'application/x-www-form-urlencoded' })
-  cases.push({ name: 'form with NUL byte', payload: new URLSearchParams(Object.entries(base).map(([k, v]) => [k, `${v}\u0000`])).toString(), contentType: 'application/x-www-form-urlencoded' })
+  cases.push({ name: 'form with NUL byte', payload: new URLSearchParams(Object.entries(base).map(([k, v]) => [k, `${v}\u0000`] as [string, string])).toString(), contentType: 'application/x-www-form-urlencoded' })
   const withFile = multipart(base, { upload: 'file content' })
   cases.push({ name: 'multipart with a file part', payload: withFile.payload, contentType: withFile.headers['content-type'] as string })
   return cases
