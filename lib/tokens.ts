@@ -130,7 +130,8 @@ function mapTokenError (error: unknown): JwtLoginError {
 
 /** The start time (ms) written at the head of a session id; NaN-safe (0 for a foreign id). */
 export function sessionStart (sessionId: string): number {
-  const start = parseInt(sessionId.slice(0, sessionId.indexOf('-')), 36)
+  const dash = sessionId.indexOf('-')
+  const start = dash > 0 ? parseInt(sessionId.slice(0, dash), 36) : 0
   return Number.isFinite(start) ? start : 0
 }
 

@@ -242,4 +242,5 @@ t.test('session ids carry their start time', async (t) => {
   const { tokens, clock } = await tokenService(t)
   t.equal(sessionStart(tokens.newSessionId()), clock.now)
   t.equal(sessionStart('!!-not-a-time'), 0, 'a foreign id counts as started at 0')
+  t.equal(sessionStart('nodash'), 0, 'an id without a start time counts as started at 0')
 })
