@@ -159,5 +159,5 @@ t.test('generateCode draws every character of the alphabet and nothing else', as
 
 t.test('isEmail', async (t) => {
   for (const good of ['a@b.co', 'first.last+tag@sub.example.org']) t.ok(isEmail(good), good)
-  for (const bad of ['a', 'a@b', 'a b@c.de', '@b.co', 'a@.co', 'a@b..co', `${'a'.repeat(250)}@b.co`]) t.notOk(isEmail(bad), bad)
+  for (const bad of ['a', 'a@b', 'a b@c.de', '@b.co', 'a@.co', 'a@b..co', `${'a'.repeat(250)}@b.co`]) t.notOk(isEmail(bad), bad.slice(0, 24))
 })
