@@ -80,7 +80,8 @@ function collectParts (raw: string, found: { text: string, html: string }): void
 
 function parseMessage (to: string, raw: string): ReceivedMessage {
   const found = { text: '', html: '' }
-  collectParts(raw, found)
+  // the line break before the end-of-data dot belongs to the transfer, not to the body
+  collectParts(raw.replace(/\r\n$/, ''), found)
   return { to, subject: decodeWords(splitEntity(raw).headers.get('subject') ?? ''), ...found }
 }
 
