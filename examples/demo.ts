@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import Fastify, { type FastifyInstance } from 'fastify'
-import jwtLogin, { MemoryStore, MemoryUserAdapter, RedisStore, type StateStore } from '../lib/index.js'
+import jwtLogin, { ConsoleMailer, MemoryStore, MemoryUserAdapter, RedisStore, type StateStore } from '../lib/index.js'
 
 export const DEMO_USER = { login: 'demo', email: 'demo@example.com', password: 'demo-password-123', displayName: 'Demo User', roles: ['editor'] }
 
@@ -27,12 +27,14 @@ export async function buildDemo (options: DemoOptions = {}): Promise<FastifyInst
   await app.register(jwtLogin, {
     users,
     store,
+    mailer: new ConsoleMailer(options.print),
     settings: {
       tokens: { keys: [{ kid: 'demo-1', secret: randomBytes(32).toString('base64url') }] },
       refresh: { enabled: true },
       bearer: { enabled: true },
       validate: { enabled: true },
-      revoke: { enabled: true }
+      revoke: { enabled: true },
+      resetPassword: { enabled: true, mail: { siteName: 'jwt-login demo' } }
     }
   })
   app.addHook('onClose', async () => { await store.close?.() })
@@ -59,6 +61,10 @@ export function banner (base: string): string {
     `  curl -s ${base}/me -H "Authorization: Bearer $JWT"`,
     `  curl -s -X POST ${prefix}/auth/refresh -H 'content-type: application/json' -d '{"refresh_token":"REFRESH"}'`,
     `  curl -s -X POST ${prefix}/auth/revoke -H "Authorization: Bearer $JWT"`,
+    '',
+    'Password reset (the mail with the CODE is printed on this console):',
+    `  curl -s -X POST ${prefix}/user/reset_password -H 'content-type: application/json' -d '{"email":"${DEMO_USER.email}"}'`,
+    `  curl -s -X PUT ${prefix}/user/reset_password -H 'content-type: application/json' -d '{"email":"${DEMO_USER.email}","code":"CODE","new_password":"a new demo password"}'`,
     ''
   ].join('\n')
 }

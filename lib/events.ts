@@ -11,6 +11,20 @@ export interface JwtLoginEventMap {
   'refresh.reused': { userId: number, sessionId: string, ip: string }
   'token.revoked': { userId: number, sessionId: string, jti: string, ip: string }
   'validation.failed': { ip: string, errorCode: number }
+  /** A reset code was asked for; `userId` is `null` when the email has no account (the client cannot tell). */
+  'reset.requested': { userId: number | null, ip: string }
+  /** The reset mail was accepted by the mailer after `attempts` tries. */
+  'reset.code_sent': { userId: number, attempts: number }
+  /** Every try to send the reset mail failed; the code was withdrawn. */
+  'reset.code_failed': { userId: number, attempts: number }
+  'reset.completed': { userId: number, ip: string }
+  'reset.failed': {
+    step: 'request' | 'complete'
+    userId: number | null
+    ip: string
+    reason: 'auth_code' | 'rate_limited' | 'code_invalid' | 'password_policy'
+    errorCode: number
+  }
 }
 
 export type JwtLoginEventName = keyof JwtLoginEventMap

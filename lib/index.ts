@@ -12,8 +12,11 @@ import { envelope, JwtLoginError } from './errors.js'
 import { JwtLoginEvents } from './events.js'
 import { AttemptLimiter } from './limits.js'
 import { bearerToken } from './params.js'
+import type { Mailer } from './mail/types.js'
 import { StoreRateLimit } from './rate-limit-store.js'
+import { checkResetSetup, PasswordReset, type PasswordPolicy } from './reset-password.js'
 import { authRoutes } from './routes/auth.js'
+import { resetPasswordRoutes } from './routes/reset-password.js'
 import { authenticateToken } from './session.js'
 import { JwtLoginSettingsError, SettingsHolder, type Settings, type SettingsSource } from './settings.js'
 import { guardStore } from './store/guard.js'
@@ -40,6 +43,10 @@ export interface JwtLoginOptions {
   restRoute?: boolean
   /** Time source in ms; tests inject one. */
   clock?: Clock
+  /** Sends mail (reset codes). Needed when `resetPassword.enabled` is on. */
+  mailer?: Mailer
+  /** The host's own rule for a new password, after the length settings (see `PasswordPolicy`). */
+  passwordPolicy?: PasswordPolicy
 }
 
 /** What the authenticate hook puts on `request.jwtLogin`. */
@@ -123,9 +130,11 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
         throw new JwtLoginSettingsError('tokens/keys', 'keys and algorithm change only with a restart')
       }
       if (next.bodyLimit !== current.bodyLimit) throw new JwtLoginSettingsError('bodyLimit', 'changes only with a restart')
+      checkResetSetup(next, options.users, options.mailer)
     }
   })
   const initial = settings.current
+  checkResetSetup(initial, options.users, options.mailer)
   const tokens = new TokenService(buildKeyMaterial(initial.tokens), initial.tokens.algorithm, settings, store, clock)
   const dummyHash = await hashPassword(`jwt-login-dummy-${Math.random()}`)
 
@@ -168,6 +177,8 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
     reloadSettings: async () => { await settings.reload() },
     jwks: () => tokens.jwks()
   }
+  const passwordReset = new PasswordReset(ctx, { mailer: options.mailer ?? null, passwordPolicy: options.passwordPolicy ?? null, log: fastify.log })
+  fastify.addHook('onClose', async () => { passwordReset.close() })
   fastify.decorate('jwtLogin', api)
   fastify.decorateRequest('jwtLogin', null)
   if (options.store === undefined) fastify.addHook('onClose', async () => { await store.close?.() })
@@ -205,6 +216,7 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
     })
 
     authRoutes(instance, ctx)
+    resetPasswordRoutes(instance, passwordReset)
     if (tokens.jwks() !== null) {
       instance.get('/jwks', async () => tokens.jwks())
     }
@@ -271,3 +283,7 @@ export { MemoryUserAdapter, hashPassword, ARGON2_OPTIONS, type MemoryUser, type 
 export { JwtLoginEvents, type JwtLoginEventMap, type JwtLoginEventName } from './events.js'
 export type { TokenClaims, TokenKind } from './tokens.js'
 export type { Clock } from './clock.js'
+export type { Mailer, MailMessage } from './mail/types.js'
+export { NodemailerMailer, ConsoleMailer, type NodemailerMailerOptions } from './mail/nodemailer.js'
+export { DEFAULT_RESET_TEMPLATES, escapeHtml, renderTemplate, type MailTemplates, type ResetMailValues } from './mail/templates.js'
+export type { PasswordPolicy } from './reset-password.js'

@@ -2,6 +2,7 @@ import { FormatRegistry } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { SettingsSchema, type Algorithm, type SettingsInput } from '../schemas/settings.js'
 import { toMs } from './duration.js'
+import type { MailTemplates } from './mail/templates.js'
 
 if (!FormatRegistry.Has('date-time')) {
   FormatRegistry.Set('date-time', (value) => /^\d{4}-\d{2}-\d{2}T/.test(value) && !Number.isNaN(Date.parse(value)))
@@ -40,6 +41,14 @@ export interface Settings {
     claims: { email: boolean, login: boolean, displayName: boolean, roles: boolean }
   }
   limits: { loginPerAccount: ResolvedLimit, loginPerIp: ResolvedLimit, requestsPerIp: ResolvedLimit }
+  resetPassword: {
+    enabled: boolean
+    requireAuthCode: boolean
+    code: { length: number, alphabet: string, lifetimeMs: number, maxTries: number }
+    password: { minLength: number, maxLength: number }
+    limits: { perEmail: ResolvedLimit, perIp: ResolvedLimit }
+    mail: { siteName: string, templates: MailTemplates, retries: number, retryDelayMs: number }
+  }
   bodyLimit: number
 }
 
@@ -86,6 +95,7 @@ export function resolveSettings (input: unknown): Settings {
   const limit = (l: { max?: number, window?: string | number }, name: string): ResolvedLimit =>
     ({ max: l.max as number, windowMs: ms(l.window, `limits/${name}/window`) })
   const limits = s.limits as Record<'loginPerAccount' | 'loginPerIp' | 'requestsPerIp', { max?: number, window?: string | number }>
+  const resetPassword = resolveResetPassword(s.resetPassword, limit)
   return {
     authentication: { enabled: s.authentication.enabled as boolean },
     authCodes: {
@@ -113,7 +123,38 @@ export function resolveSettings (input: unknown): Settings {
       loginPerIp: limit(limits.loginPerIp, 'loginPerIp'),
       requestsPerIp: limit(limits.requestsPerIp, 'requestsPerIp')
     },
+    resetPassword,
     bodyLimit: s.bodyLimit
+  }
+}
+
+type ResetPasswordInput = Required<SettingsInput>['resetPassword']
+type Defaulted<T> = { [K in keyof T]-?: NonNullable<T[K]> }
+
+function resolveResetPassword (input: ResetPasswordInput, limit: (l: { max?: number, window?: string | number }) => ResolvedLimit): Settings['resetPassword'] {
+  const group = input as Defaulted<ResetPasswordInput>
+  const code = group.code as Defaulted<typeof group.code>
+  const password = group.password as Defaulted<typeof group.password>
+  const limits = group.limits as Defaulted<typeof group.limits>
+  const mail = group.mail as Defaulted<typeof group.mail>
+  if (new Set(code.alphabet).size !== [...code.alphabet].length) {
+    throw new JwtLoginSettingsError('resetPassword/code/alphabet', 'the characters must be distinct')
+  }
+  if (password.minLength > password.maxLength) {
+    throw new JwtLoginSettingsError('resetPassword/password/minLength', 'must not exceed maxLength')
+  }
+  return {
+    enabled: group.enabled,
+    requireAuthCode: group.requireAuthCode,
+    code: { length: code.length, alphabet: code.alphabet, lifetimeMs: toMs(code.lifetime), maxTries: code.maxTries },
+    password: { minLength: password.minLength, maxLength: password.maxLength },
+    limits: { perEmail: limit(limits.perEmail), perIp: limit(limits.perIp) },
+    mail: {
+      siteName: mail.siteName,
+      templates: { subject: mail.subject, text: mail.text, html: mail.html },
+      retries: mail.retries,
+      retryDelayMs: toMs(mail.retryDelay)
+    }
   }
 }
 

@@ -30,6 +30,12 @@ export interface UserAdapter<U = unknown> {
   getPasswordHash? (user: U): Promise<string | null>
   /** The public view of the user. */
   toPublicUser (user: U): PublicUser
+  /**
+   * Hashes and stores a new password (needed only when `resetPassword.enabled`
+   * is on). Throwing means the store is unavailable: the reset answers 503 and
+   * the code stays usable.
+   */
+  setPassword? (user: U, newPassword: string): Promise<void>
 }
 
 /** OWASP's argon2id parameters: 19 MiB memory, 2 iterations, 1 lane. */

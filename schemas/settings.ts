@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
+import { DEFAULT_RESET_TEMPLATES } from '../lib/mail/templates.js'
 
 /** A duration: seconds as a number, or an `ms`-style string such as `'15m'`, `'14d'`. */
 export const DurationSchema = Type.Union([
@@ -118,6 +119,43 @@ export const SettingsSchema = Type.Object({
     loginPerIp: Limit(50, '15m'),
     /** Requests per client IP on every route of the plugin (@fastify/rate-limit on the state store). */
     requestsPerIp: Limit(300, '1m')
+  }),
+
+  /** Password reset by an emailed one-time code (`POST` and `PUT /user/reset_password`). */
+  resetPassword: Group({
+    enabled: Flag(false),
+    /** "Reset Password Requires Auth Code": both routes need `authCodes.parameter` with one of `authCodes.codes`. */
+    requireAuthCode: Flag(false),
+    code: Group({
+      length: Type.Optional(Type.Integer({ minimum: 6, maximum: 64, default: 8 })),
+      /** Distinct characters the code is drawn from; the default leaves out 0/O, 1/I/L. */
+      alphabet: Type.Optional(Type.String({ minLength: 10, maxLength: 128, default: 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789' })),
+      lifetime: DurationOr('15m'),
+      /** Tries (wrong or right) one code allows; after that it is dead. */
+      maxTries: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 5 }))
+    }),
+    password: Group({
+      minLength: Type.Optional(Type.Integer({ minimum: 1, maximum: 4096, default: 8 })),
+      /** So a huge password cannot exhaust the hasher. */
+      maxLength: Type.Optional(Type.Integer({ minimum: 1, maximum: 4096, default: 1024 }))
+    }),
+    limits: Group({
+      /** Code requests per email address (known or not). */
+      perEmail: Limit(5, '1h'),
+      /** Code requests per client IP. */
+      perIp: Limit(20, '1h')
+    }),
+    mail: Group({
+      /** `{{site_name}}` in the templates. */
+      siteName: Type.Optional(Type.String({ minLength: 1, maxLength: 200, default: 'jwt-login' })),
+      /** Placeholders: {{code}}, {{display_name}}, {{email}}, {{site_name}}, {{expires_in_minutes}}. */
+      subject: Type.Optional(Type.String({ minLength: 1, maxLength: 998, default: DEFAULT_RESET_TEMPLATES.subject })),
+      text: Type.Optional(Type.String({ minLength: 1, maxLength: 65536, default: DEFAULT_RESET_TEMPLATES.text })),
+      html: Type.Optional(Type.String({ minLength: 1, maxLength: 65536, default: DEFAULT_RESET_TEMPLATES.html })),
+      /** Further attempts after a failed send. */
+      retries: Type.Optional(Type.Integer({ minimum: 0, maximum: 10, default: 2 })),
+      retryDelay: DurationOr('2s')
+    })
   }),
 
   /** Largest accepted request body in bytes. */
