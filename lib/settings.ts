@@ -92,10 +92,9 @@ export function resolveSettings (input: unknown): Settings {
       throw new JwtLoginSettingsError(path, (error as Error).message)
     }
   }
-  const limit = (l: { max?: number, window?: string | number }, name: string): ResolvedLimit =>
-    ({ max: l.max as number, windowMs: ms(l.window, `limits/${name}/window`) })
+  const limit: LimitOf = (l, path) => ({ max: l.max as number, windowMs: ms(l.window, `${path}/window`) })
   const limits = s.limits as Record<'loginPerAccount' | 'loginPerIp' | 'requestsPerIp', { max?: number, window?: string | number }>
-  const resetPassword = resolveResetPassword(s.resetPassword, limit)
+  const resetPassword = resolveResetPassword(s.resetPassword, limit, ms)
   return {
     authentication: { enabled: s.authentication.enabled as boolean },
     authCodes: {
@@ -119,9 +118,9 @@ export function resolveSettings (input: unknown): Settings {
       claims: s.tokens.claims as Settings['tokens']['claims']
     },
     limits: {
-      loginPerAccount: limit(limits.loginPerAccount, 'loginPerAccount'),
-      loginPerIp: limit(limits.loginPerIp, 'loginPerIp'),
-      requestsPerIp: limit(limits.requestsPerIp, 'requestsPerIp')
+      loginPerAccount: limit(limits.loginPerAccount, 'limits/loginPerAccount'),
+      loginPerIp: limit(limits.loginPerIp, 'limits/loginPerIp'),
+      requestsPerIp: limit(limits.requestsPerIp, 'limits/requestsPerIp')
     },
     resetPassword,
     bodyLimit: s.bodyLimit
@@ -131,7 +130,10 @@ export function resolveSettings (input: unknown): Settings {
 type ResetPasswordInput = Required<SettingsInput>['resetPassword']
 type Defaulted<T> = { [K in keyof T]-?: NonNullable<T[K]> }
 
-function resolveResetPassword (input: ResetPasswordInput, limit: (l: { max?: number, window?: string | number }) => ResolvedLimit): Settings['resetPassword'] {
+type LimitOf = (l: { max?: number, window?: string | number }, path: string) => ResolvedLimit
+type MsOf = (duration: unknown, path: string) => number
+
+function resolveResetPassword (input: ResetPasswordInput, limit: LimitOf, ms: MsOf): Settings['resetPassword'] {
   const group = input as Defaulted<ResetPasswordInput>
   const code = group.code as Defaulted<typeof group.code>
   const password = group.password as Defaulted<typeof group.password>
@@ -146,14 +148,14 @@ function resolveResetPassword (input: ResetPasswordInput, limit: (l: { max?: num
   return {
     enabled: group.enabled,
     requireAuthCode: group.requireAuthCode,
-    code: { length: code.length, alphabet: code.alphabet, lifetimeMs: toMs(code.lifetime), maxTries: code.maxTries },
+    code: { length: code.length, alphabet: code.alphabet, lifetimeMs: ms(code.lifetime, 'resetPassword/code/lifetime'), maxTries: code.maxTries },
     password: { minLength: password.minLength, maxLength: password.maxLength },
-    limits: { perEmail: limit(limits.perEmail), perIp: limit(limits.perIp) },
+    limits: { perEmail: limit(limits.perEmail, 'resetPassword/limits/perEmail'), perIp: limit(limits.perIp, 'resetPassword/limits/perIp') },
     mail: {
       siteName: mail.siteName,
       templates: { subject: mail.subject, text: mail.text, html: mail.html },
       retries: mail.retries,
-      retryDelayMs: toMs(mail.retryDelay)
+      retryDelayMs: ms(mail.retryDelay, 'resetPassword/mail/retryDelay')
     }
   }
 }

@@ -39,6 +39,8 @@ function badRequests (base: Record<string, string>): BadRequest[] {
   cases.push({ name: 'constructor.prototype key', payload: `{"constructor":{"prototype":{"polluted":"yes"}},${fields}}`, contentType: 'application/json' })
   cases.push({ name: 'oversized body', payload: json({ ...base, padding: 'x'.repeat(BODY_LIMIT) }), contentType: 'application/json' })
   cases.push({ name: 'text/xml', payload: `<xml>${Object.values(base).join('')}</xml>`, contentType: 'text/xml' })
+  cases.push({ name: 'text/plain', payload: json(base), contentType: 'text/plain' })
+  cases.push({ name: 'no content type', payload: json(base), contentType: '' })
   cases.push({ name: 'malformed JSON', payload: `{${fields}`, contentType: 'application/json' })
   cases.push({ name: 'JSON array body', payload: json([base]), contentType: 'application/json' })
   cases.push({ name: 'form with repeated field', payload: new URLSearchParams([...Object.entries(base), ...Object.entries(base)]).toString(), contentType: 'application/x-www-form-urlencoded' })

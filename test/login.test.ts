@@ -226,3 +226,40 @@ t.test('login events carry no password', async (t) => {
     t.notOk(text.includes(secret), 'no secret in events')
   }
 })
+
+t.test('once and off on the login events', async (t) => {
+  const { app } = await buildApp()
+  t.teardown(() => app.close())
+  const once: unknown[] = []
+  const kept: unknown[] = []
+  const dropped: unknown[] = []
+  const drop = (e: unknown): void => { dropped.push(e) }
+  app.jwtLogin.events.once('login.succeeded', (e) => once.push(e))
+  app.jwtLogin.events.on('login.succeeded', (e) => kept.push(e))
+  app.jwtLogin.events.on('login.succeeded', drop)
+  app.jwtLogin.events.off('login.succeeded', drop)
+  await login(app)
+  await login(app)
+  t.equal(once.length, 1)
+  t.equal(kept.length, 2)
+  t.equal(dropped.length, 0)
+})
+
+t.test('a failing user adapter: 503 / 201, never a 500, nothing counted', async (t) => {
+  const { app, users } = await buildApp({ limits: { loginPerAccount: { max: 1, window: '15m' } } })
+  t.teardown(() => app.close())
+  const original = users.findByEmail.bind(users)
+  users.findByEmail = async () => { throw new Error('database down') }
+  const res = await login(app)
+  t.equal(res.statusCode, 503)
+  t.equal(errorCode(res), 201)
+  t.notMatch(res.body, /database down/, 'the cause is not sent to the client')
+  users.findByEmail = original
+  const ok = await login(app)
+  t.equal(ok.statusCode, 200, 'the outage counted no failure')
+
+  users.findById = async () => { throw new Error('database down') }
+  const validate = await post(app, '/auth/validate', { JWT: ok.json().data.jwt })
+  t.equal(validate.statusCode, 503)
+  t.equal(errorCode(validate), 201)
+})
