@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events'
+import type { TwoFactorMethod } from './two-factor/types.js'
 
 /**
  * What each audit event carries. No event carries a password, token, code or
@@ -11,6 +12,11 @@ export interface JwtLoginEventMap {
   'refresh.reused': { userId: number, sessionId: string, ip: string }
   'token.revoked': { userId: number, sessionId: string, jti: string, ip: string }
   'validation.failed': { ip: string, errorCode: number }
+  'two_factor.challenge_issued': { userId: number, method: TwoFactorMethod, ip: string }
+  'two_factor.code_accepted': { userId: number, method: TwoFactorMethod, ip: string }
+  'two_factor.code_rejected': { userId: number, ip: string, attempt: number }
+  'two_factor.challenge_closed': { userId: number, ip: string }
+  'two_factor.account_locked': { userId: number, ip: string }
 }
 
 export type JwtLoginEventName = keyof JwtLoginEventMap

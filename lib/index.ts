@@ -14,12 +14,15 @@ import { AttemptLimiter } from './limits.js'
 import { bearerToken } from './params.js'
 import { StoreRateLimit } from './rate-limit-store.js'
 import { authRoutes } from './routes/auth.js'
+import { twoFactorRoutes } from './routes/two-factor.js'
 import { authenticateToken } from './session.js'
 import { JwtLoginSettingsError, SettingsHolder, type Settings, type SettingsSource } from './settings.js'
 import { guardStore } from './store/guard.js'
 import { MemoryStore } from './store/memory.js'
 import type { StateStore } from './store/types.js'
 import { buildKeyMaterial, TokenService, type TokenClaims } from './tokens.js'
+import { createTwoFactor, secondFactorGate } from './two-factor/flow.js'
+import type { TwoFactorEnrollment, TwoFactorOptions } from './two-factor/types.js'
 import { hashPassword, verifyPasswordHash, type PublicUser, type UserAdapter } from './users.js'
 
 export interface JwtLoginOptions {
@@ -40,6 +43,8 @@ export interface JwtLoginOptions {
   restRoute?: boolean
   /** Time source in ms; tests inject one. */
   clock?: Clock
+  /** Two-factor sign-in: the host's two-factor port (and a mailer for email codes). */
+  twoFactor?: TwoFactorOptions
 }
 
 /** What the authenticate hook puts on `request.jwtLogin`. */
@@ -66,6 +71,8 @@ export interface JwtLoginApi {
   reloadSettings: () => Promise<void>
   /** The public signing keys, or `null` for HMAC. */
   jwks: () => ReturnType<TokenService['jwks']>
+  /** Two-factor enrollment helpers, or `null` without the `twoFactor` option. */
+  twoFactor: TwoFactorEnrollment | null
 }
 
 declare module 'fastify' {
@@ -140,6 +147,8 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
     spendPasswordTime: async (password) => { await verifyPasswordHash(dummyHash, password) },
     secondFactor: null
   }
+  const twoFactor = options.twoFactor === undefined ? null : createTwoFactor(ctx, options.twoFactor)
+  if (twoFactor !== null) ctx.secondFactor = secondFactorGate(ctx, twoFactor)
 
   const authenticate = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     try {
@@ -166,7 +175,8 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
     events,
     get settings () { return settings.current },
     reloadSettings: async () => { await settings.reload() },
-    jwks: () => tokens.jwks()
+    jwks: () => tokens.jwks(),
+    twoFactor: twoFactor?.enrollment ?? null
   }
   fastify.decorate('jwtLogin', api)
   fastify.decorateRequest('jwtLogin', null)
@@ -202,6 +212,7 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
     })
 
     authRoutes(instance, ctx)
+    twoFactorRoutes(instance, ctx, twoFactor)
     if (tokens.jwks() !== null) {
       instance.get('/jwks', async () => tokens.jwks())
     }
@@ -268,3 +279,9 @@ export { MemoryUserAdapter, hashPassword, ARGON2_OPTIONS, type MemoryUser, type 
 export { JwtLoginEvents, type JwtLoginEventMap, type JwtLoginEventName } from './events.js'
 export type { TokenClaims, TokenKind } from './tokens.js'
 export type { Clock } from './clock.js'
+export type { TwoFactorEnrollment, TwoFactorMethod, TwoFactorOptions, TwoFactorPort } from './two-factor/types.js'
+export { MemoryTwoFactorStore } from './two-factor/memory.js'
+export { createTotpSecret, TOTP_PERIOD } from './two-factor/totp.js'
+export { generateBackupCodes, hashBackupCode, BACKUP_CODE_COUNT } from './two-factor/backup-codes.js'
+export type { Mailer, MailMessage } from './mail/types.js'
+export { NodemailerMailer, ConsoleMailer, type NodemailerMailerOptions } from './mail/nodemailer.js'

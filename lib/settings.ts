@@ -40,8 +40,12 @@ export interface Settings {
     claims: { email: boolean, login: boolean, displayName: boolean, roles: boolean }
   }
   limits: { loginPerAccount: ResolvedLimit, loginPerIp: ResolvedLimit, requestsPerIp: ResolvedLimit }
+  twoFactor: { interimLifetimeMs: number, attemptsPerChallenge: number, perAccount: ResolvedLimit, emailCodeLifetimeMs: number }
   bodyLimit: number
 }
+
+/** The longest an interim (two-factor) token may live. */
+export const MAX_INTERIM_LIFETIME_MS = 5 * 60 * 1000
 
 /** A setting that is not valid; `path` names the field (`tokens/keys/0/secret`). */
 export class JwtLoginSettingsError extends Error {
@@ -77,6 +81,9 @@ export function resolveSettings (input: unknown): Settings {
   })
   const limit = (l: { max?: number, window?: string | number }): ResolvedLimit =>
     ({ max: l.max as number, windowMs: toMs(l.window as string | number) })
+  const twoFactor = s.twoFactor as { interimLifetime: string | number, attemptsPerChallenge: number, perAccount: { max?: number, window?: string | number }, emailCodeLifetime: string | number }
+  const interimLifetimeMs = toMs(twoFactor.interimLifetime)
+  if (interimLifetimeMs > MAX_INTERIM_LIFETIME_MS) throw new JwtLoginSettingsError('twoFactor/interimLifetime', 'must be at most 5 minutes')
   const limits = s.limits as Record<'loginPerAccount' | 'loginPerIp' | 'requestsPerIp', { max?: number, window?: string | number }>
   return {
     authentication: { enabled: s.authentication.enabled as boolean },
@@ -104,6 +111,12 @@ export function resolveSettings (input: unknown): Settings {
       loginPerAccount: limit(limits.loginPerAccount),
       loginPerIp: limit(limits.loginPerIp),
       requestsPerIp: limit(limits.requestsPerIp)
+    },
+    twoFactor: {
+      interimLifetimeMs,
+      attemptsPerChallenge: twoFactor.attemptsPerChallenge,
+      perAccount: limit(twoFactor.perAccount),
+      emailCodeLifetimeMs: toMs(twoFactor.emailCodeLifetime)
     },
     bodyLimit: s.bodyLimit
   }
