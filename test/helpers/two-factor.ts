@@ -1,8 +1,8 @@
+import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify'
 import { generate } from 'otplib'
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
-import { MemoryTwoFactorStore, type JwtLoginOptions, type Mailer, type SettingsInput, type TwoFactorMethod } from '../../lib/index.js'
+import jwtLogin, { MemoryTwoFactorStore, MemoryUserAdapter, type JwtLoginOptions, type Mailer, type SettingsInput, type TwoFactorMethod } from '../../lib/index.js'
 import { createTotpSecret } from '../../lib/two-factor/totp.js'
-import { ALICE, buildApp, testClock } from './app.js'
+import { ALICE, HS_SECRET, testClock } from './app.js'
 
 export const BOB = { login: 'bob', email: 'bob@example.com', password: 'bob has a long password', displayName: 'Bob Example' }
 export const PREFIX = '/jwt-login/v1'
@@ -20,6 +20,7 @@ export async function wrongCode (secret: string, nowMs: number): Promise<string>
 
 export interface TwoFactorApp {
   app: FastifyInstance
+  users: MemoryUserAdapter
   port: MemoryTwoFactorStore
   clock: ReturnType<typeof testClock>
   /** Bob's user id (two-factor on with `method`); alice (id 1) has it off. */
@@ -32,11 +33,29 @@ export interface TwoFactorApp {
 
 /** The test app with a second user, bob, who has two-factor on (TOTP unless told). */
 export async function buildTwoFactorApp (
-  options: { method?: TwoFactorMethod, mailer?: Mailer, settings?: Partial<SettingsInput>, plugin?: Partial<JwtLoginOptions> } = {}
+  options: {
+    method?: TwoFactorMethod
+    mailer?: Mailer
+    settings?: Partial<SettingsInput>
+    plugin?: Partial<JwtLoginOptions>
+    /** Host routes to add before the app is ready. */
+    beforeReady?: (app: FastifyInstance) => void
+  } = {}
 ): Promise<TwoFactorApp> {
   const clock = testClock()
   const port = new MemoryTwoFactorStore()
-  const { app, users } = await buildApp(options.settings, { clock, twoFactor: { port, mailer: options.mailer }, ...options.plugin })
+  const users = new MemoryUserAdapter()
+  await users.addUser(ALICE)
+  const app = Fastify()
+  await app.register(jwtLogin, {
+    users,
+    settings: { tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }] }, ...options.settings },
+    clock,
+    twoFactor: { port, mailer: options.mailer },
+    ...options.plugin
+  })
+  options.beforeReady?.(app)
+  await app.ready()
   const bob = await users.addUser(BOB)
   const { secret } = createTotpSecret('jwt-login test', BOB.email)
   await port.setTotpSecret(bob.ID, secret)
@@ -45,6 +64,7 @@ export async function buildTwoFactorApp (
     await app.inject({ method: 'POST', url: `${PREFIX}/auth`, payload: { email: who.email, password: who.password } })
   return {
     app,
+    users,
     port,
     clock,
     bobId: bob.ID,
