@@ -85,3 +85,10 @@ t.test('two challenges racing with one backup code: exactly one wins, even on a 
   t.equal(port.deletes, 1)
   t.equal(port.hashes.size, 9)
 })
+
+t.test('the memory port for a user without backup codes', async (t) => {
+  const port = new MemoryTwoFactorStore()
+  t.equal(port.backupCodesLeft(7), 0)
+  t.equal(await port.consumeBackupCode(7, 'hash'), false)
+  t.equal(await port.methodOf(7), null)
+})

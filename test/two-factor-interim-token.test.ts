@@ -35,7 +35,7 @@ t.test('an interim token is refused with 401 / 110 wherever a final token belong
     { name: 'GET /auth/validate', method: 'GET' as const, url: `${PREFIX}/auth/validate?JWT=${token}` },
     { name: 'GET /auth/validate (Bearer)', method: 'GET' as const, url: `${PREFIX}/auth/validate`, headers: bearer },
     { name: 'POST /auth/validate', method: 'POST' as const, url: `${PREFIX}/auth/validate`, payload: { JWT: token } },
-    { name: 'rest_route validate', method: 'GET' as const, url: `/?rest_route=/jwt-login/v1/auth/validate`, headers: bearer },
+    { name: 'rest_route validate', method: 'GET' as const, url: '/?rest_route=/jwt-login/v1/auth/validate', headers: bearer },
     { name: 'POST /auth/revoke', method: 'POST' as const, url: `${PREFIX}/auth/revoke`, payload: { JWT: token } },
     { name: 'POST /auth/revoke (Bearer)', method: 'POST' as const, url: `${PREFIX}/auth/revoke`, headers: bearer },
     { name: 'POST /auth/refresh as refresh_token', method: 'POST' as const, url: `${PREFIX}/auth/refresh`, payload: { refresh_token: token } },

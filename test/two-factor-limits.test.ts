@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import { JwtLoginSettingsError, MemoryStore, MemoryTwoFactorStore } from '../lib/index.js'
 import { resolveSettings } from '../lib/settings.js'
@@ -68,8 +69,19 @@ t.test('the attempts per challenge are a setting', async (t) => {
   t.equal((await submit({ JWT: token, code: wrong })).json().data.errorCode, 107)
 })
 
+/** A store whose reads of challenges are slow, so concurrent requests all find the challenge open. */
+class SlowChallengeStore extends MemoryStore {
+  override async get (key: string): Promise<string | null> {
+    const value = await super.get(key)
+    if (key.startsWith('2fa:challenge:')) await sleep(50)
+    return value
+  }
+}
+
 t.test('concurrent guesses never get more than the allowed attempts', async (t) => {
-  const { app, interim, submit, secret, clock } = await buildTwoFactorApp()
+  const store = new SlowChallengeStore()
+  t.teardown(() => store.close())
+  const { app, interim, submit, secret, clock } = await buildTwoFactorApp({ plugin: { store } })
   t.teardown(() => app.close())
   const token = await interim()
   const wrong = await wrongCode(secret, clock.now)

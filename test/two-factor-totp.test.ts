@@ -4,11 +4,15 @@ import { createTotpSecret, matchTotpStep } from '../lib/two-factor/totp.js'
 import { ALICE, BOB, buildTwoFactorApp, PREFIX, totpAt, wrongCode } from './helpers/two-factor.js'
 
 t.test('a user without two-factor signs in with the password alone', async (t) => {
-  const { app, login } = await buildTwoFactorApp({ settings: { refresh: { enabled: true } } })
+  const { app, login, port, bobId } = await buildTwoFactorApp({ settings: { refresh: { enabled: true } } })
   t.teardown(() => app.close())
   const res = await login(ALICE)
   t.equal(res.statusCode, 200)
   t.same(Object.keys(res.json().data).sort(), ['jwt', 'refresh_token'])
+
+  port.disable(bobId)
+  const bob = await login()
+  t.same(Object.keys(bob.json().data).sort(), ['jwt', 'refresh_token'], 'two-factor turned off')
 })
 
 t.test('a TOTP user gets an interim token, then the final token for a right code', async (t) => {
@@ -126,6 +130,7 @@ t.test('enrollment: a new secret, confirmed by its first code, which is then spe
   t.ok(uri.includes('issuer=jwt-login'))
 
   t.equal(await enrollment.confirmTotp(1, secret, await wrongCode(secret, clock.now)), false)
+  t.equal(await enrollment.confirmTotp(1, secret, 'abc'), false)
   t.equal(await port.getTotpSecret(1), null, 'nothing stored before a right code')
   const first = await totpAt(secret, clock.now)
   t.equal(await enrollment.confirmTotp(1, secret, first), true)

@@ -51,9 +51,4 @@ export class EmailCodeProvider {
     if (!timingSafeEqual(digest(this.#hash(challengeId, code)), digest(stored))) return false
     return (await this.#store.consume(key(challengeId))) === stored
   }
-
-  /** Forgets the challenge's code (the challenge is closed). */
-  async discard (challengeId: string): Promise<void> {
-    await this.#store.delete(key(challengeId))
-  }
 }
