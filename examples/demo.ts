@@ -6,9 +6,12 @@
  */
 import { randomBytes } from 'node:crypto'
 import Fastify, { type FastifyInstance } from 'fastify'
-import jwtLogin, { MemoryStore, MemoryUserAdapter, RedisStore, type StateStore } from '../lib/index.js'
+import jwtLogin, { ConsoleMailer, createTotpSecret, MemoryStore, MemoryTwoFactorStore, MemoryUserAdapter, RedisStore, type StateStore } from '../lib/index.js'
 
 export const DEMO_USER = { login: 'demo', email: 'demo@example.com', password: 'demo-password-123', displayName: 'Demo User', roles: ['editor'] }
+/** The second demo user has two-factor on (TOTP); its secret is new at every start. */
+export const DEMO_2FA_USER = { login: 'demo2fa', email: 'demo2fa@example.com', password: 'demo-password-456', displayName: 'Demo Two-Factor User' }
+export const demoTotp = createTotpSecret('jwt-login demo', DEMO_2FA_USER.email)
 
 export interface DemoOptions {
   redisUrl?: string
@@ -19,6 +22,10 @@ export interface DemoOptions {
 export async function buildDemo (options: DemoOptions = {}): Promise<FastifyInstance> {
   const users = new MemoryUserAdapter()
   await users.addUser(DEMO_USER)
+  const twoFactorUser = await users.addUser(DEMO_2FA_USER)
+  const twoFactor = new MemoryTwoFactorStore()
+  await twoFactor.setTotpSecret(twoFactorUser.ID, demoTotp.secret)
+  twoFactor.enable(twoFactorUser.ID, 'totp')
   const store: StateStore = options.redisUrl !== undefined
     ? new RedisStore({ url: options.redisUrl, prefix: 'jwt-login-demo:' })
     : new MemoryStore()
@@ -33,7 +40,8 @@ export async function buildDemo (options: DemoOptions = {}): Promise<FastifyInst
       bearer: { enabled: true },
       validate: { enabled: true },
       revoke: { enabled: true }
-    }
+    },
+    twoFactor: { port: twoFactor, mailer: new ConsoleMailer(options.print), issuer: 'jwt-login demo' }
   })
   app.addHook('onClose', async () => { await store.close?.() })
 
@@ -59,6 +67,15 @@ export function banner (base: string): string {
     `  curl -s ${base}/me -H "Authorization: Bearer $JWT"`,
     `  curl -s -X POST ${prefix}/auth/refresh -H 'content-type: application/json' -d '{"refresh_token":"REFRESH"}'`,
     `  curl -s -X POST ${prefix}/auth/revoke -H "Authorization: Bearer $JWT"`,
+    '',
+    'Two-factor user (TOTP): add the secret to an authenticator app, or use the URI as a QR code:',
+    `  email: ${DEMO_2FA_USER.email}`,
+    `  password: ${DEMO_2FA_USER.password}`,
+    `  TOTP secret: ${demoTotp.secret}`,
+    `  otpauth URI: ${demoTotp.uri}`,
+    'Try (INTERIM is the jwt of the first answer, CODE the app\'s current 6 digits):',
+    `  curl -s -X POST ${prefix}/auth -H 'content-type: application/json' -d '{"email":"${DEMO_2FA_USER.email}","password":"${DEMO_2FA_USER.password}"}'`,
+    `  curl -s -X POST ${prefix}/auth/2fa -H 'content-type: application/json' -d '{"JWT":"INTERIM","code":"CODE"}'`,
     ''
   ].join('\n')
 }
