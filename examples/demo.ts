@@ -6,9 +6,12 @@
  */
 import { randomBytes } from 'node:crypto'
 import Fastify, { type FastifyInstance } from 'fastify'
-import jwtLogin, { ConsoleMailer, MemoryStore, MemoryUserAdapter, RedisStore, type StateStore } from '../lib/index.js'
+import jwtLogin, { ConsoleMailer, createTotpSecret, MemoryStore, MemoryTwoFactorStore, MemoryUserAdapter, RedisStore, type StateStore } from '../lib/index.js'
 
 export const DEMO_USER = { login: 'demo', email: 'demo@example.com', password: 'demo-password-123', displayName: 'Demo User', roles: ['editor'] }
+/** The second demo user has two-factor on (TOTP); its secret is new at every start. */
+export const DEMO_2FA_USER = { login: 'demo2fa', email: 'demo2fa@example.com', password: 'demo-password-456', displayName: 'Demo Two-Factor User' }
+export const demoTotp = createTotpSecret('jwt-login demo', DEMO_2FA_USER.email)
 
 export interface DemoOptions {
   redisUrl?: string
@@ -19,15 +22,19 @@ export interface DemoOptions {
 export async function buildDemo (options: DemoOptions = {}): Promise<FastifyInstance> {
   const users = new MemoryUserAdapter()
   await users.addUser(DEMO_USER)
+  const twoFactorUser = await users.addUser(DEMO_2FA_USER)
+  const twoFactor = new MemoryTwoFactorStore()
+  await twoFactor.setTotpSecret(twoFactorUser.ID, demoTotp.secret)
+  twoFactor.enable(twoFactorUser.ID, 'totp')
   const store: StateStore = options.redisUrl !== undefined
     ? new RedisStore({ url: options.redisUrl, prefix: 'jwt-login-demo:' })
     : new MemoryStore()
 
+  const mailer = new ConsoleMailer(options.print)
   const app = Fastify({ logger: { level: 'warn' } })
   await app.register(jwtLogin, {
     users,
     store,
-    mailer: new ConsoleMailer(options.print),
     settings: {
       tokens: { keys: [{ kid: 'demo-1', secret: randomBytes(32).toString('base64url') }] },
       refresh: { enabled: true },
@@ -35,7 +42,9 @@ export async function buildDemo (options: DemoOptions = {}): Promise<FastifyInst
       validate: { enabled: true },
       revoke: { enabled: true },
       resetPassword: { enabled: true, mail: { siteName: 'jwt-login demo' } }
-    }
+    },
+    mailer,
+    twoFactor: { port: twoFactor, mailer, issuer: 'jwt-login demo' }
   })
   app.addHook('onClose', async () => { await store.close?.() })
 
@@ -65,6 +74,14 @@ export function banner (base: string): string {
     'Password reset (the mail with the CODE is printed on this console):',
     `  curl -s -X POST ${prefix}/user/reset_password -H 'content-type: application/json' -d '{"email":"${DEMO_USER.email}"}'`,
     `  curl -s -X PUT ${prefix}/user/reset_password -H 'content-type: application/json' -d '{"email":"${DEMO_USER.email}","code":"CODE","new_password":"a new demo password"}'`,
+    'Two-factor user (TOTP): add the secret to an authenticator app, or use the URI as a QR code:',
+    `  email: ${DEMO_2FA_USER.email}`,
+    `  password: ${DEMO_2FA_USER.password}`,
+    `  TOTP secret: ${demoTotp.secret}`,
+    `  otpauth URI: ${demoTotp.uri}`,
+    'Try (INTERIM is the jwt of the first answer, CODE the app\'s current 6 digits):',
+    `  curl -s -X POST ${prefix}/auth -H 'content-type: application/json' -d '{"email":"${DEMO_2FA_USER.email}","password":"${DEMO_2FA_USER.password}"}'`,
+    `  curl -s -X POST ${prefix}/auth/2fa -H 'content-type: application/json' -d '{"JWT":"INTERIM","code":"CODE"}'`,
     ''
   ].join('\n')
 }

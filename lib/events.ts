@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events'
+import type { TwoFactorMethod } from './two-factor/types.js'
 
 /**
  * What each audit event carries. No event carries a password, token, code or
@@ -25,6 +26,11 @@ export interface JwtLoginEventMap {
     reason: 'auth_code' | 'rate_limited' | 'code_invalid' | 'password_policy'
     errorCode: number
   }
+  'two_factor.challenge_issued': { userId: number, method: TwoFactorMethod, ip: string }
+  'two_factor.code_accepted': { userId: number, method: TwoFactorMethod, ip: string }
+  'two_factor.code_rejected': { userId: number, ip: string, attempt: number }
+  'two_factor.challenge_closed': { userId: number, ip: string }
+  'two_factor.account_locked': { userId: number, ip: string }
 }
 
 export type JwtLoginEventName = keyof JwtLoginEventMap

@@ -17,12 +17,15 @@ import { StoreRateLimit } from './rate-limit-store.js'
 import { checkResetSetup, PasswordReset, type PasswordPolicy } from './reset-password.js'
 import { authRoutes } from './routes/auth.js'
 import { resetPasswordRoutes } from './routes/reset-password.js'
+import { twoFactorRoutes } from './routes/two-factor.js'
 import { authenticateToken } from './session.js'
 import { JwtLoginSettingsError, SettingsHolder, type Settings, type SettingsSource } from './settings.js'
 import { guardStore } from './store/guard.js'
 import { MemoryStore } from './store/memory.js'
 import type { StateStore } from './store/types.js'
 import { buildKeyMaterial, TokenService, type TokenClaims } from './tokens.js'
+import { createTwoFactor, secondFactorGate } from './two-factor/flow.js'
+import type { TwoFactorEnrollment, TwoFactorOptions } from './two-factor/types.js'
 import { hashPassword, verifyPasswordHash, type PublicUser, type UserAdapter } from './users.js'
 
 export interface JwtLoginOptions {
@@ -47,6 +50,8 @@ export interface JwtLoginOptions {
   mailer?: Mailer
   /** The host's own rule for a new password, after the length settings (see `PasswordPolicy`). */
   passwordPolicy?: PasswordPolicy
+  /** Two-factor sign-in: the host's two-factor port (and a mailer for email codes). */
+  twoFactor?: TwoFactorOptions
 }
 
 /** What the authenticate hook puts on `request.jwtLogin`. */
@@ -73,6 +78,8 @@ export interface JwtLoginApi {
   reloadSettings: () => Promise<void>
   /** The public signing keys, or `null` for HMAC. */
   jwks: () => ReturnType<TokenService['jwks']>
+  /** Two-factor enrollment helpers, or `null` without the `twoFactor` option. */
+  twoFactor: TwoFactorEnrollment | null
 }
 
 declare module 'fastify' {
@@ -149,6 +156,8 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
     spendPasswordTime: async (password) => { await verifyPasswordHash(dummyHash, password) },
     secondFactor: null
   }
+  const twoFactor = options.twoFactor === undefined ? null : createTwoFactor(ctx, options.twoFactor)
+  if (twoFactor !== null) ctx.secondFactor = secondFactorGate(ctx, twoFactor)
 
   const authenticate = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     try {
@@ -175,7 +184,8 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
     events,
     get settings () { return settings.current },
     reloadSettings: async () => { await settings.reload() },
-    jwks: () => tokens.jwks()
+    jwks: () => tokens.jwks(),
+    twoFactor: twoFactor?.enrollment ?? null
   }
   const passwordReset = new PasswordReset(ctx, { mailer: options.mailer ?? null, passwordPolicy: options.passwordPolicy ?? null, log: fastify.log })
   fastify.addHook('onClose', async () => { passwordReset.close() })
@@ -217,6 +227,7 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
 
     authRoutes(instance, ctx)
     resetPasswordRoutes(instance, passwordReset)
+    twoFactorRoutes(instance, ctx, twoFactor)
     if (tokens.jwks() !== null) {
       instance.get('/jwks', async () => tokens.jwks())
     }
@@ -287,3 +298,7 @@ export type { Mailer, MailMessage } from './mail/types.js'
 export { NodemailerMailer, ConsoleMailer, type NodemailerMailerOptions } from './mail/nodemailer.js'
 export { DEFAULT_RESET_TEMPLATES, escapeHtml, renderTemplate, type MailTemplates, type ResetMailValues } from './mail/templates.js'
 export type { PasswordPolicy } from './reset-password.js'
+export type { TwoFactorEnrollment, TwoFactorMethod, TwoFactorOptions, TwoFactorPort } from './two-factor/types.js'
+export { MemoryTwoFactorStore } from './two-factor/memory.js'
+export { createTotpSecret, TOTP_PERIOD } from './two-factor/totp.js'
+export { generateBackupCodes, hashBackupCode, BACKUP_CODE_COUNT } from './two-factor/backup-codes.js'

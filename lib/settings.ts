@@ -49,8 +49,12 @@ export interface Settings {
     limits: { perEmail: ResolvedLimit, perIp: ResolvedLimit }
     mail: { siteName: string, templates: MailTemplates, retries: number, retryDelayMs: number }
   }
+  twoFactor: { interimLifetimeMs: number, attemptsPerChallenge: number, perAccount: ResolvedLimit, emailCodeLifetimeMs: number }
   bodyLimit: number
 }
+
+/** The longest an interim (two-factor) token may live. */
+export const MAX_INTERIM_LIFETIME_MS = 5 * 60 * 1000
 
 /** A setting that is not valid; `path` names the field (`tokens/keys/0/secret`). */
 export class JwtLoginSettingsError extends Error {
@@ -93,6 +97,9 @@ export function resolveSettings (input: unknown): Settings {
     }
   }
   const limit: LimitOf = (l, path) => ({ max: l.max as number, windowMs: ms(l.window, `${path}/window`) })
+  const twoFactor = s.twoFactor as { interimLifetime: string | number, attemptsPerChallenge: number, perAccount: { max?: number, window?: string | number }, emailCodeLifetime: string | number }
+  const interimLifetimeMs = ms(twoFactor.interimLifetime, 'twoFactor/interimLifetime')
+  if (interimLifetimeMs > MAX_INTERIM_LIFETIME_MS) throw new JwtLoginSettingsError('twoFactor/interimLifetime', 'must be at most 5 minutes')
   const limits = s.limits as Record<'loginPerAccount' | 'loginPerIp' | 'requestsPerIp', { max?: number, window?: string | number }>
   const resetPassword = resolveResetPassword(s.resetPassword, limit, ms)
   return {
@@ -123,6 +130,12 @@ export function resolveSettings (input: unknown): Settings {
       requestsPerIp: limit(limits.requestsPerIp, 'limits/requestsPerIp')
     },
     resetPassword,
+    twoFactor: {
+      interimLifetimeMs,
+      attemptsPerChallenge: twoFactor.attemptsPerChallenge,
+      perAccount: limit(twoFactor.perAccount, 'twoFactor/perAccount'),
+      emailCodeLifetimeMs: ms(twoFactor.emailCodeLifetime, 'twoFactor/emailCodeLifetime')
+    },
     bodyLimit: s.bodyLimit
   }
 }

@@ -158,6 +158,18 @@ export const SettingsSchema = Type.Object({
     })
   }),
 
+  /** The second step of sign-in (`POST /auth/2fa`); active when the host passes a `twoFactor` option. */
+  twoFactor: Group({
+    /** Lifetime of the interim token and its challenge; at most 5 minutes. */
+    interimLifetime: DurationOr('5m'),
+    /** Codes tried on one challenge before it is closed. */
+    attemptsPerChallenge: Type.Optional(Type.Integer({ minimum: 1, maximum: 10, default: 5 })),
+    /** Failed codes per account across challenges before the account's second step is locked. */
+    perAccount: Limit(10, '15m'),
+    /** How long an emailed code is valid (the challenge may end first). */
+    emailCodeLifetime: DurationOr('10m')
+  }),
+
   /** Largest accepted request body in bytes. */
   bodyLimit: Type.Optional(Type.Integer({ minimum: 1024, maximum: 1048576, default: 16384 }))
 }, { additionalProperties: false })

@@ -166,3 +166,36 @@ t.test('logs never hold the password, the JWT or the refresh token', async (t) =
     t.notOk(text.includes(secret), `no ${name} in the log`)
   }
 })
+
+t.test('multipart and form bodies: dangerous keys, repeated fields, NUL bytes, big fields', async (t) => {
+  const { app } = await buildApp(SETTINGS)
+  t.teardown(() => app.close())
+  const named = (fields: Array<[string, string]>): { payload: string, headers: Record<string, string> } => {
+    const body = multipart(Object.fromEntries(fields.map(([, value], i) => [`field${i}`, value])))
+    fields.forEach(([name], i) => { body.payload = body.payload.replace(`name="field${i}"`, `name="${name}"`) })
+    return body
+  }
+  const alice: Array<[string, string]> = [['email', ALICE.email], ['password', ALICE.password]]
+  for (const [name, fields] of [
+    ['__proto__ part', [['__proto__', 'x'], ...alice]],
+    ['constructor part', [['constructor', 'x'], ...alice]],
+    ['repeated part', [...alice, ['password', 'another']]],
+    ['NUL byte', [['email', ALICE.email], ['password', `${ALICE.password}\u0000`]]],
+    ['field over the body limit', [['email', ALICE.email], ['password', 'x'.repeat(BODY_LIMIT + 1)]]]
+  ] as Array<[string, Array<[string, string]>]>) {
+    const res = await app.inject({ method: 'POST', url: `${PREFIX}/auth`, ...named(fields) })
+    t.equal(res.statusCode, 400, name)
+    t.equal(errorCode(res), 203)
+  }
+
+  // form-encoded keys land in a prototype-less object: harmless, and nothing is polluted
+  const form = await app.inject({
+    method: 'POST',
+    url: `${PREFIX}/auth`,
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    payload: `__proto__[polluted]=yes&constructor[prototype][polluted]=yes&email=${encodeURIComponent(ALICE.email)}&password=${encodeURIComponent(ALICE.password)}`
+  })
+  t.not(form.statusCode, 500)
+  t.equal(({} as Record<string, unknown>).polluted, undefined, 'no prototype pollution')
+  t.equal((await post(app, '/auth', { email: ALICE.email, password: ALICE.password })).statusCode, 200, 'nothing counted')
+})

@@ -6,6 +6,7 @@ import { JwtLoginError } from '../errors.js'
 import { passwordLogin } from '../login.js'
 import { bodyOf, presentedJwt, queryOf, stringField } from '../params.js'
 import { authenticateToken, describe, refreshSession } from '../session.js'
+import { refuseInterimToken } from '../two-factor/flow.js'
 
 type Gate = 'validate' | 'refresh' | 'revoke'
 
@@ -61,6 +62,7 @@ export function authRoutes (instance: FastifyInstance, ctx: JwtLoginContext): vo
   }, async (request) => {
     gate(ctx, request, 'refresh')
     const refreshToken = stringField(bodyOf(request), 'refresh_token')
+    refuseInterimToken(ctx, refreshToken ?? stringField(bodyOf(request), 'JWT'))
     if (refreshToken === undefined) throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_TOKEN_MISSING')
     return { success: true, data: await refreshSession(ctx, refreshToken, request.ip) }
   })

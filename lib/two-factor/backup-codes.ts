@@ -1,0 +1,65 @@
+import { createHash, randomInt } from 'node:crypto'
+import type { StateStore } from '../store/types.js'
+import type { TwoFactorPort } from './types.js'
+
+/** Crockford-style lowercase base32: no i, l, o or u to misread. */
+const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz'
+const CODE_LENGTH = 16
+const GROUP = 4
+export const BACKUP_CODE_COUNT = 10
+const SHAPE = new RegExp(`^[${ALPHABET}]{${CODE_LENGTH}}$`)
+// While the host deletes a code, the claim keeps a concurrent use of it out.
+const CLAIM_TTL_MS = 10 * 60 * 1000
+
+/** Lowercase, without the dashes and spaces the user may type. */
+function normalize (code: string): string {
+  return code.toLowerCase().replace(/[\s-]/g, '')
+}
+
+/** The hash the host stores for a backup code, or `null` for a string that is not one. */
+export function hashBackupCode (code: string): string | null {
+  const normalized = normalize(code)
+  if (!SHAPE.test(normalized)) return null
+  return createHash('sha256').update(`jwt-login-backup:${normalized}`).digest('base64url')
+}
+
+/**
+ * New backup codes (80 random bits each, shown as `xxxx-xxxx-xxxx-xxxx`) and
+ * their hashes. Show the codes once; give the host only the hashes.
+ */
+export function generateBackupCodes (count = BACKUP_CODE_COUNT): { codes: string[], hashes: string[] } {
+  const codes: string[] = []
+  for (let i = 0; i < count; i++) {
+    let raw = ''
+    for (let j = 0; j < CODE_LENGTH; j++) raw += ALPHABET[randomInt(0, ALPHABET.length)]
+    codes.push((raw.match(new RegExp(`.{${GROUP}}`, 'g')) as string[]).join('-'))
+  }
+  return { codes, hashes: codes.map(code => hashBackupCode(code) as string) }
+}
+
+/** Backup codes: each works once, claimed atomically in the store, then deleted by the host. */
+export class BackupCodeProvider {
+  readonly #port: TwoFactorPort
+  readonly #store: StateStore
+
+  constructor (port: TwoFactorPort, store: StateStore) {
+    this.#port = port
+    this.#store = store
+  }
+
+  /** Whether `code` is one of the user's unused backup codes; a right code is spent. */
+  async accept (userId: number, code: string): Promise<boolean> {
+    const hash = hashBackupCode(code)
+    if (hash === null) return false
+    const { count } = await this.#store.increment(`2fa:backup-claim:${userId}:${hash}`, CLAIM_TTL_MS)
+    if (count !== 1) return false
+    return await this.#port.consumeBackupCode(userId, hash)
+  }
+
+  /** Replaces the user's backup codes and answers the new ones. */
+  async regenerate (userId: number): Promise<string[]> {
+    const { codes, hashes } = generateBackupCodes()
+    await this.#port.replaceBackupCodes(userId, hashes)
+    return codes
+  }
+}

@@ -1,0 +1,55 @@
+import type { Mailer } from '../mail/types.js'
+
+/** The second factors jwt-login checks. Backup codes are also accepted as a fallback for the other two. */
+export type TwoFactorMethod = 'totp' | 'email' | 'backup_codes'
+
+/**
+ * The two-factor port: the host says, per user, whether two-factor is on and
+ * which method is primary, and keeps each user's two-factor secrets. The
+ * plugin's providers (TOTP, email code, backup codes) do the rest.
+ *
+ * Every method is Promise-only. Throwing means the host's storage is
+ * unavailable: the request answers 503 / errorCode 201.
+ */
+export interface TwoFactorPort<U = unknown> {
+  /**
+   * The user's primary method when two-factor is on, or `null` when it is off
+   * (the user then signs in with the password alone). `user` is the record
+   * the user adapter returned.
+   */
+  methodOf (userId: number, user: U): Promise<TwoFactorMethod | null>
+  /** The user's confirmed TOTP secret (base32), or `null` when there is none. */
+  getTotpSecret (userId: number): Promise<string | null>
+  /** Stores the user's TOTP secret once enrollment is confirmed (replaces an earlier one). */
+  setTotpSecret (userId: number, secret: string): Promise<void>
+  /**
+   * Deletes the user's backup code with this hash and resolves `true` only
+   * when it was there. Must be atomic on the host's side
+   * (`DELETE ... WHERE user_id = $1 AND hash = $2` and its row count).
+   */
+  consumeBackupCode (userId: number, codeHash: string): Promise<boolean>
+  /** Replaces every backup code hash of the user (after regenerating them). */
+  replaceBackupCodes (userId: number, codeHashes: string[]): Promise<void>
+}
+
+/** The `twoFactor` option of the plugin. Without it `/auth/2fa` answers 403 / 105 and nobody gets a challenge. */
+export interface TwoFactorOptions<U = any> {
+  port: TwoFactorPort<U>
+  /** Sends email codes; required when any user has the `email` method. */
+  mailer?: Mailer
+  /** The name authenticator apps show next to the account (default `jwt-login`). */
+  issuer?: string
+}
+
+/** Enrollment helpers for the host, on `fastify.jwtLogin.twoFactor`. */
+export interface TwoFactorEnrollment {
+  /** A new TOTP secret and its `otpauth://` URI (for a QR code). Nothing is stored until `confirmTotp`. */
+  createTotpSecret (label: string): { secret: string, uri: string }
+  /**
+   * Checks the first code of a new secret and, when it is right, stores the
+   * secret through the port. The code is spent: it will not sign anyone in.
+   */
+  confirmTotp (userId: number, secret: string, code: string): Promise<boolean>
+  /** Replaces the user's backup codes with 10 new ones and returns them, once, for the user to keep. */
+  regenerateBackupCodes (userId: number): Promise<string[]>
+}

@@ -1,0 +1,16 @@
+import { Type } from '@sinclair/typebox'
+import { Field, Fields, Success } from './common.js'
+
+/** `POST /auth/2fa`: the interim token (or `Authorization: Bearer`) and the code. */
+export const TwoFactorBody = Fields({
+  JWT: Field,
+  code: Field
+})
+
+export const TwoFactorQuery = Fields({ JWT: Field })
+
+/** The same answer as a password login without two-factor. */
+export const TwoFactorReply = Success({
+  jwt: Type.String(),
+  refresh_token: Type.Optional(Type.String())
+})
