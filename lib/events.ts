@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events'
+import type { JwtLoginErrorCode } from './errors.js'
 
 /**
  * What each audit event carries. No event carries a password, token, code or
@@ -11,6 +12,11 @@ export interface JwtLoginEventMap {
   'refresh.reused': { userId: number, sessionId: string, ip: string }
   'token.revoked': { userId: number, sessionId: string, jti: string, ip: string }
   'validation.failed': { ip: string, errorCode: number }
+  /** A provider sign-in ended with a final token (not when a second factor is pending). */
+  'oauth.succeeded': { userId: number, ip: string, provider: string, flow: 'code' | 'id_token' }
+  /** `provider` is the configured provider, or `null` when the value sent names none. */
+  'oauth.failed': { ip: string, provider: string | null, reason: JwtLoginErrorCode, errorCode: number }
+  'oauth.user_registered': { userId: number, ip: string, provider: string }
 }
 
 export type JwtLoginEventName = keyof JwtLoginEventMap

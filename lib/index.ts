@@ -6,7 +6,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import fp from 'fastify-plugin'
 import type { SettingsInput } from '../schemas/settings.js'
 import { systemClock, type Clock } from './clock.js'
-import type { JwtLoginContext } from './context.js'
+import type { JwtLoginContext, SecondFactorGate } from './context.js'
 import { toMs } from './duration.js'
 import { envelope, JwtLoginError } from './errors.js'
 import { JwtLoginEvents } from './events.js'
@@ -14,6 +14,7 @@ import { AttemptLimiter } from './limits.js'
 import { bearerToken } from './params.js'
 import { StoreRateLimit } from './rate-limit-store.js'
 import { authRoutes } from './routes/auth.js'
+import { oauthRoutes } from './routes/oauth.js'
 import { authenticateToken } from './session.js'
 import { JwtLoginSettingsError, SettingsHolder, type Settings, type SettingsSource } from './settings.js'
 import { guardStore } from './store/guard.js'
@@ -40,6 +41,8 @@ export interface JwtLoginOptions {
   restRoute?: boolean
   /** Time source in ms; tests inject one. */
   clock?: Clock
+  /** A second factor for every sign-in (password or provider); a two-factor module fills this seam. */
+  secondFactor?: SecondFactorGate
 }
 
 /** What the authenticate hook puts on `request.jwtLogin`. */
@@ -138,7 +141,7 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
     events,
     clock,
     spendPasswordTime: async (password) => { await verifyPasswordHash(dummyHash, password) },
-    secondFactor: null
+    secondFactor: options.secondFactor ?? null
   }
 
   const authenticate = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
@@ -202,6 +205,7 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
     })
 
     authRoutes(instance, ctx)
+    oauthRoutes(instance, ctx)
     if (tokens.jwks() !== null) {
       instance.get('/jwks', async () => tokens.jwks())
     }
@@ -264,7 +268,8 @@ export type { SettingsInput } from '../schemas/settings.js'
 export { MemoryStore, type MemoryStoreOptions } from './store/memory.js'
 export { RedisStore, type RedisStoreOptions } from './store/redis.js'
 export type { StateStore } from './store/types.js'
-export { MemoryUserAdapter, hashPassword, ARGON2_OPTIONS, type MemoryUser, type NewMemoryUser, type PublicUser, type UserAdapter } from './users.js'
+export { MemoryUserAdapter, hashPassword, ARGON2_OPTIONS, type MemoryUser, type NewMemoryUser, type NewProviderUser, type PublicUser, type UserAdapter } from './users.js'
 export { JwtLoginEvents, type JwtLoginEventMap, type JwtLoginEventName } from './events.js'
 export type { TokenClaims, TokenKind } from './tokens.js'
 export type { Clock } from './clock.js'
+export type { SecondFactorGate, SignInResult } from './context.js'

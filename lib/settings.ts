@@ -1,7 +1,8 @@
 import { FormatRegistry } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
-import { SettingsSchema, type Algorithm, type SettingsInput } from '../schemas/settings.js'
+import { SettingsSchema, type Algorithm, type OAuthProviderInput, type SettingsInput } from '../schemas/settings.js'
 import { toMs } from './duration.js'
+import { resolveOAuthProviders, type OAuthProviderSettings } from './oauth/presets.js'
 
 if (!FormatRegistry.Has('date-time')) {
   FormatRegistry.Set('date-time', (value) => /^\d{4}-\d{2}-\d{2}T/.test(value) && !Number.isNaN(Date.parse(value)))
@@ -23,7 +24,7 @@ export interface Settings {
     codes: Array<{ code: string, expiresAt: number | null }>
     parameter: string
     oauthParameter: string
-    requireFor: { auth: boolean, validate: boolean, refresh: boolean, revoke: boolean }
+    requireFor: { auth: boolean, validate: boolean, refresh: boolean, revoke: boolean, oauth: boolean }
   }
   login: { allowPasswordHash: boolean }
   bearer: { enabled: boolean }
@@ -40,6 +41,7 @@ export interface Settings {
     claims: { email: boolean, login: boolean, displayName: boolean, roles: boolean }
   }
   limits: { loginPerAccount: ResolvedLimit, loginPerIp: ResolvedLimit, requestsPerIp: ResolvedLimit }
+  oauth: { providers: Record<string, OAuthProviderSettings> }
   bodyLimit: number
 }
 
@@ -105,6 +107,7 @@ export function resolveSettings (input: unknown): Settings {
       loginPerIp: limit(limits.loginPerIp),
       requestsPerIp: limit(limits.requestsPerIp)
     },
+    oauth: { providers: resolveOAuthProviders(s.oauth.providers as Record<string, OAuthProviderInput>) },
     bodyLimit: s.bodyLimit
   }
 }
