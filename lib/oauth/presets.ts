@@ -1,4 +1,5 @@
-import type { OAuthPreset, OAuthProviderInput } from '../../schemas/settings.js'
+import { Value } from '@sinclair/typebox/value'
+import { OAuthProviderSchema, type OAuthPreset, type OAuthProviderInput } from '../../schemas/settings.js'
 import { toMs } from '../duration.js'
 import { JwtLoginSettingsError } from '../settings.js'
 
@@ -125,6 +126,9 @@ function resolveProvider (name: string, p: OAuthProviderInput): OAuthProviderSet
 /** Applies presets and checks each provider; throws `JwtLoginSettingsError` naming the field. */
 export function resolveOAuthProviders (input: Record<string, OAuthProviderInput>): Record<string, OAuthProviderSettings> {
   const providers: Record<string, OAuthProviderSettings> = Object.create(null)
-  for (const [name, provider] of Object.entries(input)) providers[name] = resolveProvider(name, provider)
+  for (const [name, provider] of Object.entries(input)) {
+    // TypeBox does not default inside a record's values; each provider gets its defaults here
+    providers[name] = resolveProvider(name, Value.Default(OAuthProviderSchema, provider) as OAuthProviderInput)
+  }
   return providers
 }
