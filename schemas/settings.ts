@@ -170,7 +170,7 @@ export const SettingsSchema = Type.Object({
 
   /** Third-party sign-in (`/oauth/token`): the providers, keyed by the `provider` value clients send. */
   oauth: Group({
-    providers: Type.Optional(Type.Record(Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' }), OAuthProviderSchema, { default: {} }))
+    providers: Type.Optional(Type.Record(Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' }), OAuthProviderSchema, { default: {}, additionalProperties: false }))
   }),
 
   /** Largest accepted request body in bytes. */

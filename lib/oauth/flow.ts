@@ -144,9 +144,7 @@ export async function uniqueLogin (users: UserAdapter<any>, email: string): Prom
 function providerOf (ctx: JwtLoginContext, name: string | undefined): OAuthProviderSettings {
   const providers = ctx.settings.current.oauth.providers
   if (name === undefined || !Object.hasOwn(providers, name)) throw new JwtLoginError('ERR_JWT_LOGIN_PROVIDER_UNKNOWN')
-  const provider = providers[name] as OAuthProviderSettings
-  if (!provider.enabled) throw new JwtLoginError('ERR_JWT_LOGIN_PROVIDER_DISABLED')
-  return provider
+  return providers[name] as OAuthProviderSettings
 }
 
 function redirectUriOf (provider: OAuthProviderSettings, asked: string | undefined): string {
@@ -163,6 +161,7 @@ async function signIn (ctx: JwtLoginContext, registry: OAuthRegistry, fields: Fi
   }
   const provider = providerOf(ctx, stringField(fields, 'provider'))
   known.provider = provider.name
+  if (!provider.enabled) throw new JwtLoginError('ERR_JWT_LOGIN_PROVIDER_DISABLED')
 
   const code = stringField(fields, 'code')
   const idToken = stringField(fields, 'id_token')

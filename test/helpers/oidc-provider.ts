@@ -228,18 +228,19 @@ export async function startIdp (): Promise<TestIdp> {
   }
 }
 
-/** An HTTP server on loopback that answers `body` only after `delayMs` (a provider that hangs). */
-export async function startSlowServer (delayMs: number, body = '{}'): Promise<{ url: string, hits: () => number, close: () => Promise<void> }> {
+/** An HTTP server on loopback that answers `body` (given its own URL) only after `delayMs` (a provider that hangs). */
+export async function startSlowServer (delayMs: number, body: string | ((url: string) => string) = '{}'): Promise<{ url: string, hits: () => number, close: () => Promise<void> }> {
   let hits = 0
+  let url = ''
   const timers = new Set<NodeJS.Timeout>()
   const server = createServer((_req, res) => {
     hits++
-    const timer = setTimeout(() => { res.end(body) }, delayMs)
+    const timer = setTimeout(() => { res.end(typeof body === 'string' ? body : body(url)) }, delayMs)
     timers.add(timer)
   })
-  const port = await listen(server)
+  url = `http://127.0.0.1:${await listen(server)}`
   return {
-    url: `http://127.0.0.1:${port}`,
+    url,
     hits: () => hits,
     close: async () => {
       for (const timer of timers) clearTimeout(timer)
