@@ -107,3 +107,10 @@ t.test('a provider refusing our client answers 502, not 401', async (t) => {
   const b = await idp.code({ client: CLIENTS.idp2, account: ACCOUNTS.alice, redirectUri: REDIRECT_URI })
   t.same(errorOf(await postToken(app, { provider: 'idp2', code: b.code })), [502, 202], 'no client authentication')
 })
+
+t.test('an https provider that cannot be reached answers 502 / 202', async (t) => {
+  const down = (await closedPort()).replace('http:', 'https:')
+  const { app } = await buildOAuthApp(providers(idp, { idp1: { issuer: down } }))
+  t.teardown(() => app.close())
+  t.same(errorOf(await postToken(app, { provider: 'idp1', code: 'some-code' })), [502, 202])
+})

@@ -91,16 +91,14 @@ export function boundFetch (deadline: AbortSignal): BoundFetch {
  */
 export async function withDeadline<T> (timeoutMs: number, run: (fetchFn: BoundFetch) => Promise<T>): Promise<T> {
   const deadline = AbortSignal.timeout(timeoutMs)
-  let onAbort = (): void => {}
+  let onAbort!: () => void
   const timedOut = new Promise<never>((_resolve, reject) => {
     onAbort = () => { reject(new JwtLoginError('ERR_JWT_LOGIN_PROVIDER_TIMEOUT')) }
-    deadline.addEventListener('abort', onAbort, { once: true })
   })
+  // registered before any fetch listens to the deadline, so the timeout settles the race first
+  deadline.addEventListener('abort', onAbort, { once: true })
   try {
     return await Promise.race([run(boundFetch(deadline)), timedOut])
-  } catch (error) {
-    if (deadline.aborted) throw new JwtLoginError('ERR_JWT_LOGIN_PROVIDER_TIMEOUT', { cause: error })
-    throw error
   } finally {
     deadline.removeEventListener('abort', onAbort)
   }
