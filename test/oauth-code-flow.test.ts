@@ -1,7 +1,10 @@
+import { Writable } from 'node:stream'
+import Fastify from 'fastify'
 import t from 'tap'
-import { ALICE } from './helpers/app.js'
+import jwtLogin, { MemoryUserAdapter } from '../lib/index.js'
+import { ALICE, HS_SECRET } from './helpers/app.js'
 import { buildOAuthApp, collect, errorOf, postToken, providers, TOKEN_URL } from './helpers/oauth.js'
-import { ACCOUNTS, CLIENTS, OTHER_REDIRECT_URI, startIdp } from './helpers/oidc-provider.js'
+import { ACCOUNTS, CLIENTS, closedPort, OTHER_REDIRECT_URI, startIdp } from './helpers/oidc-provider.js'
 
 const idp = await startIdp()
 t.teardown(() => idp.close())
@@ -157,4 +160,30 @@ t.test('the AUTH_CODE gate guards /oauth/token when required', async (t) => {
   t.same(errorOf(await postToken(app, { provider: 'idp1', code, AUTH_CODE: 'wrong' })), [401, 27])
   t.same(failed.map(f => [f.provider, f.errorCode]), [[null, 94], [null, 27]])
   t.equal((await postToken(app, { provider: 'idp1', code, AUTH_CODE: 'gate-code-1' })).statusCode, 200, 'the code was not spent by the refused requests')
+})
+
+t.test('no code or token reaches the logs', async (t) => {
+  let logs = ''
+  const stream = new Writable({ write (chunk, _encoding, done) { logs += String(chunk); done() } })
+  const app = Fastify({ logger: { level: 'trace', stream } })
+  const users = new MemoryUserAdapter()
+  await users.addUser(ALICE)
+  const down = await closedPort()
+  await app.register(jwtLogin, {
+    users,
+    settings: {
+      tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }] },
+      oauth: { providers: { ...providers(idp), down: { ...providers(idp).idp1, issuer: down } } }
+    }
+  })
+  t.teardown(() => app.close())
+  const { code } = await idp.code({ account: ACCOUNTS.alice })
+  const res = await app.inject({ method: 'GET', url: TOKEN_URL, query: { provider: 'idp1', code } })
+  t.equal(res.statusCode, 200)
+  const failing = await app.inject({ method: 'GET', url: TOKEN_URL, query: { provider: 'down', code: 'secret-code-that-must-not-be-logged' } })
+  t.same(errorOf(failing), [502, 202])
+  t.match(logs, /jwt-login: dependency failed/, 'the provider failure is logged')
+  t.notOk(logs.includes(code), 'the code is not in the logs')
+  t.notOk(logs.includes('secret-code-that-must-not-be-logged'))
+  t.notOk(logs.includes(res.json().data.jwt), 'the JWT is not in the logs')
 })
