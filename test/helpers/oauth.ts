@@ -9,7 +9,7 @@ type Providers = NonNullable<NonNullable<SettingsInput['oauth']>['providers']>
 type Provider = Providers[string]
 
 /** idp1 (code or ID token, client_secret_basic) and idp2 (code only, client_secret_post) at the test provider. */
-export function providers (idp: TestIdp, overrides: { idp1?: Partial<Provider>, idp2?: Partial<Provider> } = {}): Providers {
+export function providers (idp: TestIdp, overrides: { idp1?: Partial<Provider>, idp2?: Partial<Provider> } = {}): { idp1: Provider, idp2: Provider } {
   return {
     idp1: {
       enabled: true,
@@ -19,7 +19,7 @@ export function providers (idp: TestIdp, overrides: { idp1?: Partial<Provider>, 
       redirectUris: [REDIRECT_URI, OTHER_REDIRECT_URI],
       acceptIdToken: true,
       ...overrides.idp1
-    },
+    } as Provider,
     idp2: {
       enabled: true,
       issuer: idp.issuer,
@@ -28,7 +28,7 @@ export function providers (idp: TestIdp, overrides: { idp1?: Partial<Provider>, 
       clientAuthMethod: 'client_secret_post',
       redirectUris: [REDIRECT_URI],
       ...overrides.idp2
-    }
+    } as Provider
   }
 }
 
