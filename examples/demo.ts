@@ -6,15 +6,61 @@
  */
 import { randomBytes } from 'node:crypto'
 import Fastify, { type FastifyInstance } from 'fastify'
-import jwtLogin, { ConsoleMailer, createTotpSecret, MemoryStore, MemoryTwoFactorStore, MemoryUserAdapter, RedisStore, type StateStore } from '../lib/index.js'
+import jwtLogin, { ConsoleMailer, createTotpSecret, MemoryStore, MemoryTwoFactorStore, MemoryUserAdapter, RedisStore, type SettingsInput, type StateStore } from '../lib/index.js'
 
 export const DEMO_USER = { login: 'demo', email: 'demo@example.com', password: 'demo-password-123', displayName: 'Demo User', roles: ['editor'] }
 /** The second demo user has two-factor on (TOTP); its secret is new at every start. */
 export const DEMO_2FA_USER = { login: 'demo2fa', email: 'demo2fa@example.com', password: 'demo-password-456', displayName: 'Demo Two-Factor User' }
 export const demoTotp = createTotpSecret('jwt-login demo', DEMO_2FA_USER.email)
 
+/** An OpenID provider for `/oauth/token`, from OAUTH_* environment variables. */
+export interface DemoOAuth {
+  provider: string
+  issuer: string
+  clientId: string
+  clientSecret?: string
+  redirectUri?: string
+  autoRegister: boolean
+}
+
+/**
+ * OAUTH_ISSUER and OAUTH_CLIENT_ID point the demo at a provider; with
+ * OAUTH_CLIENT_SECRET and OAUTH_REDIRECT_URI it takes codes too.
+ * OAUTH_PROVIDER names it (default idp1), OAUTH_AUTO_REGISTER=1 creates users.
+ */
+export function oauthFromEnv (env: NodeJS.ProcessEnv): DemoOAuth | undefined {
+  if (env.OAUTH_ISSUER === undefined || env.OAUTH_CLIENT_ID === undefined) return undefined
+  return {
+    provider: env.OAUTH_PROVIDER ?? 'idp1',
+    issuer: env.OAUTH_ISSUER,
+    clientId: env.OAUTH_CLIENT_ID,
+    clientSecret: env.OAUTH_CLIENT_SECRET,
+    redirectUri: env.OAUTH_REDIRECT_URI,
+    autoRegister: env.OAUTH_AUTO_REGISTER === '1'
+  }
+}
+
+function oauthSettings (oauth: DemoOAuth | undefined): SettingsInput['oauth'] {
+  if (oauth === undefined) return { providers: {} }
+  const { clientSecret, redirectUri } = oauth
+  const codeFlow = clientSecret !== undefined && redirectUri !== undefined ? { clientSecret, redirectUris: [redirectUri] } : {}
+  return {
+    providers: {
+      [oauth.provider]: {
+        enabled: true,
+        issuer: oauth.issuer,
+        clientId: oauth.clientId,
+        ...codeFlow,
+        acceptIdToken: true,
+        autoRegister: oauth.autoRegister
+      }
+    }
+  }
+}
+
 export interface DemoOptions {
   redisUrl?: string
+  oauth?: DemoOAuth
   /** Where the demo writes its banner (and mail). */
   print?: (text: string) => void
 }
@@ -41,7 +87,8 @@ export async function buildDemo (options: DemoOptions = {}): Promise<FastifyInst
       bearer: { enabled: true },
       validate: { enabled: true },
       revoke: { enabled: true },
-      resetPassword: { enabled: true, mail: { siteName: 'jwt-login demo' } }
+      resetPassword: { enabled: true, mail: { siteName: 'jwt-login demo' } },
+      oauth: oauthSettings(options.oauth)
     },
     mailer,
     twoFactor: { port: twoFactor, mailer, issuer: 'jwt-login demo' }
@@ -82,12 +129,15 @@ export function banner (base: string): string {
     'Try (INTERIM is the jwt of the first answer, CODE the app\'s current 6 digits):',
     `  curl -s -X POST ${prefix}/auth -H 'content-type: application/json' -d '{"email":"${DEMO_2FA_USER.email}","password":"${DEMO_2FA_USER.password}"}'`,
     `  curl -s -X POST ${prefix}/auth/2fa -H 'content-type: application/json' -d '{"JWT":"INTERIM","code":"CODE"}'`,
+    'Provider sign-in (with OAUTH_ISSUER and OAUTH_CLIENT_ID set; CODE or ID_TOKEN from the provider; prefer POST):',
+    `  curl -s -X POST ${prefix}/oauth/token -H 'content-type: application/json' -d '{"provider":"idp1","code":"CODE"}'`,
+    `  curl -s -X POST ${prefix}/oauth/token -H 'content-type: application/json' -d '{"provider":"idp1","id_token":"ID_TOKEN","nonce":"NONCE"}'`,
     ''
   ].join('\n')
 }
 
 export async function main (env: NodeJS.ProcessEnv = process.env, print: (text: string) => void = console.log): Promise<FastifyInstance> {
-  const app = await buildDemo({ redisUrl: env.REDIS_URL, print })
+  const app = await buildDemo({ redisUrl: env.REDIS_URL, print, oauth: oauthFromEnv(env) })
   const port = Number(env.PORT ?? 3000)
   const address = await app.listen({ host: '127.0.0.1', port })
   print(banner(address))

@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events'
 import type { TwoFactorMethod } from './two-factor/types.js'
+import type { JwtLoginErrorCode } from './errors.js'
 
 /**
  * What each audit event carries. No event carries a password, token, code or
@@ -31,6 +32,11 @@ export interface JwtLoginEventMap {
   'two_factor.code_rejected': { userId: number, ip: string, attempt: number }
   'two_factor.challenge_closed': { userId: number, ip: string }
   'two_factor.account_locked': { userId: number, ip: string }
+  /** A provider sign-in ended with a final token (not when a second factor is pending). */
+  'oauth.succeeded': { userId: number, ip: string, provider: string, flow: 'code' | 'id_token' }
+  /** `provider` is the configured provider, or `null` when the value sent names none. */
+  'oauth.failed': { ip: string, provider: string | null, reason: JwtLoginErrorCode, errorCode: number }
+  'oauth.user_registered': { userId: number, ip: string, provider: string }
 }
 
 export type JwtLoginEventName = keyof JwtLoginEventMap

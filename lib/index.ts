@@ -6,7 +6,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import fp from 'fastify-plugin'
 import type { SettingsInput } from '../schemas/settings.js'
 import { systemClock, type Clock } from './clock.js'
-import type { JwtLoginContext } from './context.js'
+import type { JwtLoginContext, SecondFactorGate } from './context.js'
 import { toMs } from './duration.js'
 import { envelope, JwtLoginError } from './errors.js'
 import { JwtLoginEvents } from './events.js'
@@ -18,6 +18,7 @@ import { checkResetSetup, PasswordReset, type PasswordPolicy } from './reset-pas
 import { authRoutes } from './routes/auth.js'
 import { resetPasswordRoutes } from './routes/reset-password.js'
 import { twoFactorRoutes } from './routes/two-factor.js'
+import { oauthRoutes } from './routes/oauth.js'
 import { authenticateToken } from './session.js'
 import { JwtLoginSettingsError, SettingsHolder, type Settings, type SettingsSource } from './settings.js'
 import { guardStore } from './store/guard.js'
@@ -52,6 +53,8 @@ export interface JwtLoginOptions {
   passwordPolicy?: PasswordPolicy
   /** Two-factor sign-in: the host's two-factor port (and a mailer for email codes). */
   twoFactor?: TwoFactorOptions
+  /** A second factor for every sign-in (password or provider); a two-factor module fills this seam. */
+  secondFactor?: SecondFactorGate
 }
 
 /** What the authenticate hook puts on `request.jwtLogin`. */
@@ -154,7 +157,7 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
     events,
     clock,
     spendPasswordTime: async (password) => { await verifyPasswordHash(dummyHash, password) },
-    secondFactor: null
+    secondFactor: options.secondFactor ?? null
   }
   const twoFactor = options.twoFactor === undefined ? null : createTwoFactor(ctx, options.twoFactor)
   if (twoFactor !== null) ctx.secondFactor = secondFactorGate(ctx, twoFactor)
@@ -228,6 +231,7 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
     authRoutes(instance, ctx)
     resetPasswordRoutes(instance, passwordReset)
     twoFactorRoutes(instance, ctx, twoFactor)
+    oauthRoutes(instance, ctx)
     if (tokens.jwks() !== null) {
       instance.get('/jwks', async () => tokens.jwks())
     }
@@ -290,7 +294,7 @@ export type { SettingsInput } from '../schemas/settings.js'
 export { MemoryStore, type MemoryStoreOptions } from './store/memory.js'
 export { RedisStore, type RedisStoreOptions } from './store/redis.js'
 export type { StateStore } from './store/types.js'
-export { MemoryUserAdapter, hashPassword, ARGON2_OPTIONS, type MemoryUser, type NewMemoryUser, type PublicUser, type UserAdapter } from './users.js'
+export { MemoryUserAdapter, hashPassword, ARGON2_OPTIONS, type MemoryUser, type NewMemoryUser, type NewProviderUser, type PublicUser, type UserAdapter } from './users.js'
 export { JwtLoginEvents, type JwtLoginEventMap, type JwtLoginEventName } from './events.js'
 export type { TokenClaims, TokenKind } from './tokens.js'
 export type { Clock } from './clock.js'
@@ -302,3 +306,4 @@ export type { TwoFactorEnrollment, TwoFactorMethod, TwoFactorOptions, TwoFactorP
 export { MemoryTwoFactorStore } from './two-factor/memory.js'
 export { createTotpSecret, TOTP_PERIOD } from './two-factor/totp.js'
 export { generateBackupCodes, hashBackupCode, BACKUP_CODE_COUNT } from './two-factor/backup-codes.js'
+export type { SecondFactorGate, SignInResult } from './context.js'

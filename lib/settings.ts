@@ -1,8 +1,9 @@
 import { FormatRegistry } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
-import { SettingsSchema, type Algorithm, type SettingsInput } from '../schemas/settings.js'
+import { SettingsSchema, type Algorithm, type OAuthProviderInput, type SettingsInput } from '../schemas/settings.js'
 import { toMs } from './duration.js'
 import type { MailTemplates } from './mail/templates.js'
+import { resolveOAuthProviders, type OAuthProviderSettings } from './oauth/presets.js'
 
 if (!FormatRegistry.Has('date-time')) {
   FormatRegistry.Set('date-time', (value) => /^\d{4}-\d{2}-\d{2}T/.test(value) && !Number.isNaN(Date.parse(value)))
@@ -24,7 +25,7 @@ export interface Settings {
     codes: Array<{ code: string, expiresAt: number | null }>
     parameter: string
     oauthParameter: string
-    requireFor: { auth: boolean, validate: boolean, refresh: boolean, revoke: boolean }
+    requireFor: { auth: boolean, validate: boolean, refresh: boolean, revoke: boolean, oauth: boolean }
   }
   login: { allowPasswordHash: boolean }
   bearer: { enabled: boolean }
@@ -50,6 +51,7 @@ export interface Settings {
     mail: { siteName: string, templates: MailTemplates, retries: number, retryDelayMs: number }
   }
   twoFactor: { interimLifetimeMs: number, attemptsPerChallenge: number, perAccount: ResolvedLimit, emailCodeLifetimeMs: number }
+  oauth: { providers: Record<string, OAuthProviderSettings> }
   bodyLimit: number
 }
 
@@ -136,6 +138,7 @@ export function resolveSettings (input: unknown): Settings {
       perAccount: limit(twoFactor.perAccount, 'twoFactor/perAccount'),
       emailCodeLifetimeMs: ms(twoFactor.emailCodeLifetime, 'twoFactor/emailCodeLifetime')
     },
+    oauth: { providers: resolveOAuthProviders(s.oauth.providers as Record<string, OAuthProviderInput>) },
     bodyLimit: s.bodyLimit
   }
 }

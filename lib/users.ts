@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import argon2 from 'argon2'
 
 /** The user fields jwt-login ever returns to a client. Never a hash or a reset key. */
@@ -36,6 +37,19 @@ export interface UserAdapter<U = unknown> {
    * the code stays usable.
    */
   setPassword? (user: U, newPassword: string): Promise<void>
+  /**
+   * Creates a user for a provider sign-in with auto-registration on (no
+   * password). Throwing answers 500 / errorCode 52 and nothing is signed.
+   */
+  createUser? (input: NewProviderUser): Promise<U>
+}
+
+/** A user to create from a provider's verified identity; `login` is already unique. */
+export interface NewProviderUser {
+  email: string
+  login: string
+  displayName: string
+  role: string
 }
 
 /** OWASP's argon2id parameters: 19 MiB memory, 2 iterations, 1 lane. */
@@ -93,6 +107,17 @@ export class MemoryUserAdapter implements UserAdapter<MemoryUser> {
     }
     this.#byId.set(user.ID, user)
     return user
+  }
+
+  /** A user without a usable password: they sign in through their provider. */
+  async createUser (input: NewProviderUser): Promise<MemoryUser> {
+    return await this.addUser({
+      login: input.login,
+      email: input.email,
+      password: randomBytes(32).toString('base64url'),
+      displayName: input.displayName,
+      roles: [input.role]
+    })
   }
 
   async removeUser (id: number): Promise<void> {

@@ -43,6 +43,53 @@ const Key = Type.Object({
   publicKey: Type.Optional(Type.String({ minLength: 1 }))
 }, { additionalProperties: false })
 
+const HttpUrl = Type.String({ pattern: '^https?://', maxLength: 2048 })
+
+export const OAuthPresetSchema = Type.Union([
+  Type.Literal('google'), Type.Literal('auth0'), Type.Literal('microsoft'), Type.Literal('apple'), Type.Literal('generic')
+])
+export type OAuthPreset = Static<typeof OAuthPresetSchema>
+
+/** One identity provider for `/oauth/token`. */
+export const OAuthProviderSchema = Type.Object({
+  enabled: Flag(false),
+  /** `generic` takes `issuer` (or `endpoints`); the others know their issuer. */
+  preset: Type.Optional(Type.Union(OAuthPresetSchema.anyOf, { default: 'generic' })),
+  /** Issuer URL, discovered through `/.well-known/openid-configuration` (generic). */
+  issuer: Type.Optional(HttpUrl),
+  /** Auth0 tenant domain, such as `example.eu.auth0.com`. */
+  domain: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9.-]*$', maxLength: 253 })),
+  /** Microsoft Entra tenant id or domain (a single tenant). */
+  tenant: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9.-]*$', maxLength: 253 })),
+  /** Explicit endpoints instead of discovery (generic). */
+  endpoints: Type.Optional(Type.Object({
+    issuer: HttpUrl,
+    token: HttpUrl,
+    jwks: HttpUrl,
+    userinfo: Type.Optional(HttpUrl),
+    authorization: Type.Optional(HttpUrl)
+  }, { additionalProperties: false })),
+  clientId: Type.String({ minLength: 1, maxLength: 512 }),
+  clientSecret: Type.Optional(Type.String({ minLength: 1 })),
+  /** How the client authenticates at the token endpoint. */
+  clientAuthMethod: Type.Optional(Type.Union([
+    Type.Literal('client_secret_basic'), Type.Literal('client_secret_post'), Type.Literal('none')
+  ], { default: 'client_secret_basic' })),
+  /** Redirect URIs registered at the provider; the first is the default. Empty: no code flow. */
+  redirectUris: Type.Optional(Type.Array(HttpUrl, { default: [] })),
+  /** Accept an ID token the browser obtained from the provider. */
+  acceptIdToken: Flag(false),
+  /** Match a user by an email the provider does not mark as verified. */
+  allowUnverifiedEmail: Flag(false),
+  /** Create a user when no user has the email. */
+  autoRegister: Flag(false),
+  /** The role of users created by auto-registration. */
+  defaultRole: Type.Optional(Type.String({ minLength: 1, default: 'subscriber' })),
+  /** Time for all calls to the provider during one sign-in. */
+  timeout: DurationOr('5s')
+}, { additionalProperties: false })
+export type OAuthProviderInput = Static<typeof OAuthProviderSchema>
+
 /**
  * Every jwt-login setting, grouped by concern, with its default. The host's
  * admin screen can supply these through an async source (see `settingsSource`).
@@ -63,7 +110,8 @@ export const SettingsSchema = Type.Object({
       auth: Flag(false),
       validate: Flag(false),
       refresh: Flag(false),
-      revoke: Flag(false)
+      revoke: Flag(false),
+      oauth: Flag(false)
     })
   }),
 
@@ -168,6 +216,11 @@ export const SettingsSchema = Type.Object({
     perAccount: Limit(10, '15m'),
     /** How long an emailed code is valid (the challenge may end first). */
     emailCodeLifetime: DurationOr('10m')
+  }),
+
+  /** Third-party sign-in (`/oauth/token`): the providers, keyed by the `provider` value clients send. */
+  oauth: Group({
+    providers: Type.Optional(Type.Record(Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' }), OAuthProviderSchema, { default: {}, additionalProperties: false }))
   }),
 
   /** Largest accepted request body in bytes. */

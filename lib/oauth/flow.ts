@@ -1,0 +1,233 @@
+import { createHash, randomBytes } from 'node:crypto'
+import {
+  allowInsecureRequests, authorizationCodeGrant, ClientError, ClientSecretBasic, ClientSecretPost, Configuration,
+  customFetch, fetchUserInfo, None, ResponseBodyError, type ClientAuth
+} from 'openid-client'
+import { createLocalJWKSet, errors as joseErrors, jwtVerify, type CryptoKey, type JWTHeaderParameters, type JWTPayload } from 'jose'
+import { checkAuthCode } from '../auth-codes.js'
+import type { JwtLoginContext, SignInResult } from '../context.js'
+import { JwtLoginError } from '../errors.js'
+import { stringField, type Fields } from '../params.js'
+import { completeSignIn } from '../session.js'
+import type { UserAdapter } from '../users.js'
+import type { OAuthProviderSettings } from './presets.js'
+import { withDeadline, type BoundFetch, type OAuthRegistry } from './registry.js'
+
+/** A provider's codes live at most 10 minutes (RFC 6749 §4.1.2); a used one is remembered that long. */
+export const CODE_MEMORY_MS = 10 * 60 * 1000
+/** Asymmetric algorithms only: never `none`, never an HMAC keyed by the client secret. */
+export const ID_TOKEN_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519']
+const MAX_LOGIN_ATTEMPTS = 20
+
+export type OAuthSignInResult =
+  | { jwt: string, refresh_token?: string, user: { ID: number, user_login: string, user_email: string, display_name: string } }
+  | { two_factor_required: true, jwt: string }
+
+/** What the provider vouches for. */
+interface Identity {
+  email: string | undefined
+  emailVerified: unknown
+  name: string | undefined
+}
+
+function identityOf (claims: Record<string, unknown>): Identity {
+  return {
+    email: typeof claims.email === 'string' && claims.email !== '' ? claims.email : undefined,
+    emailVerified: claims.email_verified,
+    name: typeof claims.name === 'string' && claims.name !== '' ? claims.name : undefined
+  }
+}
+
+function clientAuth (provider: OAuthProviderSettings): ClientAuth {
+  switch (provider.clientAuthMethod) {
+    case 'client_secret_post': return ClientSecretPost(provider.clientSecret as string)
+    case 'none': return None()
+    default: return ClientSecretBasic(provider.clientSecret as string)
+  }
+}
+
+/** What openid-client throws, as our errors: a refused grant is the code's fault, a bad claim the token's. */
+function codeFlowError (error: unknown): unknown {
+  if (error instanceof JwtLoginError) return error
+  if (error instanceof ResponseBodyError && error.error === 'invalid_grant') {
+    return new JwtLoginError('ERR_JWT_LOGIN_PROVIDER_CODE_INVALID', { cause: error })
+  }
+  if (error instanceof ClientError && error.code === 'OAUTH_JWT_CLAIM_COMPARISON_FAILED') {
+    return new JwtLoginError('ERR_JWT_LOGIN_ID_TOKEN_INVALID', { cause: error })
+  }
+  return new JwtLoginError('ERR_JWT_LOGIN_PROVIDER_ERROR', { cause: error })
+}
+
+interface CodeRequest { code: string, codeVerifier: string | undefined, nonce: string | undefined, redirectUri: string }
+
+/** Exchanges the code at the token endpoint (openid-client checks the ID token's iss, aud, exp, nonce). */
+async function exchangeCode (ctx: JwtLoginContext, registry: OAuthRegistry, provider: OAuthProviderSettings, request: CodeRequest): Promise<Identity> {
+  // the code is spent before the provider sees it: a second use fails here even if the provider would take it
+  const digest = createHash('sha256').update(`${provider.name}\u0000${request.code}`).digest('base64url')
+  const { count } = await ctx.store.increment(`oauth-code:${digest}`, CODE_MEMORY_MS)
+  if (count > 1) throw new JwtLoginError('ERR_JWT_LOGIN_PROVIDER_CODE_INVALID')
+
+  return await withDeadline(provider.timeoutMs, async (fetchFn) => {
+    try {
+      // the client names the provider, so the RFC 9207 mix-up check (an `iss` in the redirect) has nothing to add
+      const { authorization_response_iss_parameter_supported: _ignored, ...server } = await registry.metadata(provider, fetchFn)
+      const metadata = provider.clientSecret === null ? {} : { client_secret: provider.clientSecret }
+      const config = new Configuration(server, provider.clientId, metadata, clientAuth(provider))
+      if (provider.allowHttp) allowInsecureRequests(config)
+      config[customFetch] = fetchFn as never
+      const callback = new URL(request.redirectUri)
+      callback.searchParams.set('code', request.code)
+      const tokens = await authorizationCodeGrant(config, callback, {
+        pkceCodeVerifier: request.codeVerifier,
+        expectedNonce: request.nonce,
+        idTokenExpected: true
+      })
+      const claims = tokens.claims() as JWTPayload
+      const identity = identityOf(claims)
+      if (identity.email !== undefined || server.userinfo_endpoint === undefined) return identity
+      // many providers keep the email out of a code-flow ID token; userinfo has it (its sub must match)
+      return identityOf(await fetchUserInfo(config, tokens.access_token, claims.sub as string))
+    } catch (error) {
+      throw codeFlowError(error)
+    }
+  })
+}
+
+/** Verifies an ID token the browser obtained: signature by the provider's keys, iss, aud, exp, azp, nonce. */
+async function verifyIdToken (ctx: JwtLoginContext, registry: OAuthRegistry, provider: OAuthProviderSettings, idToken: string, nonce: string | undefined): Promise<Identity> {
+  return await withDeadline(provider.timeoutMs, async (fetchFn: BoundFetch) => {
+    try {
+      const server = await registry.metadata(provider, fetchFn)
+      if (server.jwks_uri === undefined) throw new JwtLoginError('ERR_JWT_LOGIN_PROVIDER_ERROR')
+      const jwksUri = server.jwks_uri
+      const key = async (header: JWTHeaderParameters): Promise<CryptoKey> => {
+        const token = { payload: '', signature: '' }
+        try {
+          return await createLocalJWKSet(await registry.keys(provider, jwksUri, fetchFn, false))(header, token)
+        } catch (error) {
+          if (!(error instanceof joseErrors.JWKSNoMatchingKey)) throw error
+          // an unknown key id: the provider may have rotated its keys
+          return await createLocalJWKSet(await registry.keys(provider, jwksUri, fetchFn, true))(header, token)
+        }
+      }
+      const { payload, protectedHeader } = await jwtVerify(idToken, key, {
+        algorithms: ID_TOKEN_ALGORITHMS,
+        issuer: provider.acceptedIssuers,
+        audience: provider.clientId,
+        requiredClaims: ['sub', 'exp', 'iat'],
+        currentDate: new Date(ctx.clock()),
+        clockTolerance: Math.ceil(ctx.settings.current.tokens.leewayMs / 1000)
+      })
+      // another JWT of the provider for us (an access or logout token) is not an ID token
+      if (protectedHeader.typ !== undefined && protectedHeader.typ.toLowerCase() !== 'jwt') throw new Error('typ')
+      if (Array.isArray(payload.aud) && payload.aud.length > 1 && payload.azp !== provider.clientId) throw new Error('azp')
+      if (nonce !== undefined && payload.nonce !== nonce) throw new Error('nonce')
+      return identityOf(payload)
+    } catch (error) {
+      if (error instanceof JwtLoginError) throw error
+      throw new JwtLoginError('ERR_JWT_LOGIN_ID_TOKEN_INVALID', { cause: error })
+    }
+  })
+}
+
+/** A login from the email's local part (without a `+tag`), made unique with a number. */
+export async function uniqueLogin (users: UserAdapter<any>, email: string): Promise<string> {
+  const local = (email.split('@')[0] as string).split('+')[0] as string
+  const base = local.toLowerCase().replace(/[^a-z0-9._-]+/g, '').slice(0, 50) || 'user'
+  for (let n = 1; n <= MAX_LOGIN_ATTEMPTS; n++) {
+    const candidate = n === 1 ? base : `${base}${n}`
+    if (await users.findByLogin(candidate) === null) return candidate
+  }
+  return `${base}-${randomBytes(6).toString('hex')}`
+}
+
+function providerOf (ctx: JwtLoginContext, name: string | undefined): OAuthProviderSettings {
+  const providers = ctx.settings.current.oauth.providers
+  if (name === undefined || !Object.hasOwn(providers, name)) throw new JwtLoginError('ERR_JWT_LOGIN_PROVIDER_UNKNOWN')
+  return providers[name] as OAuthProviderSettings
+}
+
+function redirectUriOf (provider: OAuthProviderSettings, asked: string | undefined): string {
+  if (asked === undefined) return provider.redirectUris[0] as string
+  if (!provider.redirectUris.includes(asked)) throw new JwtLoginError('ERR_JWT_LOGIN_BAD_REQUEST')
+  return asked
+}
+
+async function signIn (ctx: JwtLoginContext, registry: OAuthRegistry, fields: Fields, ip: string, known: { provider: string | null }): Promise<OAuthSignInResult> {
+  const settings = ctx.settings.current
+  if (!settings.authentication.enabled) throw new JwtLoginError('ERR_JWT_LOGIN_AUTH_DISABLED')
+  if (settings.authCodes.requireFor.oauth) {
+    checkAuthCode(fields[settings.authCodes.oauthParameter], settings.authCodes.codes, ctx.clock())
+  }
+  const provider = providerOf(ctx, stringField(fields, 'provider'))
+  known.provider = provider.name
+  if (!provider.enabled) throw new JwtLoginError('ERR_JWT_LOGIN_PROVIDER_DISABLED')
+
+  const code = stringField(fields, 'code')
+  const idToken = stringField(fields, 'id_token')
+  const nonce = stringField(fields, 'nonce')
+  const codeVerifier = stringField(fields, 'code_verifier')
+  const redirectUri = stringField(fields, 'redirect_uri')
+  const acceptsCode = provider.redirectUris.length > 0
+
+  let identity: Identity
+  let flow: 'code' | 'id_token'
+  if (code !== undefined && acceptsCode) {
+    flow = 'code'
+    const uri = redirectUriOf(provider, redirectUri)
+    identity = await exchangeCode(ctx, registry, provider, { code, codeVerifier, nonce, redirectUri: uri })
+  } else if (idToken !== undefined && provider.acceptIdToken) {
+    flow = 'id_token'
+    identity = await verifyIdToken(ctx, registry, provider, idToken, nonce)
+  } else {
+    throw new JwtLoginError('ERR_JWT_LOGIN_PROVIDER_CODE_MISSING')
+  }
+
+  // Apple writes the flag as the string "true"
+  const verified = identity.emailVerified === true || identity.emailVerified === 'true'
+  if (identity.email === undefined || (!verified && !provider.allowUnverifiedEmail)) {
+    throw new JwtLoginError('ERR_JWT_LOGIN_EMAIL_UNVERIFIED')
+  }
+  const email = identity.email
+
+  let user = await ctx.users.findByEmail(email)
+  if (user === null) {
+    if (!provider.autoRegister) throw new JwtLoginError('ERR_JWT_LOGIN_PROVIDER_USER_NOT_FOUND')
+    if (ctx.users.createUser === undefined) throw new JwtLoginError('ERR_JWT_LOGIN_USER_CREATE_FAILED')
+    const login = await uniqueLogin(ctx.users, email)
+    try {
+      user = await ctx.users.createUser({ email, login, displayName: identity.name ?? login, role: provider.defaultRole })
+    } catch (error) {
+      throw new JwtLoginError('ERR_JWT_LOGIN_USER_CREATE_FAILED', { cause: error })
+    }
+    ctx.events.emit('oauth.user_registered', { userId: ctx.users.toPublicUser(user).ID, ip, provider: provider.name })
+  }
+
+  // the same end as a password login: a user with two-factor on gets the challenge, not a token
+  const result: SignInResult = await completeSignIn(ctx, user, ip)
+  if ('two_factor_required' in result) return result
+  const publicUser = ctx.users.toPublicUser(user)
+  ctx.events.emit('oauth.succeeded', { userId: publicUser.ID, ip, provider: provider.name, flow })
+  return {
+    ...result,
+    user: { ID: publicUser.ID, user_login: publicUser.user_login, user_email: publicUser.user_email, display_name: publicUser.display_name }
+  }
+}
+
+/**
+ * `GET` and `POST /oauth/token`: a provider's code or ID token for our JWT.
+ * Every failure is reported to the audit events with its reason, never with
+ * the code or token.
+ */
+export async function oauthSignIn (ctx: JwtLoginContext, registry: OAuthRegistry, fields: Fields, ip: string): Promise<OAuthSignInResult> {
+  const known: { provider: string | null } = { provider: null }
+  try {
+    return await signIn(ctx, registry, fields, ip, known)
+  } catch (error) {
+    const failure = error instanceof JwtLoginError
+      ? error
+      : new JwtLoginError('ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', { cause: error })
+    ctx.events.emit('oauth.failed', { ip, provider: known.provider, reason: failure.code, errorCode: failure.errorCode })
+    throw failure
+  }
+}

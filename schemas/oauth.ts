@@ -1,0 +1,27 @@
+import { Type } from '@sinclair/typebox'
+import { Field, Fields, Success } from './common.js'
+
+/** `/oauth/token` parameters: the query on GET, the body (JSON, form or multipart) on POST. */
+export const OAuthTokenFields = Fields({
+  provider: Field,
+  code: Field,
+  id_token: Type.Optional(Type.String({ maxLength: 16384 })),
+  code_verifier: Field,
+  nonce: Field,
+  redirect_uri: Field
+})
+
+/** The user as `/oauth/token` answers it: exactly these four fields. */
+export const OAuthUser = Type.Object({
+  ID: Type.Integer(),
+  user_login: Type.String(),
+  user_email: Type.String(),
+  display_name: Type.String()
+})
+
+export const OAuthTokenReply = Success({
+  jwt: Type.String(),
+  refresh_token: Type.Optional(Type.String()),
+  two_factor_required: Type.Optional(Type.Boolean()),
+  user: Type.Optional(OAuthUser)
+})

@@ -1,0 +1,27 @@
+// oidc-provider ships no types; this is the little of it the test helper uses.
+declare module 'oidc-provider' {
+  import type { IncomingMessage, ServerResponse } from 'node:http'
+
+  export interface InteractionDetails {
+    uid: string
+    prompt: { name: string, details: Record<string, unknown> }
+    params: Record<string, unknown>
+    session?: { accountId?: string }
+    grantId?: string
+  }
+
+  export interface GrantInstance {
+    addOIDCScope (scope: string): void
+    addOIDCClaims (claims: string[]): void
+    save (): Promise<string>
+  }
+
+  export default class Provider {
+    constructor (issuer: string, configuration: Record<string, unknown>)
+    callback (): (req: IncomingMessage, res: ServerResponse) => void
+    interactionDetails (req: IncomingMessage, res: ServerResponse): Promise<InteractionDetails>
+    interactionFinished (req: IncomingMessage, res: ServerResponse, result: Record<string, unknown>, options?: { mergeWithLastSubmission?: boolean }): Promise<void>
+    Grant: new (properties: { accountId: string, clientId: string }) => GrantInstance
+    on (event: string, listener: (...args: unknown[]) => void): this
+  }
+}
