@@ -10,11 +10,11 @@ function cells (line: string): string[] {
     .map(cell => cell.trim().replaceAll('\\|', '|').replace(/^`(.*)`$/, '$1'))
 }
 
-/** The first Markdown table under the README heading that names "Errors", as rows keyed by its columns. */
+/** The first Markdown table under the README heading `## Errors`, as rows keyed by its columns. */
 function readmeErrorTable (markdown: string): Row[] {
   const lines = markdown.split('\n')
-  const heading = lines.findIndex(line => /^#{1,6}\s.*\bErrors\b/.test(line))
-  if (heading === -1) throw new Error('README.md has no heading containing "Errors"')
+  const heading = lines.findIndex(line => /^##\s+Errors\s*$/.test(line))
+  if (heading === -1) throw new Error('README.md has no "## Errors" heading')
   const start = lines.findIndex((line, index) => index > heading && line.trim().startsWith('|'))
   if (start === -1) throw new Error('no table under the Errors heading')
   const columns = cells(lines[start] as string)
@@ -54,7 +54,7 @@ t.test('the table parser reads the format and fails on a missing table', async (
     '| `ERR_A` | 2 | 401 | A \\| b. |', '| ERR_B | 8 | 401 | B. |', '', '| not | part |'
   ].join('\n')
   t.same(readmeErrorTable(sample).map(r => [r.code, r.errorCode, r.status, r.message]), [['ERR_A', 2, 401, 'A | b.'], ['ERR_B', 8, 401, 'B.']])
-  t.throws(() => readmeErrorTable('# Nothing here'), /no heading/)
+  t.throws(() => readmeErrorTable('# Nothing here'), /no "## Errors" heading/)
   t.throws(() => readmeErrorTable('## Errors\nno table'), /no table/)
   t.throws(() => readmeErrorTable('## Errors\n| code | status |\n| - | - |\n| A | 1 |'), /no column errorCode/)
 })

@@ -31,7 +31,7 @@ t.test('defaults: every group resolved, durations in ms', async (t) => {
     codes: [],
     parameter: 'AUTH_KEY',
     oauthParameter: 'AUTH_CODE',
-    requireFor: { auth: false, validate: false, refresh: false, revoke: false }
+    requireFor: { auth: false, validate: false, refresh: false, revoke: false, oauth: false }
   })
   t.same(s.login, { allowPasswordHash: false })
   t.same(s.bearer, { enabled: true })

@@ -1,39 +1,29 @@
-import { once } from 'node:events'
 import type { AddressInfo } from 'node:net'
 import { SMTPServer } from 'smtp-server'
 
 export interface ReceivedMessage {
-  /** The envelope recipients, joined with `, `. */
   to: string
   subject: string
   text: string
   html: string
-  raw: string
 }
 
 export interface SmtpPeer {
   port: number
+  /** Every message received so far, in order. */
   messages: ReceivedMessage[]
-  /** The next message to arrive (or the oldest one not yet taken). */
+  /** The next message not yet taken by an earlier call (waits for it, 10 s at most). */
   nextMessage: () => Promise<ReceivedMessage>
   close: () => Promise<void>
 }
 
-function decodeBody (body: string, encoding: string | undefined): string {
-  const kind = encoding?.trim().toLowerCase()
-  if (kind === 'base64') return Buffer.from(body.replace(/\s+/g, ''), 'base64').toString('utf8')
-  if (kind === 'quoted-printable') {
-    const bytes = body.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/gi, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)))
-    return Buffer.from(bytes, 'latin1').toString('utf8')
-  }
-  return body
-}
+type Headers = Map<string, string>
 
-function splitPart (raw: string): { headers: Map<string, string>, body: string } {
+function splitEntity (raw: string): { headers: Headers, body: string } {
   const at = raw.indexOf('\r\n\r\n')
   const head = at === -1 ? raw : raw.slice(0, at)
   const body = at === -1 ? '' : raw.slice(at + 4)
-  const headers = new Map<string, string>()
+  const headers: Headers = new Map()
   for (const line of head.replace(/\r\n[ \t]+/g, ' ').split('\r\n')) {
     const colon = line.indexOf(':')
     if (colon > 0) headers.set(line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim())
@@ -41,66 +31,101 @@ function splitPart (raw: string): { headers: Map<string, string>, body: string }
   return { headers, body }
 }
 
-/** Enough MIME for the messages nodemailer writes: text, html, multipart/alternative or mixed. */
-function collectParts (raw: string, into: { text: string, html: string }): void {
-  const { headers, body } = splitPart(raw)
+function decodeQuotedPrintable (value: string): string {
+  const bytes: number[] = []
+  const text = value.replace(/=\r\n/g, '')
+  for (let i = 0; i < text.length; i++) {
+    if (text[i] === '=' && /^[0-9A-F]{2}$/i.test(text.slice(i + 1, i + 3))) {
+      bytes.push(parseInt(text.slice(i + 1, i + 3), 16))
+      i += 2
+    } else {
+      bytes.push(...Buffer.from(text[i] as string, 'utf8'))
+    }
+  }
+  return Buffer.from(bytes).toString('utf8')
+}
+
+function decodeBody (headers: Headers, body: string): string {
+  const encoding = (headers.get('content-transfer-encoding') ?? '7bit').toLowerCase()
+  if (encoding === 'base64') return Buffer.from(body.replace(/\s+/g, ''), 'base64').toString('utf8')
+  if (encoding === 'quoted-printable') return decodeQuotedPrintable(body)
+  return body
+}
+
+/** RFC 2047 encoded words, as nodemailer writes non-ASCII subjects. */
+function decodeWords (value: string): string {
+  return value
+    .replace(/\?=\s+=\?/g, '?==?')
+    .replace(/=\?([^?]+)\?([BQ])\?([^?]*)\?=/gi, (_whole, _charset: string, kind: string, data: string) => kind.toUpperCase() === 'B'
+      ? Buffer.from(data, 'base64').toString('utf8')
+      : decodeQuotedPrintable(data.replace(/_/g, ' ')))
+}
+
+/** Walks the MIME tree for the text/plain and text/html parts. */
+function collectParts (raw: string, found: { text: string, html: string }): void {
+  const { headers, body } = splitEntity(raw)
   const type = headers.get('content-type') ?? 'text/plain'
   const boundary = /boundary="?([^";]+)"?/i.exec(type)?.[1]
   if (type.toLowerCase().startsWith('multipart/') && boundary !== undefined) {
-    for (const part of body.split(`--${boundary}`).slice(1)) {
+    const parts = body.split(`--${boundary}`).slice(1)
+    for (const part of parts) {
       if (part.startsWith('--')) break
-      collectParts(part.replace(/^\r\n/, ''), into)
+      collectParts(part.replace(/^\r\n/, '').replace(/\r\n$/, ''), found)
     }
     return
   }
-  const decoded = decodeBody(body, headers.get('content-transfer-encoding'))
-  if (type.toLowerCase().startsWith('text/html')) into.html += decoded
-  else into.text += decoded
+  if (type.toLowerCase().startsWith('text/html')) found.html = decodeBody(headers, body)
+  else if (type.toLowerCase().startsWith('text/plain')) found.text = decodeBody(headers, body)
 }
 
-/** A real SMTP server on loopback (random port, no TLS, any login) that keeps what it receives. */
+function parseMessage (to: string, raw: string): ReceivedMessage {
+  const found = { text: '', html: '' }
+  // the line break before the end-of-data dot belongs to the transfer, not to the body
+  collectParts(raw.replace(/\r\n$/, ''), found)
+  return { to, subject: decodeWords(splitEntity(raw).headers.get('subject') ?? ''), ...found }
+}
+
+/** A real SMTP server (the `smtp-server` package) on 127.0.0.1 at a free port. */
 export async function startSmtp (): Promise<SmtpPeer> {
   const messages: ReceivedMessage[] = []
-  const waiting: Array<(message: ReceivedMessage) => void> = []
+  const waiting: Array<() => void> = []
   let taken = 0
+
   const server = new SMTPServer({
     authOptional: true,
-    disabledCommands: ['STARTTLS'],
+    disabledCommands: ['STARTTLS', 'AUTH'],
     logger: false,
     onData (stream, session, callback) {
       const chunks: Buffer[] = []
       stream.on('data', (chunk: Buffer) => chunks.push(chunk))
       stream.on('end', () => {
-        const raw = Buffer.concat(chunks).toString('utf8')
-        const parts = { text: '', html: '' }
-        collectParts(raw, parts)
-        const message: ReceivedMessage = {
-          to: session.envelope.rcptTo.map(r => r.address).join(', '),
-          subject: splitPart(raw).headers.get('subject') ?? '',
-          text: parts.text,
-          html: parts.html,
-          raw
-        }
-        messages.push(message)
-        const waiter = waiting.shift()
-        if (waiter !== undefined) {
-          taken++
-          waiter(message)
-        }
+        const to = session.envelope.rcptTo.map(r => r.address).join(', ')
+        messages.push(parseMessage(to, Buffer.concat(chunks).toString('utf8')))
+        for (const wake of waiting.splice(0)) wake()
         callback()
       })
     }
   })
-  server.listen(0, '127.0.0.1')
-  await once(server.server, 'listening')
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const port = (server.server.address() as AddressInfo).port
+
+  const nextMessage = async (): Promise<ReceivedMessage> => {
+    const index = taken++
+    const deadline = Date.now() + 10_000
+    while (messages[index] === undefined) {
+      if (Date.now() > deadline) throw new Error('no mail arrived within 10 s')
+      await new Promise<void>((resolve) => {
+        waiting.push(resolve)
+        setTimeout(resolve, 250).unref()
+      })
+    }
+    return messages[index]
+  }
+
   return {
     port,
     messages,
-    nextMessage: async () => {
-      if (taken < messages.length) return messages[taken++] as ReceivedMessage
-      return await new Promise<ReceivedMessage>(resolve => { waiting.push(resolve) })
-    },
-    close: async () => { await new Promise<void>(resolve => { server.close(() => { resolve() }) }) }
+    nextMessage,
+    close: async () => { await new Promise<void>((resolve) => server.close(() => resolve())) }
   }
 }
