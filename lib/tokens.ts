@@ -146,7 +146,7 @@ export const stateKeys = {
   /** Tokens of this user issued before the stored time (ms) are refused. */
   userCutoff: (userId: string | number) => `revoked:user:${userId}`,
   refresh: (tokenHash: string) => `refresh:${tokenHash}`,
-  refreshUsed: (tokenHash: string) => `refresh-used:${tokenHash}`
+  refreshSpent: (tokenHash: string) => `refresh-spent:${tokenHash}`
 }
 
 interface RefreshRecord { uid: number, sid: string }
@@ -345,23 +345,22 @@ export class TokenService {
 
   /**
    * Spends a refresh token and issues its successor in the same family. A
-   * token that was already spent revokes its whole family (`onReuse` is told).
+   * token that was already spent revokes its whole family (`onReuse` is told);
+   * of two concurrent uses one wins and the other counts as a reuse.
    */
   async rotateRefreshToken (token: string, onReuse: (record: RefreshRecord) => void): Promise<RefreshResult> {
     const tokenHash = hashKey(token)
-    const lifetimeMs = this.#settings.current.refresh.lifetimeMs
-    const raw = await this.#store.consume(stateKeys.refresh(tokenHash))
-    if (raw === null) {
-      const used = await this.#store.get(stateKeys.refreshUsed(tokenHash))
-      if (used !== null) {
-        const record = JSON.parse(used) as RefreshRecord
-        await this.revokeSession(record.sid)
-        onReuse(record)
-      }
+    const raw = await this.#store.get(stateKeys.refresh(tokenHash))
+    if (raw === null) throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID')
+    const record = JSON.parse(raw) as RefreshRecord
+    // one atomic increment decides the single use: the first caller spends the
+    // token; any later one, concurrent or not, is a reuse and ends the family
+    const { count } = await this.#store.increment(stateKeys.refreshSpent(tokenHash), this.#settings.current.refresh.lifetimeMs)
+    if (count > 1) {
+      await this.revokeSession(record.sid)
+      onReuse(record)
       throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID')
     }
-    const record = JSON.parse(raw) as RefreshRecord
-    await this.#store.set(stateKeys.refreshUsed(tokenHash), raw, lifetimeMs)
     const [session, cutoff] = await Promise.all([
       this.#store.get(stateKeys.revokedSession(record.sid)),
       this.#store.get(stateKeys.userCutoff(record.uid))
@@ -371,4 +370,5 @@ export class TokenService {
     }
     return { userId: record.uid, sessionId: record.sid, refreshToken: await this.issueRefreshToken(record.uid, record.sid) }
   }
+
 }

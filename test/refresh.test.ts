@@ -128,6 +128,10 @@ async function concurrentUse (t: TapTest, options: Parameters<typeof buildApp>[1
     t.same(statuses, [200, 401], `round ${round}: exactly one use succeeds`)
     const loser = answers.find(a => a.statusCode === 401)
     t.equal(loser === undefined ? undefined : errorCode(loser), 51)
+    // the second use is a reuse, always: the family ends, the winner's successor included
+    const winner = answers.find(a => a.statusCode === 200)
+    const successor = await post(app, '/auth/refresh', { refresh_token: winner?.json().data.refresh_token })
+    t.equal(successor.statusCode, 401, `round ${round}: the family is revoked`)
   }
 }
 
