@@ -143,10 +143,3 @@ export async function main (env: NodeJS.ProcessEnv = process.env, print: (text: 
   print(banner(address))
   return app
 }
-
-if (import.meta.url === `file://${process.argv[1]}`) {
-  const app = await main()
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => { app.close().then(() => process.exit(0), () => process.exit(1)) })
-  }
-}

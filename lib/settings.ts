@@ -107,7 +107,7 @@ export function resolveSettings (input: unknown): Settings {
   return {
     authentication: { enabled: s.authentication.enabled as boolean },
     authCodes: {
-      codes: (s.authCodes.codes ?? []).map(c => ({ code: c.code, expiresAt: c.expiresAt === undefined ? null : Date.parse(c.expiresAt) })),
+      codes: (s.authCodes.codes as NonNullable<typeof s.authCodes.codes>).map(c => ({ code: c.code, expiresAt: c.expiresAt === undefined ? null : Date.parse(c.expiresAt) })),
       parameter: s.authCodes.parameter as string,
       oauthParameter: s.authCodes.oauthParameter as string,
       requireFor: s.authCodes.requireFor as Settings['authCodes']['requireFor']

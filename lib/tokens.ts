@@ -58,10 +58,9 @@ function curveOf (key: KeyObject): string | undefined {
 
 function checkKeyType (algorithm: Algorithm, key: KeyObject, path: string): void {
   const type = key.asymmetricKeyType
-  const bits = key.asymmetricKeyDetails?.modulusLength ?? 0
+  const bits = (key.asymmetricKeyDetails as { modulusLength?: number }).modulusLength ?? 0
   const ok =
-    (algorithm.startsWith('RS') && type === 'rsa' && bits >= 2048) ||
-    (algorithm === 'PS256' && (type === 'rsa' || type === 'rsa-pss') && bits >= 2048) ||
+    ((algorithm.startsWith('RS') || algorithm === 'PS256') && type === 'rsa' && bits >= 2048) ||
     (algorithm === 'ES256' && type === 'ec' && curveOf(key) === 'prime256v1') ||
     (algorithm === 'ES384' && type === 'ec' && curveOf(key) === 'secp384r1') ||
     (algorithm === 'EdDSA' && (type === 'ed25519' || type === 'ed448'))
@@ -124,8 +123,8 @@ const TOKEN_ERROR_MAP: Record<string, JwtLoginErrorCode> = {
 }
 
 function mapTokenError (error: unknown): JwtLoginError {
-  const code = error instanceof TokenError ? TOKEN_ERROR_MAP[error.code] : undefined
-  return new JwtLoginError(code ?? 'ERR_JWT_LOGIN_TOKEN_CLAIM_INVALID', { cause: error })
+  // fast-jwt throws only TokenError; codes without an entry are claim failures
+  return new JwtLoginError(TOKEN_ERROR_MAP[(error as TokenError).code] ?? 'ERR_JWT_LOGIN_TOKEN_CLAIM_INVALID', { cause: error })
 }
 
 /** The start time (ms) written at the head of a session id; NaN-safe (0 for a foreign id). */
@@ -370,5 +369,4 @@ export class TokenService {
     }
     return { userId: record.uid, sessionId: record.sid, refreshToken: await this.issueRefreshToken(record.uid, record.sid) }
   }
-
 }

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis'
 import t from 'tap'
-import { banner, buildDemo, DEMO_USER, main } from '../examples/demo.js'
+import { banner, buildDemo, DEMO_USER, main, oauthFromEnv } from '../examples/demo.js'
 import { errorCode } from './helpers/http.js'
 import { REDIS_URL } from './helpers/redis-store.js'
 
@@ -109,4 +109,28 @@ t.test('buildDemo with redisUrl keeps its state in Redis', async (t) => {
   t.ok(revokedKeys.length > 0, 'the revocation is in Redis')
   await app.close()
   t.equal(await client.ping(), 'PONG')
+})
+
+t.test('the demo reads a provider from the environment', async (t) => {
+  t.equal(oauthFromEnv({}), undefined, 'no provider without OAUTH_ISSUER and OAUTH_CLIENT_ID')
+  t.same(oauthFromEnv({ OAUTH_ISSUER: 'https://idp.example.com', OAUTH_CLIENT_ID: 'demo' }), {
+    provider: 'idp1', issuer: 'https://idp.example.com', clientId: 'demo', clientSecret: undefined, redirectUri: undefined, autoRegister: false
+  })
+  const full = oauthFromEnv({
+    OAUTH_ISSUER: 'https://idp.example.com',
+    OAUTH_CLIENT_ID: 'demo',
+    OAUTH_CLIENT_SECRET: 'secret',
+    OAUTH_REDIRECT_URI: 'https://app.example.com/callback',
+    OAUTH_PROVIDER: 'corp',
+    OAUTH_AUTO_REGISTER: '1'
+  })
+  t.same(full, {
+    provider: 'corp', issuer: 'https://idp.example.com', clientId: 'demo', clientSecret: 'secret', redirectUri: 'https://app.example.com/callback', autoRegister: true
+  })
+  for (const oauth of [full, oauthFromEnv({ OAUTH_ISSUER: 'https://idp.example.com', OAUTH_CLIENT_ID: 'demo' })]) {
+    const app = await buildDemo({ oauth })
+    const unknown = await app.inject({ method: 'POST', url: `${PREFIX}/oauth/token`, payload: { provider: 'nope', code: 'x' } })
+    t.equal(errorCode(unknown), 69, 'the provider map is in place; an unknown provider is refused')
+    await app.close()
+  }
 })
