@@ -136,9 +136,10 @@ export function banner (base: string): string {
   ].join('\n')
 }
 
-export async function main (env: NodeJS.ProcessEnv = process.env, print: (text: string) => void = console.log): Promise<FastifyInstance> {
+/** Starts the demo on 127.0.0.1:`env.PORT` and prints the banner. */
+export async function main (env: NodeJS.ProcessEnv, print: (text: string) => void = console.log): Promise<FastifyInstance> {
   const app = await buildDemo({ redisUrl: env.REDIS_URL, print, oauth: oauthFromEnv(env) })
-  const port = Number(env.PORT ?? 3000)
+  const port = Number(env.PORT)
   const address = await app.listen({ host: '127.0.0.1', port })
   print(banner(address))
   return app

@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto'
 import t from 'tap'
 import { RedisStore } from '../lib/index.js'
 import { ALICE, buildApp } from './helpers/app.js'
@@ -30,4 +31,14 @@ t.test('RedisStore connects to redis://127.0.0.1:6379 when given no URL', async 
   await store.set('k', 'v', 5000)
   t.equal(await store.consume('k'), 'v')
   t.equal(await store.get('k'), null)
+})
+
+t.test('EdDSA takes Ed448 keys as well as Ed25519', async (t) => {
+  const { privateKey } = generateKeyPairSync('ed448')
+  const { app } = await buildApp({ tokens: { algorithm: 'EdDSA', keys: [{ kid: 'ed448', privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() }] } })
+  t.teardown(() => app.close())
+  const login = await app.inject({ method: 'POST', url: '/jwt-login/v1/auth', payload: { email: ALICE.email, password: ALICE.password } })
+  const validate = await app.inject({ method: 'POST', url: '/jwt-login/v1/auth/validate', payload: { JWT: login.json().data.jwt } })
+  t.equal(validate.statusCode, 200)
+  t.equal(validate.json().data.jwt[0].header.alg, 'EdDSA')
 })
