@@ -168,6 +168,7 @@ export class TokenService {
   readonly #settings: SettingsHolder
   readonly #store: StateStore
   readonly #clock: Clock
+  readonly #jwks: { keys: JsonWebKey[] } | null
 
   constructor (keys: KeyMaterial[], algorithm: Algorithm, settings: SettingsHolder, store: StateStore, clock: Clock) {
     this.#keys = keys
@@ -175,6 +176,17 @@ export class TokenService {
     this.#settings = settings
     this.#store = store
     this.#clock = clock
+    // keys change only with a restart, so their JWKS is exported once
+    this.#jwks = algorithm.startsWith('HS')
+      ? null
+      : {
+          keys: keys.map(key => ({
+            ...(key.publicKey as KeyObject).export({ format: 'jwk' }),
+            kid: key.kid,
+            alg: algorithm,
+            use: 'sig'
+          }))
+        }
   }
 
   /** Registers one @fastify/jwt namespace per key in the plugin's encapsulated child. */
@@ -204,15 +216,7 @@ export class TokenService {
 
   /** The public keys as a JWKS, or `null` for HMAC keys. */
   jwks (): { keys: JsonWebKey[] } | null {
-    if (this.#algorithm.startsWith('HS')) return null
-    return {
-      keys: this.#keys.map(key => ({
-        ...(key.publicKey as KeyObject).export({ format: 'jwk' }),
-        kid: key.kid,
-        alg: this.#algorithm,
-        use: 'sig'
-      }))
-    }
+    return this.#jwks
   }
 
   #audience (kind: TokenKind, tokens: Settings['tokens']): string {

@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto'
 import { Redis } from 'ioredis'
 import t, { type Test } from 'tap'
-import { MemoryStore, RedisStore, type StateStore } from '../lib/index.js'
+import { MemoryStore, type StateStore } from '../lib/index.js'
+import { redisStore, REDIS_URL } from './helpers/redis-store.js'
 import { ALICE } from './helpers/app.js'
 import { buildResetApp, codeIn, NEW_PASSWORD, RESET_URL } from './helpers/reset.js'
 import { startSmtp, type SmtpPeer } from './helpers/smtp.js'
@@ -26,16 +26,7 @@ const backends: Array<{ name: string, make: (t: Test) => Promise<StateStore> }> 
   { name: 'memory', make: async () => new MemoryStore() },
   {
     name: 'redis',
-    make: async (t) => {
-      const prefix = `jwt-login-test:${randomUUID()}:`
-      const client = new Redis('redis://127.0.0.1:6379')
-      t.teardown(async () => {
-        const keys = await client.keys(`${prefix}*`)
-        if (keys.length > 0) await client.del(...keys)
-        await client.quit()
-      })
-      return new RedisStore({ client, prefix })
-    }
+    make: async (t) => redisStore(t, 'reset-race').store
   }
 ]
 
@@ -63,14 +54,10 @@ for (const backend of backends) {
 }
 
 t.test('redis: only the keyed hash of a code is stored, and it expires with the code', async (t) => {
-  const prefix = `jwt-login-test:${randomUUID()}:`
-  const client = new Redis('redis://127.0.0.1:6379')
-  t.teardown(async () => {
-    const keys = await client.keys(`${prefix}*`)
-    if (keys.length > 0) await client.del(...keys)
-    await client.quit()
-  })
-  const { app } = await buildResetApp(smtp.port, {}, {}, { store: new RedisStore({ client, prefix }) })
+  const { store, prefix } = redisStore(t, 'reset-keys')
+  const client = new Redis(REDIS_URL)
+  t.teardown(async () => { await client.quit() })
+  const { app } = await buildResetApp(smtp.port, {}, {}, { store })
   t.teardown(() => app.close())
   const code = await requestCode(app)
   const keys = await client.keys(`${prefix}*`)

@@ -1,25 +1,9 @@
-import { randomUUID } from 'node:crypto'
-import { Redis } from 'ioredis'
 import t from 'tap'
-import { MemoryStore, RedisStore, type StateStore } from '../lib/index.js'
+import { MemoryStore, type StateStore } from '../lib/index.js'
+import { redisStore } from './helpers/redis-store.js'
 import { buildTwoFactorApp, totpAt } from './helpers/two-factor.js'
 import { startSmtp } from './helpers/smtp.js'
 import { NodemailerMailer } from '../lib/index.js'
-
-const REDIS_URL = 'redis://127.0.0.1:6379'
-
-async function redisStore (t: { teardown: (fn: () => Promise<void>) => void }): Promise<StateStore> {
-  const prefix = `jwt-login-test:2fa-race:${randomUUID()}:`
-  const store = new RedisStore({ url: REDIS_URL, prefix })
-  t.teardown(async () => {
-    const admin = new Redis(REDIS_URL)
-    const keys = await admin.keys(`${prefix}*`)
-    if (keys.length > 0) await admin.del(...keys)
-    await admin.quit()
-    await store.close()
-  })
-  return store
-}
 
 const stores: Array<[string, (t: { teardown: (fn: () => Promise<void>) => void }) => Promise<StateStore>]> = [
   ['memory', async (t) => {
@@ -27,7 +11,7 @@ const stores: Array<[string, (t: { teardown: (fn: () => Promise<void>) => void }
     t.teardown(async () => { await store.close() })
     return store
   }],
-  ['redis', redisStore]
+  ['redis', async (t) => redisStore(t, '2fa-race').store]
 ]
 
 for (const [name, makeStore] of stores) {

@@ -20,6 +20,18 @@ export interface TestApp {
  * HS256 key. `settings` is merged over the defaults at the top level.
  */
 export async function buildApp (settings: Partial<SettingsInput> = {}, options: Partial<JwtLoginOptions> = {}): Promise<TestApp> {
+  return await buildHost(() => {}, settings, options)
+}
+
+/**
+ * Like buildApp, but the host declares its own routes (`routes`) around the
+ * plugin before the app is ready.
+ */
+export async function buildHost (
+  routes: (app: FastifyInstance) => void,
+  settings: Partial<SettingsInput> = {},
+  options: Partial<JwtLoginOptions> = {}
+): Promise<TestApp> {
   const users = new MemoryUserAdapter()
   await users.addUser(ALICE)
   const app = Fastify()
@@ -28,6 +40,7 @@ export async function buildApp (settings: Partial<SettingsInput> = {}, options: 
     settings: { tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }] }, ...settings },
     ...options
   })
+  routes(app)
   await app.ready()
   return { app, users }
 }

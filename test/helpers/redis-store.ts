@@ -4,7 +4,7 @@ import { RedisStore } from '../../lib/index.js'
 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
 
-interface Teardown { teardown: (fn: () => Promise<void> | void) => void }
+interface Teardown { teardown: (fn: () => Promise<void>) => void }
 
 /** Deletes every key under `prefix` on the test Redis. */
 export async function deleteKeys (prefix: string): Promise<void> {
