@@ -14,8 +14,9 @@ export type SignInResult =
 /**
  * The seam where a second factor joins a sign-in (password or provider). It
  * answers a challenge for a user who has two-factor on, or `null`.
+ * `startedAt` is when the sign-in request began (ms).
  */
-export type SecondFactorGate = (user: unknown, publicUser: PublicUser, ip: string) => Promise<SignInResult | null>
+export type SecondFactorGate = (user: unknown, publicUser: PublicUser, ip: string, startedAt: number) => Promise<SignInResult | null>
 
 /** Everything a flow needs, resolved once at registration. */
 export interface JwtLoginContext {

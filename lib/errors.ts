@@ -58,6 +58,7 @@ export const errorDefinitions = {
   ERR_JWT_LOGIN_RESET_EMAIL_MALFORMED: def(95, 400, 'The email is malformed.'),
   ERR_JWT_LOGIN_RESET_REQUEST_EMAIL_INVALID: def(96, 400, 'The email is malformed or missing.'),
   ERR_JWT_LOGIN_PASSWORD_POLICY: def(204, 400, 'The new password does not meet the password policy.'),
+  ERR_JWT_LOGIN_RESET_INCOMPLETE: def(205, 503, 'The password was not changed, but signed-in sessions may have ended; try the code again.'),
   ERR_JWT_LOGIN_PROVIDER_UNKNOWN: def(69, 400, 'The provider is unknown.'),
   ERR_JWT_LOGIN_PROVIDER_DISABLED: def(70, 403, 'The provider is not enabled.'),
   ERR_JWT_LOGIN_PROVIDER_CODE_MISSING: def(71, 400, 'Give a code or an id_token.'),

@@ -16,6 +16,7 @@ function sameSecret (a: string, b: string): boolean {
  * verification as a known one and gets the same answer as a wrong password.
  */
 export async function passwordLogin (ctx: JwtLoginContext, fields: Fields, ip: string): Promise<SignInResult> {
+  const startedAt = ctx.clock()
   const settings = ctx.settings.current
   if (!settings.authentication.enabled) throw new JwtLoginError('ERR_JWT_LOGIN_AUTH_DISABLED')
   if (settings.authCodes.requireFor.auth) {
@@ -72,7 +73,7 @@ export async function passwordLogin (ctx: JwtLoginContext, fields: Fields, ip: s
   }
 
   await ctx.limiter.reset(account)
-  const result = await completeSignIn(ctx, user, ip)
+  const result = await completeSignIn(ctx, user, ip, startedAt)
   if (!('two_factor_required' in result)) {
     ctx.events.emit('login.succeeded', { userId: ctx.users.toPublicUser(user).ID, ip, method: password !== undefined ? 'password' : 'password_hash' })
   }

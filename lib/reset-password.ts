@@ -37,6 +37,8 @@ const REQUEST_MESSAGE = 'If the email belongs to an account, a reset code has be
 const COMPLETE_MESSAGE = 'User Password has been changed.'
 const EMAIL = /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/
 const MAX_EMAIL_LENGTH = 254
+/** How far ahead the cutoff of a password change is set while the host changes the password. */
+const PROVISIONAL_CUTOFF_MS = 60_000
 
 const keys = {
   /** One code per user: a new one replaces (and so invalidates) the older one. */
@@ -251,17 +253,46 @@ export class PasswordReset {
       throw new JwtLoginError('ERR_JWT_LOGIN_PASSWORD_POLICY')
     }
 
-    const consumed = await this.#ctx.store.consume(keys.record(userId))
-    if (consumed === null || (JSON.parse(consumed) as CodeRecord).id !== record.id) throw failed()
+    // Order, so that no session older than the new password survives and a
+    // failure leaves the password as it was and the code usable:
+    // 1. consume the code: one atomic step decides its single use;
+    // 2. a provisional cutoff, a minute ahead, ends every session of the
+    //    user, including any started while the password changes;
+    // 3. the host sets the password;
+    // 4. the cutoff moves to the moment the password changed, so the next
+    //    sign-in counts.
+    // A failure in 1–3 gives the code back; from 2 on the answer says that
+    // sessions may have ended. After 3 the change stands; a failure in 4
+    // leaves the provisional cutoff, which refuses sessions started in the
+    // next minute too (fails closed) and is logged.
+    const userKey = keys.record(userId)
+    const giveBack = async (): Promise<void> => {
+      await this.#ctx.store.set(userKey, JSON.stringify(record), Math.max(1, record.exp - this.#ctx.clock())).catch((error: unknown) => {
+        this.#log.error({ userId, err: error }, 'jwt-login: a reset code could not be given back after a failure; the user needs a new one')
+      })
+    }
+    let consumed: string | null
     try {
-      await (this.#ctx.users as Required<UserAdapter<any>>).setPassword(user, newPassword)
+      consumed = await this.#ctx.store.consume(userKey)
     } catch (error) {
-      // nothing changed, so the code comes back for another try
-      await Promise.allSettled([this.#ctx.store.set(keys.record(userId), consumed, Math.max(1, record.exp - this.#ctx.clock()))])
+      // the consume may have run although its answer was lost
+      await giveBack()
       throw error
     }
-    // after the new password is in place, so no session started with the old one survives
-    await this.#ctx.tokens.revokeUserTokens(userId as number)
+    if (consumed === null || (JSON.parse(consumed) as CodeRecord).id !== record.id) throw failed()
+    const id = userId as number
+    try {
+      await this.#ctx.tokens.revokeUserTokens(id, this.#ctx.clock() + PROVISIONAL_CUTOFF_MS)
+      await (this.#ctx.users as Required<UserAdapter<any>>).setPassword(user, newPassword)
+    } catch (error) {
+      await Promise.all([giveBack(), this.#ctx.tokens.revokeUserTokens(id).catch(() => {})])
+      throw new JwtLoginError('ERR_JWT_LOGIN_RESET_INCOMPLETE', { cause: error })
+    }
+    // a session's start is the start of its sign-in request, so any sign-in
+    // that checked the old password started before this moment
+    await this.#ctx.tokens.revokeUserTokens(id, this.#ctx.clock()).catch((error: unknown) => {
+      this.#log.warn({ userId, err: error }, 'jwt-login: the password changed, but its session cutoff stays a minute ahead; new sign-ins of this user are refused until then')
+    })
     this.#ctx.events.emit('reset.completed', { userId: userId as number, ip })
     return { message: COMPLETE_MESSAGE }
   }

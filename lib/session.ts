@@ -3,25 +3,41 @@ import { JwtLoginError } from './errors.js'
 import type { TokenClaims, TokenKind, VerifiedToken } from './tokens.js'
 import type { PublicUser } from './users.js'
 
-/** Issues the final token (and a refresh token when enabled) for a new session. */
-export async function issueSession (ctx: JwtLoginContext, user: PublicUser): Promise<{ jwt: string, refresh_token?: string }> {
-  const sessionId = ctx.tokens.newSessionId()
+export interface NewSession {
+  sessionId: string
+  tokens: { jwt: string, refresh_token?: string }
+}
+
+/**
+ * Issues the final token (and a refresh token when enabled) for a new
+ * session. Its only store call is the one write of the session's refresh
+ * family, so a flow can prepare the session before it spends a single-use
+ * secret, and nothing can fail after the secret is spent.
+ */
+export async function prepareSession (ctx: JwtLoginContext, user: PublicUser, startedAt?: number): Promise<NewSession> {
+  const sessionId = ctx.tokens.newSessionId(startedAt)
   const { token } = ctx.tokens.sign(user, 'access', { sessionId })
-  if (!ctx.settings.current.refresh.enabled) return { jwt: token }
-  return { jwt: token, refresh_token: await ctx.tokens.issueRefreshToken(user.ID, sessionId) }
+  if (!ctx.settings.current.refresh.enabled) return { sessionId, tokens: { jwt: token } }
+  return { sessionId, tokens: { jwt: token, refresh_token: await ctx.tokens.issueRefreshToken(user.ID, sessionId) } }
+}
+
+/** A new session's tokens. */
+export async function issueSession (ctx: JwtLoginContext, user: PublicUser, startedAt?: number): Promise<{ jwt: string, refresh_token?: string }> {
+  return (await prepareSession(ctx, user, startedAt)).tokens
 }
 
 /**
  * The end of every first factor (password or provider): a user with
- * two-factor on gets a challenge, everyone else a session.
+ * two-factor on gets a challenge, everyone else a session. `startedAt` is
+ * when the sign-in request began; the session (or challenge) starts then.
  */
-export async function completeSignIn (ctx: JwtLoginContext, user: unknown, ip: string): Promise<SignInResult> {
+export async function completeSignIn (ctx: JwtLoginContext, user: unknown, ip: string, startedAt: number = ctx.clock()): Promise<SignInResult> {
   const publicUser = ctx.users.toPublicUser(user)
   if (ctx.secondFactor !== null) {
-    const challenge = await ctx.secondFactor(user, publicUser, ip)
+    const challenge = await ctx.secondFactor(user, publicUser, ip, startedAt)
     if (challenge !== null) return challenge
   }
-  return await issueSession(ctx, publicUser)
+  return await issueSession(ctx, publicUser, startedAt)
 }
 
 export interface Authenticated {
@@ -52,10 +68,15 @@ export function describe (ctx: JwtLoginContext, auth: Authenticated): ValidateAn
   }
 }
 
-/** Rotates a refresh token; the new access token stays in the same session. */
+/**
+ * Rotates a refresh token; the new access token stays in the same session.
+ * Order: the rotation (one compare-and-set), then the user lookup. A failed
+ * lookup after the rotation answers 503, and the client's retry of the same
+ * token within the reuse interval gets the same successor.
+ */
 export async function refreshSession (ctx: JwtLoginContext, refreshToken: string, ip: string): Promise<{ jwt: string, refresh_token: string }> {
-  const rotated = await ctx.tokens.rotateRefreshToken(refreshToken, (record) => {
-    ctx.events.emit('refresh.reused', { userId: record.uid, sessionId: record.sid, ip })
+  const rotated = await ctx.tokens.rotateRefreshToken(refreshToken, (reuse) => {
+    ctx.events.emit('refresh.reused', { userId: reuse.uid, sessionId: reuse.sid, ip })
   })
   const user = await ctx.users.findById(rotated.userId)
   if (user === null) {

@@ -29,7 +29,7 @@ export interface Settings {
   }
   login: { allowPasswordHash: boolean }
   bearer: { enabled: boolean }
-  refresh: { enabled: boolean, lifetimeMs: number }
+  refresh: { enabled: boolean, lifetimeMs: number, reuseIntervalMs: number }
   validate: { enabled: boolean }
   revoke: { enabled: boolean }
   tokens: {
@@ -57,6 +57,9 @@ export interface Settings {
 
 /** The longest an interim (two-factor) token may live. */
 export const MAX_INTERIM_LIFETIME_MS = 5 * 60 * 1000
+
+/** The longest a rotated refresh token may still be retried. */
+export const MAX_REUSE_INTERVAL_MS = 5 * 60 * 1000
 
 /** A setting that is not valid; `path` names the field (`tokens/keys/0/secret`). */
 export class JwtLoginSettingsError extends Error {
@@ -102,6 +105,8 @@ export function resolveSettings (input: unknown): Settings {
   const twoFactor = s.twoFactor as { interimLifetime: string | number, attemptsPerChallenge: number, perAccount: { max?: number, window?: string | number }, emailCodeLifetime: string | number }
   const interimLifetimeMs = ms(twoFactor.interimLifetime, 'twoFactor/interimLifetime')
   if (interimLifetimeMs > MAX_INTERIM_LIFETIME_MS) throw new JwtLoginSettingsError('twoFactor/interimLifetime', 'must be at most 5 minutes')
+  const reuseIntervalMs = s.refresh.reuseInterval === 0 ? 0 : ms(s.refresh.reuseInterval, 'refresh/reuseInterval')
+  if (reuseIntervalMs > MAX_REUSE_INTERVAL_MS) throw new JwtLoginSettingsError('refresh/reuseInterval', 'must be at most 5 minutes')
   const limits = s.limits as Record<'loginPerAccount' | 'loginPerIp' | 'requestsPerIp', { max?: number, window?: string | number }>
   const resetPassword = resolveResetPassword(s.resetPassword, limit, ms)
   return {
@@ -114,7 +119,7 @@ export function resolveSettings (input: unknown): Settings {
     },
     login: { allowPasswordHash: s.login.allowPasswordHash as boolean },
     bearer: { enabled: s.bearer.enabled as boolean },
-    refresh: { enabled: s.refresh.enabled as boolean, lifetimeMs: ms(s.refresh.lifetime, 'refresh/lifetime') },
+    refresh: { enabled: s.refresh.enabled as boolean, lifetimeMs: ms(s.refresh.lifetime, 'refresh/lifetime'), reuseIntervalMs },
     validate: { enabled: s.validate.enabled as boolean },
     revoke: { enabled: s.revoke.enabled as boolean },
     tokens: {

@@ -1,4 +1,5 @@
-import { createHash, createPublicKey, createPrivateKey, randomBytes, randomUUID, type KeyObject, type JsonWebKey } from 'node:crypto'
+import { createHash, createPublicKey, createPrivateKey, hkdfSync, randomBytes, randomUUID, timingSafeEqual, type KeyObject, type JsonWebKey } from 'node:crypto'
+import { CompactEncrypt, compactDecrypt } from 'jose'
 import fastifyJwt from '@fastify/jwt'
 import { TokenError } from 'fast-jwt'
 import type { FastifyInstance } from 'fastify'
@@ -138,17 +139,79 @@ function hashKey (value: string): string {
   return createHash('sha256').update(value).digest('base64url')
 }
 
-/** Store keys of the token state. Refresh tokens are kept only as hashes. */
-export const stateKeys = {
-  revokedJti: (jti: string) => `revoked:jti:${jti}`,
-  revokedSession: (sid: string) => `revoked:sid:${sid}`,
-  /** Tokens of this user issued before the stored time (ms) are refused. */
-  userCutoff: (userId: string | number) => `revoked:user:${userId}`,
-  refresh: (tokenHash: string) => `refresh:${tokenHash}`,
-  refreshSpent: (tokenHash: string) => `refresh-spent:${tokenHash}`
+/** Constant time for two hashes of one length (the length of a hash is no secret). */
+function sameHash (a: string, b: string): boolean {
+  return a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b))
 }
 
-interface RefreshRecord { uid: number, sid: string }
+/** Store keys of the token state. */
+export const stateKeys = {
+  /** One entry per session: its refresh family (JSON) or `revoked`. */
+  session: (sid: string) => `session:${sid}`,
+  /** Tokens of this user issued before the stored time (ms) are refused. */
+  userCutoff: (userId: string | number) => `revoked:user:${userId}`
+}
+
+/** What `stateKeys.session` holds once the session has ended. */
+const REVOKED = 'revoked'
+
+/**
+ * A session's refresh state, O(1) however often it rotates: the hash of the
+ * current refresh token, the hash of the previous one, the current token
+ * sealed under the previous one (so a retry of the previous token within the
+ * reuse interval gets the same successor back, and a copy of the store alone
+ * reveals no usable token), and when it rotated.
+ */
+interface SessionRecord {
+  /** User id. */
+  u: number
+  /** Hash of the current refresh token. */
+  h: string
+  /** Hash of the previous refresh token. */
+  p?: string
+  /** The current token, encrypted with a key derived from the previous one. */
+  n?: string
+  /** Time of the last rotation (ms). */
+  t?: number
+}
+
+const SESSION_ID = /^[0-9a-z]{1,12}-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+const SEAL_ALGORITHM = { alg: 'dir', enc: 'A256GCM' } as const
+
+function sealKey (sessionId: string, secret: string): Uint8Array {
+  return new Uint8Array(hkdfSync('sha256', secret, sessionId, 'jwt-login refresh successor', 32))
+}
+
+/** The successor token, readable only with the token it replaced (JWE, dir + A256GCM). */
+async function seal (sessionId: string, previousSecret: string, token: string): Promise<string> {
+  return await new CompactEncrypt(new TextEncoder().encode(token))
+    .setProtectedHeader(SEAL_ALGORITHM)
+    .encrypt(sealKey(sessionId, previousSecret))
+}
+
+async function unseal (sessionId: string, previousSecret: string, sealed: string): Promise<string> {
+  const { plaintext } = await compactDecrypt(sealed, sealKey(sessionId, previousSecret), {
+    keyManagementAlgorithms: [SEAL_ALGORITHM.alg],
+    contentEncryptionAlgorithms: [SEAL_ALGORITHM.enc]
+  })
+  return new TextDecoder().decode(plaintext)
+}
+
+/** A refresh token: `<session id>.<secret>`; only the secret's hash is stored. */
+function parseRefreshToken (token: string): { sessionId: string, secret: string } | null {
+  const dot = token.indexOf('.')
+  const sessionId = token.slice(0, dot)
+  const secret = token.slice(dot + 1)
+  if (dot === -1 || !SESSION_ID.test(sessionId) || !/^[A-Za-z0-9_-]{43}$/.test(secret)) return null
+  return { sessionId, secret }
+}
+
+function newRefreshSecret (): string {
+  return randomBytes(32).toString('base64url')
+}
+
+/** What reuse detection reports. */
+export interface RefreshReuse { uid: number, sid: string }
 
 export interface RefreshResult {
   userId: number
@@ -290,87 +353,115 @@ export class TokenService {
     return { token, header, payload }
   }
 
-  /** Refuses a revoked token: its `jti`, its session, or every token of its user issued before a cutoff. */
+  /** Refuses a revoked token: its session ended, or every token of its user issued before a cutoff. */
   async checkRevoked (claims: TokenClaims): Promise<void> {
-    const [jti, session, cutoff] = await Promise.all([
-      this.#store.get(stateKeys.revokedJti(claims.jti)),
-      this.#store.get(stateKeys.revokedSession(claims.sid)),
+    const [session, cutoff] = await Promise.all([
+      this.#store.get(stateKeys.session(claims.sid)),
       this.#store.get(stateKeys.userCutoff(claims.sub))
     ])
-    if (jti !== null || session !== null || (cutoff !== null && sessionStart(claims.sid) < Number(cutoff))) {
+    if (session === REVOKED || (cutoff !== null && sessionStart(claims.sid) < Number(cutoff))) {
       throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_REVOKED')
     }
   }
 
-  /** Revokes one token until its `exp`, and its session with every refresh token of it. */
+  /**
+   * Revokes a token by ending its session: one write, so it is either done or
+   * not. Its access tokens and its refresh token stop working together.
+   */
   async revoke (claims: TokenClaims): Promise<void> {
-    const settings = this.#settings.current
-    const untilExp = Math.max(1000, claims.exp * 1000 + settings.tokens.leewayMs - this.#clock())
-    await Promise.all([
-      this.#store.set(stateKeys.revokedJti(claims.jti), '1', untilExp),
-      this.revokeSession(claims.sid)
-    ])
-  }
-
-  /** Ends a session: its refresh tokens stop working and so do its access tokens. */
-  async revokeSession (sessionId: string): Promise<void> {
-    const settings = this.#settings.current
-    const ttl = Math.max(settings.refresh.lifetimeMs, settings.tokens.lifetimeMs + settings.tokens.leewayMs)
-    await this.#store.set(stateKeys.revokedSession(sessionId), '1', ttl)
+    await this.revokeSession(claims.sid, claims.exp * 1000)
   }
 
   /**
-   * Ends every session of the user started before now (after a password
-   * reset, say): their access and refresh tokens are refused from then on.
+   * Ends a session: the one entry of the session becomes `revoked`, so its
+   * refresh family is gone and its access tokens are refused until the
+   * longest of them (`until`, or a full lifetime from now) has expired.
    */
-  async revokeUserTokens (userId: number): Promise<void> {
+  async revokeSession (sessionId: string, until?: number): Promise<void> {
+    const { tokens } = this.#settings.current
+    const now = this.#clock()
+    const ttl = Math.max(1000, (until ?? now + tokens.lifetimeMs) - now, tokens.lifetimeMs) + tokens.leewayMs
+    await this.#store.set(stateKeys.session(sessionId), REVOKED, ttl)
+  }
+
+  /**
+   * Ends every session of the user started before `at` (default now): their
+   * access and refresh tokens are refused from then on.
+   */
+  async revokeUserTokens (userId: number, at: number = this.#clock()): Promise<void> {
     const settings = this.#settings.current
     const ttl = Math.max(settings.refresh.lifetimeMs, settings.tokens.lifetimeMs) + settings.tokens.leewayMs
-    await this.#store.set(stateKeys.userCutoff(userId), String(this.#clock()), ttl)
+    await this.#store.set(stateKeys.userCutoff(userId), String(at), ttl)
   }
 
   /**
    * A new session id. It starts with the session's start time in ms (base 36)
    * so a per-user cutoff can end older sessions to the millisecond, though
-   * `iat` has whole seconds only.
+   * `iat` has whole seconds only. Sign-in flows pass the time their request
+   * started (`startedAt`): a password change ends every session whose
+   * sign-in checked the old password.
    */
-  newSessionId (): string {
-    return `${this.#clock().toString(36)}-${randomUUID()}`
+  newSessionId (startedAt: number = this.#clock()): string {
+    return `${startedAt.toString(36)}-${randomUUID()}`
   }
 
-  /** Issues a new refresh token in a session (a new family on login). Only its hash is stored. */
+  /** Starts the refresh family of a new session: one store entry. Only the token's hash is stored. */
   async issueRefreshToken (userId: number, sessionId: string): Promise<string> {
-    const token = randomBytes(32).toString('base64url')
-    const record: RefreshRecord = { uid: userId, sid: sessionId }
-    await this.#store.set(stateKeys.refresh(hashKey(token)), JSON.stringify(record), this.#settings.current.refresh.lifetimeMs)
-    return token
+    const secret = newRefreshSecret()
+    const record: SessionRecord = { u: userId, h: hashKey(secret) }
+    await this.#store.set(stateKeys.session(sessionId), JSON.stringify(record), this.#settings.current.refresh.lifetimeMs)
+    return `${sessionId}.${secret}`
+  }
+
+  /** Forgets a session prepared for an answer that was not given (best effort: unused, it only expires). */
+  async discardSession (sessionId: string): Promise<void> {
+    await this.#store.delete(stateKeys.session(sessionId)).catch(() => {})
   }
 
   /**
-   * Spends a refresh token and issues its successor in the same family. A
-   * token that was already spent revokes its whole family (`onReuse` is told);
-   * of two concurrent uses one wins and the other counts as a reuse.
+   * Spends a refresh token and answers its successor in the same session.
+   *
+   * Order: read the session's one entry, then the user's cutoff (reads only);
+   * then one compare-and-set writes the rotation. A failure before the write
+   * changes nothing; a write that ran although its answer was lost leaves the
+   * token retryable: the previous token, presented again within
+   * `refresh.reuseInterval`, gets the same successor (no write). Of two
+   * concurrent uses, one rotates and the other sees the previous token and
+   * gets the same successor. Any other token of a live session (an older one,
+   * or the previous one later) is a reuse: the session ends and `onReuse` is told.
    */
-  async rotateRefreshToken (token: string, onReuse: (record: RefreshRecord) => void): Promise<RefreshResult> {
-    const tokenHash = hashKey(token)
-    const raw = await this.#store.get(stateKeys.refresh(tokenHash))
-    if (raw === null) throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID')
-    const record = JSON.parse(raw) as RefreshRecord
-    // one atomic increment decides the single use: the first caller spends the
-    // token; any later one, concurrent or not, is a reuse and ends the family
-    const { count } = await this.#store.increment(stateKeys.refreshSpent(tokenHash), this.#settings.current.refresh.lifetimeMs)
-    if (count > 1) {
-      await this.revokeSession(record.sid)
-      onReuse(record)
+  async rotateRefreshToken (token: string, onReuse: (reuse: RefreshReuse) => void): Promise<RefreshResult> {
+    const parsed = parseRefreshToken(token)
+    if (parsed === null) throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID')
+    const { sessionId, secret } = parsed
+    const key = stateKeys.session(sessionId)
+    const presented = hashKey(secret)
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const raw = await this.#store.get(key)
+      if (raw === null || raw === REVOKED) throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID')
+      const record = JSON.parse(raw) as SessionRecord
+      const cutoff = await this.#store.get(stateKeys.userCutoff(record.u))
+      if (cutoff !== null && sessionStart(sessionId) < Number(cutoff)) throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID')
+      const { refresh } = this.#settings.current
+      const now = this.#clock()
+
+      if (sameHash(presented, record.h)) {
+        const next = newRefreshSecret()
+        const rotated: SessionRecord = { u: record.u, h: hashKey(next), p: presented, n: await seal(sessionId, secret, next), t: now }
+        if (await this.#store.compareAndSet(key, raw, JSON.stringify(rotated), refresh.lifetimeMs)) {
+          return { userId: record.u, sessionId, refreshToken: `${sessionId}.${next}` }
+        }
+        continue // the session changed under us (a concurrent use or a revoke): decide again
+      }
+      const retry = record.p !== undefined && record.n !== undefined && record.t !== undefined &&
+        sameHash(presented, record.p) && now - record.t <= refresh.reuseIntervalMs
+      if (retry) {
+        return { userId: record.u, sessionId, refreshToken: `${sessionId}.${await unseal(sessionId, secret, record.n as string)}` }
+      }
+      await this.revokeSession(sessionId)
+      onReuse({ uid: record.u, sid: sessionId })
       throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID')
     }
-    const [session, cutoff] = await Promise.all([
-      this.#store.get(stateKeys.revokedSession(record.sid)),
-      this.#store.get(stateKeys.userCutoff(record.uid))
-    ])
-    if (session !== null || (cutoff !== null && sessionStart(record.sid) < Number(cutoff))) {
-      throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID')
-    }
-    return { userId: record.uid, sessionId: record.sid, refreshToken: await this.issueRefreshToken(record.uid, record.sid) }
+    throw new JwtLoginError('ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', { cause: new Error('the session kept changing during a refresh') })
   }
 }

@@ -130,7 +130,13 @@ export const SettingsSchema = Type.Object({
 
   refresh: Group({
     enabled: Flag(false),
-    lifetime: DurationOr('14d')
+    lifetime: DurationOr('14d'),
+    /**
+     * For how long after a rotation the previous refresh token may be
+     * presented again and get the same successor (a client whose answer was
+     * lost retries). Later, a reuse ends the session. At most 5 minutes; `0` turns it off.
+     */
+    reuseInterval: Type.Optional(Type.Union([Type.Literal(0), ...DurationSchema.anyOf], { default: '30s' }))
   }),
 
   validate: Group({

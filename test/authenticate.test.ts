@@ -93,6 +93,7 @@ t.test('a failing store: 503 / 201, not a 401 and not a 500', async (t) => {
   const store = {
     get: async (key: string) => { if (failing) throw new Error('store down'); return await memory.get(key) },
     set: memory.set.bind(memory),
+    compareAndSet: memory.compareAndSet.bind(memory),
     consume: memory.consume.bind(memory),
     increment: memory.increment.bind(memory),
     delete: memory.delete.bind(memory)

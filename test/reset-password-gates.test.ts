@@ -194,7 +194,7 @@ t.test('the host validator rejects after a valid code, without spending it', asy
   t.equal((await put(NEW_PASSWORD)).statusCode, 200, 'the code still works')
 })
 
-t.test('a failing host validator or adapter answers 503 and keeps the code', async (t) => {
+t.test('a failing host validator or adapter answers 503 / 201 or 205 and keeps the code', async (t) => {
   let validatorFails = true
   let setterFails = true
   class FlakyUsers extends MemoryUserAdapter {
@@ -216,11 +216,18 @@ t.test('a failing host validator or adapter answers 503 and keeps the code', asy
   const code = await requestCode(app)
   const put = async () => await app.inject({ method: 'PUT', url: RESET_URL, payload: { email: ALICE.email, code, new_password: NEW_PASSWORD } })
 
+  const earlier = await app.inject({ method: 'POST', url: '/jwt-login/v1/auth', payload: { email: ALICE.email, password: ALICE.password } })
   t.same(errorOf(await put()), { status: 503, errorCode: 201 }, 'the validator failed')
   validatorFails = false
-  t.same(errorOf(await put()), { status: 503, errorCode: 201 }, 'setPassword failed')
+  const failed = await put()
+  t.same(errorOf(failed), { status: 503, errorCode: 205 }, 'setPassword failed')
+  t.match(failed.json().data.message, /not changed.*sessions may have ended/)
+  const validated = await app.inject({ method: 'POST', url: '/jwt-login/v1/auth/validate', payload: { JWT: earlier.json().data.jwt } })
+  t.same(errorOf(validated), { status: 401, errorCode: 55 }, 'failing safe: sessions from before the attempt ended')
   const login = await app.inject({ method: 'POST', url: '/jwt-login/v1/auth', payload: { email: ALICE.email, password: ALICE.password } })
-  t.equal(login.statusCode, 200, 'the old password still works: nothing changed')
+  t.equal(login.statusCode, 200, 'the old password still works')
+  const fresh = await app.inject({ method: 'POST', url: '/jwt-login/v1/auth/validate', payload: { JWT: login.json().data.jwt } })
+  t.equal(fresh.statusCode, 200, 'and a new sign-in is not held by the provisional cutoff')
   setterFails = false
   t.equal((await put()).statusCode, 200, 'the code came back and works')
 })

@@ -35,7 +35,7 @@ t.test('defaults: every group resolved, durations in ms', async (t) => {
   })
   t.same(s.login, { allowPasswordHash: false })
   t.same(s.bearer, { enabled: true })
-  t.same(s.refresh, { enabled: false, lifetimeMs: 14 * 24 * 3600_000 })
+  t.same(s.refresh, { enabled: false, lifetimeMs: 14 * 24 * 3600_000, reuseIntervalMs: 30_000 })
   t.same(s.validate, { enabled: true })
   t.same(s.revoke, { enabled: true })
   t.same(s.tokens, {
@@ -91,6 +91,8 @@ t.test('invalid settings are refused with the path of the field', async (t) => {
     ['unknown algorithm', { tokens: { ...TOKENS, algorithm: 'none' } }, 'tokens/algorithm'],
     ['bad duration string', { tokens: TOKENS, refresh: { lifetime: 'soon' } }, 'refresh/lifetime'],
     ['zero duration string', { tokens: TOKENS, refresh: { lifetime: '0s' } }, 'refresh/lifetime'],
+    ['reuse interval over 5 minutes', { tokens: TOKENS, refresh: { reuseInterval: '6m' } }, 'refresh/reuseInterval'],
+    ['reuse interval as a zero string', { tokens: TOKENS, refresh: { reuseInterval: '0s' } }, 'refresh/reuseInterval'],
     ['zero duration number', { tokens: { ...TOKENS, lifetime: 0 } }, 'tokens/lifetime'],
     ['negative duration', { tokens: { ...TOKENS, leeway: -1 } }, 'tokens/leeway'],
     ['zero leeway string', { tokens: { ...TOKENS, leeway: '0ms' } }, 'tokens/leeway'],

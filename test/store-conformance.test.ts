@@ -117,6 +117,30 @@ function conformance (name: string, make: Factory): void {
       t.equal((await store.increment('busy', 10_000)).count, 101)
     })
 
+    t.test('compareAndSet writes only over the expected value, or an absent key for null', async (t) => {
+      const { store, pass } = await make(t)
+      t.equal(await store.compareAndSet('cas', 'x', 'v1', 10_000), false, 'absent is not "x"')
+      t.equal(await store.get('cas'), null)
+      t.equal(await store.compareAndSet('cas', null, 'v1', 10_000), true, 'null: only when absent')
+      t.equal(await store.compareAndSet('cas', null, 'other', 10_000), false)
+      t.equal(await store.compareAndSet('cas', 'v2', 'other', 10_000), false, 'a different value stays')
+      t.equal(await store.get('cas'), 'v1')
+      t.equal(await store.compareAndSet('cas', 'v1', 'v2', 50), true)
+      t.equal(await store.get('cas'), 'v2')
+      await pass(60)
+      t.equal(await store.get('cas'), null, 'the new TTL applies')
+      t.equal(await store.compareAndSet('cas', null, 'again', 10_000), true, 'an expired key counts as absent')
+    })
+
+    t.test('50 concurrent compareAndSet over one value: exactly one writes', async (t) => {
+      const { store } = await make(t)
+      await store.set('cas-race', 'start', 10_000)
+      const results = await Promise.all(Array.from({ length: 50 }, async (_, i) => await store.compareAndSet('cas-race', 'start', `v${i}`, 10_000)))
+      t.equal(results.filter(Boolean).length, 1)
+      const winner = results.indexOf(true)
+      t.equal(await store.get('cas-race'), `v${winner}`)
+    })
+
     t.test('delete removes a key; deleting an absent key is fine', async (t) => {
       const { store } = await make(t)
       await store.set('gone', 'v', 10_000)
@@ -180,25 +204,85 @@ t.test('RedisStore specifics', async (t) => {
 })
 
 t.test('MemoryStore specifics', async (t) => {
-  t.test('bounded: refuses new keys when full of live entries, 503 / 201', async (t) => {
+  t.test('state is bounded: refuses new keys when full of live entries, 503 / 201; counters have their own bound', async (t) => {
     const clock = testClock()
-    const store = new MemoryStore({ maxEntries: 2, clock })
+    const warnings: string[] = []
+    const store = new MemoryStore({ maxEntries: 2, clock, onWarning: (m) => warnings.push(m) })
     t.teardown(async () => { await store.close() })
     await store.set('a', '1', 1000)
     await store.set('b', '2', 5000)
+    t.equal(warnings.length, 1, 'a warning before it refuses')
+    t.match(warnings[0], /holds 2 of at most 2 state entries/)
     const full = await store.set('c', '3', 1000).catch((error: unknown) => error)
     t.ok(full instanceof JwtLoginError)
     t.equal((full as JwtLoginError).code, 'ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE')
     t.equal((full as JwtLoginError).statusCode, 503)
     t.equal((full as JwtLoginError).errorCode, 201)
-    await t.rejects(store.increment('new-counter', 1000), { code: 'ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE' })
+    await t.rejects(store.compareAndSet('c', null, '3', 1000), { code: 'ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE' })
+    t.same(await store.increment('new-counter', 1000), { count: 1, ttlMs: 1000 }, 'counters do not compete with state')
     await store.set('a', 'replaced', 1000)
     t.equal(await store.get('a'), 'replaced', 'an existing key can still be replaced')
     t.equal(await store.get('b'), '2', 'nothing was evicted')
     clock.advance(1000)
     await store.set('c', '3', 1000)
     t.equal(await store.get('c'), '3', 'an expired entry made room')
-    t.equal(store.size, 2)
+    t.same(store.counts, { state: 2, counters: 0 })
+    t.equal(warnings.length, 1, 'one warning while it stays near full')
+    await store.delete('b')
+    await store.delete('c')
+    await store.set('b', '2', 5000)
+    await store.set('c', '3', 5000)
+    t.equal(warnings.length, 2, 'warned again after it had emptied below the mark')
+  })
+
+  t.test('counters: when full, the oldest is evicted with a warning a minute at most', async (t) => {
+    const clock = testClock()
+    const warnings: string[] = []
+    const store = new MemoryStore({ maxCounters: 3, clock, onWarning: (m) => warnings.push(m) })
+    t.teardown(async () => { await store.close() })
+    await store.set('revocation', 'revoked', 600_000)
+    for (const key of ['c1', 'c2', 'c3']) await store.increment(key, 600_000)
+    await store.increment('c4', 600_000)
+    t.equal(await store.get('c1'), null, 'the oldest counter went')
+    t.equal(await store.get('c4'), '1')
+    t.equal(await store.get('revocation'), 'revoked', 'state is never evicted')
+    t.equal(warnings.length, 1)
+    t.match(warnings[0], /evicts the oldest/)
+    await store.increment('c5', 600_000)
+    t.equal(warnings.length, 1, 'not again within a minute')
+    clock.advance(60_000)
+    await store.set('keep', 'x', 600_000)
+    await store.increment('c6', 600_000)
+    t.equal(warnings.length, 2)
+    t.same(store.counts, { state: 2, counters: 3 })
+  })
+
+  t.test('a key moves between kinds: set over a counter, increment of a set value', async (t) => {
+    const store = new MemoryStore()
+    t.teardown(async () => { await store.close() })
+    await store.increment('k', 10_000)
+    await store.set('k', '5', 10_000)
+    t.same(store.counts, { state: 1, counters: 0 })
+    t.equal((await store.increment('k', 10_000)).count, 6, 'incremented in place')
+    t.equal(await store.consume('k'), '6')
+    t.equal(store.size, 0)
+  })
+
+  t.test('sweepSlice checks a bounded batch and resumes where it stopped', async (t) => {
+    const clock = testClock()
+    const store = new MemoryStore({ clock, sweepBatch: 4 })
+    t.teardown(async () => { await store.close() })
+    for (let i = 0; i < 6; i++) await store.set(`s${i}`, '1', 100)
+    for (let i = 0; i < 3; i++) await store.increment(`c${i}`, 100)
+    clock.advance(101)
+    store.sweepSlice()
+    t.same(store.counts, { state: 2, counters: 3 }, 'the first four state entries')
+    store.sweepSlice()
+    t.same(store.counts, { state: 0, counters: 1 }, 'the rest of the state, then two counters')
+    store.sweepSlice()
+    t.same(store.counts, { state: 0, counters: 0 })
+    store.sweepSlice()
+    t.equal(store.size, 0, 'a new round on an empty store')
   })
 
   t.test('sweep() drops expired entries; size counts entries', async (t) => {
@@ -239,7 +323,7 @@ t.test('MemoryStore specifics', async (t) => {
 
 function failingStore (): StateStore & { closed: boolean } {
   const fail = async (): Promise<never> => { throw new Error('store down') }
-  return { get: fail, set: fail, consume: fail, increment: fail, delete: fail, closed: false }
+  return { get: fail, set: fail, compareAndSet: fail, consume: fail, increment: fail, delete: fail, closed: false }
 }
 
 t.test('guardStore: every failure becomes 503 / 201 with the cause', async (t) => {
@@ -287,6 +371,7 @@ t.test('a store that fails only on reads makes login answer 503 / 201 from the f
   const readsFail: StateStore = {
     get: async () => { throw new Error('read failed') },
     set: store.set.bind(store),
+    compareAndSet: store.compareAndSet.bind(store),
     consume: store.consume.bind(store),
     increment: store.increment.bind(store),
     delete: store.delete.bind(store)

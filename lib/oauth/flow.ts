@@ -154,6 +154,7 @@ function redirectUriOf (provider: OAuthProviderSettings, asked: string | undefin
 }
 
 async function signIn (ctx: JwtLoginContext, registry: OAuthRegistry, fields: Fields, ip: string, known: { provider: string | null }): Promise<OAuthSignInResult> {
+  const startedAt = ctx.clock()
   const settings = ctx.settings.current
   if (!settings.authentication.enabled) throw new JwtLoginError('ERR_JWT_LOGIN_AUTH_DISABLED')
   if (settings.authCodes.requireFor.oauth) {
@@ -204,7 +205,7 @@ async function signIn (ctx: JwtLoginContext, registry: OAuthRegistry, fields: Fi
   }
 
   // the same end as a password login: a user with two-factor on gets the challenge, not a token
-  const result: SignInResult = await completeSignIn(ctx, user, ip)
+  const result: SignInResult = await completeSignIn(ctx, user, ip, startedAt)
   if ('two_factor_required' in result) return result
   const publicUser = ctx.users.toPublicUser(user)
   ctx.events.emit('oauth.succeeded', { userId: publicUser.ID, ip, provider: provider.name, flow })

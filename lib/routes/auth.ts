@@ -67,6 +67,9 @@ export function authRoutes (instance: FastifyInstance, ctx: JwtLoginContext): vo
     return { success: true, data: await refreshSession(ctx, refreshToken, request.ip) }
   })
 
+  // Revoke: reads (the token's checks), then one write that ends the session,
+  // its access tokens and its refresh token together. A failed write changed
+  // nothing and its retry finishes the job; once written, the token is revoked (55).
   instance.post('/auth/revoke', {
     schema: { querystring: JwtFields, body: JwtFields, response: { 200: MessageReply } }
   }, async (request) => {

@@ -13,6 +13,7 @@ export function guardStore (store: StateStore): StateStore {
     set: async (key, value, ttlMs) => await store.set(key, value, ttlMs).catch(unavailable),
     consume: async (key) => await store.consume(key).catch(unavailable),
     increment: async (key, ttlMs) => await store.increment(key, ttlMs).catch(unavailable),
+    compareAndSet: async (key, expected, value, ttlMs) => await store.compareAndSet(key, expected, value, ttlMs).catch(unavailable),
     delete: async (key) => await store.delete(key).catch(unavailable),
     close: async () => { await store.close?.() }
   }

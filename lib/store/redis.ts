@@ -24,13 +24,25 @@ end
 return { count, ttl }
 `
 
+// Write ARGV[3] for ARGV[4] ms only when the key holds ARGV[2] (or, with ARGV[1] = '1', is absent).
+const COMPARE_AND_SET = `
+local current = redis.call('GET', KEYS[1])
+if (ARGV[1] == '1' and current == false) or (ARGV[1] == '0' and current == ARGV[2]) then
+  redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[4])
+  return 1
+end
+return 0
+`
+
 type IncrementingRedis = Redis & {
   jwtLoginIncrement: (key: string, ttlMs: number) => Promise<[number, number]>
+  jwtLoginCompareAndSet: (key: string, absent: string, expected: string, value: string, ttlMs: number) => Promise<number>
 }
 
 /**
- * Shared state for many instances. `consume` is one GETDEL, `increment` one
- * Lua script, so single use and counting stay atomic across processes.
+ * Shared state for many instances. `consume` is one GETDEL, `increment` and
+ * `compareAndSet` one Lua script each, so single use, counting and session
+ * updates stay atomic across processes.
  */
 export class RedisStore implements StateStore {
   readonly #client: IncrementingRedis
@@ -47,6 +59,7 @@ export class RedisStore implements StateStore {
     })
     this.#owned = options.client === undefined
     client.defineCommand('jwtLoginIncrement', { numberOfKeys: 1, lua: INCREMENT })
+    client.defineCommand('jwtLoginCompareAndSet', { numberOfKeys: 1, lua: COMPARE_AND_SET })
     this.#client = client as IncrementingRedis
   }
 
@@ -65,6 +78,13 @@ export class RedisStore implements StateStore {
   async increment (key: string, ttlMs: number): Promise<{ count: number, ttlMs: number }> {
     const [count, ttl] = await this.#client.jwtLoginIncrement(this.#prefix + key, Math.max(1, Math.ceil(ttlMs)))
     return { count, ttlMs: ttl }
+  }
+
+  async compareAndSet (key: string, expected: string | null, value: string, ttlMs: number): Promise<boolean> {
+    const written = await this.#client.jwtLoginCompareAndSet(
+      this.#prefix + key, expected === null ? '1' : '0', expected ?? '', value, Math.max(1, Math.ceil(ttlMs))
+    )
+    return written === 1
   }
 
   async delete (key: string): Promise<void> {

@@ -1,6 +1,6 @@
 /**
  * The state-store port. jwt-login keeps only short-lived state here
- * (challenges, codes, refresh-token hashes, revocations, counters), never a
+ * (challenges, codes, session records, revocations, counters), never a
  * user record. Every operation that decides a single use is atomic.
  *
  * Time-to-live values are in milliseconds and always positive.
@@ -21,6 +21,13 @@ export interface StateStore {
    * creates the counter with `ttlMs`; later ones keep its expiry.
    */
   increment (key: string, ttlMs: number): Promise<{ count: number, ttlMs: number }>
+  /**
+   * Writes `value` under `key` for `ttlMs` only when the value there now is
+   * `expected` (`null`: only when the key is absent or expired), in one atomic
+   * step, and answers whether it wrote. Of concurrent calls that expect the
+   * same value, at most one writes.
+   */
+  compareAndSet (key: string, expected: string | null, value: string, ttlMs: number): Promise<boolean>
   /** Removes `key`; absent keys are fine. */
   delete (key: string): Promise<void>
   /** Releases connections or timers the store owns. */

@@ -37,7 +37,11 @@ export function generateBackupCodes (count = BACKUP_CODE_COUNT): { codes: string
   return { codes, hashes: codes.map(code => hashBackupCode(code) as string) }
 }
 
-/** Backup codes: each works once, claimed atomically in the store, then deleted by the host. */
+/**
+ * Backup codes: each works once. The host deletes a code atomically
+ * (`consumeBackupCode`); a claim in the store keeps a concurrent use of the
+ * same code away from the host while it does.
+ */
 export class BackupCodeProvider {
   readonly #port: TwoFactorPort
   readonly #store: StateStore
@@ -47,13 +51,24 @@ export class BackupCodeProvider {
     this.#store = store
   }
 
-  /** Whether `code` is one of the user's unused backup codes; a right code is spent. */
-  async accept (userId: number, code: string): Promise<boolean> {
+  /**
+   * Spends `code` when it is one of the user's unused backup codes. The claim
+   * is given back whatever the host answers, so a failed call never costs a
+   * code; `claimant` (a challenge id) lets its own retry through a claim
+   * whose write answer was lost.
+   */
+  async spend (userId: number, code: string, claimant: string): Promise<boolean> {
     const hash = hashBackupCode(code)
     if (hash === null) return false
-    const { count } = await this.#store.increment(`2fa:backup-claim:${userId}:${hash}`, CLAIM_TTL_MS)
-    if (count !== 1) return false
-    return await this.#port.consumeBackupCode(userId, hash)
+    const key = `2fa:backup-claim:${userId}:${hash}`
+    const mine = await this.#store.compareAndSet(key, null, claimant, CLAIM_TTL_MS) ||
+      await this.#store.get(key) === claimant
+    if (!mine) return false
+    try {
+      return await this.#port.consumeBackupCode(userId, hash)
+    } finally {
+      await this.#store.delete(key).catch(() => {})
+    }
   }
 
   /** Replaces the user's backup codes and answers the new ones. */

@@ -20,7 +20,7 @@ export function emailCodeMessage (to: string, code: string, lifetimeMs: number):
 /**
  * Email codes: one per challenge, kept only as a keyed hash (six digits are
  * too few for a plain hash to hide them from whoever reads the store), single
- * use through one atomic consume.
+ * use through its challenge's one atomic consume.
  */
 export class EmailCodeProvider {
   readonly #store: StateStore
@@ -44,11 +44,19 @@ export class EmailCodeProvider {
     await this.#mailer.send(emailCodeMessage(to, code, lifetimeMs))
   }
 
-  /** Whether `code` is the challenge's code; of concurrent right answers exactly one is `true`. */
-  async accept (challengeId: string, code: string): Promise<boolean> {
+  /**
+   * Whether `code` is the challenge's code. Reads only: the code is bound to
+   * its challenge, and the challenge's one atomic consume is what makes a
+   * sign-in single use.
+   */
+  async check (challengeId: string, code: string): Promise<boolean> {
     const stored = await this.#store.get(key(challengeId))
     if (stored === null) return false
-    if (!timingSafeEqual(digest(this.#hash(challengeId, code)), digest(stored))) return false
-    return (await this.#store.consume(key(challengeId))) === stored
+    return timingSafeEqual(digest(this.#hash(challengeId, code)), digest(stored))
+  }
+
+  /** Deletes the code of a challenge that has ended (best effort: it expires anyway). */
+  async discard (challengeId: string): Promise<void> {
+    await this.#store.delete(key(challengeId)).catch(() => {})
   }
 }

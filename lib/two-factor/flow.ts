@@ -2,7 +2,8 @@ import { hkdfSync } from 'node:crypto'
 import type { JwtLoginContext, SecondFactorGate } from '../context.js'
 import { JwtLoginError } from '../errors.js'
 import { subjectKey, type Counted } from '../limits.js'
-import { issueSession } from '../session.js'
+import { prepareSession } from '../session.js'
+import { sessionStart } from '../tokens.js'
 import { BackupCodeProvider } from './backup-codes.js'
 import { EmailCodeProvider } from './email-code.js'
 import { createTotpSecret, TotpProvider } from './totp.js'
@@ -60,12 +61,12 @@ export function createTwoFactor (ctx: JwtLoginContext, options: TwoFactorOptions
  * in the store and an interim token bound to it (its `sid` is the challenge id).
  */
 export function secondFactorGate (ctx: JwtLoginContext, twoFactor: TwoFactor): SecondFactorGate {
-  return async (user, publicUser, ip) => {
+  return async (user, publicUser, ip, startedAt) => {
     const method = await twoFactor.port.methodOf(publicUser.ID, user)
     if (method === null) return null
     const settings = ctx.settings.current.twoFactor
     // a session id, so a per-user cutoff (password reset) also ends pending challenges
-    const challengeId = ctx.tokens.newSessionId()
+    const challengeId = ctx.tokens.newSessionId(startedAt)
     const record: ChallengeRecord = { method }
     await ctx.store.set(challengeKey(publicUser.ID, challengeId), JSON.stringify(record), settings.interimLifetimeMs)
     if (method === 'email') {
@@ -88,21 +89,45 @@ export function assertTwoFactorOpen (ctx: JwtLoginContext, twoFactor: TwoFactor 
   if (twoFactor === null) throw new JwtLoginError('ERR_JWT_LOGIN_TWO_FACTOR_UNAVAILABLE')
 }
 
-/** The method a right code belongs to, or `null`. Six digits go to the primary method; anything else is a backup code. */
-async function checkCode (twoFactor: TwoFactor, userId: number, challengeId: string, method: TwoFactorMethod, code: string): Promise<TwoFactorMethod | null> {
-  if (method !== 'backup_codes' && SIX_DIGITS.test(code)) {
-    const right = method === 'totp'
-      ? await twoFactor.totp.accept(userId, await twoFactor.port.getTotpSecret(userId), code)
-      : await (twoFactor.email as EmailCodeProvider).accept(challengeId, code)
-    return right ? method : null
+/**
+ * A code checked without spending anything: wrong (`null`), or the method it
+ * belongs to with `spend`, which spends the factor once the challenge is
+ * consumed. A backup code can only be checked by spending it.
+ */
+interface CheckedCode {
+  method: TwoFactorMethod
+  spend: () => Promise<boolean>
+}
+
+/** Six digits go to the primary method; anything else is a backup code. */
+async function checkCode (twoFactor: TwoFactor, userId: number, challengeId: string, method: TwoFactorMethod, code: string): Promise<CheckedCode | null> {
+  if (method === 'totp' && SIX_DIGITS.test(code)) {
+    const step = await twoFactor.totp.match(userId, await twoFactor.port.getTotpSecret(userId), code)
+    return step === null ? null : { method, spend: async () => await twoFactor.totp.claim(userId, step, challengeId) }
   }
-  return await twoFactor.backup.accept(userId, code) ? 'backup_codes' : null
+  if (method === 'email' && SIX_DIGITS.test(code)) {
+    const email = twoFactor.email as EmailCodeProvider
+    // the challenge's consume is the single use of an email code: spending it is only tidying up
+    return await email.check(challengeId, code) ? { method, spend: async () => { await email.discard(challengeId); return true } } : null
+  }
+  return { method: 'backup_codes', spend: async () => await twoFactor.backup.spend(userId, code, challengeId) }
 }
 
 /**
  * `POST /auth/2fa`: the interim token and a code for the final token. Every
  * attempt is counted on the challenge before the code is looked at, so even
  * concurrent guesses never exceed the limit; failures also count per account.
+ *
+ * Order of store and host calls, so that a failure at any step leaves the
+ * challenge and the code usable, or the sign-in complete:
+ * 1. reads: revocation, the user, the account lock, the challenge; then the
+ *    attempt counter (the only write before the code is known right);
+ * 2. the code is checked without spending it (TOTP step, email code hash);
+ * 3. the new session is written (its refresh family; signing needs no store);
+ * 4. the challenge is consumed (one atomic step decides the single use);
+ * 5. the factor is spent (TOTP step claim, backup code deleted by the host).
+ * A failure in 4–5 gives the challenge back and forgets the session; nothing
+ * that can fail comes after 5.
  */
 export async function completeTwoFactor (
   ctx: JwtLoginContext,
@@ -134,9 +159,7 @@ export async function completeTwoFactor (
   const { count: attempt } = await ctx.store.increment(attemptsKey(claims.sid), settings.interimLifetimeMs)
   if (attempt > settings.attemptsPerChallenge) throw new JwtLoginError('ERR_JWT_LOGIN_CHALLENGE_CLOSED')
 
-  const challenge = JSON.parse(raw) as ChallengeRecord
-  const method = await checkCode(twoFactor, userId, claims.sid, challenge.method, code)
-  if (method === null) {
+  const rejected = async (): Promise<never> => {
     ctx.events.emit('two_factor.code_rejected', { userId, ip, attempt })
     if (await ctx.limiter.fail([account])) ctx.events.emit('two_factor.account_locked', { userId, ip })
     if (attempt >= settings.attemptsPerChallenge) {
@@ -147,12 +170,50 @@ export async function completeTwoFactor (
     throw new JwtLoginError('ERR_JWT_LOGIN_TWO_FACTOR_CODE_WRONG')
   }
 
+  const challenge = JSON.parse(raw) as ChallengeRecord
+  const checked = await checkCode(twoFactor, userId, claims.sid, challenge.method, code)
+  if (checked === null) return await rejected()
+
+  // the session starts when its sign-in did (the password step), so a password
+  // change between the two steps ends it too
+  const session = await prepareSession(ctx, ctx.users.toPublicUser(user), sessionStart(claims.sid))
   // of concurrent right answers on one challenge, one consume wins
-  if (await ctx.store.consume(key) === null) throw new JwtLoginError('ERR_JWT_LOGIN_CHALLENGE_CLOSED')
-  await ctx.limiter.reset(account)
-  const session = await issueSession(ctx, ctx.users.toPublicUser(user))
-  ctx.events.emit('two_factor.code_accepted', { userId, method, ip })
-  return session
+  let consumed: string | null
+  try {
+    consumed = await ctx.store.consume(key)
+  } catch (error) {
+    await giveBack(ctx, key, raw, claims.exp, session.sessionId)
+    throw error
+  }
+  if (consumed === null) {
+    await ctx.tokens.discardSession(session.sessionId)
+    throw new JwtLoginError('ERR_JWT_LOGIN_CHALLENGE_CLOSED')
+  }
+  let spent: boolean
+  try {
+    spent = await checked.spend()
+  } catch (error) {
+    await giveBack(ctx, key, raw, claims.exp, session.sessionId)
+    throw error
+  }
+  if (!spent) {
+    await giveBack(ctx, key, raw, claims.exp, session.sessionId)
+    return await rejected()
+  }
+
+  // tidying after the sign-in is complete: a failure here must not undo it
+  await ctx.limiter.reset(account).catch(() => {})
+  ctx.events.emit('two_factor.code_accepted', { userId, method: checked.method, ip })
+  return session.tokens
+}
+
+/** Puts a consumed challenge back (for the rest of its interim token's life) and forgets the prepared session. */
+async function giveBack (ctx: JwtLoginContext, key: string, raw: string, exp: number, sessionId: string): Promise<void> {
+  const left = exp * 1000 - ctx.clock()
+  await Promise.all([
+    left > 0 ? ctx.store.set(key, raw, left).catch(() => {}) : undefined,
+    ctx.tokens.discardSession(sessionId)
+  ])
 }
 
 /**

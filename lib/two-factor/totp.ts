@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import { generateSecret, generateURI, verify } from 'otplib'
 import type { Clock } from '../clock.js'
 import type { StateStore } from '../store/types.js'
@@ -43,8 +44,9 @@ export async function matchTotpStep (secret: string, code: string, nowMs: number
 
 /**
  * TOTP with replay protection: each step is claimed once per user with one
- * atomic increment, and the last accepted step is kept so an older code is
- * refused after a newer one.
+ * atomic compare-and-set, and the last accepted step is kept so an older
+ * code is refused after a newer one. Checking a code (`match`) spends
+ * nothing; `claim` spends the step.
  */
 export class TotpProvider {
   readonly #store: StateStore
@@ -55,15 +57,31 @@ export class TotpProvider {
     this.#clock = clock
   }
 
+  /** The step a fresh code of `secret` matches, or `null`. Reads only. */
+  async match (userId: number, secret: string | null, code: string): Promise<number | null> {
+    if (secret === null) return null
+    const last = await this.#store.get(keys.lastStep(userId))
+    return await matchTotpStep(secret, code, this.#clock(), last === null ? undefined : Number(last))
+  }
+
+  /**
+   * Spends `step` for the user. `claimant` names the request (a challenge
+   * id): a retry by the same claimant after a write whose answer was lost
+   * still succeeds; anyone else gets `false`.
+   */
+  async claim (userId: number, step: number, claimant: string): Promise<boolean> {
+    const key = keys.usedStep(userId, step)
+    const mine = await this.#store.compareAndSet(key, null, claimant, REPLAY_TTL_MS) ||
+      await this.#store.get(key) === claimant
+    if (!mine) return false
+    // only narrows the window for an older code; the claim above is what stops a replay
+    await this.#store.set(keys.lastStep(userId), String(step), REPLAY_TTL_MS).catch(() => {})
+    return true
+  }
+
   /** Whether `code` is a fresh code of `secret`; a right code is spent. */
   async accept (userId: number, secret: string | null, code: string): Promise<boolean> {
-    if (secret === null) return false
-    const last = await this.#store.get(keys.lastStep(userId))
-    const step = await matchTotpStep(secret, code, this.#clock(), last === null ? undefined : Number(last))
-    if (step === null) return false
-    const { count } = await this.#store.increment(keys.usedStep(userId, step), REPLAY_TTL_MS)
-    if (count !== 1) return false
-    await this.#store.set(keys.lastStep(userId), String(step), REPLAY_TTL_MS)
-    return true
+    const step = await this.match(userId, secret, code)
+    return step !== null && await this.claim(userId, step, randomUUID())
   }
 }
