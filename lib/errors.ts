@@ -11,23 +11,33 @@ export interface ErrorDefinition {
   readonly errorCode: number
   readonly statusCode: number
   readonly message: string
+  /** The `WWW-Authenticate` header (RFC 6750 §3) of answers about a Bearer token. */
+  readonly wwwAuthenticate?: string
 }
 
-function def (errorCode: number, statusCode: number, message: string): ErrorDefinition {
-  return { errorCode, statusCode, message }
+// RFC 6750 §3.1: a request without a token gets a bare challenge, a bad token
+// invalid_token, an Authorization header that is not `Bearer <token>` invalid_request
+const BEARER = 'Bearer'
+const INVALID_TOKEN = 'Bearer error="invalid_token"'
+const INVALID_REQUEST = 'Bearer error="invalid_request"'
+
+function def (errorCode: number, statusCode: number, message: string, wwwAuthenticate?: string): ErrorDefinition {
+  return wwwAuthenticate === undefined ? { errorCode, statusCode, message } : { errorCode, statusCode, message, wwwAuthenticate }
 }
 
 export const errorDefinitions = {
-  ERR_JWT_LOGIN_TOKEN_MALFORMED: def(2, 401, 'The JWT is not three dot-separated segments.'),
-  ERR_JWT_LOGIN_TOKEN_ALGORITHM: def(8, 401, 'The JWT algorithm is not the configured one.'),
-  ERR_JWT_LOGIN_TOKEN_KID_UNKNOWN: def(9, 401, 'The JWT key id is unknown.'),
-  ERR_JWT_LOGIN_TOKEN_SIGNATURE: def(11, 401, 'The JWT signature is invalid.'),
-  ERR_JWT_LOGIN_TOKEN_CLAIM_INVALID: def(11, 401, 'The JWT claims are not valid for this service.'),
-  ERR_JWT_LOGIN_TOKEN_NOT_YET_VALID: def(12, 401, 'The JWT is not valid yet.'),
-  ERR_JWT_LOGIN_TOKEN_EXPIRED: def(14, 401, 'The JWT has expired.'),
-  ERR_JWT_LOGIN_TOKEN_DECODE: def(22, 401, 'The JWT segments are not valid base64url JSON.'),
+  ERR_JWT_LOGIN_TOKEN_MALFORMED: def(2, 401, 'The JWT is not three dot-separated segments.', INVALID_TOKEN),
+  ERR_JWT_LOGIN_TOKEN_ALGORITHM: def(8, 401, 'The JWT algorithm is not the configured one.', INVALID_TOKEN),
+  ERR_JWT_LOGIN_TOKEN_KID_UNKNOWN: def(9, 401, 'The JWT key id is unknown.', INVALID_TOKEN),
+  ERR_JWT_LOGIN_TOKEN_SIGNATURE: def(11, 401, 'The JWT signature is invalid.', INVALID_TOKEN),
+  ERR_JWT_LOGIN_TOKEN_CLAIM_INVALID: def(11, 401, 'The JWT claims are not valid for this service.', INVALID_TOKEN),
+  ERR_JWT_LOGIN_TOKEN_NOT_YET_VALID: def(12, 401, 'The JWT is not valid yet.', INVALID_TOKEN),
+  ERR_JWT_LOGIN_TOKEN_EXPIRED: def(14, 401, 'The JWT has expired.', INVALID_TOKEN),
+  ERR_JWT_LOGIN_TOKEN_DECODE: def(22, 401, 'The JWT segments are not valid base64url JSON.', INVALID_TOKEN),
+  ERR_JWT_LOGIN_AUTHORIZATION_MALFORMED: def(2, 401, 'The Authorization header is not a Bearer token.', INVALID_REQUEST),
   ERR_JWT_LOGIN_INTERIM_TOKEN_MISSING: def(23, 400, 'The interim JWT is missing.'),
-  ERR_JWT_LOGIN_TOKEN_USER_GONE: def(24, 401, 'The user of this JWT no longer exists.'),
+  ERR_JWT_LOGIN_TOKEN_USER_GONE: def(24, 401, 'The user of this JWT no longer exists.', INVALID_TOKEN),
+  ERR_JWT_LOGIN_REFRESH_USER_GONE: def(24, 401, 'The user of this refresh token no longer exists.'),
   ERR_JWT_LOGIN_AUTH_CODE_INVALID: def(27, 401, 'The auth code is invalid or expired.'),
   ERR_JWT_LOGIN_AUTH_CODE_MISSING: def(94, 400, 'The auth code is required.'),
   ERR_JWT_LOGIN_AUTH_DISABLED: def(45, 403, 'Authentication is not enabled.'),
@@ -39,17 +49,18 @@ export const errorDefinitions = {
   ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID: def(51, 401, 'The refresh token is invalid, expired or already used.'),
   ERR_JWT_LOGIN_USER_CREATE_FAILED: def(52, 500, 'The user could not be created.'),
   ERR_JWT_LOGIN_JWT_MISSING: def(53, 400, 'The JWT is missing.'),
-  ERR_JWT_LOGIN_TOKEN_REVOKED: def(55, 401, 'The JWT has been revoked.'),
+  ERR_JWT_LOGIN_BEARER_MISSING: def(53, 401, 'The JWT is missing.', BEARER),
+  ERR_JWT_LOGIN_TOKEN_REVOKED: def(55, 401, 'The JWT has been revoked.', INVALID_TOKEN),
   ERR_JWT_LOGIN_REFRESH_DISABLED: def(81, 403, 'Refresh tokens are not enabled.'),
   ERR_JWT_LOGIN_VALIDATE_DISABLED: def(82, 403, 'The validate endpoint is not enabled.'),
   ERR_JWT_LOGIN_REVOKE_DISABLED: def(83, 403, 'The revoke endpoint is not enabled.'),
   ERR_JWT_LOGIN_TWO_FACTOR_UNAVAILABLE: def(105, 403, 'Two-factor authentication is not available.'),
-  ERR_JWT_LOGIN_INTERIM_TOKEN_INVALID: def(106, 401, 'The interim JWT is invalid, expired or not an interim token.'),
+  ERR_JWT_LOGIN_INTERIM_TOKEN_INVALID: def(106, 401, 'The interim JWT is invalid, expired or not an interim token.', INVALID_TOKEN),
   ERR_JWT_LOGIN_CHALLENGE_CLOSED: def(107, 401, 'The two-factor challenge is unknown, expired, used or closed.'),
   ERR_JWT_LOGIN_TWO_FACTOR_LOCKED: def(108, 429, 'Too many failed two-factor attempts.'),
   ERR_JWT_LOGIN_TWO_FACTOR_CODE_MISSING: def(109, 400, 'The two-factor code is missing.'),
   ERR_JWT_LOGIN_TWO_FACTOR_CODE_WRONG: def(109, 401, 'The two-factor code is wrong.'),
-  ERR_JWT_LOGIN_INTERIM_TOKEN_USED: def(110, 401, 'An interim token cannot be used here; complete the two-factor step first.'),
+  ERR_JWT_LOGIN_INTERIM_TOKEN_USED: def(110, 401, 'An interim token cannot be used here; complete the two-factor step first.', INVALID_TOKEN),
   ERR_JWT_LOGIN_RESET_DISABLED: def(56, 403, 'Password reset is not enabled.'),
   ERR_JWT_LOGIN_RESET_EMAIL_MISSING: def(59, 400, 'The email is missing.'),
   ERR_JWT_LOGIN_RESET_CODE_MISSING: def(60, 400, 'The code is missing.'),
@@ -70,7 +81,8 @@ export const errorDefinitions = {
   ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE: def(201, 503, 'A dependency is unavailable; nothing was changed.'),
   ERR_JWT_LOGIN_PROVIDER_TIMEOUT: def(202, 504, 'The identity provider timed out.'),
   ERR_JWT_LOGIN_PROVIDER_ERROR: def(202, 502, 'The identity provider answered with an error.'),
-  ERR_JWT_LOGIN_BAD_REQUEST: def(203, 400, 'The request is malformed.')
+  ERR_JWT_LOGIN_BAD_REQUEST: def(203, 400, 'The request is malformed.'),
+  ERR_JWT_LOGIN_NOT_FOUND: def(207, 404, 'No such route.')
 } as const satisfies Record<string, ErrorDefinition>
 
 export type JwtLoginErrorCode = keyof typeof errorDefinitions
@@ -82,6 +94,8 @@ export class JwtLoginError extends Error {
   readonly statusCode: number
   /** Seconds, sent as `Retry-After` for 429 answers. */
   readonly retryAfter: number | undefined
+  /** The `WWW-Authenticate` header for answers about a Bearer token (RFC 6750), else `undefined`. */
+  readonly wwwAuthenticate: string | undefined
 
   constructor (code: JwtLoginErrorCode, options: { cause?: unknown, retryAfter?: number } = {}) {
     const definition = errorDefinitions[code]
@@ -91,6 +105,7 @@ export class JwtLoginError extends Error {
     this.errorCode = definition.errorCode
     this.statusCode = definition.statusCode
     this.retryAfter = options.retryAfter
+    this.wwwAuthenticate = (definition as ErrorDefinition).wwwAuthenticate
   }
 }
 

@@ -11,7 +11,7 @@ import { toMs } from './duration.js'
 import { envelope, JwtLoginError } from './errors.js'
 import { JwtLoginEvents } from './events.js'
 import { AttemptLimiter } from './limits.js'
-import { bearerToken } from './params.js'
+import { parseBearer } from './params.js'
 import type { Mailer } from './mail/types.js'
 import { StoreRateLimit } from './rate-limit-store.js'
 import { checkResetSetup, PasswordReset, type PasswordPolicy } from './reset-password.js'
@@ -95,6 +95,8 @@ declare module 'fastify' {
 }
 
 const DEFAULT_PREFIX = '/jwt-login/v1'
+/** `/jwks` is public and changes only with a restart: caches may keep it this long. */
+const JWKS_CACHE_CONTROL = 'public, max-age=300'
 const SECRET_QUERY = /([?&])([^=&]*)=[^&]*/g
 
 /** Request log lines keep the path and the parameter names, never their values (a JWT may be there). */
@@ -120,8 +122,12 @@ function toJwtLoginError (error: FastifyError | JwtLoginError): JwtLoginError {
   return new JwtLoginError('ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', { cause: error })
 }
 
+/** Requests inside @fastify/multipart's body reader (see the hooks around its registration). */
+const readingMultipart = new WeakSet<FastifyRequest>()
+
 function sendError (reply: FastifyReply, error: JwtLoginError): FastifyReply {
   if (error.retryAfter !== undefined) reply.header('retry-after', String(error.retryAfter))
+  if (error.wwwAuthenticate !== undefined) reply.header('www-authenticate', error.wwwAuthenticate)
   return reply.code(error.statusCode).send(envelope(error))
 }
 
@@ -165,17 +171,14 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
   const authenticate = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     try {
       if (!settings.current.authentication.enabled) throw new JwtLoginError('ERR_JWT_LOGIN_AUTH_DISABLED')
-      const token = bearerToken(request, true)
-      if (token === undefined) throw new JwtLoginError('ERR_JWT_LOGIN_JWT_MISSING')
-      const auth = await authenticateToken(ctx, token)
+      // a protected host route: no token is 401 / 53 with a bare challenge, a header
+      // that is not `Bearer <token>` is 401 / 2 with invalid_request (RFC 6750 §3.1)
+      const header = request.headers.authorization
+      if (header === undefined) throw new JwtLoginError('ERR_JWT_LOGIN_BEARER_MISSING')
+      const auth = await authenticateToken(ctx, parseBearer(header, 'ERR_JWT_LOGIN_AUTHORIZATION_MALFORMED'))
       request.jwtLogin = { user: auth.publicUser, claims: auth.verified.payload }
     } catch (error) {
-      const mapped = toJwtLoginError(error as FastifyError)
-      // a missing token on a protected host route is an authentication failure
-      const answer = mapped.code === 'ERR_JWT_LOGIN_JWT_MISSING' || mapped.code === 'ERR_JWT_LOGIN_BAD_REQUEST'
-        ? new JwtLoginError('ERR_JWT_LOGIN_TOKEN_MALFORMED')
-        : mapped
-      await sendError(reply, answer)
+      await sendError(reply, toJwtLoginError(error as FastifyError))
     }
   }
 
@@ -199,10 +202,15 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
   await fastify.register(async function jwtLoginRoutes (instance) {
     await tokens.register(instance)
     await instance.register(fastifyFormbody, { bodyLimit: initial.bodyLimit })
+    // @fastify/multipart reads the body in a preValidation hook, and busboy's errors
+    // (no boundary, wrong boundary, truncated body) carry no status: these two hooks
+    // bracket that reader so the error handler knows a failure there is the body's fault
+    instance.addHook('preValidation', (request, _reply, done) => { readingMultipart.add(request); done() })
     await instance.register(fastifyMultipart, {
       attachFieldsToBody: 'keyValues',
       limits: { files: 0, fields: 32, fieldSize: initial.bodyLimit, fileSize: 0, parts: 32 }
     })
+    instance.addHook('preValidation', (request, _reply, done) => { readingMultipart.delete(request); done() })
     await instance.register(fastifyRateLimit, {
       global: true,
       store: StoreRateLimit.bind(null, store) as unknown as never,
@@ -223,17 +231,39 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
     })
 
     instance.setErrorHandler((error: FastifyError | JwtLoginError, request, reply) => {
-      const mapped = toJwtLoginError(error)
+      const mapped = readingMultipart.has(request)
+        ? new JwtLoginError('ERR_JWT_LOGIN_BAD_REQUEST', { cause: error })
+        : toJwtLoginError(error)
       if (mapped.statusCode >= 500) request.log.error({ err: mapped.cause ?? mapped }, 'jwt-login: dependency failed')
       return sendError(reply, mapped)
     })
+
+    // token answers and errors are never stored by a cache (RFC 6749 §5.1), on
+    // every route of the plugin; only /jwks sets its own, public, Cache-Control
+    instance.addHook('onSend', (_request, reply, payload, done) => {
+      if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store').header('pragma', 'no-cache')
+      done(null, payload)
+    })
+
+    // unknown paths and methods under the prefix answer the envelope, counted by
+    // the per-IP limit; the host's 404s (outside the prefix) stay the host's, so
+    // with an empty prefix (`''` or `'/'`) there is no handler of the plugin's
+    if (prefix.replace(/\/+$/, '') !== '') {
+      instance.setNotFoundHandler({ preHandler: instance.rateLimit() }, async () => {
+        throw new JwtLoginError('ERR_JWT_LOGIN_NOT_FOUND')
+      })
+    }
 
     authRoutes(instance, ctx)
     resetPasswordRoutes(instance, passwordReset)
     twoFactorRoutes(instance, ctx, twoFactor)
     oauthRoutes(instance, ctx)
     if (tokens.jwks() !== null) {
-      instance.get('/jwks', async () => tokens.jwks())
+      // public keys: cacheable, and not counted by the per-IP limit (verifiers fetch them freely)
+      instance.get('/jwks', { config: { rateLimit: false } }, async (_request, reply) => {
+        reply.header('cache-control', JWKS_CACHE_CONTROL)
+        return tokens.jwks()
+      })
     }
   }, {
     prefix,

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify'
-import { JwtLoginError } from './errors.js'
+import { JwtLoginError, type JwtLoginErrorCode } from './errors.js'
 
 export type Fields = Record<string, unknown>
 
@@ -27,13 +27,20 @@ export function stringField (fields: Fields, name: string): string | undefined {
   return value
 }
 
+const BEARER = /^Bearer\s+(\S+)\s*$/i
+
+/** The token of an `Authorization: Bearer <token>` header; any other value throws `malformed`. */
+export function parseBearer (header: string, malformed: JwtLoginErrorCode): string {
+  const match = BEARER.exec(header)
+  if (match === null) throw new JwtLoginError(malformed)
+  return match[1] as string
+}
+
 /** The token from `Authorization: Bearer`, when that delivery is on. */
 export function bearerToken (request: FastifyRequest, enabled: boolean): string | undefined {
   const header = request.headers.authorization
   if (!enabled || header === undefined) return undefined
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header)
-  if (match === null) throw new JwtLoginError('ERR_JWT_LOGIN_BAD_REQUEST')
-  return match[1]
+  return parseBearer(header, 'ERR_JWT_LOGIN_BAD_REQUEST')
 }
 
 /**

@@ -81,7 +81,8 @@ export async function refreshSession (ctx: JwtLoginContext, refreshToken: string
   const user = await ctx.users.findById(rotated.userId)
   if (user === null) {
     await ctx.tokens.revokeSession(rotated.sessionId)
-    throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_USER_GONE')
+    // 24 as for a JWT, but a refresh token is no Bearer token: no WWW-Authenticate
+    throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_USER_GONE')
   }
   const { token } = ctx.tokens.sign(ctx.users.toPublicUser(user), 'access', { sessionId: rotated.sessionId })
   ctx.events.emit('token.refreshed', { userId: rotated.userId, sessionId: rotated.sessionId, ip })

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import t from 'tap'
-import { envelope, errorDefinitions, isJwtLoginError, JwtLoginError, type JwtLoginErrorCode } from '../lib/errors.js'
+import { envelope, errorDefinitions, isJwtLoginError, JwtLoginError, type ErrorDefinition, type JwtLoginErrorCode } from '../lib/errors.js'
 import * as entry from '../lib/index.js'
 
 interface Row { code: string, errorCode: number, status: number, message: string }
@@ -71,11 +71,15 @@ t.test('errorDefinitions: well-formed and consistent', async (t) => {
     byNumber.set(definition.errorCode, statuses)
   }
   // numbers of 200 and up are jwt-login's own; one number may have two statuses only where the spec says so
-  t.same([...byNumber.keys()].filter(n => n >= 200).sort((a, b) => a - b), [200, 201, 202, 203, 204, 205])
+  t.same([...byNumber.keys()].filter(n => n >= 200).sort((a, b) => a - b), [200, 201, 202, 203, 204, 205, 207])
   t.same([...(byNumber.get(51) ?? [])].sort(), [400, 401])
+  // 53 is 400 on the plugin's routes and 401 on a protected host route (RFC 6750 §3.1)
+  t.same([...(byNumber.get(53) ?? [])].sort(), [400, 401])
   t.same([...(byNumber.get(109) ?? [])].sort(), [400, 401])
   t.same([...(byNumber.get(202) ?? [])].sort(), [502, 504])
   t.same([...(byNumber.get(11) ?? [])], [401])
+  t.same([...(byNumber.get(2) ?? [])], [401])
+  t.same([...(byNumber.get(24) ?? [])], [401])
   t.equal(errorDefinitions.ERR_JWT_LOGIN_RATE_LIMITED.statusCode, 429)
   t.equal(errorDefinitions.ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE.statusCode, 503)
   t.equal(errorDefinitions.ERR_JWT_LOGIN_BAD_REQUEST.statusCode, 400)
@@ -92,6 +96,7 @@ t.test('JwtLoginError carries code, errorCode, statusCode, retryAfter and cause'
   t.equal(error.message, 'A dependency is unavailable; nothing was changed.')
   t.equal(error.cause, cause)
   t.equal(error.retryAfter, undefined)
+  t.equal(error.wwwAuthenticate, undefined)
   t.type(error.stack, 'string')
 
   const limited = new JwtLoginError('ERR_JWT_LOGIN_RATE_LIMITED', { retryAfter: 42 })
@@ -103,6 +108,7 @@ t.test('JwtLoginError carries code, errorCode, statusCode, retryAfter and cause'
   const plain = new JwtLoginError('ERR_JWT_LOGIN_TOKEN_EXPIRED')
   t.equal(plain.errorCode, 14)
   t.equal(plain.statusCode, 401)
+  t.equal(plain.wwwAuthenticate, 'Bearer error="invalid_token"', 'the challenge of a token error')
   t.notOk('cause' in plain)
 })
 
@@ -110,6 +116,13 @@ t.test('every code builds an error that matches its definition', async (t) => {
   for (const [code, definition] of Object.entries(errorDefinitions)) {
     const error = new JwtLoginError(code as JwtLoginErrorCode)
     t.same([error.errorCode, error.statusCode, error.message], [definition.errorCode, definition.statusCode, definition.message], code)
+    const challenge = (definition as ErrorDefinition).wwwAuthenticate
+    t.equal(error.wwwAuthenticate, challenge, `${code}: WWW-Authenticate`)
+    // RFC 6750 §3: a challenge goes with a 401 only, and is the Bearer scheme
+    if (challenge !== undefined) {
+      t.equal(definition.statusCode, 401, `${code}: a challenge only on a 401`)
+      t.match(challenge, /^Bearer( error="(invalid_token|invalid_request)")?$/, `${code}: an RFC 6750 challenge`)
+    }
   }
 })
 
