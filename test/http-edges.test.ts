@@ -70,6 +70,7 @@ t.test('a dependency failing after a multipart body was read is still 503 / 201,
   const store = {
     get: async (key: string) => { if (failing) throw new Error('store down'); return await memory.get(key) },
     set: memory.set.bind(memory),
+    compareAndSet: memory.compareAndSet.bind(memory),
     consume: memory.consume.bind(memory),
     increment: memory.increment.bind(memory),
     delete: memory.delete.bind(memory)
