@@ -1,0 +1,134 @@
+import Fastify from 'fastify'
+import t, { type Test } from 'tap'
+import jwtLogin, { MemoryStore, MemoryUserAdapter, type Mailer, type MailMessage, type StateStore } from '../lib/index.js'
+import { ALICE, HS_SECRET, testClock } from './helpers/app.js'
+import { errorCode, post } from './helpers/http.js'
+import { codeIn, NEW_PASSWORD, RESET_URL } from './helpers/reset.js'
+import { buildTwoFactorApp, totpAt } from './helpers/two-factor.js'
+
+type Rule = (method: string, key: string) => boolean
+
+/** A memory store whose calls fail while a rule says so (one rule at a time; `null` lets everything through). */
+function ruledStore (inner: StateStore): StateStore & { rule: Rule | null } {
+  const guarded = { rule: null as Rule | null } as StateStore & { rule: Rule | null }
+  for (const method of ['get', 'set', 'compareAndSet', 'consume', 'increment', 'delete'] as const) {
+    (guarded as unknown as Record<string, unknown>)[method] = async (key: string, ...rest: unknown[]) => {
+      if (guarded.rule?.(method, key) === true) throw new Error(`injected ${method} failure`)
+      return await (inner[method] as (...args: unknown[]) => Promise<unknown>).call(inner, key, ...rest)
+    }
+  }
+  return guarded
+}
+
+class CapturingMailer implements Mailer {
+  readonly messages: MailMessage[] = []
+  async send (message: MailMessage): Promise<void> { this.messages.push(message) }
+}
+
+async function resetApp (t: Test) {
+  const clock = testClock()
+  const memory = new MemoryStore({ clock })
+  const store = ruledStore(memory)
+  const users = new MemoryUserAdapter()
+  await users.addUser(ALICE)
+  const mailer = new CapturingMailer()
+  const logs: Array<{ level: number, msg: string }> = []
+  const app = Fastify({ logger: { level: 'warn', stream: { write: (line: string) => { logs.push(JSON.parse(line)) } } } })
+  await app.register(jwtLogin, {
+    users,
+    store,
+    clock,
+    mailer,
+    settings: { tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }] }, refresh: { enabled: true }, resetPassword: { enabled: true } }
+  })
+  t.teardown(async () => { await app.close(); await memory.close() })
+  const requestCode = async (): Promise<string> => {
+    const sent = mailer.messages.length
+    t.equal((await app.inject({ method: 'POST', url: RESET_URL, payload: { email: ALICE.email } })).statusCode, 200)
+    for (let i = 0; i < 50 && mailer.messages.length === sent; i++) await new Promise(resolve => setImmediate(resolve))
+    return codeIn((mailer.messages.at(-1) as MailMessage).text)
+  }
+  const put = async (code: string) => await app.inject({ method: 'PUT', url: RESET_URL, payload: { email: ALICE.email, code, new_password: NEW_PASSWORD } })
+  const signIn = async (password: string) => await post(app, '/auth', { email: ALICE.email, password })
+  return { app, store, clock, logs, requestCode, put, signIn }
+}
+
+t.test('reset: a consume that fails gives the code back, and the code still works', async (t) => {
+  const { store, requestCode, put } = await resetApp(t)
+  const code = await requestCode()
+  store.rule = (method) => method === 'consume'
+  const failed = await put(code)
+  t.same([failed.statusCode, errorCode(failed)], [503, 201])
+  store.rule = null
+  t.equal((await put(code)).statusCode, 200)
+})
+
+t.test('reset: when the code cannot be given back either, the loss is logged and the answer says sessions may have ended', async (t) => {
+  const { store, logs, requestCode, put, signIn } = await resetApp(t)
+  const code = await requestCode()
+  // the provisional cutoff fails, and so does every later write to the code's record
+  store.rule = (method, key) => (method === 'set' && (key.startsWith('revoked:user:') || key.startsWith('reset:')))
+  const failed = await put(code)
+  t.same([failed.statusCode, errorCode(failed)], [503, 205])
+  t.ok(logs.some(l => l.level === 50 && l.msg.includes('could not be given back')), 'the lost code is logged')
+  store.rule = null
+  t.equal(errorCode(await put(code)), 62, 'the code is gone: the user asks for a new one')
+  t.equal((await signIn(ALICE.password)).statusCode, 200, 'the password did not change')
+})
+
+t.test('reset: when the final cutoff fails, the change stands and the provisional cutoff fails closed for a minute', async (t) => {
+  const { app, store, clock, logs, requestCode, put, signIn } = await resetApp(t)
+  const before = (await signIn(ALICE.password)).json().data
+  const code = await requestCode()
+  let cutoffs = 0
+  store.rule = (method, key) => method === 'set' && key.startsWith('revoked:user:') && ++cutoffs === 2
+  const done = await put(code)
+  t.equal(done.statusCode, 200, 'the password changed: the answer says so')
+  store.rule = null
+  t.ok(logs.some(l => l.level === 40 && l.msg.includes('cutoff stays a minute ahead')), 'the lasting cutoff is logged')
+  const old = await post(app, '/auth/validate', { JWT: before.jwt })
+  t.same([old.statusCode, errorCode(old)], [401, 55], 'the session from before is ended')
+  t.equal(errorCode(await post(app, '/auth/refresh', { refresh_token: before.refresh_token })), 51)
+  const early = (await signIn(NEW_PASSWORD)).json().data
+  t.equal(errorCode(await post(app, '/auth/validate', { JWT: early.jwt })), 55, 'a sign-in within the minute is refused too')
+  clock.advance(60_001)
+  const later = (await signIn(NEW_PASSWORD)).json().data
+  t.equal((await post(app, '/auth/validate', { JWT: later.jwt })).statusCode, 200, 'after the minute, sign-ins work')
+})
+
+t.test('2FA: a failing challenge consume or factor spend gives the challenge back; the same code then works', async (t) => {
+  for (const failing of ['consume', 'compareAndSet'] as const) {
+    const memory = new MemoryStore()
+    const store = ruledStore(memory)
+    const { submit, interim, secret, clock } = await buildTwoFactorApp({ plugin: { store }, settings: { refresh: { enabled: true } } })
+    t.teardown(async () => { await memory.close() })
+    const token = await interim()
+    const code = await totpAt(secret, clock.now)
+    store.rule = (method, key) => method === failing && key.startsWith('2fa:')
+    const failed = await submit({ JWT: token, code })
+    t.same([failed.statusCode, errorCode(failed)], [503, 201], `${failing} failed`)
+    t.same(memory.counts.state, 1, `${failing}: only the challenge is left (the prepared session was forgotten)`)
+    store.rule = null
+    const retried = await submit({ JWT: token, code })
+    t.equal(retried.statusCode, 200, `${failing}: the retry with the same code succeeds`)
+    const replay = await submit({ JWT: token, code })
+    t.equal(errorCode(replay), 107, `${failing}: and the challenge is then spent`)
+  }
+})
+
+t.test('refresh: a session that keeps changing under the rotation answers 503 and changes nothing', async (t) => {
+  const memory = new MemoryStore()
+  const store = ruledStore(memory)
+  const users = new MemoryUserAdapter()
+  await users.addUser(ALICE)
+  const app = Fastify()
+  await app.register(jwtLogin, { users, store, settings: { tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }] }, refresh: { enabled: true } } })
+  t.teardown(async () => { await app.close(); await memory.close() })
+  const first = (await post(app, '/auth', { email: ALICE.email, password: ALICE.password })).json().data
+  const cas = store.compareAndSet.bind(store)
+  store.compareAndSet = async () => false
+  const res = await post(app, '/auth/refresh', { refresh_token: first.refresh_token })
+  t.same([res.statusCode, errorCode(res)], [503, 201])
+  store.compareAndSet = cas
+  t.equal((await post(app, '/auth/refresh', { refresh_token: first.refresh_token })).statusCode, 200, 'the token still works')
+})
