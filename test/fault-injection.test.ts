@@ -44,6 +44,8 @@ const MANY = { max: 1_000_000 }
 /** Settings that keep every counter from triggering, refresh on. */
 const BASE: Partial<SettingsInput> = {
   refresh: { enabled: true },
+  // setup logins use password_hash to skip argon2 (see setupLogin)
+  login: { allowPasswordHash: true },
   limits: { loginPerAccount: MANY, loginPerIp: MANY, requestsPerIp: MANY },
   twoFactor: { attemptsPerChallenge: 10, perAccount: MANY }
 }
@@ -154,10 +156,21 @@ function dataOf<T = Record<string, any>> (res: Response): T {
   return (res.json() as { data: T }).data
 }
 
-async function session (app: FastifyInstance, email: string, password: string): Promise<Session> {
-  const res = await login(app, email, password)
+/**
+ * A setup login that skips argon2: `password_hash` with the stored hash
+ * (the rigs turn `login.allowPasswordHash` on for this). The flows under test
+ * and the password checks of the reset invariants use real passwords.
+ */
+async function setupLogin (rig: Rig, email: string): Promise<Response> {
+  const user = await rig.users.findByEmail(email)
+  if (user === null) throw new Error(`no user ${email}`)
+  const res = await post(rig.app, '/auth', { email, password_hash: user.passwordHash })
   if (res.statusCode !== 200) throw new Error(`setup login failed: ${res.body}`)
-  return dataOf<Session>(res)
+  return res
+}
+
+async function session (rig: Rig, email: string): Promise<Session> {
+  return dataOf<Session>(await setupLogin(rig, email))
 }
 
 // ---- assertions ------------------------------------------------------------
@@ -297,7 +310,7 @@ function coreFlows (rig: Rig, user: { email: string }): Array<Flow<any>> {
     rig,
     setup: async () => {
       if (validated === null) {
-        const { jwt } = await session(app, user.email, PASSWORD)
+        const { jwt } = await session(rig, user.email)
         const res = await validate(app, jwt)
         const data = dataOf(res)
         validated = { jwt, answer: { user: data.user, payload: data.jwt[0].payload } }
@@ -319,7 +332,7 @@ function coreFlows (rig: Rig, user: { email: string }): Array<Flow<any>> {
   const refreshFlow: Flow<Session> = {
     name: 'refresh',
     rig,
-    setup: async () => await session(app, user.email, PASSWORD),
+    setup: async () => await session(rig, user.email),
     act: async (c) => await refresh(app, c.refresh_token),
     check: async (t, c, _res, info) => {
       // whatever the answer (a 503, or a 200 whose body the client lost), the same token is retried at once
@@ -341,7 +354,7 @@ function coreFlows (rig: Rig, user: { email: string }): Array<Flow<any>> {
   const revokeFlow: Flow<Session> = {
     name: 'revoke',
     rig,
-    setup: async () => await session(app, user.email, PASSWORD),
+    setup: async () => await session(rig, user.email),
     act: async (c) => await revoke(app, c.jwt),
     check: async (t, c, res, info) => {
       if (!ok(res)) {
@@ -371,8 +384,8 @@ function twoFactorFlows (rig: Rig, who: { totp: { email: string, id: number, sec
   const { app, mailer, port, clock } = rig
 
   const interimOf = async (email: string): Promise<string> => {
-    const res = await login(app, email, PASSWORD)
-    if (res.statusCode !== 200 || dataOf(res).two_factor_required !== true) throw new Error(`setup login gave no challenge: ${res.body}`)
+    const res = await setupLogin(rig, email)
+    if (dataOf(res).two_factor_required !== true) throw new Error(`setup login gave no challenge: ${res.body}`)
     return dataOf(res).jwt as string
   }
 
@@ -501,7 +514,7 @@ function resetFlows (rig: Rig, user: { email: string }): Array<Flow<any>> {
       const res = await requestReset(app, user.email)
       if (res.statusCode !== 200) throw new Error(`setup reset request failed: ${res.body}`)
       await mailer.waitFor(mark + 1)
-      return { code: codeIn(mailer.last.text), before: await session(app, user.email, password), old: password, next: nextPassword() }
+      return { code: codeIn(mailer.last.text), before: await session(rig, user.email), old: password, next: nextPassword() }
     },
     act: async (c) => await completeReset(app, user.email, c.code, c.next),
     check: async (t, c, res, info) => {
