@@ -39,7 +39,8 @@ export interface UserAdapter<U = unknown> {
   setPassword? (user: U, newPassword: string): Promise<void>
   /**
    * Creates a user for a provider sign-in with auto-registration on (no
-   * password). Throwing answers 500 / errorCode 52 and nothing is signed.
+   * password). Throwing means the store is unavailable: 503 / errorCode 201
+   * and nothing is signed; a retry looks the email up again first.
    */
   createUser? (input: NewProviderUser): Promise<U>
 }

@@ -196,11 +196,9 @@ async function signIn (ctx: JwtLoginContext, registry: OAuthRegistry, fields: Fi
     if (!provider.autoRegister) throw new JwtLoginError('ERR_JWT_LOGIN_PROVIDER_USER_NOT_FOUND')
     if (ctx.users.createUser === undefined) throw new JwtLoginError('ERR_JWT_LOGIN_USER_CREATE_FAILED')
     const login = await uniqueLogin(ctx.users, email)
-    try {
-      user = await ctx.users.createUser({ email, login, displayName: identity.name ?? login, role: provider.defaultRole })
-    } catch (error) {
-      throw new JwtLoginError('ERR_JWT_LOGIN_USER_CREATE_FAILED', { cause: error })
-    }
+    // a throwing adapter is an unavailable dependency (503 / 201): the retry
+    // looks the email up again, so a user created before the failure is found
+    user = await ctx.users.createUser({ email, login, displayName: identity.name ?? login, role: provider.defaultRole })
     ctx.events.emit('oauth.user_registered', { userId: ctx.users.toPublicUser(user).ID, ip, provider: provider.name })
   }
 
