@@ -136,7 +136,7 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
   const clock = options.clock ?? systemClock
   const prefix = options.prefix ?? DEFAULT_PREFIX
   const events = new JwtLoginEvents()
-  const store = guardStore(options.store ?? new MemoryStore({ clock, onWarning: (message) => { fastify.log.warn(message) } }))
+  const store = guardStore(options.store ?? new MemoryStore({ clock, onWarning: fastify.log.warn.bind(fastify.log) }))
   const settings = await SettingsHolder.create(options.settings, {
     ttlMs: toMs(options.settingsTtl ?? 30),
     now: clock,

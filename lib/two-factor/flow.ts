@@ -209,9 +209,8 @@ export async function completeTwoFactor (
 
 /** Puts a consumed challenge back (for the rest of its interim token's life) and forgets the prepared session. */
 async function giveBack (ctx: JwtLoginContext, key: string, raw: string, exp: number, sessionId: string): Promise<void> {
-  const left = exp * 1000 - ctx.clock()
   await Promise.all([
-    left > 0 ? ctx.store.set(key, raw, left).catch(() => {}) : undefined,
+    ctx.store.set(key, raw, Math.max(1, exp * 1000 - ctx.clock())).catch(() => {}),
     ctx.tokens.discardSession(sessionId)
   ])
 }
