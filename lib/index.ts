@@ -159,7 +159,7 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
     spendPasswordTime: async (password) => { await verifyPasswordHash(dummyHash, password) },
     secondFactor: options.secondFactor ?? null
   }
-  const twoFactor = options.twoFactor === undefined ? null : createTwoFactor(ctx, options.twoFactor)
+  const twoFactor = options.twoFactor === undefined ? null : createTwoFactor(ctx, options.twoFactor, fastify.log)
   if (twoFactor !== null) ctx.secondFactor = secondFactorGate(ctx, twoFactor)
 
   const authenticate = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
@@ -299,7 +299,7 @@ export { JwtLoginEvents, type JwtLoginEventMap, type JwtLoginEventName } from '.
 export type { TokenClaims, TokenKind } from './tokens.js'
 export type { Clock } from './clock.js'
 export type { Mailer, MailMessage } from './mail/types.js'
-export { NodemailerMailer, ConsoleMailer, type NodemailerMailerOptions } from './mail/nodemailer.js'
+export { NodemailerMailer, ConsoleMailer, SMTP_TIMEOUTS, type NodemailerMailerOptions } from './mail/nodemailer.js'
 export { DEFAULT_RESET_TEMPLATES, escapeHtml, renderTemplate, type MailTemplates, type ResetMailValues } from './mail/templates.js'
 export type { PasswordPolicy } from './reset-password.js'
 export type { TwoFactorEnrollment, TwoFactorMethod, TwoFactorOptions, TwoFactorPort } from './two-factor/types.js'
