@@ -88,6 +88,8 @@ export function secondFactorGate (ctx: JwtLoginContext, twoFactor: TwoFactor): S
     const method = await twoFactor.port.methodOf(publicUser.ID, user)
     if (method === null) return null
     const settings = ctx.settings.current.twoFactor
+    // the first factor is already proven here, so this answer tells nothing to someone without it
+    if (!settings.enabled) throw new JwtLoginError('ERR_JWT_LOGIN_TWO_FACTOR_DISABLED')
     if (method === 'email' && twoFactor.email === null) {
       throw new JwtLoginError('ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', { cause: new Error('a user has the email method but no mailer is configured') })
     }
@@ -105,10 +107,11 @@ export function secondFactorGate (ctx: JwtLoginContext, twoFactor: TwoFactor): S
   }
 }
 
-/** Authentication on (45) and a two-factor port configured (105). */
+/** Authentication on (45), a two-factor port configured and the integration switched on (105). */
 export function assertTwoFactorOpen (ctx: JwtLoginContext, twoFactor: TwoFactor | null): asserts twoFactor is TwoFactor {
-  if (!ctx.settings.current.authentication.enabled) throw new JwtLoginError('ERR_JWT_LOGIN_AUTH_DISABLED')
-  if (twoFactor === null) throw new JwtLoginError('ERR_JWT_LOGIN_TWO_FACTOR_UNAVAILABLE')
+  const settings = ctx.settings.current
+  if (!settings.authentication.enabled) throw new JwtLoginError('ERR_JWT_LOGIN_AUTH_DISABLED')
+  if (twoFactor === null || !settings.twoFactor.enabled) throw new JwtLoginError('ERR_JWT_LOGIN_TWO_FACTOR_UNAVAILABLE')
 }
 
 /** The method a right code belongs to, or `null`. Six digits go to the primary method; anything else is a backup code. */
