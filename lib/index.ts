@@ -130,6 +130,7 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
   const clock = options.clock ?? systemClock
   const prefix = options.prefix ?? DEFAULT_PREFIX
   const events = new JwtLoginEvents()
+  options.store?.attachLogger?.(fastify.log)
   const store = guardStore(options.store ?? new MemoryStore({ clock }))
   const settings = await SettingsHolder.create(options.settings, {
     ttlMs: toMs(options.settingsTtl ?? 30),
@@ -293,7 +294,7 @@ export { JwtLoginSettingsError, type Settings, type SettingsSource } from './set
 export type { SettingsInput } from '../schemas/settings.js'
 export { MemoryStore, type MemoryStoreOptions } from './store/memory.js'
 export { RedisStore, type RedisStoreOptions } from './store/redis.js'
-export type { StateStore } from './store/types.js'
+export type { StateStore, StoreLogger } from './store/types.js'
 export { MemoryUserAdapter, hashPassword, ARGON2_OPTIONS, type MemoryUser, type NewMemoryUser, type NewProviderUser, type PublicUser, type UserAdapter } from './users.js'
 export { JwtLoginEvents, type JwtLoginEventMap, type JwtLoginEventName } from './events.js'
 export type { TokenClaims, TokenKind } from './tokens.js'
