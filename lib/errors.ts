@@ -61,6 +61,7 @@ export const errorDefinitions = {
   ERR_JWT_LOGIN_TWO_FACTOR_CODE_MISSING: def(109, 400, 'The two-factor code is missing.'),
   ERR_JWT_LOGIN_TWO_FACTOR_CODE_WRONG: def(109, 401, 'The two-factor code is wrong.'),
   ERR_JWT_LOGIN_INTERIM_TOKEN_USED: def(110, 401, 'An interim token cannot be used here; complete the two-factor step first.', INVALID_TOKEN),
+  ERR_JWT_LOGIN_TWO_FACTOR_DISABLED: def(206, 403, 'Two-factor sign-in is switched off; this account needs it.'),
   ERR_JWT_LOGIN_RESET_DISABLED: def(56, 403, 'Password reset is not enabled.'),
   ERR_JWT_LOGIN_RESET_EMAIL_MISSING: def(59, 400, 'The email is missing.'),
   ERR_JWT_LOGIN_RESET_CODE_MISSING: def(60, 400, 'The code is missing.'),

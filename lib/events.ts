@@ -32,6 +32,10 @@ export interface JwtLoginEventMap {
   'two_factor.code_rejected': { userId: number, ip: string, attempt: number }
   'two_factor.challenge_closed': { userId: number, ip: string }
   'two_factor.account_locked': { userId: number, ip: string }
+  /** The email code of a challenge was accepted by the mailer (after the sign-in answered). */
+  'two_factor.code_sent': { userId: number }
+  /** The mailer refused the email code; the code was withdrawn. */
+  'two_factor.code_failed': { userId: number }
   /** A provider sign-in ended with a final token (not when a second factor is pending). */
   'oauth.succeeded': { userId: number, ip: string, provider: string, flow: 'code' | 'id_token' }
   /** `provider` is the configured provider, or `null` when the value sent names none. */

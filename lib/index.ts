@@ -136,7 +136,9 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
   const clock = options.clock ?? systemClock
   const prefix = options.prefix ?? DEFAULT_PREFIX
   const events = new JwtLoginEvents()
-  const store = guardStore(options.store ?? new MemoryStore({ clock, onWarning: fastify.log.warn.bind(fastify.log) }))
+  const backing = options.store ?? new MemoryStore({ clock })
+  backing.attachLogger?.(fastify.log)
+  const store = guardStore(backing)
   const settings = await SettingsHolder.create(options.settings, {
     ttlMs: toMs(options.settingsTtl ?? 30),
     now: clock,
@@ -165,7 +167,7 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
     spendPasswordTime: async (password) => { await verifyPasswordHash(dummyHash, password) },
     secondFactor: options.secondFactor ?? null
   }
-  const twoFactor = options.twoFactor === undefined ? null : createTwoFactor(ctx, options.twoFactor)
+  const twoFactor = options.twoFactor === undefined ? null : createTwoFactor(ctx, options.twoFactor, fastify.log)
   if (twoFactor !== null) ctx.secondFactor = secondFactorGate(ctx, twoFactor)
 
   const authenticate = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
@@ -323,13 +325,13 @@ export { JwtLoginSettingsError, type Settings, type SettingsSource } from './set
 export type { SettingsInput } from '../schemas/settings.js'
 export { MemoryStore, type MemoryStoreOptions } from './store/memory.js'
 export { RedisStore, type RedisStoreOptions } from './store/redis.js'
-export type { StateStore } from './store/types.js'
+export type { StateStore, StoreLogger } from './store/types.js'
 export { MemoryUserAdapter, hashPassword, ARGON2_OPTIONS, type MemoryUser, type NewMemoryUser, type NewProviderUser, type PublicUser, type UserAdapter } from './users.js'
 export { JwtLoginEvents, type JwtLoginEventMap, type JwtLoginEventName } from './events.js'
 export type { TokenClaims, TokenKind } from './tokens.js'
 export type { Clock } from './clock.js'
 export type { Mailer, MailMessage } from './mail/types.js'
-export { NodemailerMailer, ConsoleMailer, type NodemailerMailerOptions } from './mail/nodemailer.js'
+export { NodemailerMailer, ConsoleMailer, SMTP_TIMEOUTS, type NodemailerMailerOptions } from './mail/nodemailer.js'
 export { DEFAULT_RESET_TEMPLATES, escapeHtml, renderTemplate, type MailTemplates, type ResetMailValues } from './mail/templates.js'
 export type { PasswordPolicy } from './reset-password.js'
 export type { TwoFactorEnrollment, TwoFactorMethod, TwoFactorOptions, TwoFactorPort } from './two-factor/types.js'

@@ -50,7 +50,7 @@ export interface Settings {
     limits: { perEmail: ResolvedLimit, perIp: ResolvedLimit }
     mail: { siteName: string, templates: MailTemplates, retries: number, retryDelayMs: number }
   }
-  twoFactor: { interimLifetimeMs: number, attemptsPerChallenge: number, perAccount: ResolvedLimit, emailCodeLifetimeMs: number }
+  twoFactor: { enabled: boolean, interimLifetimeMs: number, attemptsPerChallenge: number, perAccount: ResolvedLimit, emailCodeLifetimeMs: number }
   oauth: { providers: Record<string, OAuthProviderSettings> }
   bodyLimit: number
 }
@@ -102,7 +102,7 @@ export function resolveSettings (input: unknown): Settings {
     }
   }
   const limit: LimitOf = (l, path) => ({ max: l.max as number, windowMs: ms(l.window, `${path}/window`) })
-  const twoFactor = s.twoFactor as { interimLifetime: string | number, attemptsPerChallenge: number, perAccount: { max?: number, window?: string | number }, emailCodeLifetime: string | number }
+  const twoFactor = s.twoFactor as { enabled: boolean, interimLifetime: string | number, attemptsPerChallenge: number, perAccount: { max?: number, window?: string | number }, emailCodeLifetime: string | number }
   const interimLifetimeMs = ms(twoFactor.interimLifetime, 'twoFactor/interimLifetime')
   if (interimLifetimeMs > MAX_INTERIM_LIFETIME_MS) throw new JwtLoginSettingsError('twoFactor/interimLifetime', 'must be at most 5 minutes')
   const reuseIntervalMs = s.refresh.reuseInterval === 0 ? 0 : ms(s.refresh.reuseInterval, 'refresh/reuseInterval')
@@ -115,7 +115,7 @@ export function resolveSettings (input: unknown): Settings {
       codes: (s.authCodes.codes as NonNullable<typeof s.authCodes.codes>).map(c => ({ code: c.code, expiresAt: c.expiresAt === undefined ? null : Date.parse(c.expiresAt) })),
       parameter: s.authCodes.parameter as string,
       oauthParameter: s.authCodes.oauthParameter as string,
-      requireFor: s.authCodes.requireFor as Settings['authCodes']['requireFor']
+      requireFor: requireAuthCodeFor(s.authCodes.requireFor as RequireForInput)
     },
     login: { allowPasswordHash: s.login.allowPasswordHash as boolean },
     bearer: { enabled: s.bearer.enabled as boolean },
@@ -138,6 +138,7 @@ export function resolveSettings (input: unknown): Settings {
     },
     resetPassword,
     twoFactor: {
+      enabled: twoFactor.enabled,
       interimLifetimeMs,
       attemptsPerChallenge: twoFactor.attemptsPerChallenge,
       perAccount: limit(twoFactor.perAccount, 'twoFactor/perAccount'),
@@ -146,6 +147,13 @@ export function resolveSettings (input: unknown): Settings {
     oauth: { providers: resolveOAuthProviders(s.oauth.providers as Record<string, OAuthProviderInput>) },
     bodyLimit: s.bodyLimit
   }
+}
+
+type RequireForInput = Omit<Settings['authCodes']['requireFor'], 'oauth'> & { oauth?: boolean }
+
+/** One setting, "Authentication Requires Auth Code", covers `/auth` and `/oauth/token` unless the host sets `oauth` apart. */
+function requireAuthCodeFor (input: RequireForInput): Settings['authCodes']['requireFor'] {
+  return { ...input, oauth: input.oauth ?? input.auth }
 }
 
 type ResetPasswordInput = Required<SettingsInput>['resetPassword']

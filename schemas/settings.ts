@@ -107,11 +107,13 @@ export const SettingsSchema = Type.Object({
     /** Name of the parameter on `/oauth/token`. */
     oauthParameter: Type.Optional(Type.String({ minLength: 1, default: 'AUTH_CODE' })),
     requireFor: Group({
+      /** "Authentication Requires Auth Code": `/auth`, and `/oauth/token` unless `oauth` says otherwise. */
       auth: Flag(false),
       validate: Flag(false),
       refresh: Flag(false),
       revoke: Flag(false),
-      oauth: Flag(false)
+      /** `/oauth/token` (`oauthParameter`); when not given, the value of `auth`. */
+      oauth: Type.Optional(Type.Boolean())
     })
   }),
 
@@ -214,6 +216,11 @@ export const SettingsSchema = Type.Object({
 
   /** The second step of sign-in (`POST /auth/2fa`); active when the host passes a `twoFactor` option. */
   twoFactor: Group({
+    /**
+     * The live switch of the two-factor integration. Off: users with a second
+     * factor are refused at sign-in (403 / 206) and `/auth/2fa` answers 403 / 105.
+     */
+    enabled: Flag(true),
     /** Lifetime of the interim token and its challenge; at most 5 minutes. */
     interimLifetime: DurationOr('5m'),
     /** Codes tried on one challenge before it is closed. */

@@ -1,8 +1,9 @@
+import { performance } from 'node:perf_hooks'
 import nodemailer from 'nodemailer'
 import t from 'tap'
-import { ConsoleMailer, DEFAULT_RESET_TEMPLATES, escapeHtml, NodemailerMailer, renderTemplate } from '../lib/index.js'
+import { ConsoleMailer, DEFAULT_RESET_TEMPLATES, escapeHtml, NodemailerMailer, renderTemplate, SMTP_TIMEOUTS } from '../lib/index.js'
 import { renderMail } from '../lib/mail/templates.js'
-import { startSmtp } from './helpers/smtp.js'
+import { startSilentSmtp, startSmtp } from './helpers/smtp.js'
 
 const VALUES = { code: 'K7QX2MPA', display_name: 'Zoë <Admin> & "friends"', email: 'zoe@example.com', site_name: 'Site', expires_in_minutes: '15' }
 
@@ -77,4 +78,37 @@ t.test('ConsoleMailer prints each mail', async (t) => {
     process.stdout.write = write
   }
   t.match(written.join(''), '--- mail to a@b.co ---')
+})
+
+t.test('NodemailerMailer gives an SMTP transport timeouts in seconds, and the host\'s own values win', async (t) => {
+  t.same(SMTP_TIMEOUTS, { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 20_000 })
+  // watch what the mailer hands nodemailer (the real createTransport still runs)
+  const created: unknown[] = []
+  const createTransport = nodemailer.createTransport
+  nodemailer.createTransport = ((options: unknown) => {
+    created.push(options)
+    return createTransport(options as never)
+  }) as typeof createTransport
+  try {
+    new NodemailerMailer({ from: 'a@example.test', smtp: { host: '127.0.0.1', port: 25 } }).close()
+    new NodemailerMailer({ from: 'a@example.test', smtp: { host: '127.0.0.1', port: 25, greetingTimeout: 300, socketTimeout: 60_000 } }).close()
+  } finally {
+    nodemailer.createTransport = createTransport
+  }
+  t.same(created, [
+    { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 20_000, host: '127.0.0.1', port: 25 },
+    { connectionTimeout: 10_000, greetingTimeout: 300, socketTimeout: 60_000, host: '127.0.0.1', port: 25 }
+  ])
+})
+
+t.test('a stalled greeting fails a send in about the greeting timeout', async (t) => {
+  const silent = await startSilentSmtp()
+  t.teardown(() => silent.close())
+  const mailer = new NodemailerMailer({ from: 'no-reply@example.test', smtp: { host: '127.0.0.1', port: silent.port, secure: false, ignoreTLS: true, greetingTimeout: 300 } })
+  t.teardown(() => mailer.close())
+  const started = performance.now()
+  await t.rejects(mailer.send({ to: 'zoe@example.com', subject: 's', text: 't' }), { message: /Greeting never received/ })
+  const ms = performance.now() - started
+  t.ok(ms < 5_000, `failed after ${Math.round(ms)} ms, not the default 10 s`)
+  t.equal(silent.connections(), 1)
 })

@@ -257,6 +257,33 @@ t.test('MemoryStore specifics', async (t) => {
     t.same(store.counts, { state: 2, counters: 3 })
   })
 
+  t.test('warnings go to an attached logger unless the store was built with onWarning', async (t) => {
+    const lines: Array<[object, string]> = []
+    const log = { warn: (details: object, message: string) => { lines.push([details, message]) }, error: () => {} }
+    const store = new MemoryStore({ maxEntries: 2, maxCounters: 1 })
+    t.teardown(async () => { await store.close() })
+    store.attachLogger(log)
+    await store.set('a', '1', 10_000)
+    await store.set('b', '1', 10_000)
+    await store.increment('c1', 10_000)
+    await store.increment('c2', 10_000)
+    t.match(lines.map(([details]) => details), [{ store: 'memory', state: 2 }, { store: 'memory', state: 2 }])
+    t.match(lines[0]?.[1], /state entries/)
+    t.match(lines[1]?.[1], /evicts the oldest/)
+
+    const own: string[] = []
+    const quiet = new MemoryStore({ maxEntries: 1, onWarning: (m) => own.push(m) })
+    t.teardown(async () => { await quiet.close() })
+    quiet.attachLogger(log)
+    await quiet.set('a', '1', 10_000)
+    t.equal(own.length, 1, 'onWarning stays')
+    t.equal(lines.length, 2)
+
+    const silent = new MemoryStore({ maxEntries: 1 })
+    t.teardown(async () => { await silent.close() })
+    await t.resolves(silent.set('a', '1', 10_000), 'no logger: no warning, no error')
+  })
+
   t.test('a key moves between kinds: set over a counter, increment of a set value', async (t) => {
     const store = new MemoryStore()
     t.teardown(async () => { await store.close() })

@@ -161,6 +161,7 @@ t.test('a user removed or cut off while the challenge is pending', async (t) => 
 t.test('settings: defaults, and an interim lifetime of at most 5 minutes', async (t) => {
   const keys = [{ kid: 'k', secret: HS_SECRET }]
   t.same(resolveSettings({ tokens: { keys } }).twoFactor, {
+    enabled: true,
     interimLifetimeMs: 300_000,
     attemptsPerChallenge: 5,
     perAccount: { max: 10, windowMs: 900_000 },

@@ -1,6 +1,6 @@
 import { JwtLoginError } from '../errors.js'
 import type { Clock } from '../clock.js'
-import type { StateStore } from './types.js'
+import type { StateStore, StoreLogger } from './types.js'
 
 export interface MemoryStoreOptions {
   /** Most state entries (sessions, revocations, codes, challenges) kept at once (default 100 000). */
@@ -13,7 +13,7 @@ export interface MemoryStoreOptions {
   sweepBatch?: number
   /** Time source in ms since the epoch; defaults to `Date.now`. */
   clock?: Clock
-  /** Told when the store nears its bound or starts evicting counters (the plugin passes its logger's `warn`). */
+  /** Told when the store nears its bound or starts evicting counters; without it, the logger the plugin attaches is. */
   onWarning?: (message: string) => void
 }
 
@@ -44,7 +44,7 @@ export class MemoryStore implements StateStore {
   readonly #maxCounters: number
   readonly #batch: number
   readonly #clock: Clock
-  readonly #warn: (message: string) => void
+  #warn: ((message: string) => void) | null
   readonly #timer: NodeJS.Timeout
   #cursor: { map: Map<string, Entry>, keys: IterableIterator<string> } | null = null
   #nearFullWarned = false
@@ -55,9 +55,14 @@ export class MemoryStore implements StateStore {
     this.#maxCounters = options.maxCounters ?? 100_000
     this.#batch = options.sweepBatch ?? 10_000
     this.#clock = options.clock ?? Date.now
-    this.#warn = options.onWarning ?? (() => {})
+    this.#warn = options.onWarning ?? null
     this.#timer = setInterval(() => { this.sweepSlice() }, options.sweepIntervalMs ?? 1000)
     this.#timer.unref()
+  }
+
+  /** The plugin's logger takes the warnings, unless the store was built with `onWarning`. */
+  attachLogger (log: StoreLogger): void {
+    this.#warn ??= (message) => { log.warn({ store: 'memory', ...this.counts }, message) }
   }
 
   /** Number of live and not yet swept entries, state and counters together. */
@@ -134,7 +139,7 @@ export class MemoryStore implements StateStore {
     const fill = this.#entries.size / this.#maxEntries
     if (!this.#nearFullWarned && fill >= WARN_AT) {
       this.#nearFullWarned = true
-      this.#warn(`jwt-login: the memory store holds ${this.#entries.size} of at most ${this.#maxEntries} state entries; when it is full, sign-ins answer 503. Raise maxEntries or use a shared store.`)
+      this.#warn?.(`jwt-login: the memory store holds ${this.#entries.size} of at most ${this.#maxEntries} state entries; when it is full, sign-ins answer 503. Raise maxEntries or use a shared store.`)
     } else if (this.#nearFullWarned && fill < REARM_AT) {
       this.#nearFullWarned = false
     }
@@ -149,7 +154,7 @@ export class MemoryStore implements StateStore {
         const now = this.#clock()
         if (now - this.#lastEvictionWarning >= EVICTION_WARNING_EVERY_MS) {
           this.#lastEvictionWarning = now
-          this.#warn(`jwt-login: the memory store holds ${this.#maxCounters} counters and evicts the oldest; limits may count from zero again. Raise maxCounters or use a shared store.`)
+          this.#warn?.(`jwt-login: the memory store holds ${this.#maxCounters} counters and evicts the oldest; limits may count from zero again. Raise maxCounters or use a shared store.`)
         }
       }
     }

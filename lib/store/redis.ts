@@ -1,5 +1,5 @@
 import { Redis, type RedisOptions } from 'ioredis'
-import type { StateStore } from './types.js'
+import type { StateStore, StoreLogger } from './types.js'
 
 export interface RedisStoreOptions {
   /** An ioredis client the host owns, or a URL / options for one the store creates and closes. */
@@ -8,6 +8,41 @@ export interface RedisStoreOptions {
   redisOptions?: RedisOptions
   /** Prepended to every key so several apps can share one Redis (default `jwt-login:`). */
   prefix?: string
+  /**
+   * Where the store reports a lost connection (at most one line per 10 s)
+   * and a server that would lose its data on a restart. Without it the
+   * plugin hands the store the Fastify logger at registration.
+   */
+  log?: StoreLogger
+}
+
+/** At most one log line per this many ms about a connection that keeps failing. */
+export const REDIS_ERROR_LOG_INTERVAL_MS = 10_000
+
+/** What the store's Redis says about keeping its data (`CONFIG GET` answers; absent when not known). */
+export interface RedisDurability {
+  save?: string
+  appendonly?: string
+  'maxmemory-policy'?: string
+}
+
+/** The warnings a server's settings call for: jwt-login's state must survive a restart and must never be evicted. */
+export function durabilityWarnings (config: RedisDurability): Array<{ details: object, message: string }> {
+  const warnings: Array<{ details: object, message: string }> = []
+  if (config.save === '' && config.appendonly === 'no') {
+    warnings.push({
+      details: { save: config.save, appendonly: config.appendonly },
+      message: 'jwt-login: Redis keeps nothing on disk (no RDB save points, no AOF): revocations and spent refresh tokens are lost when it restarts'
+    })
+  }
+  const policy = config['maxmemory-policy']
+  if (policy !== undefined && policy !== 'noeviction') {
+    warnings.push({
+      details: { 'maxmemory-policy': policy },
+      message: 'jwt-login: Redis may evict keys when its memory is full: a revocation or a spent refresh token could vanish; use maxmemory-policy noeviction'
+    })
+  }
+  return warnings
 }
 
 // INCR, set the expiry on the first increment, answer the count and the time left.
@@ -48,6 +83,12 @@ export class RedisStore implements StateStore {
   readonly #client: IncrementingRedis
   readonly #owned: boolean
   readonly #prefix: string
+  #log: StoreLogger | null
+  #durabilityChecked = false
+  #lastErrorLineAt = -Infinity
+  #errorsSinceLine = 0
+  #errorReported = false
+  readonly #onReady = (): void => { this.#ready() }
 
   constructor (options: RedisStoreOptions = {}) {
     this.#prefix = options.prefix ?? 'jwt-login:'
@@ -61,6 +102,56 @@ export class RedisStore implements StateStore {
     client.defineCommand('jwtLoginIncrement', { numberOfKeys: 1, lua: INCREMENT })
     client.defineCommand('jwtLoginCompareAndSet', { numberOfKeys: 1, lua: COMPARE_AND_SET })
     this.#client = client as IncrementingRedis
+    this.#log = options.log ?? null
+    // a client the host owns keeps the host's own error handling
+    if (this.#owned) client.on('error', (error: Error) => { this.#failed(error) })
+    client.on('ready', this.#onReady)
+    this.#checkDurability()
+  }
+
+  attachLogger (log: StoreLogger): void {
+    this.#log ??= log
+    this.#checkDurability()
+  }
+
+  /** One line per burst of connection errors, then at most one per interval, with the count of those not logged. */
+  #failed (error: Error): void {
+    const now = Date.now()
+    if (now - this.#lastErrorLineAt < REDIS_ERROR_LOG_INTERVAL_MS) {
+      this.#errorsSinceLine++
+      return
+    }
+    const details = { err: { message: error.message, code: (error as NodeJS.ErrnoException).code }, notLogged: this.#errorsSinceLine }
+    const message = 'jwt-login: the Redis store cannot reach Redis; requests that need it answer 503'
+    this.#lastErrorLineAt = now
+    this.#errorsSinceLine = 0
+    this.#errorReported = true
+    if (this.#log === null) console.error(message, details)
+    else this.#log.error(details, message)
+  }
+
+  #ready (): void {
+    if (this.#errorReported) {
+      this.#errorReported = false
+      this.#log?.warn({ notLogged: this.#errorsSinceLine }, 'jwt-login: the Redis store reaches Redis again')
+    }
+    this.#checkDurability()
+  }
+
+  /** Once, on the first connection with a logger: warns when the server would lose jwt-login's state. */
+  #checkDurability (): void {
+    const log = this.#log
+    if (log === null || this.#durabilityChecked || this.#client.status !== 'ready') return
+    this.#durabilityChecked = true
+    const names = ['save', 'appendonly', 'maxmemory-policy']
+    Promise.all(names.map(async (name) => await this.#client.config('GET', name) as [string, string])).then((answers) => {
+      for (const warning of durabilityWarnings(Object.fromEntries(answers))) {
+        log.warn(warning.details, warning.message)
+      }
+    }, (error: Error) => {
+      // CONFIG is often disabled on managed Redis: nothing to check then
+      log.debug?.({ err: { message: error.message } }, 'jwt-login: could not read the Redis persistence settings; not checked')
+    })
   }
 
   async get (key: string): Promise<string | null> {
@@ -92,6 +183,7 @@ export class RedisStore implements StateStore {
   }
 
   async close (): Promise<void> {
+    this.#client.off('ready', this.#onReady)
     if (this.#owned) await this.#client.quit()
   }
 }

@@ -32,4 +32,18 @@ export interface StateStore {
   delete (key: string): Promise<void>
   /** Releases connections or timers the store owns. */
   close? (): Promise<void>
+  /**
+   * Gives the store a logger for what it has to say outside any request
+   * (a lost connection, a server that keeps nothing on disk). The plugin
+   * calls it with the Fastify logger at registration; a logger the store was
+   * built with stays.
+   */
+  attachLogger? (log: StoreLogger): void
+}
+
+/** A pino-compatible logger (the Fastify logger is one): an object, then a message. */
+export interface StoreLogger {
+  error (details: object, message: string): void
+  warn (details: object, message: string): void
+  debug? (details: object, message: string): void
 }

@@ -17,6 +17,28 @@ export function emailCodeMessage (to: string, code: string, lifetimeMs: number):
   return { to, subject: 'Your sign-in code', text, html }
 }
 
+/** Sends a stored code; rejects with `EmailCodeUndelivered`. */
+export type EmailCodeDelivery = () => Promise<void>
+
+/** A code mail the mailer refused. The code was withdrawn unless `withdrawError` says why not. */
+export class EmailCodeUndelivered extends Error {
+  readonly mailError: { message: string, code?: unknown }
+  readonly withdrawError: unknown
+
+  constructor (mailError: { message: string, code?: unknown }, withdrawError: unknown) {
+    super('the two-factor code mail could not be sent')
+    this.name = 'EmailCodeUndelivered'
+    this.mailError = mailError
+    this.withdrawError = withdrawError
+  }
+}
+
+/** The mailer's error for a log: a mailer's error text could echo the message, so the code never reaches a log. */
+function redact (error: unknown, code: string): { message: string, code?: unknown } {
+  const { message, code: errorCode } = error instanceof Error ? error as NodeJS.ErrnoException : { message: String(error), code: undefined }
+  return { message: message.split(code).join('[redacted]'), code: errorCode }
+}
+
 /**
  * Email codes: one per challenge, kept only as a keyed hash (six digits are
  * too few for a plain hash to hide them from whoever reads the store), single
@@ -37,11 +59,33 @@ export class EmailCodeProvider {
     return createHmac('sha256', this.#pepper).update(`${challengeId}:${code}`).digest('base64url')
   }
 
-  /** Stores a new code for the challenge and mails it. */
-  async issue (challengeId: string, to: string, lifetimeMs: number): Promise<void> {
+  /**
+   * Stores a new code for the challenge (its keyed hash only) and answers its
+   * delivery, for the caller to run once the sign-in has answered. The
+   * delivery mails the code; when the mailer rejects, it withdraws the code so
+   * it cannot be used and rejects with the mailer's error, the code redacted.
+   */
+  async issue (challengeId: string, to: string, lifetimeMs: number): Promise<EmailCodeDelivery> {
     const code = newEmailCode()
     await this.#store.set(key(challengeId), this.#hash(challengeId, code), lifetimeMs)
-    await this.#mailer.send(emailCodeMessage(to, code, lifetimeMs))
+    const message = emailCodeMessage(to, code, lifetimeMs)
+    return async () => {
+      try {
+        await this.#mailer.send(message)
+      } catch (error) {
+        throw new EmailCodeUndelivered(redact(error, code), await this.#withdraw(challengeId))
+      }
+    }
+  }
+
+  /** Deletes the challenge's code; answers the store's error when that failed (the code then dies with its lifetime). */
+  async #withdraw (challengeId: string): Promise<unknown> {
+    try {
+      await this.#store.delete(key(challengeId))
+      return null
+    } catch (error) {
+      return error
+    }
   }
 
   /**

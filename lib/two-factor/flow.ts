@@ -1,11 +1,12 @@
 import { hkdfSync } from 'node:crypto'
+import type { FastifyBaseLogger } from 'fastify'
 import type { JwtLoginContext, SecondFactorGate } from '../context.js'
 import { JwtLoginError } from '../errors.js'
 import { subjectKey, type Counted } from '../limits.js'
 import { prepareSession } from '../session.js'
 import { sessionStart } from '../tokens.js'
 import { BackupCodeProvider } from './backup-codes.js'
-import { EmailCodeProvider } from './email-code.js'
+import { EmailCodeProvider, type EmailCodeDelivery, type EmailCodeUndelivered } from './email-code.js'
 import { createTotpSecret, TotpProvider } from './totp.js'
 import type { TwoFactorEnrollment, TwoFactorMethod, TwoFactorOptions, TwoFactorPort } from './types.js'
 
@@ -18,6 +19,8 @@ export interface TwoFactor {
   email: EmailCodeProvider | null
   backup: BackupCodeProvider
   enrollment: TwoFactorEnrollment
+  /** Where a code mail that could not be sent is reported (the Fastify logger). */
+  log: Pick<FastifyBaseLogger, 'error'>
 }
 
 interface ChallengeRecord { method: TwoFactorMethod }
@@ -35,7 +38,7 @@ function emailPepper (ctx: JwtLoginContext): Buffer {
   return Buffer.from(hkdfSync('sha256', signingKey, 'jwt-login', 'two-factor email code', 32))
 }
 
-export function createTwoFactor (ctx: JwtLoginContext, options: TwoFactorOptions): TwoFactor {
+export function createTwoFactor (ctx: JwtLoginContext, options: TwoFactorOptions, log: Pick<FastifyBaseLogger, 'error'>): TwoFactor {
   const issuer = options.issuer ?? 'jwt-login'
   const totp = new TotpProvider(ctx.store, ctx.clock)
   const backup = new BackupCodeProvider(options.port, ctx.store)
@@ -52,41 +55,64 @@ export function createTwoFactor (ctx: JwtLoginContext, options: TwoFactorOptions
         return true
       },
       regenerateBackupCodes: async (userId) => await backup.regenerate(userId)
+    },
+    log
+  }
+}
+
+/** Runs a code mail after the answer. Never rejects: a failure is logged and reported, its code already withdrawn. */
+async function deliverEmailCode (ctx: JwtLoginContext, twoFactor: TwoFactor, userId: number, deliver: EmailCodeDelivery): Promise<void> {
+  try {
+    await deliver()
+    ctx.events.emit('two_factor.code_sent', { userId })
+  } catch (error) {
+    const { mailError, withdrawError } = error as EmailCodeUndelivered
+    if (withdrawError !== null) {
+      twoFactor.log.error({ userId, err: withdrawError }, 'jwt-login: an undelivered two-factor code could not be withdrawn; it expires with its lifetime')
     }
+    twoFactor.log.error({ userId, err: mailError }, 'jwt-login: the two-factor code mail could not be sent; its code was withdrawn')
+    ctx.events.emit('two_factor.code_failed', { userId })
   }
 }
 
 /**
  * The gate on every first factor: a user with two-factor on gets a challenge
  * in the store and an interim token bound to it (its `sid` is the challenge id).
+ *
+ * Order: the challenge, then the email code's hash, are stored; the interim
+ * token is answered; the code is mailed only after the answer has gone, so a
+ * slow or stalled mail server never holds a sign-in. A failed mail withdraws
+ * its code (the challenge stays open to backup codes; the user may sign in again).
  */
 export function secondFactorGate (ctx: JwtLoginContext, twoFactor: TwoFactor): SecondFactorGate {
   return async (user, publicUser, ip, startedAt) => {
     const method = await twoFactor.port.methodOf(publicUser.ID, user)
     if (method === null) return null
     const settings = ctx.settings.current.twoFactor
+    // the first factor is already proven here, so this answer tells nothing to someone without it
+    if (!settings.enabled) throw new JwtLoginError('ERR_JWT_LOGIN_TWO_FACTOR_DISABLED')
+    if (method === 'email' && twoFactor.email === null) {
+      throw new JwtLoginError('ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', { cause: new Error('a user has the email method but no mailer is configured') })
+    }
     // a session id, so a per-user cutoff (password reset) also ends pending challenges
     const challengeId = ctx.tokens.newSessionId(startedAt)
     const record: ChallengeRecord = { method }
     await ctx.store.set(challengeKey(publicUser.ID, challengeId), JSON.stringify(record), settings.interimLifetimeMs)
-    if (method === 'email') {
-      if (twoFactor.email === null) {
-        throw new JwtLoginError('ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', { cause: new Error('a user has the email method but no mailer is configured') })
-      }
-      await twoFactor.email.issue(challengeId, publicUser.user_email, settings.emailCodeLifetimeMs).catch((error: unknown) => {
-        throw new JwtLoginError('ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', { cause: error })
-      })
-    }
+    const delivery = method === 'email'
+      ? await (twoFactor.email as EmailCodeProvider).issue(challengeId, publicUser.user_email, settings.emailCodeLifetimeMs)
+      : null
     const { token } = ctx.tokens.sign(publicUser, 'interim', { sessionId: challengeId, lifetimeMs: settings.interimLifetimeMs })
     ctx.events.emit('two_factor.challenge_issued', { userId: publicUser.ID, method, ip })
+    if (delivery !== null) setImmediate(() => { deliverEmailCode(ctx, twoFactor, publicUser.ID, delivery) })
     return { two_factor_required: true, jwt: token }
   }
 }
 
-/** Authentication on (45) and a two-factor port configured (105). */
+/** Authentication on (45), a two-factor port configured and the integration switched on (105). */
 export function assertTwoFactorOpen (ctx: JwtLoginContext, twoFactor: TwoFactor | null): asserts twoFactor is TwoFactor {
-  if (!ctx.settings.current.authentication.enabled) throw new JwtLoginError('ERR_JWT_LOGIN_AUTH_DISABLED')
-  if (twoFactor === null) throw new JwtLoginError('ERR_JWT_LOGIN_TWO_FACTOR_UNAVAILABLE')
+  const settings = ctx.settings.current
+  if (!settings.authentication.enabled) throw new JwtLoginError('ERR_JWT_LOGIN_AUTH_DISABLED')
+  if (twoFactor === null || !settings.twoFactor.enabled) throw new JwtLoginError('ERR_JWT_LOGIN_TWO_FACTOR_UNAVAILABLE')
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { AddressInfo } from 'node:net'
+import { createServer, type AddressInfo, type Socket } from 'node:net'
 import { SMTPServer } from 'smtp-server'
 
 export interface ReceivedMessage {
@@ -126,6 +126,60 @@ export async function startSmtp (): Promise<SmtpPeer> {
     port,
     messages,
     nextMessage,
+    close: async () => { await new Promise<void>((resolve) => server.close(() => resolve())) }
+  }
+}
+
+/** A stalled mail server: `port`, how many clients it has seen, and `close` (ends every connection). */
+export interface StalledPeer {
+  port: number
+  connections: () => number
+  close: () => Promise<void>
+}
+
+/** A TCP server on 127.0.0.1 that accepts and never says a word: an SMTP server stalled before its greeting. */
+export async function startSilentSmtp (): Promise<StalledPeer> {
+  const sockets = new Set<Socket>()
+  let seen = 0
+  const server = createServer((socket) => {
+    seen++
+    sockets.add(socket)
+    socket.on('error', () => {})
+    socket.on('close', () => sockets.delete(socket))
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return {
+    port: (server.address() as AddressInfo).port,
+    connections: () => seen,
+    close: async () => {
+      for (const socket of sockets) socket.destroy()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    }
+  }
+}
+
+/** A real SMTP server (`smtp-server`) that greets and takes the envelope, then never answers after DATA. */
+export async function startStallingSmtp (): Promise<StalledPeer> {
+  let seen = 0
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS', 'AUTH'],
+    logger: false,
+    // closing does not wait for the stalled sessions
+    closeTimeout: 10,
+    onConnect (_session, callback) {
+      seen++
+      callback()
+    },
+    onData (stream) {
+      // reads the message and never calls back: no 250, no error
+      stream.resume()
+    }
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return {
+    port: (server.server.address() as AddressInfo).port,
+    connections: () => seen,
     close: async () => { await new Promise<void>((resolve) => server.close(() => resolve())) }
   }
 }

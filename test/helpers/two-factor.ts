@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyServerOptions, type LightMyRequestResponse } from 'fastify'
 import { generate } from 'otplib'
 import jwtLogin, { MemoryTwoFactorStore, MemoryUserAdapter, type JwtLoginOptions, type Mailer, type SettingsInput, type TwoFactorMethod } from '../../lib/index.js'
 import { createTotpSecret } from '../../lib/two-factor/totp.js'
@@ -40,13 +40,15 @@ export async function buildTwoFactorApp (
     plugin?: Partial<JwtLoginOptions>
     /** Host routes to add before the app is ready. */
     beforeReady?: (app: FastifyInstance) => void
+    /** Options of the host's Fastify (a logger, say). */
+    fastify?: FastifyServerOptions
   } = {}
 ): Promise<TwoFactorApp> {
   const clock = testClock()
   const port = new MemoryTwoFactorStore()
   const users = new MemoryUserAdapter()
   await users.addUser(ALICE)
-  const app = Fastify()
+  const app = Fastify(options.fastify)
   await app.register(jwtLogin, {
     users,
     settings: { tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }] }, ...options.settings },
