@@ -94,12 +94,12 @@ export async function passwordLogin (ctx: JwtLoginContext, fields: Fields, ip: s
   }
 
   if (!valid) {
-    // a failure stays counted on every subject
+    await ctx.limiter.failed(holds)
     ctx.events.emit('login.failed', { ip, reason: 'wrong_credentials', errorCode: 48 })
     throw new JwtLoginError('ERR_JWT_LOGIN_WRONG_CREDENTIALS')
   }
 
-  await ctx.limiter.succeed(holds)
+  await ctx.limiter.succeeded(holds)
   const result = await completeSignIn(ctx, user, ip)
   if (!('two_factor_required' in result)) {
     ctx.events.emit('login.succeeded', { userId: ctx.users.toPublicUser(user).ID, ip, method: password !== undefined ? 'password' : 'password_hash' })
