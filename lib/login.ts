@@ -31,7 +31,8 @@ async function reserve (ctx: JwtLoginContext, subjects: Reservable[], ip: string
  *
  * Every attempt is counted before its password is verified, so a burst of
  * concurrent guesses is verified at most `limits.loginPerAccount.max` times
- * per account; a success gives the count back (see `AttemptLimiter`).
+ * per account; a success gives its attempt back and clears the account's
+ * failures, a refused or unevaluated attempt is given back (`AttemptLimiter`).
  */
 export async function passwordLogin (ctx: JwtLoginContext, fields: Fields, ip: string): Promise<SignInResult> {
   const settings = ctx.settings.current

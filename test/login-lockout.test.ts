@@ -19,10 +19,10 @@ function gate (): { opened: Promise<void>, open: () => void } {
 }
 
 /**
- * Counts the adapter's password verifications. With `hold`, each waits until
- * every request of the burst is either answered or verifying, so no
- * verification ends (and no success is given back) before every attempt has
- * been counted: the count does not depend on timing.
+ * Counts the adapter's password verifications. With `burst`, each waits
+ * until every request of the burst is either answered or verifying, so no
+ * verification ends (and no success clears a failure) before every attempt
+ * has been counted: the count does not depend on timing.
  */
 function countVerifications (users: MemoryUserAdapter, burst?: { total: number, answered: () => number }): { count: () => number, settle: () => void } {
   const original = users.verifyPassword.bind(users)
