@@ -5,6 +5,7 @@ import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { SettingsInput } from '../schemas/settings.js'
+import { clientKey } from './client-key.js'
 import { systemClock, type Clock } from './clock.js'
 import type { JwtLoginContext, SecondFactorGate } from './context.js'
 import { toMs } from './duration.js'
@@ -216,7 +217,7 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
     await instance.register(fastifyRateLimit, {
       global: true,
       store: StoreRateLimit.bind(null, store) as unknown as never,
-      keyGenerator: (request) => request.ip,
+      keyGenerator: (request) => clientKey(request.ip),
       max: () => settings.current.limits.requestsPerIp.max,
       timeWindow: () => settings.current.limits.requestsPerIp.windowMs,
       errorResponseBuilder: (_request, context) => new JwtLoginError('ERR_JWT_LOGIN_RATE_LIMITED', { retryAfter: Math.max(1, Math.ceil(context.ttl / 1000)) })

@@ -14,8 +14,65 @@ export interface Counted {
 }
 
 /**
- * Failure counters with temporary lockouts: each failure counts in a fixed
- * window; reaching `max` locks the subject until the window ends.
+ * A subject whose attempts are counted before the check they guard. `reset`:
+ * a success also forgives the failures before it (an account). `release`: a
+ * success gives back its own attempt only (a client, whose failures may be
+ * on other accounts).
+ */
+export interface Reservable extends Counted {
+  onSuccess: 'reset' | 'release'
+}
+
+/** One attempt counted on one subject, to settle when its outcome is known. */
+export interface Hold {
+  readonly subject: Reservable
+  /** The attempts the subject holds with this one: unsettled, or failed and not forgiven. */
+  readonly counted: number
+  /** When the window ends on the limiter's clock (never later than in the store). */
+  readonly expiresAt: number
+}
+
+/** The attempt may go ahead (`holds` to settle later), or is refused for `retryAfter` seconds. */
+export type Reservation = { ok: true, holds: Hold[] } | { ok: false, retryAfter: number }
+
+/** A credit expires up to this long (at most a tenth of the window) before its counter, so it never outlives it. */
+const CREDIT_MARGIN_MS = 1000
+
+interface Peek {
+  credit: number
+  counted: number
+  lockedUntil: number
+}
+
+/** Attempts less credits; a credit larger than the attempts it was read against is left over from an ended window and ignored. */
+function net (attempts: number, credit: number): number {
+  return credit <= attempts ? attempts - credit : attempts
+}
+
+function count (raw: string | null): number {
+  return Number(raw ?? 0)
+}
+
+/**
+ * Attempt counters with temporary lockouts, in fixed windows.
+ *
+ * `reserve` counts an attempt before it is checked: `fails:<key>` (the
+ * attempts) is incremented atomically first, so of any number of concurrent
+ * attempts at most `max` per window go ahead. Its outcome is settled later
+ * with more atomic counters, read as credits before the next increment: an
+ * attempt that was not evaluated (refused, or a dependency failed) or a
+ * success is given back (`released:<key>`); a failure is counted
+ * (`failed:<key>`), and on a `reset` subject a success forgives the failures
+ * counted so far (`forgiven:<key>`, the one value that is set rather than
+ * incremented: a lost update forgives less, never more). The subject then
+ * holds its unsettled attempts and its unforgiven failures.
+ *
+ * A refused attempt locks the subjects over their limit (`lock:<key>`, until
+ * the window ends): while a subject is locked and at its limit, attempts are
+ * refused without being counted.
+ *
+ * `assertOpen`, `fail` and `reset` count failures after the check and lock
+ * with `lock:<key>` on reaching `max`.
  */
 export class AttemptLimiter {
   readonly #store: StateStore
@@ -52,5 +109,84 @@ export class AttemptLimiter {
   /** Forgets the failures of a subject (after a success). */
   async reset (subject: Counted): Promise<void> {
     await this.#store.delete(`fails:${subject.key}`)
+  }
+
+  /**
+   * Counts one attempt on every subject before it is checked, or refuses it
+   * when any subject is over its limit. A refused attempt is not counted.
+   */
+  async reserve (subjects: Reservable[]): Promise<Reservation> {
+    const start = this.#now()
+    const peeks = await Promise.all(subjects.map(async s => await this.#peek(s)))
+    // locked and at the limit: refused without counting, so a flood against a locked subject adds nothing
+    const locked = peeks.filter((peek, i) => peek.counted >= (subjects[i] as Reservable).limit.max && peek.lockedUntil > this.#now())
+    if (locked.length > 0) return this.#refusal(Math.max(...locked.map(peek => peek.lockedUntil)))
+
+    const holds = await Promise.all(subjects.map(async (s, i) => await this.#count(s, (peeks[i] as Peek).credit, start)))
+    const over = holds.filter(h => h.counted > h.subject.limit.max)
+    if (over.length === 0) return { ok: true, holds }
+    await Promise.all(over.map(async h => await this.#store.set(`lock:${h.subject.key}`, String(h.expiresAt), Math.max(1, h.expiresAt - this.#now()))))
+    await this.release(holds)
+    return this.#refusal(Math.max(...over.map(h => h.expiresAt)))
+  }
+
+  /** The attempt failed: it stays counted on every subject, and a `reset` subject records it as a failure a success may forgive. */
+  async failed (holds: Hold[]): Promise<void> {
+    await Promise.all(holds.filter(h => h.subject.onSuccess === 'reset').map(async h => await this.#credit(h, 'failed')))
+  }
+
+  /** The attempt succeeded: it is given back, and a `reset` subject forgives the failures counted so far. */
+  async succeeded (holds: Hold[]): Promise<void> {
+    await Promise.all(holds.map(async h => {
+      await this.#credit(h, 'released')
+      if (h.subject.onSuccess === 'reset') await this.#forgive(h)
+    }))
+  }
+
+  /**
+   * Gives back attempts that were not evaluated (refused, or a dependency
+   * failed). Best effort: what cannot be given back stays counted.
+   */
+  async release (holds: Hold[]): Promise<void> {
+    await Promise.allSettled(holds.map(async h => await this.#credit(h, 'released')))
+  }
+
+  #refusal (until: number): Reservation {
+    return { ok: false, retryAfter: Math.max(1, Math.ceil((until - this.#now()) / 1000)) }
+  }
+
+  async #peek (subject: Reservable): Promise<Peek> {
+    // the credits are asked for before the attempts, so they cannot cover attempts the count has not seen
+    const [released, forgiven, lock, attempts] = await Promise.all([
+      this.#store.get(`released:${subject.key}`),
+      subject.onSuccess === 'reset' ? this.#store.get(`forgiven:${subject.key}`) : null,
+      this.#store.get(`lock:${subject.key}`),
+      this.#store.get(`fails:${subject.key}`)
+    ])
+    const credit = count(released) + count(forgiven)
+    return { credit, counted: net(count(attempts), credit), lockedUntil: count(lock) }
+  }
+
+  /** `credit` was read before the increment: it covers only the attempts counted before this one. */
+  async #count (subject: Reservable, credit: number, start: number): Promise<Hold> {
+    const { count: attempts, ttlMs } = await this.#store.increment(`fails:${subject.key}`, subject.limit.windowMs)
+    return { subject, counted: net(attempts - 1, credit) + 1, expiresAt: start + ttlMs }
+  }
+
+  /** How long a credit for the hold's window may live; 0 or less when the window is (nearly) over. */
+  #creditTtl (hold: Hold): number {
+    return hold.expiresAt - this.#now() - Math.min(CREDIT_MARGIN_MS, hold.subject.limit.windowMs / 10)
+  }
+
+  async #credit (hold: Hold, counter: 'released' | 'failed'): Promise<void> {
+    const ttlMs = this.#creditTtl(hold)
+    if (ttlMs > 0) await this.#store.increment(`${counter}:${hold.subject.key}`, ttlMs)
+  }
+
+  /** Forgives the failures recorded so far, as a success always has: it clears the account's failures. */
+  async #forgive (hold: Hold): Promise<void> {
+    const failures = await this.#store.get(`failed:${hold.subject.key}`)
+    const ttlMs = this.#creditTtl(hold)
+    if (failures !== null && ttlMs > 0) await this.#store.set(`forgiven:${hold.subject.key}`, failures, ttlMs)
   }
 }

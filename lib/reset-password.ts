@@ -2,6 +2,7 @@ import { createHash, createHmac, randomBytes, randomInt, timingSafeEqual } from 
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyBaseLogger } from 'fastify'
 import { checkAuthCode } from './auth-codes.js'
+import { clientKey } from './client-key.js'
 import type { JwtLoginContext } from './context.js'
 import { JwtLoginError } from './errors.js'
 import { subjectKey } from './limits.js'
@@ -135,7 +136,7 @@ export class PasswordReset {
   async #countRequest (email: string, ip: string, reset: Settings['resetPassword']): Promise<void> {
     const subjects = [
       { key: subjectKey('reset-requests:email', email.toLowerCase()), limit: reset.limits.perEmail },
-      { key: subjectKey('reset-requests:ip', ip), limit: reset.limits.perIp }
+      { key: subjectKey('reset-requests:ip', clientKey(ip)), limit: reset.limits.perIp }
     ]
     const counts = await Promise.all(subjects.map(async s => await this.#ctx.store.increment(s.key, s.limit.windowMs)))
     let waitMs = 0
