@@ -16,7 +16,7 @@ import fastifyJwt from '@fastify/jwt'
 import argon2 from 'argon2'
 import autocannon from 'autocannon'
 import Fastify, { type FastifyInstance } from 'fastify'
-import jwtLogin, { ARGON2_OPTIONS, MemoryUserAdapter } from '../lib/index.js'
+import jwtLogin, { ARGON2_OPTIONS, MemoryStore, MemoryUserAdapter } from '../lib/index.js'
 
 const SECRET = 'bench-secret-that-is-at-least-32-bytes!!'
 const USER = { login: 'bench', email: 'bench@example.com', password: 'bench-password-123' }
@@ -42,15 +42,17 @@ async function listen (app: FastifyInstance): Promise<string> {
   return await app.listen({ host: '127.0.0.1', port: 0 })
 }
 
-async function subjectApp (): Promise<FastifyInstance> {
+async function subjectApp (store?: MemoryStore): Promise<FastifyInstance> {
   const users = new MemoryUserAdapter()
   await users.addUser(USER)
   const app = Fastify()
   await app.register(jwtLogin, {
     users,
     restRoute: false,
+    ...(store === undefined ? {} : { store }),
     settings: {
       tokens: { keys: [{ kid: 'bench', secret: SECRET }] },
+      refresh: { enabled: true },
       // the baseline has no request limit; the login lockout stays on (successes do not count)
       limits: { requestsPerIp: { max: 1_000_000_000, window: '1m' } }
     }
@@ -87,6 +89,33 @@ async function compare (name: string, baseline: () => Promise<Run>, subject: () 
   const bb = best(b)
   const ss = best(s)
   return { name, baseline: bb, subject: ss, ratio: ss.requests / bb.requests }
+}
+
+/**
+ * Store growth: `sessions` sessions each refresh `rotations` times (in
+ * process, one after another, as a client's refresh chain must); the state
+ * entries per live session must not grow with the refreshes.
+ */
+async function storeGrowth (sessions: number, rotations: number): Promise<{ perSession: number, refreshesPerSecond: number }> {
+  const store = new MemoryStore()
+  const app = await subjectApp(store)
+  const body = { email: USER.email, password: USER.password }
+  const tokens: string[] = []
+  for (let i = 0; i < sessions; i++) {
+    tokens.push((await app.inject({ method: 'POST', url: '/jwt-login/v1/auth', payload: body })).json().data.refresh_token)
+  }
+  const started = performance.now()
+  for (let round = 0; round < rotations; round++) {
+    for (let i = 0; i < sessions; i++) {
+      const res = await app.inject({ method: 'POST', url: '/jwt-login/v1/auth/refresh', payload: { refresh_token: tokens[i] } })
+      tokens[i] = res.json().data.refresh_token
+    }
+  }
+  const seconds = (performance.now() - started) / 1000
+  const perSession = store.counts.state / sessions
+  await app.close()
+  await store.close()
+  return { perSession, refreshesPerSecond: (sessions * rotations) / seconds }
 }
 
 async function main (): Promise<void> {
@@ -131,6 +160,8 @@ async function main (): Promise<void> {
   console.log('| --- | --- | --- | --- | --- |')
   for (const row of rows) console.log(row)
   console.log(`\nevent-loop delay during login load: p99 ${(delay.percentile(99) / 1e6).toFixed(1)} ms, max ${(delay.max / 1e6).toFixed(1)} ms`)
+  const growth = await storeGrowth(100, 200)
+  console.log(`store growth: 100 sessions × 200 refreshes each → ${growth.perSession.toFixed(2)} state entries per live session (${growth.refreshesPerSecond.toFixed(0)} refreshes/s in process)`)
   const failed = [validate, loginResult].filter(r => r.ratio < 0.9)
   console.log(failed.length === 0 ? 'all ratios meet the goal (>= 0.9)' : `below the goal: ${failed.map(r => r.name).join(', ')}`)
 }

@@ -169,7 +169,7 @@ export const SettingsSchema = Type.Object({
   }, { additionalProperties: false }),
 
   limits: Group({
-    /** Failed logins per account identifier (known or not). */
+    /** Failed logins per account (whichever identifier names it; an unknown identifier counts on its own). */
     loginPerAccount: Limit(10, '15m'),
     /** Failed logins per client IP. */
     loginPerIp: Limit(50, '15m'),
