@@ -75,8 +75,11 @@ function normalizeCode (code: string, alphabet: string): string {
   return alphabet === alphabet.toUpperCase() ? trimmed.toUpperCase() : trimmed
 }
 
+/** What a code's record becomes once a request has claimed it: no longer a code. */
+const SPENT = 'spent:'
+
 function parseRecord (raw: string | null): CodeRecord | null {
-  return raw === null ? null : JSON.parse(raw) as CodeRecord
+  return raw === null || raw.startsWith(SPENT) ? null : JSON.parse(raw) as CodeRecord
 }
 
 function describeError (error: unknown, code: string): { message: string, code?: unknown } {
@@ -239,7 +242,8 @@ export class PasswordReset {
     // tells nothing about the account. The try is counted before comparing:
     // concurrent guesses cannot compare more than `maxTries` times.
     const now = this.#ctx.clock()
-    const record = parseRecord(await this.#ctx.store.get(keys.record(userId)))
+    const raw = await this.#ctx.store.get(keys.record(userId))
+    const record = parseRecord(raw)
     const live = record !== null && record.exp > now
     const tries = live
       ? await this.#ctx.store.increment(keys.tries(record.id), record.exp - now)
@@ -256,31 +260,35 @@ export class PasswordReset {
 
     // Order, so that no session older than the new password survives and a
     // failure leaves the password as it was and the code usable:
-    // 1. consume the code: one atomic step decides its single use;
+    // 1. claim the code: one compare-and-set replaces it with this request's
+    //    mark, so of concurrent requests exactly one goes on;
     // 2. a provisional cutoff, a minute ahead, ends every session of the
     //    user, including any started while the password changes;
     // 3. the host sets the password;
     // 4. the cutoff moves to the moment the password changed, so the next
     //    sign-in counts.
-    // A failure in 1–3 gives the code back; from 2 on the answer says that
-    // sessions may have ended. After 3 the change stands; a failure in 4
-    // leaves the provisional cutoff, which refuses sessions started in the
-    // next minute too (fails closed) and is logged.
+    // A failure in 1–3 gives the code back — only over this request's own
+    // mark, so a code another request has claimed is never revived; from 2
+    // on the answer says that sessions may have ended. After 3 the change
+    // stands; a failure in 4 leaves the provisional cutoff, which refuses
+    // sessions started in the next minute too (fails closed) and is logged.
     const userKey = keys.record(userId)
+    const mark = `${SPENT}${randomBytes(16).toString('base64url')}`
+    const left = (): number => Math.max(1, record.exp - this.#ctx.clock())
     const giveBack = async (): Promise<void> => {
-      await this.#ctx.store.set(userKey, JSON.stringify(record), Math.max(1, record.exp - this.#ctx.clock())).catch((error: unknown) => {
+      await this.#ctx.store.compareAndSet(userKey, mark, raw as string, left()).catch((error: unknown) => {
         this.#log.error({ userId, err: error }, 'jwt-login: a reset code could not be given back after a failure; the user needs a new one')
       })
     }
-    let consumed: string | null
+    let claimed: boolean
     try {
-      consumed = await this.#ctx.store.consume(userKey)
+      claimed = await this.#ctx.store.compareAndSet(userKey, raw as string, mark, left())
     } catch (error) {
-      // the consume may have run although its answer was lost
+      // the claim may have run although its answer was lost
       await giveBack()
       throw error
     }
-    if (consumed === null || (JSON.parse(consumed) as CodeRecord).id !== record.id) throw failed()
+    if (!claimed) throw failed()
     const id = userId as number
     try {
       await this.#ctx.tokens.revokeUserTokens(id, this.#ctx.clock() + PROVISIONAL_CUTOFF_MS)

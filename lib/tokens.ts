@@ -457,7 +457,7 @@ export class TokenService {
         continue // the session changed under us (a concurrent use or a revoke): decide again
       }
       const retry = record.p !== undefined && record.n !== undefined && record.t !== undefined &&
-        sameHash(presented, record.p) && now - record.t <= refresh.reuseIntervalMs
+        refresh.reuseIntervalMs > 0 && sameHash(presented, record.p) && now - record.t <= refresh.reuseIntervalMs
       if (retry) {
         return { userId: record.u, sessionId, refreshToken: `${sessionId}.${unseal(sessionId, secret, record.n as string)}` }
       }

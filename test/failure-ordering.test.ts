@@ -53,10 +53,10 @@ async function resetApp (t: Test) {
   return { app, store, clock, logs, requestCode, put, signIn }
 }
 
-t.test('reset: a consume that fails gives the code back, and the code still works', async (t) => {
+t.test('reset: a claim that fails gives the code back, and the code still works', async (t) => {
   const { store, requestCode, put } = await resetApp(t)
   const code = await requestCode()
-  store.rule = (method) => method === 'consume'
+  store.rule = (method, key) => method === 'compareAndSet' && key.startsWith('reset:')
   const failed = await put(code)
   t.same([failed.statusCode, errorCode(failed)], [503, 201])
   store.rule = null
@@ -66,8 +66,10 @@ t.test('reset: a consume that fails gives the code back, and the code still work
 t.test('reset: when the code cannot be given back either, the loss is logged and the answer says sessions may have ended', async (t) => {
   const { store, logs, requestCode, put, signIn } = await resetApp(t)
   const code = await requestCode()
-  // the provisional cutoff fails, and so does every later write to the code's record
-  store.rule = (method, key) => (method === 'set' && (key.startsWith('revoked:user:') || key.startsWith('reset:')))
+  // the provisional cutoff fails, and so does giving the code back (the second compare-and-set on its record)
+  let writes = 0
+  store.rule = (method, key) => (method === 'set' && key.startsWith('revoked:user:')) ||
+    (method === 'compareAndSet' && key.startsWith('reset:') && ++writes === 2)
   const failed = await put(code)
   t.same([failed.statusCode, errorCode(failed)], [503, 205])
   t.ok(logs.some(l => l.level === 50 && l.msg.includes('could not be given back')), 'the lost code is logged')
@@ -97,14 +99,14 @@ t.test('reset: when the final cutoff fails, the change stands and the provisiona
 })
 
 t.test('2FA: a failing challenge consume or factor spend gives the challenge back; the same code then works', async (t) => {
-  for (const failing of ['consume', 'compareAndSet'] as const) {
+  for (const failing of ['2fa:challenge:', '2fa:totp-used:']) {
     const memory = new MemoryStore()
     const store = ruledStore(memory)
     const { submit, interim, secret, clock } = await buildTwoFactorApp({ plugin: { store }, settings: { refresh: { enabled: true } } })
     t.teardown(async () => { await memory.close() })
     const token = await interim()
     const code = await totpAt(secret, clock.now)
-    store.rule = (method, key) => method === failing && key.startsWith('2fa:')
+    store.rule = (method, key) => method === 'compareAndSet' && key.startsWith(failing)
     const failed = await submit({ JWT: token, code })
     t.same([failed.statusCode, errorCode(failed)], [503, 201], `${failing} failed`)
     t.same(memory.counts.state, 1, `${failing}: only the challenge is left (the prepared session was forgotten)`)
@@ -131,4 +133,69 @@ t.test('refresh: a session that keeps changing under the rotation answers 503 an
   t.same([res.statusCode, errorCode(res)], [503, 201])
   store.compareAndSet = cas
   t.equal((await post(app, '/auth/refresh', { refresh_token: first.refresh_token })).statusCode, 200, 'the token still works')
+})
+
+/**
+ * A store whose first compare-and-set on a key under `prefix` waits until a
+ * second one has run, then fails without running: a request whose claim never
+ * reached the store while another request's claim did.
+ */
+function lostClaimStore (inner: StateStore, prefix: string): StateStore {
+  let first = true
+  let second: () => void = () => {}
+  const secondRan = new Promise<void>(resolve => { second = resolve })
+  const store = ruledStore(inner)
+  const cas = store.compareAndSet.bind(store)
+  store.compareAndSet = async (key, expected, value, ttlMs) => {
+    if (!key.startsWith(prefix)) return await cas(key, expected, value, ttlMs)
+    if (first) {
+      first = false
+      await secondRan
+      throw new Error('injected: this claim never reached the store')
+    }
+    const written = await cas(key, expected, value, ttlMs)
+    second()
+    return written
+  }
+  return store
+}
+
+t.test('reset: a claim that failed never revives a code another request claimed', async (t) => {
+  const clock = testClock()
+  const memory = new MemoryStore({ clock })
+  const users = new MemoryUserAdapter()
+  await users.addUser(ALICE)
+  const mailer = new CapturingMailer()
+  const app = Fastify()
+  await app.register(jwtLogin, {
+    users,
+    store: lostClaimStore(memory, 'reset:'),
+    clock,
+    mailer,
+    settings: { tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }] }, resetPassword: { enabled: true } }
+  })
+  t.teardown(async () => { await app.close(); await memory.close() })
+  await app.inject({ method: 'POST', url: RESET_URL, payload: { email: ALICE.email } })
+  for (let i = 0; i < 50 && mailer.messages.length === 0; i++) await new Promise(resolve => setImmediate(resolve))
+  const code = codeIn((mailer.messages[0] as MailMessage).text)
+  const put = async (password: string) => await app.inject({ method: 'PUT', url: RESET_URL, payload: { email: ALICE.email, code, new_password: password } })
+  const [a, b] = await Promise.all([put('first new password'), put('second new password')])
+  t.same([a.statusCode, errorCode(a)], [503, 201], 'the lost claim answers 503')
+  t.equal(b.statusCode, 200, 'the other request changed the password')
+  t.equal(errorCode(await put('third new password')), 62, 'the code is spent: it was not given back over the other claim')
+  t.equal((await post(app, '/auth', { email: ALICE.email, password: 'second new password' })).statusCode, 200)
+})
+
+t.test('2FA: a claim that failed never revives a challenge another request claimed', async (t) => {
+  const memory = new MemoryStore()
+  const { submit, interim, secret, clock } = await buildTwoFactorApp({ plugin: { store: lostClaimStore(memory, '2fa:challenge:') } })
+  t.teardown(async () => { await memory.close() })
+  const token = await interim()
+  const code = await totpAt(secret, clock.now)
+  const [a, b] = await Promise.all([submit({ JWT: token, code }), submit({ JWT: token, code })])
+  t.same([a.statusCode, errorCode(a)], [503, 201])
+  t.equal(b.statusCode, 200)
+  clock.advance(30_000)
+  const again = await submit({ JWT: token, code: await totpAt(secret, clock.now) })
+  t.same([again.statusCode, errorCode(again)], [401, 107], 'the interim token is spent: one challenge, one session')
 })

@@ -2,10 +2,10 @@ import { hkdfSync } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
 import type { JwtLoginContext, SecondFactorGate } from '../context.js'
 import { JwtLoginError } from '../errors.js'
-import { subjectKey, type Counted } from '../limits.js'
+import { subjectKey, type Hold, type Reservable } from '../limits.js'
 import { prepareSession } from '../session.js'
-import { sessionStart } from '../tokens.js'
-import { BackupCodeProvider } from './backup-codes.js'
+import { sessionStart, type TokenClaims } from '../tokens.js'
+import { BackupCodeProvider, hashBackupCode } from './backup-codes.js'
 import { EmailCodeProvider, type EmailCodeDelivery, type EmailCodeUndelivered } from './email-code.js'
 import { createTotpSecret, TotpProvider } from './totp.js'
 import type { TwoFactorEnrollment, TwoFactorMethod, TwoFactorOptions, TwoFactorPort } from './types.js'
@@ -26,6 +26,8 @@ export interface TwoFactor {
 interface ChallengeRecord { method: TwoFactorMethod }
 
 const challengeKey = (userId: number, challengeId: string): string => `2fa:challenge:${userId}:${challengeId}`
+/** What a challenge becomes once a request has claimed it. */
+const SPENT = 'spent:'
 const attemptsKey = (challengeId: string): string => `2fa:attempts:${challengeId}`
 
 /**
@@ -136,6 +138,8 @@ async function checkCode (twoFactor: TwoFactor, userId: number, challengeId: str
     // the challenge's consume is the single use of an email code: spending it is only tidying up
     return await email.check(challengeId, code) ? { method, spend: async () => { await email.discard(challengeId); return true } } : null
   }
+  // a string that cannot be a backup code is wrong without asking the host
+  if (hashBackupCode(code) === null) return null
   return { method: 'backup_codes', spend: async () => await twoFactor.backup.spend(userId, code, challengeId) }
 }
 
@@ -146,14 +150,18 @@ async function checkCode (twoFactor: TwoFactor, userId: number, challengeId: str
  *
  * Order of store and host calls, so that a failure at any step leaves the
  * challenge and the code usable, or the sign-in complete:
- * 1. reads: revocation, the user, the account lock, the challenge; then the
- *    attempt counter (the only write before the code is known right);
+ * 1. reads: revocation, the user; the attempt is counted on the account
+ *    (before the code is looked at, so a burst over many challenges is
+ *    capped too; given back when it is not evaluated), then the challenge
+ *    is read and the attempt counted on it;
  * 2. the code is checked without spending it (TOTP step, email code hash);
  * 3. the new session is written (its refresh family; signing needs no store);
- * 4. the challenge is consumed (one atomic step decides the single use);
+ * 4. the challenge is claimed: one compare-and-set replaces it with this
+ *    request's mark, so of concurrent right answers exactly one goes on;
  * 5. the factor is spent (TOTP step claim, backup code deleted by the host).
- * A failure in 4–5 gives the challenge back and forgets the session; nothing
- * that can fail comes after 5.
+ * A failure in 4–5 gives the challenge back — only over this request's own
+ * mark, so a challenge another request has claimed is never revived — and
+ * forgets the session; nothing that can fail comes after 5.
  */
 export async function completeTwoFactor (
   ctx: JwtLoginContext,
@@ -176,18 +184,50 @@ export async function completeTwoFactor (
   if (user === null) throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_USER_GONE')
 
   const settings = ctx.settings.current.twoFactor
-  const account: Counted = { key: subjectKey('2fa:account', String(userId)), limit: settings.perAccount }
-  await ctx.limiter.assertOpen([account], 'ERR_JWT_LOGIN_TWO_FACTOR_LOCKED')
+  const account: Reservable = { key: subjectKey('2fa:account', String(userId)), limit: settings.perAccount, onSuccess: 'reset' }
+  const reservation = await ctx.limiter.reserve([account])
+  if (!reservation.ok) throw new JwtLoginError('ERR_JWT_LOGIN_TWO_FACTOR_LOCKED', { retryAfter: reservation.retryAfter })
+  const holds = reservation.holds
+  let settled = false
+  try {
+    const result = await secondStep(ctx, twoFactor, claims, user, code, ip, async (outcome) => {
+      settled = true
+      if (outcome === 'failed') {
+        await ctx.limiter.failed(holds)
+        if ((holds[0] as Hold).counted >= settings.perAccount.max) ctx.events.emit('two_factor.account_locked', { userId, ip })
+      } else {
+        // tidying after the sign-in is complete: a failure here must not undo it
+        await ctx.limiter.succeeded(holds).catch(() => {})
+      }
+    })
+    return result
+  } catch (error) {
+    // not evaluated (the challenge was closed, or a dependency failed): the attempt is given back
+    if (!settled) await ctx.limiter.release(holds)
+    throw error
+  }
+}
 
+async function secondStep (
+  ctx: JwtLoginContext,
+  twoFactor: TwoFactor,
+  claims: TokenClaims,
+  user: unknown,
+  code: string,
+  ip: string,
+  settle: (outcome: 'failed' | 'succeeded') => Promise<void>
+): Promise<{ jwt: string, refresh_token?: string }> {
+  const settings = ctx.settings.current.twoFactor
+  const userId = Number(claims.sub)
   const key = challengeKey(userId, claims.sid)
   const raw = await ctx.store.get(key)
-  if (raw === null) throw new JwtLoginError('ERR_JWT_LOGIN_CHALLENGE_CLOSED')
+  if (raw === null || raw.startsWith(SPENT)) throw new JwtLoginError('ERR_JWT_LOGIN_CHALLENGE_CLOSED')
   const { count: attempt } = await ctx.store.increment(attemptsKey(claims.sid), settings.interimLifetimeMs)
   if (attempt > settings.attemptsPerChallenge) throw new JwtLoginError('ERR_JWT_LOGIN_CHALLENGE_CLOSED')
 
   const rejected = async (): Promise<never> => {
     ctx.events.emit('two_factor.code_rejected', { userId, ip, attempt })
-    if (await ctx.limiter.fail([account])) ctx.events.emit('two_factor.account_locked', { userId, ip })
+    await settle('failed')
     if (attempt >= settings.attemptsPerChallenge) {
       await ctx.store.delete(key)
       ctx.events.emit('two_factor.challenge_closed', { userId, ip })
@@ -203,15 +243,22 @@ export async function completeTwoFactor (
   // the session starts when its sign-in did (the password step), so a password
   // change between the two steps ends it too
   const session = await prepareSession(ctx, ctx.users.toPublicUser(user), sessionStart(claims.sid))
-  // of concurrent right answers on one challenge, one consume wins
-  let consumed: string | null
+  const mark = `${SPENT}${session.sessionId}`
+  const giveBack = async (): Promise<void> => {
+    await Promise.all([
+      ctx.store.compareAndSet(key, mark, raw, Math.max(1, claims.exp * 1000 - ctx.clock())).catch(() => {}),
+      ctx.tokens.discardSession(session.sessionId)
+    ])
+  }
+  let claimed: boolean
   try {
-    consumed = await ctx.store.consume(key)
+    claimed = await ctx.store.compareAndSet(key, raw, mark, Math.max(1, claims.exp * 1000 - ctx.clock()))
   } catch (error) {
-    await giveBack(ctx, key, raw, claims.exp, session.sessionId)
+    // the claim may have run although its answer was lost
+    await giveBack()
     throw error
   }
-  if (consumed === null) {
+  if (!claimed) {
     await ctx.tokens.discardSession(session.sessionId)
     throw new JwtLoginError('ERR_JWT_LOGIN_CHALLENGE_CLOSED')
   }
@@ -219,26 +266,17 @@ export async function completeTwoFactor (
   try {
     spent = await checked.spend()
   } catch (error) {
-    await giveBack(ctx, key, raw, claims.exp, session.sessionId)
+    await giveBack()
     throw error
   }
   if (!spent) {
-    await giveBack(ctx, key, raw, claims.exp, session.sessionId)
+    await giveBack()
     return await rejected()
   }
 
-  // tidying after the sign-in is complete: a failure here must not undo it
-  await ctx.limiter.reset(account).catch(() => {})
+  await settle('succeeded')
   ctx.events.emit('two_factor.code_accepted', { userId, method: checked.method, ip })
   return session.tokens
-}
-
-/** Puts a consumed challenge back (for the rest of its interim token's life) and forgets the prepared session. */
-async function giveBack (ctx: JwtLoginContext, key: string, raw: string, exp: number, sessionId: string): Promise<void> {
-  await Promise.all([
-    ctx.store.set(key, raw, Math.max(1, exp * 1000 - ctx.clock())).catch(() => {}),
-    ctx.tokens.discardSession(sessionId)
-  ])
 }
 
 /**
