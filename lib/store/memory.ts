@@ -7,6 +7,12 @@ export interface MemoryStoreOptions {
   maxEntries?: number
   /** Most counters (request rates, failure counts, attempt counts) kept at once (default 100 000). */
   maxCounters?: number
+  /**
+   * Which counters may be evicted when the counters are full (default: the
+   * per-IP request rates, `rate:*`). Lockout and attempt counters never are:
+   * losing one would lift a lockout.
+   */
+  evictable?: (key: string) => boolean
   /** How often a slice of the entries is checked for expiry, in ms (default 1 000). */
   sweepIntervalMs?: number
   /** Entries checked per slice (default 10 000), so a sweep never holds the event loop long. */
@@ -34,12 +40,16 @@ const EVICTION_WARNING_EVERY_MS = 60_000
  * out a revocation:
  * - state: when full of live entries, a new one is refused (the request
  *   fails closed with 503); nothing is ever evicted.
- * - counters: when full, the oldest counter is evicted (a warning is logged);
- *   counters are short-lived and losing one costs at most a fresh window.
+ * - counters: when full, the oldest evictable counter (a request rate) is
+ *   evicted and a warning logged; losing one only starts a client's window
+ *   again. Lockout and attempt counters are never evicted: with none
+ *   evictable left, a new counter is refused (503), as state is.
  */
 export class MemoryStore implements StateStore {
   readonly #entries = new Map<string, Entry>()
   readonly #counters = new Map<string, Entry>()
+  readonly #evictable = new Map<string, Entry>()
+  readonly #isEvictable: (key: string) => boolean
   readonly #maxEntries: number
   readonly #maxCounters: number
   readonly #batch: number
@@ -49,10 +59,12 @@ export class MemoryStore implements StateStore {
   #cursor: { map: Map<string, Entry>, keys: IterableIterator<string> } | null = null
   #nearFullWarned = false
   #lastEvictionWarning = -Infinity
+  #lastFullSweep = -Infinity
 
   constructor (options: MemoryStoreOptions = {}) {
     this.#maxEntries = options.maxEntries ?? 100_000
     this.#maxCounters = options.maxCounters ?? 100_000
+    this.#isEvictable = options.evictable ?? ((key) => key.startsWith('rate:'))
     this.#batch = options.sweepBatch ?? 10_000
     this.#clock = options.clock ?? Date.now
     this.#warn = options.onWarning ?? null
@@ -67,27 +79,29 @@ export class MemoryStore implements StateStore {
 
   /** Number of live and not yet swept entries, state and counters together. */
   get size (): number {
-    return this.#entries.size + this.#counters.size
+    return this.#entries.size + this.#counters.size + this.#evictable.size
   }
 
   /** Live and not yet swept entries by kind. */
   get counts (): { state: number, counters: number } {
-    return { state: this.#entries.size, counters: this.#counters.size }
+    return { state: this.#entries.size, counters: this.#counters.size + this.#evictable.size }
   }
 
   /** Drops every expired entry at once (blocks for the whole map: for tests and maintenance). */
   sweep (): void {
     const now = this.#clock()
-    for (const map of [this.#entries, this.#counters]) {
-      for (const [key, entry] of map) {
-        if (entry.expiresAt <= now) map.delete(key)
-      }
+    for (const map of [this.#entries, this.#counters, this.#evictable]) this.#sweepMap(map, now)
+  }
+
+  #sweepMap (map: Map<string, Entry>, now: number): void {
+    for (const [key, entry] of map) {
+      if (entry.expiresAt <= now) map.delete(key)
     }
   }
 
   /**
    * Checks the next `sweepBatch` entries for expiry, resuming where the last
-   * slice stopped (state first, then counters). Runs on the timer.
+   * slice stopped (state first, then the counters). Runs on the timer.
    */
   sweepSlice (): void {
     const now = this.#clock()
@@ -103,17 +117,23 @@ export class MemoryStore implements StateStore {
         if (budget > 0) next = keys.next()
       }
       if (!next.done) return
-      // this map is done: the counters next, or a new round later
-      if (map === this.#counters) {
+      // this map is done: the next one, or a new round later
+      const following = map === this.#entries ? this.#counters : map === this.#counters ? this.#evictable : null
+      if (following === null) {
         this.#cursor = null
         return
       }
-      this.#cursor = { map: this.#counters, keys: this.#counters.keys() }
+      this.#cursor = { map: following, keys: following.keys() }
     }
   }
 
+  #mapOf (key: string): Map<string, Entry> {
+    if (this.#entries.has(key)) return this.#entries
+    return this.#counters.has(key) ? this.#counters : this.#evictable
+  }
+
   #find (key: string): { map: Map<string, Entry>, entry: Entry } | undefined {
-    const map = this.#entries.has(key) ? this.#entries : this.#counters
+    const map = this.#mapOf(key)
     const entry = map.get(key)
     if (entry === undefined) return undefined
     if (entry.expiresAt <= this.#clock()) {
@@ -125,8 +145,14 @@ export class MemoryStore implements StateStore {
 
   #putState (key: string, entry: Entry): void {
     this.#counters.delete(key)
+    this.#evictable.delete(key)
     if (!this.#entries.has(key) && this.#entries.size >= this.#maxEntries) {
-      this.sweepSlice()
+      // full: look through all the state for expired entries, at most once a second
+      const now = this.#clock()
+      if (now - this.#lastFullSweep >= 1000) {
+        this.#lastFullSweep = now
+        this.#sweepMap(this.#entries, now)
+      }
       if (this.#entries.size >= this.#maxEntries) {
         throw new JwtLoginError('ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', { cause: new Error('memory store is full') })
       }
@@ -146,19 +172,30 @@ export class MemoryStore implements StateStore {
   }
 
   #putCounter (key: string, entry: Entry): void {
-    if (this.#counters.size >= this.#maxCounters) {
-      this.sweepSlice()
-      if (this.#counters.size >= this.#maxCounters) {
-        // the oldest counter goes: the Map keeps insertion order
-        this.#counters.delete(this.#counters.keys().next().value as string)
-        const now = this.#clock()
-        if (now - this.#lastEvictionWarning >= EVICTION_WARNING_EVERY_MS) {
-          this.#lastEvictionWarning = now
-          this.#warn?.(`jwt-login: the memory store holds ${this.#maxCounters} counters and evicts the oldest; limits may count from zero again. Raise maxCounters or use a shared store.`)
+    if (this.#counters.size + this.#evictable.size >= this.#maxCounters) {
+      const now = this.#clock()
+      if (now - this.#lastFullSweep >= 1000) {
+        this.#lastFullSweep = now
+        this.#sweepMap(this.#counters, now)
+        this.#sweepMap(this.#evictable, now)
+      }
+      if (this.#counters.size + this.#evictable.size >= this.#maxCounters) {
+        if (this.#evictable.size === 0) {
+          this.#warnEvery(now, `jwt-login: the memory store holds ${this.#maxCounters} counters, none of them evictable; new counters are refused (503). Raise maxCounters or use a shared store.`)
+          throw new JwtLoginError('ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', { cause: new Error('memory store counters are full') })
         }
+        // the oldest request rate goes: the Map keeps insertion order
+        this.#evictable.delete(this.#evictable.keys().next().value as string)
+        this.#warnEvery(now, `jwt-login: the memory store holds ${this.#maxCounters} counters and evicts the oldest request rates; a client's request window may start again. Raise maxCounters or use a shared store.`)
       }
     }
-    this.#counters.set(key, entry)
+    ;(this.#isEvictable(key) ? this.#evictable : this.#counters).set(key, entry)
+  }
+
+  #warnEvery (now: number, message: string): void {
+    if (now - this.#lastEvictionWarning < EVICTION_WARNING_EVERY_MS) return
+    this.#lastEvictionWarning = now
+    this.#warn?.(message)
   }
 
   async get (key: string): Promise<string | null> {
@@ -198,12 +235,14 @@ export class MemoryStore implements StateStore {
   async delete (key: string): Promise<void> {
     this.#entries.delete(key)
     this.#counters.delete(key)
+    this.#evictable.delete(key)
   }
 
   async close (): Promise<void> {
     clearInterval(this.#timer)
     this.#entries.clear()
     this.#counters.clear()
+    this.#evictable.clear()
     this.#cursor = null
   }
 }
