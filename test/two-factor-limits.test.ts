@@ -1,3 +1,4 @@
+import { redisStore } from './helpers/redis-store.js'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import { JwtLoginSettingsError, MemoryStore, MemoryTwoFactorStore } from '../lib/index.js'
@@ -178,3 +179,21 @@ t.test('settings: defaults, and an interim lifetime of at most 5 minutes', async
   }
   t.throws(() => resolveSettings({ tokens: { keys }, twoFactor: { attemptsPerChallenge: 0 } }), JwtLoginSettingsError)
 })
+
+for (const backend of ['memory', 'redis'] as const) {
+  t.test(`a burst of wrong codes over many challenges is evaluated at most perAccount.max times (${backend})`, async (t) => {
+    const store = backend === 'redis' ? redisStore(t, '2fa-burst').store : undefined
+    const { app, interim, submit, secret, clock } = await buildTwoFactorApp({
+      settings: { twoFactor: { perAccount: { max: 3, window: '15m' } } },
+      plugin: store === undefined ? {} : { store }
+    })
+    t.teardown(() => app.close())
+    const tokens: string[] = []
+    for (let i = 0; i < 20; i++) tokens.push(await interim())
+    const wrong = await wrongCode(secret, clock.now)
+    const answers = await Promise.all(tokens.map(async (token) => await submit({ JWT: token, code: wrong })))
+    const codes = answers.map(a => a.json().data.errorCode)
+    t.equal(codes.filter(c => c === 109).length, 3, 'three codes were looked at')
+    t.equal(codes.filter(c => c === 108).length, 17, 'the rest were refused before their code was looked at')
+  })
+}
