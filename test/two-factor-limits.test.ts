@@ -1,10 +1,10 @@
-import { redisStore } from './helpers/redis-store.js'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import { JwtLoginSettingsError, MemoryStore, MemoryTwoFactorStore } from '../lib/index.js'
 import { resolveSettings } from '../lib/settings.js'
 import { stateKeys } from '../lib/tokens.js'
 import { buildApp, HS_SECRET } from './helpers/app.js'
+import { redisStore } from './helpers/redis-store.js'
 import { buildTwoFactorApp, PREFIX, totpAt, wrongCode } from './helpers/two-factor.js'
 
 t.test('missing pieces and switched-off features answer in the interface\'s order', async (t) => {
