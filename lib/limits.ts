@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto'
-import { JwtLoginError, type JwtLoginErrorCode } from './errors.js'
 import type { ResolvedLimit } from './settings.js'
 import type { StateStore } from './store/types.js'
 
@@ -70,9 +69,7 @@ function count (raw: string | null): number {
  * A refused attempt locks the subjects over their limit (`lock:<key>`, until
  * the window ends): while a subject is locked and at its limit, attempts are
  * refused without being counted.
- *
- * `assertOpen`, `fail` and `reset` count failures after the check and lock
- * with `lock:<key>` on reaching `max`.
+
  */
 export class AttemptLimiter {
   readonly #store: StateStore
@@ -81,34 +78,6 @@ export class AttemptLimiter {
   constructor (store: StateStore, now: () => number) {
     this.#store = store
     this.#now = now
-  }
-
-  /** Throws 429 (`errorCode`) with `Retry-After` when any subject is locked. */
-  async assertOpen (subjects: Counted[], code: JwtLoginErrorCode = 'ERR_JWT_LOGIN_RATE_LIMITED'): Promise<void> {
-    const locks = await Promise.all(subjects.map(async s => await this.#store.get(`lock:${s.key}`)))
-    let until = 0
-    for (const lock of locks) if (lock !== null) until = Math.max(until, Number(lock))
-    if (until > this.#now()) {
-      throw new JwtLoginError(code, { retryAfter: Math.max(1, Math.ceil((until - this.#now()) / 1000)) })
-    }
-  }
-
-  /** Counts one failure for each subject; returns whether any reached its limit. */
-  async fail (subjects: Counted[]): Promise<boolean> {
-    const results = await Promise.all(subjects.map(async s => {
-      const { count, ttlMs } = await this.#store.increment(`fails:${s.key}`, s.limit.windowMs)
-      if (count >= s.limit.max) {
-        await this.#store.set(`lock:${s.key}`, String(this.#now() + ttlMs), ttlMs)
-        return true
-      }
-      return false
-    }))
-    return results.includes(true)
-  }
-
-  /** Forgets the failures of a subject (after a success). */
-  async reset (subject: Counted): Promise<void> {
-    await this.#store.delete(`fails:${subject.key}`)
   }
 
   /**

@@ -152,7 +152,12 @@ export class PasswordReset {
     }
   }
 
-  /** `POST /user/reset_password`: stores a new code for a known email and mails it in the background. */
+  /**
+   * `POST /user/reset_password`: stores a new code for a known email and mails it in the background.
+   * Order: the request counters, the user lookup, then one write of the code
+   * (it replaces any older code); the mail goes after the answer. A failure
+   * before the write changes nothing but the counters; the retry asks again.
+   */
   async request (body: Fields, query: Fields, ip: string): Promise<{ message: string }> {
     const reset = this.#gate(body, query, ip, 'request')
     const email = stringField(body, 'email')

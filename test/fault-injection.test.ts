@@ -274,10 +274,13 @@ async function runFlow<C> (t: Test, flow: Flow<C>): Promise<void> {
     }
     await t.test(`${rig.store} ${flow.name} ${layer}:clean k=${n + 1}`, async (t) => {
       const c = await flow.setup()
-      faults.arm({ k: n + 1, mode: 'before' })
+      faults.arm({ k: Number.MAX_SAFE_INTEGER, mode: 'before' })
       const res = await flow.act(c).finally(() => faults.disarm())
       const info: FaultInfo = { layer, mode: 'clean', k: n + 1, call: faults.fired, log: faults.describe(), sequence: calls }
-      t.equal(faults.calls.length, n, 'a clean run makes N calls', { calls: info.log.split('\n') })
+      // the one call that depends on earlier cases: after a success the limiter
+      // writes `forgiven:` only when failures were recorded in the window
+      const shape = (list: readonly FaultCall[]): string[] => list.filter(call => !(call.method === 'set' && call.key.startsWith('forgiven:'))).map(call => call.method)
+      t.same(shape(faults.calls), shape(calls), 'a clean run makes the probe\'s calls', { calls: info.log.split('\n') })
       t.equal(info.call, null, 'no fault fired')
       expect(t, res, 200, null, 'the clean run succeeds', info)
       await flow.check(t, c, res, info)

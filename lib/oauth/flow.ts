@@ -153,6 +153,13 @@ function redirectUriOf (provider: OAuthProviderSettings, asked: string | undefin
   return asked
 }
 
+/**
+ * Order: the provider code is marked used (one increment) before the
+ * exchange, then the provider, the user lookup, the user's creation when
+ * registration is on, and the session's one write. A failure after the mark
+ * needs a new provider code (the provider would refuse the old one too); an
+ * ID token can be retried, and the retry finds a user created before the failure.
+ */
 async function signIn (ctx: JwtLoginContext, registry: OAuthRegistry, fields: Fields, ip: string, known: { provider: string | null }): Promise<OAuthSignInResult> {
   const startedAt = ctx.clock()
   const settings = ctx.settings.current

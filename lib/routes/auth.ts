@@ -45,6 +45,7 @@ export function authRoutes (instance: FastifyInstance, ctx: JwtLoginContext): vo
     return { success: true, data: await passwordLogin(ctx, bodyOf(request), request.ip) }
   })
 
+  // Validate: reads only (revocation, the user); a failure changes nothing.
   const validate = async (request: FastifyRequest): Promise<unknown> => {
     gate(ctx, request, 'validate')
     const token = requiredJwt(ctx, request)

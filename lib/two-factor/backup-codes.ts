@@ -52,14 +52,12 @@ export class BackupCodeProvider {
   }
 
   /**
-   * Spends `code` when it is one of the user's unused backup codes. The claim
+   * Spends the code with this hash (`hashBackupCode`) when it is one of the user's unused backup codes. The claim
    * is given back whatever the host answers, so a failed call never costs a
    * code; `claimant` (a challenge id) lets its own retry through a claim
    * whose write answer was lost.
    */
-  async spend (userId: number, code: string, claimant: string): Promise<boolean> {
-    const hash = hashBackupCode(code)
-    if (hash === null) return false
+  async spend (userId: number, hash: string, claimant: string): Promise<boolean> {
     const key = `2fa:backup-claim:${userId}:${hash}`
     const mine = await this.#store.compareAndSet(key, null, claimant, CLAIM_TTL_MS) ||
       await this.#store.get(key) === claimant

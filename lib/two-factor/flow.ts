@@ -139,8 +139,9 @@ async function checkCode (twoFactor: TwoFactor, userId: number, challengeId: str
     return await email.check(challengeId, code) ? { method, spend: async () => { await email.discard(challengeId); return true } } : null
   }
   // a string that cannot be a backup code is wrong without asking the host
-  if (hashBackupCode(code) === null) return null
-  return { method: 'backup_codes', spend: async () => await twoFactor.backup.spend(userId, code, challengeId) }
+  const hash = hashBackupCode(code)
+  if (hash === null) return null
+  return { method: 'backup_codes', spend: async () => await twoFactor.backup.spend(userId, hash, challengeId) }
 }
 
 /**
