@@ -42,7 +42,7 @@ function redact (error: unknown, code: string): { message: string, code?: unknow
 /**
  * Email codes: one per challenge, kept only as a keyed hash (six digits are
  * too few for a plain hash to hide them from whoever reads the store), single
- * use through its challenge's one atomic consume.
+ * use through its challenge's one atomic claim.
  */
 export class EmailCodeProvider {
   readonly #store: StateStore
@@ -90,7 +90,7 @@ export class EmailCodeProvider {
 
   /**
    * Whether `code` is the challenge's code. Reads only: the code is bound to
-   * its challenge, and the challenge's one atomic consume is what makes a
+   * its challenge, and the challenge's one atomic claim is what makes a
    * sign-in single use.
    */
   async check (challengeId: string, code: string): Promise<boolean> {
