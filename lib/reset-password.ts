@@ -10,6 +10,7 @@ import { renderMail } from './mail/templates.js'
 import type { Mailer, MailMessage } from './mail/types.js'
 import { stringField, type Fields } from './params.js'
 import { JwtLoginSettingsError, type ResolvedKey, type Settings } from './settings.js'
+import { claimOnce, isClaimed } from './store/claim.js'
 import type { PublicUser, UserAdapter } from './users.js'
 
 /**
@@ -75,11 +76,8 @@ function normalizeCode (code: string, alphabet: string): string {
   return alphabet === alphabet.toUpperCase() ? trimmed.toUpperCase() : trimmed
 }
 
-/** What a code's record becomes once a request has claimed it: no longer a code. */
-const SPENT = 'spent:'
-
 function parseRecord (raw: string | null): CodeRecord | null {
-  return raw === null || raw.startsWith(SPENT) ? null : JSON.parse(raw) as CodeRecord
+  return raw === null || isClaimed(raw) ? null : JSON.parse(raw) as CodeRecord
 }
 
 function describeError (error: unknown, code: string): { message: string, code?: unknown } {
@@ -277,23 +275,10 @@ export class PasswordReset {
     // on the answer says that sessions may have ended. After 3 the change
     // stands; a failure in 4 leaves the provisional cutoff, which refuses
     // sessions started in the next minute too (fails closed) and is logged.
-    const userKey = keys.record(userId)
-    const mark = `${SPENT}${randomBytes(16).toString('base64url')}`
-    const left = (): number => Math.max(1, record.exp - this.#ctx.clock())
-    const giveBack = async (): Promise<void> => {
-      await this.#ctx.store.compareAndSet(userKey, mark, raw as string, left()).catch((error: unknown) => {
-        this.#log.error({ userId, err: error }, 'jwt-login: a reset code could not be given back after a failure; the user needs a new one')
-      })
-    }
-    let claimed: boolean
-    try {
-      claimed = await this.#ctx.store.compareAndSet(userKey, raw as string, mark, left())
-    } catch (error) {
-      // the claim may have run although its answer was lost
-      await giveBack()
-      throw error
-    }
-    if (!claimed) throw failed()
+    const { won, giveBack } = await claimOnce(this.#ctx.store, keys.record(userId), raw as string, () => Math.max(1, record.exp - this.#ctx.clock()), (error) => {
+      this.#log.error({ userId, err: error }, 'jwt-login: a reset code could not be given back after a failure; the user needs a new one')
+    })
+    if (!won) throw failed()
     const id = userId as number
     try {
       await this.#ctx.tokens.revokeUserTokens(id, this.#ctx.clock() + PROVISIONAL_CUTOFF_MS)

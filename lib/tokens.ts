@@ -377,8 +377,10 @@ export class TokenService {
 
   /**
    * Ends a session: the one entry of the session becomes `revoked`, so its
-   * refresh family is gone and its access tokens are refused until the
-   * longest of them (`until`, or a full lifetime from now) has expired.
+   * refresh family is gone and its access tokens are refused until they have
+   * all expired: the later of `until` (the presented token's `exp`) and a
+   * full lifetime from now, since a token refreshed later in the session
+   * outlives the one presented.
    */
   async revokeSession (sessionId: string, until?: number): Promise<void> {
     const { tokens } = this.#settings.current

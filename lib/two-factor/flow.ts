@@ -4,6 +4,7 @@ import type { JwtLoginContext, SecondFactorGate } from '../context.js'
 import { JwtLoginError } from '../errors.js'
 import { subjectKey, type Hold, type Reservable } from '../limits.js'
 import { prepareSession } from '../session.js'
+import { claimOnce, isClaimed } from '../store/claim.js'
 import { sessionStart, type TokenClaims } from '../tokens.js'
 import { BackupCodeProvider, hashBackupCode } from './backup-codes.js'
 import { EmailCodeProvider, type EmailCodeDelivery, type EmailCodeUndelivered } from './email-code.js'
@@ -26,8 +27,6 @@ export interface TwoFactor {
 interface ChallengeRecord { method: TwoFactorMethod }
 
 const challengeKey = (userId: number, challengeId: string): string => `2fa:challenge:${userId}:${challengeId}`
-/** What a challenge becomes once a request has claimed it. */
-const SPENT = 'spent:'
 const attemptsKey = (challengeId: string): string => `2fa:attempts:${challengeId}`
 
 /**
@@ -222,7 +221,7 @@ async function secondStep (
   const userId = Number(claims.sub)
   const key = challengeKey(userId, claims.sid)
   const raw = await ctx.store.get(key)
-  if (raw === null || raw.startsWith(SPENT)) throw new JwtLoginError('ERR_JWT_LOGIN_CHALLENGE_CLOSED')
+  if (raw === null || isClaimed(raw)) throw new JwtLoginError('ERR_JWT_LOGIN_CHALLENGE_CLOSED')
   const { count: attempt } = await ctx.store.increment(attemptsKey(claims.sid), settings.interimLifetimeMs)
   if (attempt > settings.attemptsPerChallenge) throw new JwtLoginError('ERR_JWT_LOGIN_CHALLENGE_CLOSED')
 
@@ -244,22 +243,18 @@ async function secondStep (
   // the session starts when its sign-in did (the password step), so a password
   // change between the two steps ends it too
   const session = await prepareSession(ctx, ctx.users.toPublicUser(user), sessionStart(claims.sid))
-  const mark = `${SPENT}${session.sessionId}`
-  const giveBack = async (): Promise<void> => {
-    await Promise.all([
-      ctx.store.compareAndSet(key, mark, raw, Math.max(1, claims.exp * 1000 - ctx.clock())).catch(() => {}),
-      ctx.tokens.discardSession(session.sessionId)
-    ])
-  }
-  let claimed: boolean
+  let claim
   try {
-    claimed = await ctx.store.compareAndSet(key, raw, mark, Math.max(1, claims.exp * 1000 - ctx.clock()))
+    // a challenge that cannot be given back ends with its interim token
+    claim = await claimOnce(ctx.store, key, raw, () => Math.max(1, claims.exp * 1000 - ctx.clock()), () => {})
   } catch (error) {
-    // the claim may have run although its answer was lost
-    await giveBack()
+    await ctx.tokens.discardSession(session.sessionId)
     throw error
   }
-  if (!claimed) {
+  const giveBack = async (): Promise<void> => {
+    await Promise.all([claim.giveBack(), ctx.tokens.discardSession(session.sessionId)])
+  }
+  if (!claim.won) {
     await ctx.tokens.discardSession(session.sessionId)
     throw new JwtLoginError('ERR_JWT_LOGIN_CHALLENGE_CLOSED')
   }
