@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import { MemoryStore } from '../lib/index.js'
 import { ALICE, testClock } from './helpers/app.js'
+import { ruledStore } from './helpers/faults.js'
 import { buildHost } from './helpers/host.js'
 import { claimsOf, errorCode, loginTokens, post } from './helpers/http.js'
 
@@ -106,19 +107,11 @@ t.test('host routes read the Bearer header even when bearer delivery is off for 
 
 t.test('a failing store: 503 / 201, not a 401 and not a 500', async (t) => {
   const memory = new MemoryStore()
-  let failing = false
-  const store = {
-    get: async (key: string) => { if (failing) throw new Error('store down'); return await memory.get(key) },
-    set: memory.set.bind(memory),
-    compareAndSet: memory.compareAndSet.bind(memory),
-    consume: memory.consume.bind(memory),
-    increment: memory.increment.bind(memory),
-    delete: memory.delete.bind(memory)
-  }
+  const store = ruledStore(memory)
   const { app } = await buildHost(hostRoutes, {}, { store })
   t.teardown(async () => { await app.close(); await memory.close() })
   const { jwt } = await loginTokens(app)
-  failing = true
+  store.rule = (method) => method === 'get'
   const res = await getPrivate(app, { authorization: `Bearer ${jwt}` })
   t.equal(res.statusCode, 503)
   t.equal(errorCode(res), 201)

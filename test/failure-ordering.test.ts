@@ -2,23 +2,10 @@ import Fastify from 'fastify'
 import t, { type Test } from 'tap'
 import jwtLogin, { MemoryStore, MemoryUserAdapter, type Mailer, type MailMessage, type StateStore } from '../lib/index.js'
 import { ALICE, HS_SECRET, testClock } from './helpers/app.js'
+import { ruledStore } from './helpers/faults.js'
 import { errorCode, post } from './helpers/http.js'
 import { codeIn, NEW_PASSWORD, RESET_URL } from './helpers/reset.js'
 import { buildTwoFactorApp, totpAt } from './helpers/two-factor.js'
-
-type Rule = (method: string, key: string) => boolean
-
-/** A memory store whose calls fail while a rule says so (one rule at a time; `null` lets everything through). */
-function ruledStore (inner: StateStore): StateStore & { rule: Rule | null } {
-  const guarded = { rule: null as Rule | null } as StateStore & { rule: Rule | null }
-  for (const method of ['get', 'set', 'compareAndSet', 'consume', 'increment', 'delete'] as const) {
-    (guarded as unknown as Record<string, unknown>)[method] = async (key: string, ...rest: unknown[]) => {
-      if (guarded.rule?.(method, key) === true) throw new Error(`injected ${method} failure`)
-      return await (inner[method] as (...args: unknown[]) => Promise<unknown>).call(inner, key, ...rest)
-    }
-  }
-  return guarded
-}
 
 class CapturingMailer implements Mailer {
   readonly messages: MailMessage[] = []

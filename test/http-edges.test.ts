@@ -2,6 +2,7 @@ import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fast
 import t, { type Test } from 'tap'
 import jwtLogin, { MemoryStore, MemoryUserAdapter, type JwtLoginOptions, type SettingsInput } from '../lib/index.js'
 import { ALICE, HS_SECRET } from './helpers/app.js'
+import { ruledStore } from './helpers/faults.js'
 import { errorCode, loginTokens, multipart, post, PREFIX } from './helpers/http.js'
 
 interface LogLine { level: number, msg: string }
@@ -66,19 +67,11 @@ t.test('malformed multipart bodies: 400 / 203 on every route, nothing logged at 
 
 t.test('a dependency failing after a multipart body was read is still 503 / 201, and logged', async (t) => {
   const memory = new MemoryStore()
-  let failing = false
-  const store = {
-    get: async (key: string) => { if (failing) throw new Error('store down'); return await memory.get(key) },
-    set: memory.set.bind(memory),
-    compareAndSet: memory.compareAndSet.bind(memory),
-    consume: memory.consume.bind(memory),
-    increment: memory.increment.bind(memory),
-    delete: memory.delete.bind(memory)
-  }
+  const store = ruledStore(memory)
   const { app, errors } = await buildLoggedApp({}, { store })
   t.teardown(async () => { await app.close(); await memory.close() })
   const { jwt } = await loginTokens(app)
-  failing = true
+  store.rule = (method) => method === 'get'
   const res = await app.inject({ method: 'POST', url: `${PREFIX}/auth/validate`, ...multipart({ JWT: jwt }) })
   assertEnvelope(t, res, 503, 201, 'store down')
   t.equal(errors().length, 1, 'the dependency failure is logged')

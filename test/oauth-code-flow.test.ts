@@ -4,7 +4,7 @@ import t from 'tap'
 import jwtLogin, { MemoryUserAdapter } from '../lib/index.js'
 import { ALICE, HS_SECRET } from './helpers/app.js'
 import { buildOAuthApp, collect, errorOf, postToken, providers, TOKEN_URL } from './helpers/oauth.js'
-import { ACCOUNTS, CLIENTS, closedPort, OTHER_REDIRECT_URI, startIdp } from './helpers/oidc-provider.js'
+import { ACCOUNTS, CLIENTS, closedUrl, OTHER_REDIRECT_URI, startIdp } from './helpers/oidc-provider.js'
 
 const idp = await startIdp()
 t.teardown(() => idp.close())
@@ -168,7 +168,7 @@ t.test('no code or token reaches the logs', async (t) => {
   const app = Fastify({ logger: { level: 'trace', stream } })
   const users = new MemoryUserAdapter()
   await users.addUser(ALICE)
-  const down = await closedPort()
+  const down = await closedUrl()
   await app.register(jwtLogin, {
     users,
     settings: {

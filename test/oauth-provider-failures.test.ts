@@ -1,7 +1,7 @@
 import t from 'tap'
 import { ALICE } from './helpers/app.js'
 import { buildOAuthApp, errorOf, postToken, providers } from './helpers/oauth.js'
-import { ACCOUNTS, CLIENTS, closedPort, REDIRECT_URI, startIdp, startSlowServer } from './helpers/oidc-provider.js'
+import { ACCOUNTS, CLIENTS, closedUrl, REDIRECT_URI, startIdp, startSlowServer } from './helpers/oidc-provider.js'
 
 const idp = await startIdp()
 t.teardown(() => idp.close())
@@ -23,7 +23,7 @@ function explicit (endpoints: Record<string, string>, extra: Record<string, unkn
 }
 
 t.test('a provider that is down answers 502 / 202', async (t) => {
-  const down = await closedPort()
+  const down = await closedUrl()
   const { app } = await buildOAuthApp(providers(idp, { idp1: { issuer: down } }))
   t.teardown(() => app.close())
   const failed: number[] = []
@@ -76,7 +76,7 @@ t.test('explicit endpoints replace discovery', async (t) => {
 })
 
 t.test('broken key endpoints answer 502 / 202', async (t) => {
-  const down = await closedPort()
+  const down = await closedUrl()
   const notJson = await startSlowServer(0, 'this is not json')
   const noKeys = await startSlowServer(0, '{"issuer":"x"}')
   t.teardown(() => notJson.close())
@@ -109,7 +109,7 @@ t.test('a provider refusing our client answers 502, not 401', async (t) => {
 })
 
 t.test('an https provider that cannot be reached answers 502 / 202', async (t) => {
-  const down = (await closedPort()).replace('http:', 'https:')
+  const down = (await closedUrl()).replace('http:', 'https:')
   const { app } = await buildOAuthApp(providers(idp, { idp1: { issuer: down } }))
   t.teardown(() => app.close())
   t.same(errorOf(await postToken(app, { provider: 'idp1', code: 'some-code' })), [502, 202])

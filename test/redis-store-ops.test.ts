@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { connect, createServer, type AddressInfo, type Socket } from 'node:net'
+import { connect, createServer, type Socket } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import Fastify from 'fastify'
 import { Redis } from 'ioredis'
@@ -8,6 +8,7 @@ import jwtLogin, { MemoryUserAdapter, RedisStore, type StoreLogger } from '../li
 import { durabilityWarnings, type RedisDurability } from '../lib/store/redis.js'
 import { HS_SECRET } from './helpers/app.js'
 import { deleteKeys, REDIS_URL } from './helpers/redis-store.js'
+import { closedPort } from './helpers/net.js'
 
 interface Line { level: 'error' | 'warn' | 'debug', details: Record<string, any>, message: string }
 
@@ -26,15 +27,6 @@ async function until (what: string, check: () => boolean, ms = 8_000): Promise<v
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
     await sleep(20)
   }
-}
-
-/** A loopback port with nothing listening. */
-async function closedPort (): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
-  await new Promise<void>((resolve) => server.close(() => resolve()))
-  return port
 }
 
 /** Everything written to stderr while `run` runs (console.error included). */

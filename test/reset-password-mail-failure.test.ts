@@ -1,23 +1,14 @@
-import { createServer, type AddressInfo } from 'node:net'
 import Fastify, { type FastifyInstance } from 'fastify'
 import t from 'tap'
 import jwtLogin, { MemoryStore, MemoryUserAdapter, type JwtLoginEventMap, type JwtLoginOptions, type Mailer, type MailMessage, type SettingsInput } from '../lib/index.js'
 import { ALICE, HS_SECRET } from './helpers/app.js'
 import { codeIn, NEW_PASSWORD, RESET_URL, smtpMailer } from './helpers/reset.js'
 import { startSmtp, type SmtpPeer } from './helpers/smtp.js'
+import { closedPort } from './helpers/net.js'
 
 let smtp: SmtpPeer
 t.before(async () => { smtp = await startSmtp() })
 t.teardown(() => smtp.close())
-
-/** A loopback port with nothing listening: the SMTP server is down. */
-async function closedPort (): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
-  await new Promise<void>((resolve) => server.close(() => resolve()))
-  return port
-}
 
 /** Delegates to another mailer and keeps what it was asked to send, so a test can know the code. */
 class RecordingMailer implements Mailer {

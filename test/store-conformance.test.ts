@@ -6,6 +6,7 @@ import { JwtLoginError, MemoryStore, RedisStore, type StateStore } from '../lib/
 import { StoreRateLimit } from '../lib/rate-limit-store.js'
 import { guardStore } from '../lib/store/guard.js'
 import { ALICE, buildApp, testClock } from './helpers/app.js'
+import { ruledStore } from './helpers/faults.js'
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
 
@@ -423,14 +424,8 @@ t.test('a failing store makes login answer 503 / 201 (rate limit store fails fir
 t.test('a store that fails only on reads makes login answer 503 / 201 from the flow', async (t) => {
   const store = new MemoryStore()
   t.teardown(async () => { await store.close() })
-  const readsFail: StateStore = {
-    get: async () => { throw new Error('read failed') },
-    set: store.set.bind(store),
-    compareAndSet: store.compareAndSet.bind(store),
-    consume: store.consume.bind(store),
-    increment: store.increment.bind(store),
-    delete: store.delete.bind(store)
-  }
+  const readsFail = ruledStore(store)
+  readsFail.rule = (method) => method === 'get'
   const { app } = await buildApp({}, { store: readsFail })
   t.teardown(() => app.close())
   const res = await app.inject({ method: 'POST', url: '/jwt-login/v1/auth', payload: { email: ALICE.email, password: ALICE.password } })

@@ -117,7 +117,7 @@ function keyOf (args: unknown[]): string {
   return typeof first
 }
 
-function wrap<T extends object> (inner: T, faults: Faults, skip: Set<string>): T & { readonly faults: Faults } {
+function wrap<T extends object> (inner: T, faults: Faults, unwrapped: ReadonlySet<string>): T & { readonly faults: Faults } {
   const wrapped = new Map<string, (...args: unknown[]) => unknown>()
   return new Proxy(inner, {
     get (target, property) {
@@ -126,7 +126,7 @@ function wrap<T extends object> (inner: T, faults: Faults, skip: Set<string>): T
       const value: unknown = Reflect.get(target, property, target)
       if (typeof value !== 'function') return value
       const fn = value as (...args: unknown[]) => unknown
-      if (typeof property !== 'string' || skip.has(property)) return fn.bind(target)
+      if (typeof property !== 'string' || unwrapped.has(property)) return fn.bind(target)
       let wrapper = wrapped.get(property)
       if (wrapper === undefined) {
         wrapper = (...args: unknown[]) => {
@@ -150,8 +150,40 @@ export function faultyStore<S extends StateStore> (inner: S, faults: Faults = ne
  * Every function but `toPublicUser` and `close` is wrapped: call setup
  * helpers (addUser, enable, …) on the inner object, not on the wrapper.
  */
-export function faultyAdapter<A extends object> (inner: A, faults: Faults = new Faults(), options: { skip?: string[] } = {}): A & { readonly faults: Faults } {
-  return wrap(inner, faults, new Set([...NEVER_WRAPPED, ...(options.skip ?? [])]))
+export function faultyAdapter<A extends object> (inner: A, faults: Faults = new Faults()): A & { readonly faults: Faults } {
+  return wrap(inner, faults, NEVER_WRAPPED)
+}
+
+/** A rule on a store call: `true` makes it fail. */
+export type FaultRule = (method: string, key: string) => boolean
+
+/**
+ * A store whose calls fail, without running, while `rule` says so (`null`
+ * lets everything through): for failures named by call rather than by
+ * position. A method assigned to it replaces the store's own.
+ */
+export function ruledStore<S extends StateStore> (inner: S): S & { rule: FaultRule | null } {
+  const control = { rule: null as FaultRule | null }
+  const replaced = new Map<string | symbol, unknown>()
+  return new Proxy(inner, {
+    get (target, property) {
+      if (property === 'rule') return control.rule
+      if (replaced.has(property)) return replaced.get(property)
+      const value: unknown = Reflect.get(target, property, target)
+      if (typeof value !== 'function' || typeof property !== 'string' || NEVER_WRAPPED.has(property)) {
+        return typeof value === 'function' ? value.bind(target) : value
+      }
+      return async (...args: unknown[]) => {
+        if (control.rule?.(property, String(args[0])) === true) throw new Error(`injected ${property} failure`)
+        return await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args)
+      }
+    },
+    set (_target, property, value) {
+      if (property === 'rule') control.rule = value as FaultRule | null
+      else replaced.set(property, value)
+      return true
+    }
+  }) as S & { rule: FaultRule | null }
 }
 
 /** Runs `action` with the switch counting only; answers its result and the calls it made (N = `calls.length`). */

@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net'
 import { calculatePKCECodeChallenge, randomNonce, randomPKCECodeVerifier } from 'openid-client'
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose'
 import Provider from 'oidc-provider'
+import { closedPort } from './net.js'
 
 export const REDIRECT_URI = 'https://app.example.test/callback'
 export const OTHER_REDIRECT_URI = 'https://app.example.test/other-callback'
@@ -250,10 +251,7 @@ export async function startSlowServer (delayMs: number, body: string | ((url: st
   }
 }
 
-/** A loopback port with nothing listening (a provider that is down). */
-export async function closedPort (): Promise<string> {
-  const server = createServer()
-  const port = await listen(server)
-  await new Promise<void>((resolve) => server.close(() => resolve()))
-  return `http://127.0.0.1:${port}`
+/** The URL of a loopback port with nothing listening (a provider that is down). */
+export async function closedUrl (): Promise<string> {
+  return `http://127.0.0.1:${await closedPort()}`
 }
