@@ -154,7 +154,7 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
   })
   const initial = settings.current
   checkResetSetup(initial, options.users, options.mailer)
-  const tokens = new TokenService(buildKeyMaterial(initial.tokens), initial.tokens.algorithm, settings, store, clock)
+  const tokens = new TokenService(buildKeyMaterial(initial.tokens), initial.tokens.algorithm, store, clock)
   const dummyHash = await hashPassword(`jwt-login-dummy-${Math.random()}`)
 
   const ctx: JwtLoginContext = {
@@ -186,9 +186,9 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
   }
 
   const api: JwtLoginApi = {
-    sign: (user) => tokens.sign(user, 'access', { sessionId: tokens.newSessionId() }).token,
+    sign: (user) => tokens.sign(settings.current, user, 'access', { sessionId: tokens.newSessionId() }).token,
     verify: async (token) => (await authenticateToken(ctx, token)).verified.payload,
-    revoke: async (token) => { await tokens.revoke((await authenticateToken(ctx, token)).verified.payload) },
+    revoke: async (token) => { await tokens.revoke(settings.current, (await authenticateToken(ctx, token)).verified.payload) },
     authenticate,
     events,
     get settings () { return settings.current },

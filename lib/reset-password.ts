@@ -281,15 +281,15 @@ export class PasswordReset {
     if (!won) throw failed()
     const id = userId as number
     try {
-      await this.#ctx.tokens.revokeUserTokens(id, this.#ctx.clock() + PROVISIONAL_CUTOFF_MS)
+      await this.#ctx.tokens.revokeUserTokens(this.#ctx.settings.current, id, this.#ctx.clock() + PROVISIONAL_CUTOFF_MS)
       await (this.#ctx.users as Required<UserAdapter<any>>).setPassword(user, newPassword)
     } catch (error) {
-      await Promise.all([giveBack(), this.#ctx.tokens.revokeUserTokens(id).catch(() => {})])
+      await Promise.all([giveBack(), this.#ctx.tokens.revokeUserTokens(this.#ctx.settings.current, id).catch(() => {})])
       throw new JwtLoginError('ERR_JWT_LOGIN_RESET_INCOMPLETE', { cause: error })
     }
     // a session's start is the start of its sign-in request, so any sign-in
     // that checked the old password started before this moment
-    await this.#ctx.tokens.revokeUserTokens(id, this.#ctx.clock()).catch((error: unknown) => {
+    await this.#ctx.tokens.revokeUserTokens(this.#ctx.settings.current, id, this.#ctx.clock()).catch((error: unknown) => {
       this.#log.warn({ userId, err: error }, 'jwt-login: the password changed, but its session cutoff stays a minute ahead; new sign-ins of this user are refused until then')
     })
     this.#ctx.events.emit('reset.completed', { userId: userId as number, ip })

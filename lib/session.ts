@@ -16,9 +16,9 @@ export interface NewSession {
  */
 export async function prepareSession (ctx: JwtLoginContext, user: PublicUser, startedAt?: number): Promise<NewSession> {
   const sessionId = ctx.tokens.newSessionId(startedAt)
-  const { token } = ctx.tokens.sign(user, 'access', { sessionId })
+  const { token } = ctx.tokens.sign(ctx.settings.current, user, 'access', { sessionId })
   if (!ctx.settings.current.refresh.enabled) return { sessionId, tokens: { jwt: token } }
-  return { sessionId, tokens: { jwt: token, refresh_token: await ctx.tokens.issueRefreshToken(user.ID, sessionId) } }
+  return { sessionId, tokens: { jwt: token, refresh_token: await ctx.tokens.issueRefreshToken(ctx.settings.current, user.ID, sessionId) } }
 }
 
 /** A new session's tokens. */
@@ -48,8 +48,8 @@ export interface Authenticated {
 
 /** Verifies a token of `kind`, checks revocation, and loads its user (401 / 24 when gone). */
 export async function authenticateToken (ctx: JwtLoginContext, token: string, kind: TokenKind = 'access'): Promise<Authenticated> {
-  const verified = ctx.tokens.verify(token, kind)
-  await ctx.tokens.checkRevoked(verified.payload)
+  const verified = ctx.tokens.verify(ctx.settings.current, token, kind)
+  if (await ctx.tokens.isRevoked(verified.payload)) throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_REVOKED')
   const user = await ctx.users.findById(Number(verified.payload.sub))
   if (user === null) throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_USER_GONE')
   return { verified, user, publicUser: ctx.users.toPublicUser(user) }
@@ -75,16 +75,16 @@ export function describe (ctx: JwtLoginContext, auth: Authenticated): ValidateAn
  * token within the reuse interval gets the same successor.
  */
 export async function refreshSession (ctx: JwtLoginContext, refreshToken: string, ip: string): Promise<{ jwt: string, refresh_token: string }> {
-  const rotated = await ctx.tokens.rotateRefreshToken(refreshToken, (reuse) => {
+  const rotated = await ctx.tokens.rotateRefreshToken(ctx.settings.current, refreshToken, (reuse) => {
     ctx.events.emit('refresh.reused', { userId: reuse.uid, sessionId: reuse.sid, ip })
   })
   const user = await ctx.users.findById(rotated.userId)
   if (user === null) {
-    await ctx.tokens.revokeSession(rotated.sessionId)
+    await ctx.tokens.revokeSession(ctx.settings.current, rotated.sessionId)
     // 24 as for a JWT, but a refresh token is no Bearer token: no WWW-Authenticate
     throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_USER_GONE')
   }
-  const { token } = ctx.tokens.sign(ctx.users.toPublicUser(user), 'access', { sessionId: rotated.sessionId })
+  const { token } = ctx.tokens.sign(ctx.settings.current, ctx.users.toPublicUser(user), 'access', { sessionId: rotated.sessionId })
   ctx.events.emit('token.refreshed', { userId: rotated.userId, sessionId: rotated.sessionId, ip })
   return { jwt: token, refresh_token: rotated.refreshToken }
 }

@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Algorithm } from '../schemas/settings.js'
 import type { Clock } from './clock.js'
 import { JwtLoginError, type JwtLoginErrorCode } from './errors.js'
-import { JwtLoginSettingsError, type Settings, type SettingsHolder } from './settings.js'
+import { JwtLoginSettingsError, type Settings } from './settings.js'
 import type { StateStore } from './store/types.js'
 import type { PublicUser } from './users.js'
 
@@ -231,15 +231,13 @@ export class TokenService {
   readonly #keys: KeyMaterial[]
   readonly #namespaces = new Map<string, JwtNamespace>()
   readonly #algorithm: Algorithm
-  readonly #settings: SettingsHolder
   readonly #store: StateStore
   readonly #clock: Clock
   readonly #jwks: { keys: JsonWebKey[] } | null
 
-  constructor (keys: KeyMaterial[], algorithm: Algorithm, settings: SettingsHolder, store: StateStore, clock: Clock) {
+  constructor (keys: KeyMaterial[], algorithm: Algorithm, store: StateStore, clock: Clock) {
     this.#keys = keys
     this.#algorithm = algorithm
-    this.#settings = settings
     this.#store = store
     this.#clock = clock
     // keys change only with a restart, so their JWKS is exported once
@@ -290,8 +288,8 @@ export class TokenService {
   }
 
   /** Signs a token of `kind` for `user`. Only claims the settings name are taken from the user. */
-  sign (user: PublicUser, kind: TokenKind, options: { sessionId: string, lifetimeMs?: number }): SignedToken {
-    const tokens = this.#settings.current.tokens
+  sign (settings: Settings, user: PublicUser, kind: TokenKind, options: { sessionId: string, lifetimeMs?: number }): SignedToken {
+    const tokens = settings.tokens
     const iat = Math.floor(this.#clock() / 1000)
     const lifetime = Math.max(1, Math.floor((options.lifetimeMs ?? tokens.lifetimeMs) / 1000))
     const claims: TokenClaims = {
@@ -318,7 +316,7 @@ export class TokenService {
    * Verifies signature, algorithm, `kid`, issuer, audience, kind and times.
    * Revocation is checked separately by `checkRevoked`.
    */
-  verify (token: string, kind: TokenKind): VerifiedToken {
+  verify (settings: Settings, token: string, kind: TokenKind): VerifiedToken {
     if (!SEGMENTS.test(token)) throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_MALFORMED')
     // only the header is read here, to pick the key; the verifier decodes the rest once
     let header: Record<string, unknown>
@@ -337,7 +335,7 @@ export class TokenService {
     } catch (error) {
       throw mapTokenError(error)
     }
-    const tokens = this.#settings.current.tokens
+    const tokens = settings.tokens
     if (payload.iss !== tokens.issuer || !/^[1-9]\d*$/.test(String(payload.sub)) || typeof payload.jti !== 'string' || typeof payload.sid !== 'string') {
       throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_CLAIM_INVALID')
     }
@@ -356,23 +354,21 @@ export class TokenService {
     return { token, header, payload }
   }
 
-  /** Refuses a revoked token: its session ended, or every token of its user issued before a cutoff. */
-  async checkRevoked (claims: TokenClaims): Promise<void> {
+  /** Whether a token is revoked: its session ended, or every token of its user issued before a cutoff. */
+  async isRevoked (claims: TokenClaims): Promise<boolean> {
     const [session, cutoff] = await Promise.all([
       this.#store.get(stateKeys.session(claims.sid)),
       this.#store.get(stateKeys.userCutoff(claims.sub))
     ])
-    if (session === REVOKED || (cutoff !== null && sessionStart(claims.sid) < Number(cutoff))) {
-      throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_REVOKED')
-    }
+    return session === REVOKED || (cutoff !== null && sessionStart(claims.sid) < Number(cutoff))
   }
 
   /**
    * Revokes a token by ending its session: one write, so it is either done or
    * not. Its access tokens and its refresh token stop working together.
    */
-  async revoke (claims: TokenClaims): Promise<void> {
-    await this.revokeSession(claims.sid, claims.exp * 1000)
+  async revoke (settings: Settings, claims: TokenClaims): Promise<void> {
+    await this.revokeSession(settings, claims.sid, claims.exp * 1000)
   }
 
   /**
@@ -382,8 +378,8 @@ export class TokenService {
    * full lifetime from now, since a token refreshed later in the session
    * outlives the one presented.
    */
-  async revokeSession (sessionId: string, until?: number): Promise<void> {
-    const { tokens } = this.#settings.current
+  async revokeSession (settings: Settings, sessionId: string, until?: number): Promise<void> {
+    const { tokens } = settings
     const now = this.#clock()
     const ttl = Math.max(1000, (until ?? now + tokens.lifetimeMs) - now, tokens.lifetimeMs) + tokens.leewayMs
     await this.#store.set(stateKeys.session(sessionId), REVOKED, ttl)
@@ -393,8 +389,7 @@ export class TokenService {
    * Ends every session of the user started before `at` (default now): their
    * access and refresh tokens are refused from then on.
    */
-  async revokeUserTokens (userId: number, at: number = this.#clock()): Promise<void> {
-    const settings = this.#settings.current
+  async revokeUserTokens (settings: Settings, userId: number, at: number = this.#clock()): Promise<void> {
     const ttl = Math.max(settings.refresh.lifetimeMs, settings.tokens.lifetimeMs) + settings.tokens.leewayMs
     await this.#store.set(stateKeys.userCutoff(userId), String(at), ttl)
   }
@@ -411,10 +406,10 @@ export class TokenService {
   }
 
   /** Starts the refresh family of a new session: one store entry. Only the token's hash is stored. */
-  async issueRefreshToken (userId: number, sessionId: string): Promise<string> {
+  async issueRefreshToken (settings: Settings, userId: number, sessionId: string): Promise<string> {
     const secret = newRefreshSecret()
     const record: SessionRecord = { u: userId, h: hashKey(secret) }
-    await this.#store.set(stateKeys.session(sessionId), JSON.stringify(record), this.#settings.current.refresh.lifetimeMs)
+    await this.#store.set(stateKeys.session(sessionId), JSON.stringify(record), settings.refresh.lifetimeMs)
     return `${sessionId}.${secret}`
   }
 
@@ -435,7 +430,7 @@ export class TokenService {
    * gets the same successor. Any other token of a live session (an older one,
    * or the previous one later) is a reuse: the session ends and `onReuse` is told.
    */
-  async rotateRefreshToken (token: string, onReuse: (reuse: RefreshReuse) => void): Promise<RefreshResult> {
+  async rotateRefreshToken (settings: Settings, token: string, onReuse: (reuse: RefreshReuse) => void): Promise<RefreshResult> {
     const parsed = parseRefreshToken(token)
     if (parsed === null) throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID')
     const { sessionId, secret } = parsed
@@ -447,7 +442,7 @@ export class TokenService {
       const record = JSON.parse(raw) as SessionRecord
       const cutoff = await this.#store.get(stateKeys.userCutoff(record.u))
       if (cutoff !== null && sessionStart(sessionId) < Number(cutoff)) throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID')
-      const { refresh } = this.#settings.current
+      const { refresh } = settings
       const now = this.#clock()
 
       if (sameHash(presented, record.h)) {
@@ -463,7 +458,7 @@ export class TokenService {
       if (retry) {
         return { userId: record.u, sessionId, refreshToken: `${sessionId}.${unseal(sessionId, secret, record.n as string)}` }
       }
-      await this.revokeSession(sessionId)
+      await this.revokeSession(settings, sessionId)
       onReuse({ uid: record.u, sid: sessionId })
       throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID')
     }

@@ -78,7 +78,7 @@ export function authRoutes (instance: FastifyInstance, ctx: JwtLoginContext): vo
     const token = requiredJwt(ctx, request)
     const auth = await authenticateToken(ctx, token).catch((error: unknown) => auditValidation(ctx, request.ip, error))
     const claims = auth.verified.payload
-    await ctx.tokens.revoke(claims)
+    await ctx.tokens.revoke(ctx.settings.current, claims)
     ctx.events.emit('token.revoked', { userId: auth.publicUser.ID, sessionId: claims.sid, jti: claims.jti, ip: request.ip })
     return { success: true, data: { message: 'Token was revoked.' } }
   })

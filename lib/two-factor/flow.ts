@@ -102,7 +102,7 @@ export function secondFactorGate (ctx: JwtLoginContext, twoFactor: TwoFactor): S
     const delivery = method === 'email'
       ? await (twoFactor.email as EmailCodeProvider).issue(challengeId, publicUser.user_email, settings.emailCodeLifetimeMs)
       : null
-    const { token } = ctx.tokens.sign(publicUser, 'interim', { sessionId: challengeId, lifetimeMs: settings.interimLifetimeMs })
+    const { token } = ctx.tokens.sign(ctx.settings.current, publicUser, 'interim', { sessionId: challengeId, lifetimeMs: settings.interimLifetimeMs })
     ctx.events.emit('two_factor.challenge_issued', { userId: publicUser.ID, method, ip })
     if (delivery !== null) setImmediate(() => { deliverEmailCode(ctx, twoFactor, publicUser.ID, delivery) })
     return { two_factor_required: true, jwt: token }
@@ -174,11 +174,11 @@ export async function completeTwoFactor (
   if (code === undefined) throw new JwtLoginError('ERR_JWT_LOGIN_TWO_FACTOR_CODE_MISSING')
   let claims
   try {
-    claims = ctx.tokens.verify(token, 'interim').payload
+    claims = ctx.tokens.verify(ctx.settings.current, token, 'interim').payload
   } catch (error) {
     throw new JwtLoginError('ERR_JWT_LOGIN_INTERIM_TOKEN_INVALID', { cause: error })
   }
-  await ctx.tokens.checkRevoked(claims)
+  if (await ctx.tokens.isRevoked(claims)) throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_REVOKED')
   const userId = Number(claims.sub)
   const user = await ctx.users.findById(userId)
   if (user === null) throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_USER_GONE')
@@ -282,7 +282,7 @@ async function secondStep (
 export function refuseInterimToken (ctx: JwtLoginContext, value: string | undefined): void {
   if (value === undefined || value.split('.').length !== 3) return
   try {
-    ctx.tokens.verify(value, 'interim')
+    ctx.tokens.verify(ctx.settings.current, value, 'interim')
   } catch {
     return
   }
