@@ -1,7 +1,8 @@
+import type { FastifyBaseLogger } from 'fastify'
 import type { Clock } from './clock.js'
 import type { JwtLoginEvents } from './events.js'
 import type { AttemptLimiter } from './limits.js'
-import type { SettingsHolder } from './settings.js'
+import type { Settings } from './settings.js'
 import type { StateStore } from './store/types.js'
 import type { TokenService } from './tokens.js'
 import type { PublicUser, UserAdapter } from './users.js'
@@ -13,21 +14,32 @@ export type SignInResult =
 
 /**
  * The seam where a second factor joins a sign-in (password or provider). It
- * answers a challenge for a user who has two-factor on, or `null`.
- * `startedAt` is when the sign-in request began (ms).
+ * answers a challenge for a user who has two-factor on, or `null`; the
+ * challenge starts when the sign-in request did (`call.startedAt`).
  */
-export type SecondFactorGate = (user: unknown, publicUser: PublicUser, ip: string, startedAt: number) => Promise<SignInResult | null>
+export type SecondFactorGate = (user: unknown, publicUser: PublicUser, call: Call) => Promise<SignInResult | null>
 
-/** Everything a flow needs, resolved once at registration. */
+/**
+ * One request as a flow sees it: the settings snapshot taken when the
+ * request started (a reload in between does not change them under it), the
+ * client's address and the start time (ms).
+ */
+export interface Call {
+  readonly settings: Settings
+  readonly ip: string
+  readonly startedAt: number
+}
+
+/** Everything a flow needs, resolved once at registration and frozen. */
 export interface JwtLoginContext {
-  readonly settings: SettingsHolder
   readonly users: UserAdapter<any>
   readonly store: StateStore
   readonly tokens: TokenService
   readonly limiter: AttemptLimiter
   readonly events: JwtLoginEvents
   readonly clock: Clock
+  readonly log: FastifyBaseLogger
   /** Spends the time of one password verification, for unknown users. */
   readonly spendPasswordTime: (password: string) => Promise<void>
-  secondFactor: SecondFactorGate | null
+  readonly secondFactor: SecondFactorGate | null
 }

@@ -122,3 +122,8 @@ export interface ErrorEnvelope {
 export function envelope (error: JwtLoginError): ErrorEnvelope {
   return { success: false, data: { message: error.message, errorCode: error.errorCode } }
 }
+
+/** The numeric code of an error, as audit events report it. */
+export function errorNumber (code: JwtLoginErrorCode): number {
+  return errorDefinitions[code].errorCode
+}

@@ -1,11 +1,11 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
-import { checkAuthCode } from './auth-codes.js'
-import type { JwtLoginContext, SignInResult } from './context.js'
-import { JwtLoginError } from './errors.js'
 import { clientKey } from './client-key.js'
+import type { Call, JwtLoginContext, SignInResult } from './context.js'
+import { errorNumber, JwtLoginError } from './errors.js'
+import type { GateAudit } from './gates.js'
 import { subjectKey, type Hold, type Reservable } from './limits.js'
-import { stringField, type Fields } from './params.js'
 import { completeSignIn } from './session.js'
+import type { ResolvedLimit } from './settings.js'
 
 function sameSecret (a: string, b: string): boolean {
   return timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest())
@@ -20,41 +20,34 @@ function normalizeIdentifier (identifier: string): string {
 async function reserve (ctx: JwtLoginContext, subjects: Reservable[], ip: string): Promise<Hold[]> {
   const reservation = await ctx.limiter.reserve(subjects)
   if (reservation.ok) return reservation.holds
-  ctx.events.emit('login.failed', { ip, reason: 'rate_limited', errorCode: 200 })
+  ctx.events.emit('login.failed', { ip, reason: 'rate_limited', errorCode: errorNumber('ERR_JWT_LOGIN_RATE_LIMITED') })
   throw new JwtLoginError('ERR_JWT_LOGIN_RATE_LIMITED', { retryAfter: reservation.retryAfter })
 }
 
+/** `POST /auth` as the route read it: each field a string or absent. */
+export interface LoginInput {
+  email: string | undefined
+  username: string | undefined
+  login: string | undefined
+  password: string | undefined
+  passwordHash: string | undefined
+}
+
 /**
- * `POST /auth`: the order of checks is the interface's. The auth code is
- * checked before any lookup; an unknown user costs the same password
- * verification as a known one and gets the same answer as a wrong password.
+ * `POST /auth`, after the route's gate (authentication on, the auth code).
+ * An unknown user costs the same password verification as a known one and
+ * gets the same answer as a wrong password.
  *
  * Every attempt is counted before its password is verified, so a burst of
  * concurrent guesses is verified at most `limits.loginPerAccount.max` times
  * per account; a success gives its attempt back and clears the account's
  * failures, a refused or unevaluated attempt is given back (`AttemptLimiter`).
  */
-export async function passwordLogin (ctx: JwtLoginContext, fields: Fields, ip: string): Promise<SignInResult> {
-  const startedAt = ctx.clock()
-  const settings = ctx.settings.current
-  if (!settings.authentication.enabled) throw new JwtLoginError('ERR_JWT_LOGIN_AUTH_DISABLED')
-  if (settings.authCodes.requireFor.auth) {
-    try {
-      checkAuthCode(fields[settings.authCodes.parameter], settings.authCodes.codes, ctx.clock())
-    } catch (error) {
-      ctx.events.emit('login.failed', { ip, reason: 'auth_code', errorCode: (error as JwtLoginError).errorCode })
-      throw error
-    }
-  }
-
-  const email = stringField(fields, 'email')
-  const username = stringField(fields, 'username')
-  const login = stringField(fields, 'login')
-  const identifiers = [email, username, login].filter(v => v !== undefined)
+export async function passwordLogin (ctx: JwtLoginContext, call: Call, input: LoginInput): Promise<SignInResult> {
+  const { settings, ip } = call
+  const { email, password, passwordHash } = input
+  const identifiers = [email, input.username, input.login].filter(v => v !== undefined)
   if (identifiers.length !== 1) throw new JwtLoginError('ERR_JWT_LOGIN_LOGIN_MISSING')
-
-  const password = stringField(fields, 'password')
-  const passwordHash = stringField(fields, 'password_hash')
   if ((password === undefined) === (passwordHash === undefined)) throw new JwtLoginError('ERR_JWT_LOGIN_PASSWORD_MISSING')
   if (passwordHash !== undefined && !settings.login.allowPasswordHash) throw new JwtLoginError('ERR_JWT_LOGIN_PASSWORD_HASH_DISABLED')
 
@@ -69,26 +62,9 @@ export async function passwordLogin (ctx: JwtLoginContext, fields: Fields, ip: s
   let user: unknown
   let valid: boolean
   try {
-    user = email !== undefined
-      ? await ctx.users.findByEmail(email)
-      : await ctx.users.findByLogin(identifier)
-    // one counter per account, whichever identifier named it; an unknown identifier counts a decoy that never refuses
-    const account: Reservable = user === null
-      ? { key: subjectKey('login:user', 'none'), limit: { max: Infinity, windowMs: loginPerAccount.windowMs }, onSuccess: 'reset' }
-      : { key: subjectKey('login:user', String(ctx.users.toPublicUser(user).ID)), limit: loginPerAccount, onSuccess: 'reset' }
-    holds = [...holds, ...await reserve(ctx, [account], ip)]
-
-    if (password !== undefined) {
-      if (user === null) {
-        await ctx.spendPasswordTime(password)
-        valid = false
-      } else {
-        valid = await ctx.users.verifyPassword(user, password)
-      }
-    } else {
-      const stored = user === null || ctx.users.getPasswordHash === undefined ? null : await ctx.users.getPasswordHash(user)
-      valid = sameSecret(passwordHash as string, stored ?? '\u0000no-hash') && stored !== null
-    }
+    user = email !== undefined ? await ctx.users.findByEmail(email) : await ctx.users.findByLogin(identifier)
+    holds = [...holds, ...await reserve(ctx, [accountSubject(ctx, user, loginPerAccount)], ip)]
+    valid = await checkCredentials(ctx, user, password, passwordHash)
   } catch (error) {
     // not evaluated (refused on the account, or a dependency failed): the attempt is given back
     await ctx.limiter.release(holds)
@@ -97,14 +73,37 @@ export async function passwordLogin (ctx: JwtLoginContext, fields: Fields, ip: s
 
   if (!valid) {
     await ctx.limiter.failed(holds)
-    ctx.events.emit('login.failed', { ip, reason: 'wrong_credentials', errorCode: 48 })
+    ctx.events.emit('login.failed', { ip, reason: 'wrong_credentials', errorCode: errorNumber('ERR_JWT_LOGIN_WRONG_CREDENTIALS') })
     throw new JwtLoginError('ERR_JWT_LOGIN_WRONG_CREDENTIALS')
   }
 
   await ctx.limiter.succeeded(holds)
-  const result = await completeSignIn(ctx, user, ip, startedAt)
+  const result = await completeSignIn(ctx, call, user)
   if (!('two_factor_required' in result)) {
     ctx.events.emit('login.succeeded', { userId: ctx.users.toPublicUser(user).ID, ip, method: password !== undefined ? 'password' : 'password_hash' })
   }
   return result
+}
+
+/** One counter per account, whichever identifier named it; an unknown identifier counts a decoy that never refuses. */
+function accountSubject (ctx: JwtLoginContext, user: unknown, limit: ResolvedLimit): Reservable {
+  return user === null
+    ? { key: subjectKey('login:user', 'none'), limit: { max: Infinity, windowMs: limit.windowMs }, onSuccess: 'reset' }
+    : { key: subjectKey('login:user', String(ctx.users.toPublicUser(user).ID)), limit, onSuccess: 'reset' }
+}
+
+/** The password (or its hash, when allowed) against the user; an unknown user spends the same time. */
+async function checkCredentials (ctx: JwtLoginContext, user: unknown, password: string | undefined, passwordHash: string | undefined): Promise<boolean> {
+  if (password !== undefined) {
+    if (user !== null) return await ctx.users.verifyPassword(user, password)
+    await ctx.spendPasswordTime(password)
+    return false
+  }
+  const stored = user === null || ctx.users.getPasswordHash === undefined ? null : await ctx.users.getPasswordHash(user)
+  return sameSecret(passwordHash as string, stored ?? '\u0000no-hash') && stored !== null
+}
+
+/** Reports a refusal of the route's gate on the auth code as a failed login. */
+export const auditLoginGate: GateAudit = (events, call, error, stage) => {
+  if (stage === 'auth_code') events.emit('login.failed', { ip: call.ip, reason: 'auth_code', errorCode: error.errorCode })
 }

@@ -1,3 +1,4 @@
+import type { FastifyRateLimitStoreCtor } from '@fastify/rate-limit'
 import type { StateStore } from './store/types.js'
 
 type Callback = (error: Error | null, result?: { current: number, ttl: number }) => void
@@ -22,5 +23,14 @@ export class StoreRateLimit {
 
   child (): StoreRateLimit {
     return this
+  }
+}
+
+/** The constructor @fastify/rate-limit takes (it builds the store itself), bound to our store. */
+export function storeRateLimitFor (store: StateStore): FastifyRateLimitStoreCtor {
+  return class extends StoreRateLimit {
+    constructor () {
+      super(store)
+    }
   }
 }

@@ -1,4 +1,4 @@
-import type { JwtLoginContext, SignInResult } from './context.js'
+import type { Call, JwtLoginContext, SignInResult } from './context.js'
 import { JwtLoginError } from './errors.js'
 import type { TokenClaims, TokenKind, VerifiedToken } from './tokens.js'
 import type { PublicUser } from './users.js'
@@ -12,32 +12,28 @@ export interface NewSession {
  * Issues the final token (and a refresh token when enabled) for a new
  * session. Its only store call is the one write of the session's refresh
  * family, so a flow can prepare the session before it spends a single-use
- * secret, and nothing can fail after the secret is spent.
+ * secret, and nothing can fail after the secret is spent. The session starts
+ * at `startedAt` (default: when the request started).
  */
-export async function prepareSession (ctx: JwtLoginContext, user: PublicUser, startedAt?: number): Promise<NewSession> {
+export async function prepareSession (ctx: JwtLoginContext, call: Call, user: PublicUser, startedAt: number = call.startedAt): Promise<NewSession> {
   const sessionId = ctx.tokens.newSessionId(startedAt)
-  const { token } = ctx.tokens.sign(ctx.settings.current, user, 'access', { sessionId })
-  if (!ctx.settings.current.refresh.enabled) return { sessionId, tokens: { jwt: token } }
-  return { sessionId, tokens: { jwt: token, refresh_token: await ctx.tokens.issueRefreshToken(ctx.settings.current, user.ID, sessionId) } }
-}
-
-/** A new session's tokens. */
-export async function issueSession (ctx: JwtLoginContext, user: PublicUser, startedAt?: number): Promise<{ jwt: string, refresh_token?: string }> {
-  return (await prepareSession(ctx, user, startedAt)).tokens
+  const { token } = ctx.tokens.sign(call.settings, user, 'access', { sessionId })
+  if (!call.settings.refresh.enabled) return { sessionId, tokens: { jwt: token } }
+  return { sessionId, tokens: { jwt: token, refresh_token: await ctx.tokens.issueRefreshToken(call.settings, user.ID, sessionId) } }
 }
 
 /**
  * The end of every first factor (password or provider): a user with
- * two-factor on gets a challenge, everyone else a session. `startedAt` is
- * when the sign-in request began; the session (or challenge) starts then.
+ * two-factor on gets a challenge, everyone else a session. Both start when
+ * the sign-in request did.
  */
-export async function completeSignIn (ctx: JwtLoginContext, user: unknown, ip: string, startedAt: number = ctx.clock()): Promise<SignInResult> {
+export async function completeSignIn (ctx: JwtLoginContext, call: Call, user: unknown): Promise<SignInResult> {
   const publicUser = ctx.users.toPublicUser(user)
   if (ctx.secondFactor !== null) {
-    const challenge = await ctx.secondFactor(user, publicUser, ip, startedAt)
+    const challenge = await ctx.secondFactor(user, publicUser, call)
     if (challenge !== null) return challenge
   }
-  return await issueSession(ctx, publicUser, startedAt)
+  return (await prepareSession(ctx, call, publicUser)).tokens
 }
 
 export interface Authenticated {
@@ -46,13 +42,28 @@ export interface Authenticated {
   publicUser: PublicUser
 }
 
-/** Verifies a token of `kind`, checks revocation, and loads its user (401 / 24 when gone). */
-export async function authenticateToken (ctx: JwtLoginContext, token: string, kind: TokenKind = 'access'): Promise<Authenticated> {
-  const verified = ctx.tokens.verify(ctx.settings.current, token, kind)
+/**
+ * The one check of a presented token, for the routes, the host hook and the
+ * public API: signature and claims, revocation, then its user (401 / 24 when gone).
+ */
+export async function authenticateToken (ctx: JwtLoginContext, call: Call, token: string, kind: TokenKind = 'access'): Promise<Authenticated> {
+  const verified = ctx.tokens.verify(call.settings, token, kind)
   if (await ctx.tokens.isRevoked(verified.payload)) throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_REVOKED')
   const user = await ctx.users.findById(Number(verified.payload.sub))
   if (user === null) throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_USER_GONE')
   return { verified, user, publicUser: ctx.users.toPublicUser(user) }
+}
+
+/** Reports a token refused with 401 to the audit events; the error then answers. */
+async function audited<T> (ctx: JwtLoginContext, call: Call, work: Promise<T>): Promise<T> {
+  try {
+    return await work
+  } catch (error) {
+    if (error instanceof JwtLoginError && error.statusCode === 401) {
+      ctx.events.emit('validation.failed', { ip: call.ip, errorCode: error.errorCode })
+    }
+    throw error
+  }
 }
 
 export interface ValidateAnswer {
@@ -60,31 +71,47 @@ export interface ValidateAnswer {
   jwt: Array<{ token: string, header: Record<string, unknown>, payload: TokenClaims, expire_in: number }>
 }
 
-export function describe (ctx: JwtLoginContext, auth: Authenticated): ValidateAnswer {
-  const { token, header, payload } = auth.verified
+/** `/auth/validate`: reads only (revocation, the user); a failure changes nothing. */
+export async function validateToken (ctx: JwtLoginContext, call: Call, token: string): Promise<ValidateAnswer> {
+  const { verified, publicUser } = await audited(ctx, call, authenticateToken(ctx, call, token))
+  const { header, payload } = verified
   return {
-    user: auth.publicUser,
+    user: publicUser,
     jwt: [{ token, header, payload, expire_in: Math.max(0, payload.exp - Math.floor(ctx.clock() / 1000)) }]
   }
 }
 
 /**
- * Rotates a refresh token; the new access token stays in the same session.
- * Order: the rotation (one compare-and-set), then the user lookup. A failed
- * lookup after the rotation answers 503, and the client's retry of the same
- * token within the reuse interval gets the same successor.
+ * `/auth/revoke`: reads (the token's checks), then one write that ends the
+ * session, its access tokens and its refresh token together. A failed write
+ * changed nothing and its retry finishes the job; once written, the token is
+ * revoked (55).
  */
-export async function refreshSession (ctx: JwtLoginContext, refreshToken: string, ip: string): Promise<{ jwt: string, refresh_token: string }> {
-  const rotated = await ctx.tokens.rotateRefreshToken(ctx.settings.current, refreshToken, (reuse) => {
-    ctx.events.emit('refresh.reused', { userId: reuse.uid, sessionId: reuse.sid, ip })
+export async function revokeToken (ctx: JwtLoginContext, call: Call, token: string): Promise<{ message: string }> {
+  const { verified, publicUser } = await audited(ctx, call, authenticateToken(ctx, call, token))
+  const claims = verified.payload
+  await ctx.tokens.revoke(call.settings, claims)
+  ctx.events.emit('token.revoked', { userId: publicUser.ID, sessionId: claims.sid, jti: claims.jti, ip: call.ip })
+  return { message: 'Token was revoked.' }
+}
+
+/**
+ * `/auth/refresh`: rotates a refresh token; the new access token stays in
+ * the same session. Order: the rotation (one compare-and-set), then the user
+ * lookup. A failed lookup after the rotation answers 503, and the client's
+ * retry of the same token within the reuse interval gets the same successor.
+ */
+export async function refreshSession (ctx: JwtLoginContext, call: Call, refreshToken: string): Promise<{ jwt: string, refresh_token: string }> {
+  const rotated = await ctx.tokens.rotateRefreshToken(call.settings, refreshToken, (reuse) => {
+    ctx.events.emit('refresh.reused', { userId: reuse.uid, sessionId: reuse.sid, ip: call.ip })
   })
   const user = await ctx.users.findById(rotated.userId)
   if (user === null) {
-    await ctx.tokens.revokeSession(ctx.settings.current, rotated.sessionId)
+    await ctx.tokens.revokeSession(call.settings, rotated.sessionId)
     // 24 as for a JWT, but a refresh token is no Bearer token: no WWW-Authenticate
     throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_USER_GONE')
   }
-  const { token } = ctx.tokens.sign(ctx.settings.current, ctx.users.toPublicUser(user), 'access', { sessionId: rotated.sessionId })
-  ctx.events.emit('token.refreshed', { userId: rotated.userId, sessionId: rotated.sessionId, ip })
+  const { token } = ctx.tokens.sign(call.settings, ctx.users.toPublicUser(user), 'access', { sessionId: rotated.sessionId })
+  ctx.events.emit('token.refreshed', { userId: rotated.userId, sessionId: rotated.sessionId, ip: call.ip })
   return { jwt: token, refresh_token: rotated.refreshToken }
 }

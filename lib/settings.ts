@@ -192,23 +192,22 @@ function resolveResetPassword (input: ResetPasswordInput, limit: LimitOf, ms: Ms
 export type SettingsSource = () => Promise<SettingsInput>
 
 export interface SettingsHolderOptions {
-  /** How long a read of the source stays fresh, in ms. */
+  /** How long a read of the source stays fresh, in ms: the period of the reload timer. */
   ttlMs: number
-  now: () => number
   onInvalid: (error: unknown) => void
   /** Checks that a reload does not change what needs a restart; throws to refuse it. */
   accept?: (next: Settings, current: Settings) => void
 }
 
 /**
- * Holds the settings in force. With an async source it re-reads in the
- * background once the TTL has passed, so requests never wait for the source;
- * an invalid reload keeps the last good settings.
+ * Holds the settings in force. Reading them is a field read: a request takes
+ * one snapshot when it starts and keeps it. With an async source a timer
+ * re-reads it every `ttlMs` (requests never wait for the source); an invalid
+ * reload keeps the last good settings.
  */
 export class SettingsHolder {
   #current: Settings
-  #readAt: number
-  #loading: Promise<void> | null = null
+  #timer: NodeJS.Timeout | null = null
   readonly #source: SettingsSource | null
   readonly #options: SettingsHolderOptions
 
@@ -216,7 +215,6 @@ export class SettingsHolder {
     this.#current = initial
     this.#source = source
     this.#options = options
-    this.#readAt = options.now()
   }
 
   static async create (input: SettingsInput | SettingsSource, options: SettingsHolderOptions): Promise<SettingsHolder> {
@@ -226,18 +224,28 @@ export class SettingsHolder {
     return new SettingsHolder(resolveSettings(input), null, options)
   }
 
-  /** The settings in force; starts a background reload when they are stale. */
+  /** The settings in force. */
   get current (): Settings {
-    if (this.#source !== null && this.#loading === null && this.#options.now() - this.#readAt >= this.#options.ttlMs) {
-      this.#loading = this.reload().finally(() => { this.#loading = null })
-    }
     return this.#current
   }
 
-  /** Reads the source now. Resolves once the new settings are in force or refused. */
+  /** Starts re-reading an async source every `ttlMs` (the timer does not keep the process alive). */
+  start (): void {
+    if (this.#source === null || this.#timer !== null) return
+    const tick = (): void => {
+      this.#timer = setTimeout(() => { this.reload().finally(tick) }, this.#options.ttlMs).unref()
+    }
+    tick()
+  }
+
+  stop (): void {
+    if (this.#timer !== null) clearTimeout(this.#timer)
+    this.#timer = null
+  }
+
+  /** Reads the source now. Resolves once the new settings are in force or refused (the last good ones stay). */
   async reload (): Promise<void> {
     if (this.#source === null) return
-    this.#readAt = this.#options.now()
     try {
       const next = resolveSettings(await this.#source())
       this.#options.accept?.(next, this.#current)

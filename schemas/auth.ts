@@ -17,12 +17,36 @@ export const LoginReply = Success({
 
 export const JwtFields = Fields({ JWT: Field })
 
+/** The protected header of a token jwt-login signed. */
+export const TokenHeader = Type.Object({
+  alg: Type.String(),
+  typ: Type.Optional(Type.String()),
+  kid: Type.String()
+})
+
+/** The claims of a token jwt-login signed: described in full, so answers are serialised by the schema. */
+export const TokenPayload = Type.Object({
+  sub: Type.String(),
+  iat: Type.Integer(),
+  nbf: Type.Optional(Type.Integer()),
+  exp: Type.Integer(),
+  jti: Type.String(),
+  iss: Type.String(),
+  aud: Type.String(),
+  typ: Type.String(),
+  sid: Type.String(),
+  email: Type.Optional(Type.String()),
+  username: Type.Optional(Type.String()),
+  display_name: Type.Optional(Type.String()),
+  roles: Type.Optional(Type.Array(Type.String()))
+})
+
 export const ValidateReply = Success({
   user: PublicUser,
   jwt: Type.Array(Type.Object({
     token: Type.String(),
-    header: Type.Object({}, { additionalProperties: true }),
-    payload: Type.Object({}, { additionalProperties: true }),
+    header: TokenHeader,
+    payload: TokenPayload,
     expire_in: Type.Integer()
   }))
 })

@@ -7,8 +7,6 @@ export const TwoFactorBody = Fields({
   code: Field
 })
 
-export const TwoFactorQuery = Fields({ JWT: Field })
-
 /** The same answer as a password login without two-factor. */
 export const TwoFactorReply = Success({
   jwt: Type.String(),

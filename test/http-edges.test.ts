@@ -49,7 +49,7 @@ function assertEnvelope (t: Test, res: LightMyRequestResponse, status: number, c
 }
 
 t.test('malformed multipart bodies: 400 / 203 on every route, nothing logged at error level', async (t) => {
-  const { app, errors } = await buildLoggedApp({ refresh: { enabled: true } })
+  const { app, errors } = await buildLoggedApp({ refresh: { enabled: true } }, { multipart: true })
   t.teardown(() => app.close())
   for (const [method, path] of [['POST', '/auth'], ['POST', '/auth/revoke'], ['PUT', '/user/reset_password'], ['POST', '/no-such-route']] as const) {
     for (const [name, contentType, payload] of BROKEN_MULTIPART) {
@@ -68,7 +68,7 @@ t.test('malformed multipart bodies: 400 / 203 on every route, nothing logged at 
 t.test('a dependency failing after a multipart body was read is still 503 / 201, and logged', async (t) => {
   const memory = new MemoryStore()
   const store = ruledStore(memory)
-  const { app, errors } = await buildLoggedApp({}, { store })
+  const { app, errors } = await buildLoggedApp({}, { store, multipart: true })
   t.teardown(async () => { await app.close(); await memory.close() })
   const { jwt } = await loginTokens(app)
   store.rule = (method) => method === 'get'

@@ -22,7 +22,7 @@ t.test('login by email, by username and by the login alias', async (t) => {
 })
 
 t.test('form-encoded and multipart bodies', async (t) => {
-  const { app } = await buildApp()
+  const { app } = await buildApp({}, { multipart: true })
   t.teardown(() => app.close())
   const form = await app.inject({
     method: 'POST',
@@ -46,6 +46,15 @@ t.test('form-encoded and multipart bodies', async (t) => {
   const multi = await app.inject({ method: 'POST', url: `${PREFIX}/auth`, ...body })
   t.equal(multi.statusCode, 200, multi.body)
   t.type(multi.json().data.jwt, 'string')
+})
+
+t.test('multipart is opt-in: without the option a multipart body is 400 / 203 and its reader never runs', async (t) => {
+  const { app } = await buildApp()
+  t.teardown(() => app.close())
+  const res = await app.inject({ method: 'POST', url: `${PREFIX}/auth`, ...multipart({ login: ALICE.login, password: ALICE.password }) })
+  t.equal(res.statusCode, 400)
+  t.equal(errorCode(res), 203)
+  t.notOk(app.hasContentTypeParser('multipart/form-data'), 'no multipart reader on the host')
 })
 
 t.test('refresh_token only when refresh is enabled', async (t) => {

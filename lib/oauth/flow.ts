@@ -4,10 +4,9 @@ import {
   customFetch, fetchUserInfo, None, ResponseBodyError, type ClientAuth
 } from 'openid-client'
 import { createLocalJWKSet, errors as joseErrors, jwtVerify, type CryptoKey, type JWTHeaderParameters, type JWTPayload } from 'jose'
-import { checkAuthCode } from '../auth-codes.js'
-import type { JwtLoginContext, SignInResult } from '../context.js'
+import type { Call, JwtLoginContext, SignInResult } from '../context.js'
 import { JwtLoginError } from '../errors.js'
-import { stringField, type Fields } from '../params.js'
+import type { GateAudit } from '../gates.js'
 import { completeSignIn } from '../session.js'
 import type { UserAdapter } from '../users.js'
 import type { OAuthProviderSettings } from './presets.js'
@@ -94,7 +93,7 @@ async function exchangeCode (ctx: JwtLoginContext, registry: OAuthRegistry, prov
 }
 
 /** Verifies an ID token the browser obtained: signature by the provider's keys, iss, aud, exp, azp, nonce. */
-async function verifyIdToken (ctx: JwtLoginContext, registry: OAuthRegistry, provider: OAuthProviderSettings, idToken: string, nonce: string | undefined): Promise<Identity> {
+async function verifyIdToken (ctx: JwtLoginContext, call: Call, registry: OAuthRegistry, provider: OAuthProviderSettings, idToken: string, nonce: string | undefined): Promise<Identity> {
   return await withDeadline(provider.timeoutMs, async (fetchFn: BoundFetch) => {
     try {
       const server = await registry.metadata(provider, fetchFn)
@@ -116,7 +115,7 @@ async function verifyIdToken (ctx: JwtLoginContext, registry: OAuthRegistry, pro
         audience: provider.clientId,
         requiredClaims: ['sub', 'exp', 'iat'],
         currentDate: new Date(ctx.clock()),
-        clockTolerance: Math.ceil(ctx.settings.current.tokens.leewayMs / 1000)
+        clockTolerance: Math.ceil(call.settings.tokens.leewayMs / 1000)
       })
       // another JWT of the provider for us (an access or logout token) is not an ID token
       if (protectedHeader.typ !== undefined && protectedHeader.typ.toLowerCase() !== 'jwt') throw new Error('typ')
@@ -141,8 +140,8 @@ export async function uniqueLogin (users: UserAdapter<any>, email: string): Prom
   return `${base}-${randomBytes(6).toString('hex')}`
 }
 
-function providerOf (ctx: JwtLoginContext, name: string | undefined): OAuthProviderSettings {
-  const providers = ctx.settings.current.oauth.providers
+function providerOf (call: Call, name: string | undefined): OAuthProviderSettings {
+  const providers = call.settings.oauth.providers
   if (name === undefined || !Object.hasOwn(providers, name)) throw new JwtLoginError('ERR_JWT_LOGIN_PROVIDER_UNKNOWN')
   return providers[name] as OAuthProviderSettings
 }
@@ -153,6 +152,29 @@ function redirectUriOf (provider: OAuthProviderSettings, asked: string | undefin
   return asked
 }
 
+/** `/oauth/token` as the route read it (the query on GET, the body on POST). */
+export interface OAuthInput {
+  provider: string | undefined
+  code: string | undefined
+  idToken: string | undefined
+  nonce: string | undefined
+  codeVerifier: string | undefined
+  redirectUri: string | undefined
+}
+
+/** The provider's word on the user: a code exchanged, or an ID token verified. */
+async function identify (ctx: JwtLoginContext, call: Call, registry: OAuthRegistry, provider: OAuthProviderSettings, input: OAuthInput): Promise<{ identity: Identity, flow: 'code' | 'id_token' }> {
+  const { code, idToken, nonce } = input
+  if (code !== undefined && provider.redirectUris.length > 0) {
+    const redirectUri = redirectUriOf(provider, input.redirectUri)
+    return { identity: await exchangeCode(ctx, registry, provider, { code, codeVerifier: input.codeVerifier, nonce, redirectUri }), flow: 'code' }
+  }
+  if (idToken !== undefined && provider.acceptIdToken) {
+    return { identity: await verifyIdToken(ctx, call, registry, provider, idToken, nonce), flow: 'id_token' }
+  }
+  throw new JwtLoginError('ERR_JWT_LOGIN_PROVIDER_CODE_MISSING')
+}
+
 /**
  * Order: the provider code is marked used (one increment) before the
  * exchange, then the provider, the user lookup, the user's creation when
@@ -160,36 +182,11 @@ function redirectUriOf (provider: OAuthProviderSettings, asked: string | undefin
  * needs a new provider code (the provider would refuse the old one too); an
  * ID token can be retried, and the retry finds a user created before the failure.
  */
-async function signIn (ctx: JwtLoginContext, registry: OAuthRegistry, fields: Fields, ip: string, known: { provider: string | null }): Promise<OAuthSignInResult> {
-  const startedAt = ctx.clock()
-  const settings = ctx.settings.current
-  if (!settings.authentication.enabled) throw new JwtLoginError('ERR_JWT_LOGIN_AUTH_DISABLED')
-  if (settings.authCodes.requireFor.oauth) {
-    checkAuthCode(fields[settings.authCodes.oauthParameter], settings.authCodes.codes, ctx.clock())
-  }
-  const provider = providerOf(ctx, stringField(fields, 'provider'))
+async function signIn (ctx: JwtLoginContext, call: Call, registry: OAuthRegistry, input: OAuthInput, known: { provider: string | null }): Promise<OAuthSignInResult> {
+  const provider = providerOf(call, input.provider)
   known.provider = provider.name
   if (!provider.enabled) throw new JwtLoginError('ERR_JWT_LOGIN_PROVIDER_DISABLED')
-
-  const code = stringField(fields, 'code')
-  const idToken = stringField(fields, 'id_token')
-  const nonce = stringField(fields, 'nonce')
-  const codeVerifier = stringField(fields, 'code_verifier')
-  const redirectUri = stringField(fields, 'redirect_uri')
-  const acceptsCode = provider.redirectUris.length > 0
-
-  let identity: Identity
-  let flow: 'code' | 'id_token'
-  if (code !== undefined && acceptsCode) {
-    flow = 'code'
-    const uri = redirectUriOf(provider, redirectUri)
-    identity = await exchangeCode(ctx, registry, provider, { code, codeVerifier, nonce, redirectUri: uri })
-  } else if (idToken !== undefined && provider.acceptIdToken) {
-    flow = 'id_token'
-    identity = await verifyIdToken(ctx, registry, provider, idToken, nonce)
-  } else {
-    throw new JwtLoginError('ERR_JWT_LOGIN_PROVIDER_CODE_MISSING')
-  }
+  const { identity, flow } = await identify(ctx, call, registry, provider, input)
 
   // Apple writes the flag as the string "true"
   const verified = identity.emailVerified === true || identity.emailVerified === 'true'
@@ -198,26 +195,29 @@ async function signIn (ctx: JwtLoginContext, registry: OAuthRegistry, fields: Fi
   }
   const email = identity.email
 
-  let user = await ctx.users.findByEmail(email)
-  if (user === null) {
-    if (!provider.autoRegister) throw new JwtLoginError('ERR_JWT_LOGIN_PROVIDER_USER_NOT_FOUND')
-    if (ctx.users.createUser === undefined) throw new JwtLoginError('ERR_JWT_LOGIN_USER_CREATE_FAILED')
-    const login = await uniqueLogin(ctx.users, email)
-    // a throwing adapter is an unavailable dependency (503 / 201): the retry
-    // looks the email up again, so a user created before the failure is found
-    user = await ctx.users.createUser({ email, login, displayName: identity.name ?? login, role: provider.defaultRole })
-    ctx.events.emit('oauth.user_registered', { userId: ctx.users.toPublicUser(user).ID, ip, provider: provider.name })
-  }
+  const user = await ctx.users.findByEmail(email) ?? await register(ctx, call, provider, email, identity.name)
 
   // the same end as a password login: a user with two-factor on gets the challenge, not a token
-  const result: SignInResult = await completeSignIn(ctx, user, ip, startedAt)
+  const result: SignInResult = await completeSignIn(ctx, call, user)
   if ('two_factor_required' in result) return result
   const publicUser = ctx.users.toPublicUser(user)
-  ctx.events.emit('oauth.succeeded', { userId: publicUser.ID, ip, provider: provider.name, flow })
+  ctx.events.emit('oauth.succeeded', { userId: publicUser.ID, ip: call.ip, provider: provider.name, flow })
   return {
     ...result,
     user: { ID: publicUser.ID, user_login: publicUser.user_login, user_email: publicUser.user_email, display_name: publicUser.display_name }
   }
+}
+
+/** A new user for a verified email the host does not know, when the provider registers users. */
+async function register (ctx: JwtLoginContext, call: Call, provider: OAuthProviderSettings, email: string, name: string | undefined): Promise<unknown> {
+  if (!provider.autoRegister) throw new JwtLoginError('ERR_JWT_LOGIN_PROVIDER_USER_NOT_FOUND')
+  if (ctx.users.createUser === undefined) throw new JwtLoginError('ERR_JWT_LOGIN_USER_CREATE_FAILED')
+  const login = await uniqueLogin(ctx.users, email)
+  // a throwing adapter is an unavailable dependency (503 / 201): the retry
+  // looks the email up again, so a user created before the failure is found
+  const user = await ctx.users.createUser({ email, login, displayName: name ?? login, role: provider.defaultRole })
+  ctx.events.emit('oauth.user_registered', { userId: ctx.users.toPublicUser(user).ID, ip: call.ip, provider: provider.name })
+  return user
 }
 
 /**
@@ -225,15 +225,20 @@ async function signIn (ctx: JwtLoginContext, registry: OAuthRegistry, fields: Fi
  * Every failure is reported to the audit events with its reason, never with
  * the code or token.
  */
-export async function oauthSignIn (ctx: JwtLoginContext, registry: OAuthRegistry, fields: Fields, ip: string): Promise<OAuthSignInResult> {
+export async function oauthSignIn (ctx: JwtLoginContext, call: Call, registry: OAuthRegistry, input: OAuthInput): Promise<OAuthSignInResult> {
   const known: { provider: string | null } = { provider: null }
   try {
-    return await signIn(ctx, registry, fields, ip, known)
+    return await signIn(ctx, call, registry, input, known)
   } catch (error) {
     const failure = error instanceof JwtLoginError
       ? error
       : new JwtLoginError('ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', { cause: error })
-    ctx.events.emit('oauth.failed', { ip, provider: known.provider, reason: failure.code, errorCode: failure.errorCode })
+    ctx.events.emit('oauth.failed', { ip: call.ip, provider: known.provider, reason: failure.code, errorCode: failure.errorCode })
     throw failure
   }
+}
+
+/** A refusal of the route's gate (authentication off, the auth code) is a failed provider sign-in too. */
+export const auditOAuthGate: GateAudit = (events, call, error) => {
+  events.emit('oauth.failed', { ip: call.ip, provider: null, reason: error.code, errorCode: error.errorCode })
 }

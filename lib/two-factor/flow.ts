@@ -1,10 +1,11 @@
 import { hkdfSync } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
-import type { JwtLoginContext, SecondFactorGate } from '../context.js'
+import type { Call, JwtLoginContext, SecondFactorGate } from '../context.js'
 import { JwtLoginError } from '../errors.js'
 import { subjectKey, type Hold, type Reservable } from '../limits.js'
-import { prepareSession } from '../session.js'
+import { prepareSession, type NewSession } from '../session.js'
 import { claimOnce, isClaimed } from '../store/claim.js'
+import type { Settings } from '../settings.js'
 import { sessionStart, type TokenClaims } from '../tokens.js'
 import { BackupCodeProvider, hashBackupCode } from './backup-codes.js'
 import { EmailCodeProvider, type EmailCodeDelivery, type EmailCodeUndelivered } from './email-code.js'
@@ -34,19 +35,20 @@ const attemptsKey = (challengeId: string): string => `2fa:attempts:${challengeId
  * instance with the same settings derives the same one and the store alone
  * does not reveal a code.
  */
-function emailPepper (ctx: JwtLoginContext): Buffer {
-  const signingKey = JSON.stringify(ctx.settings.current.tokens.keys[0])
+function emailPepper (settings: Settings): Buffer {
+  const signingKey = JSON.stringify(settings.tokens.keys[0])
   return Buffer.from(hkdfSync('sha256', signingKey, 'jwt-login', 'two-factor email code', 32))
 }
 
-export function createTwoFactor (ctx: JwtLoginContext, options: TwoFactorOptions, log: Pick<FastifyBaseLogger, 'error'>): TwoFactor {
+/** Builds the providers; `settings` are the ones at registration (the signing key does not change without a restart). */
+export function createTwoFactor (ctx: Omit<JwtLoginContext, 'secondFactor'>, settings: Settings, options: TwoFactorOptions, log: Pick<FastifyBaseLogger, 'error'>): TwoFactor {
   const issuer = options.issuer ?? 'jwt-login'
   const totp = new TotpProvider(ctx.store, ctx.clock)
   const backup = new BackupCodeProvider(options.port, ctx.store)
   return {
     port: options.port,
     totp,
-    email: options.mailer === undefined ? null : new EmailCodeProvider(ctx.store, options.mailer, emailPepper(ctx)),
+    email: options.mailer === undefined ? null : new EmailCodeProvider(ctx.store, options.mailer, emailPepper(settings)),
     backup,
     enrollment: {
       createTotpSecret: (label) => createTotpSecret(issuer, label),
@@ -62,7 +64,7 @@ export function createTwoFactor (ctx: JwtLoginContext, options: TwoFactorOptions
 }
 
 /** Runs a code mail after the answer. Never rejects: a failure is logged and reported, its code already withdrawn. */
-async function deliverEmailCode (ctx: JwtLoginContext, twoFactor: TwoFactor, userId: number, deliver: EmailCodeDelivery): Promise<void> {
+async function deliverEmailCode (ctx: Pick<JwtLoginContext, 'events'>, twoFactor: TwoFactor, userId: number, deliver: EmailCodeDelivery): Promise<void> {
   try {
     await deliver()
     ctx.events.emit('two_factor.code_sent', { userId })
@@ -85,35 +87,28 @@ async function deliverEmailCode (ctx: JwtLoginContext, twoFactor: TwoFactor, use
  * slow or stalled mail server never holds a sign-in. A failed mail withdraws
  * its code (the challenge stays open to backup codes; the user may sign in again).
  */
-export function secondFactorGate (ctx: JwtLoginContext, twoFactor: TwoFactor): SecondFactorGate {
-  return async (user, publicUser, ip, startedAt) => {
+export function secondFactorGate (ctx: Omit<JwtLoginContext, 'secondFactor'>, twoFactor: TwoFactor): SecondFactorGate {
+  return async (user, publicUser, call) => {
     const method = await twoFactor.port.methodOf(publicUser.ID, user)
     if (method === null) return null
-    const settings = ctx.settings.current.twoFactor
+    const settings = call.settings.twoFactor
     // the first factor is already proven here, so this answer tells nothing to someone without it
     if (!settings.enabled) throw new JwtLoginError('ERR_JWT_LOGIN_TWO_FACTOR_DISABLED')
     if (method === 'email' && twoFactor.email === null) {
       throw new JwtLoginError('ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', { cause: new Error('a user has the email method but no mailer is configured') })
     }
     // a session id, so a per-user cutoff (password reset) also ends pending challenges
-    const challengeId = ctx.tokens.newSessionId(startedAt)
+    const challengeId = ctx.tokens.newSessionId(call.startedAt)
     const record: ChallengeRecord = { method }
     await ctx.store.set(challengeKey(publicUser.ID, challengeId), JSON.stringify(record), settings.interimLifetimeMs)
     const delivery = method === 'email'
       ? await (twoFactor.email as EmailCodeProvider).issue(challengeId, publicUser.user_email, settings.emailCodeLifetimeMs)
       : null
-    const { token } = ctx.tokens.sign(ctx.settings.current, publicUser, 'interim', { sessionId: challengeId, lifetimeMs: settings.interimLifetimeMs })
-    ctx.events.emit('two_factor.challenge_issued', { userId: publicUser.ID, method, ip })
+    const { token } = ctx.tokens.sign(call.settings, publicUser, 'interim', { sessionId: challengeId, lifetimeMs: settings.interimLifetimeMs })
+    ctx.events.emit('two_factor.challenge_issued', { userId: publicUser.ID, method, ip: call.ip })
     if (delivery !== null) setImmediate(() => { deliverEmailCode(ctx, twoFactor, publicUser.ID, delivery) })
     return { two_factor_required: true, jwt: token }
   }
-}
-
-/** Authentication on (45), a two-factor port configured and the integration switched on (105). */
-export function assertTwoFactorOpen (ctx: JwtLoginContext, twoFactor: TwoFactor | null): asserts twoFactor is TwoFactor {
-  const settings = ctx.settings.current
-  if (!settings.authentication.enabled) throw new JwtLoginError('ERR_JWT_LOGIN_AUTH_DISABLED')
-  if (twoFactor === null || !settings.twoFactor.enabled) throw new JwtLoginError('ERR_JWT_LOGIN_TWO_FACTOR_UNAVAILABLE')
 }
 
 /**
@@ -166,31 +161,22 @@ async function checkCode (twoFactor: TwoFactor, userId: number, challengeId: str
 export async function completeTwoFactor (
   ctx: JwtLoginContext,
   twoFactor: TwoFactor,
-  token: string | undefined,
-  code: string | undefined,
-  ip: string
+  call: Call,
+  input: { token: string, code: string | undefined }
 ): Promise<{ jwt: string, refresh_token?: string }> {
-  if (token === undefined) throw new JwtLoginError('ERR_JWT_LOGIN_INTERIM_TOKEN_MISSING')
-  if (code === undefined) throw new JwtLoginError('ERR_JWT_LOGIN_TWO_FACTOR_CODE_MISSING')
-  let claims
-  try {
-    claims = ctx.tokens.verify(ctx.settings.current, token, 'interim').payload
-  } catch (error) {
-    throw new JwtLoginError('ERR_JWT_LOGIN_INTERIM_TOKEN_INVALID', { cause: error })
-  }
-  if (await ctx.tokens.isRevoked(claims)) throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_REVOKED')
+  const { ip } = call
+  if (input.code === undefined) throw new JwtLoginError('ERR_JWT_LOGIN_TWO_FACTOR_CODE_MISSING')
+  const code = input.code
+  const { claims, user } = await interimSignIn(ctx, call, input.token)
   const userId = Number(claims.sub)
-  const user = await ctx.users.findById(userId)
-  if (user === null) throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_USER_GONE')
-
-  const settings = ctx.settings.current.twoFactor
+  const settings = call.settings.twoFactor
   const account: Reservable = { key: subjectKey('2fa:account', String(userId)), limit: settings.perAccount, onSuccess: 'reset' }
   const reservation = await ctx.limiter.reserve([account])
   if (!reservation.ok) throw new JwtLoginError('ERR_JWT_LOGIN_TWO_FACTOR_LOCKED', { retryAfter: reservation.retryAfter })
   const holds = reservation.holds
   let settled = false
   try {
-    const result = await secondStep(ctx, twoFactor, claims, user, code, ip, async (outcome) => {
+    const result = await secondStep(ctx, twoFactor, call, { claims, user, code }, async (outcome) => {
       settled = true
       if (outcome === 'failed') {
         await ctx.limiter.failed(holds)
@@ -208,16 +194,31 @@ export async function completeTwoFactor (
   }
 }
 
+/** The interim token's claims and user: any failure to verify it is 401 / 111; revoked 55; its user gone 24. */
+async function interimSignIn (ctx: JwtLoginContext, call: Call, token: string): Promise<{ claims: TokenClaims, user: unknown }> {
+  let claims
+  try {
+    claims = ctx.tokens.verify(call.settings, token, 'interim').payload
+  } catch (error) {
+    throw new JwtLoginError('ERR_JWT_LOGIN_INTERIM_TOKEN_INVALID', { cause: error })
+  }
+  if (await ctx.tokens.isRevoked(claims)) throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_REVOKED')
+  const user = await ctx.users.findById(Number(claims.sub))
+  if (user === null) throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_USER_GONE')
+  return { claims, user }
+}
+
+interface SecondStep { claims: TokenClaims, user: unknown, code: string }
+
 async function secondStep (
   ctx: JwtLoginContext,
   twoFactor: TwoFactor,
-  claims: TokenClaims,
-  user: unknown,
-  code: string,
-  ip: string,
+  call: Call,
+  { claims, user, code }: SecondStep,
   settle: (outcome: 'failed' | 'succeeded') => Promise<void>
 ): Promise<{ jwt: string, refresh_token?: string }> {
-  const settings = ctx.settings.current.twoFactor
+  const { ip } = call
+  const settings = call.settings.twoFactor
   const userId = Number(claims.sub)
   const key = challengeKey(userId, claims.sid)
   const raw = await ctx.store.get(key)
@@ -242,22 +243,8 @@ async function secondStep (
 
   // the session starts when its sign-in did (the password step), so a password
   // change between the two steps ends it too
-  const session = await prepareSession(ctx, ctx.users.toPublicUser(user), sessionStart(claims.sid))
-  let claim
-  try {
-    // a challenge that cannot be given back ends with its interim token
-    claim = await claimOnce(ctx.store, key, raw, () => Math.max(1, claims.exp * 1000 - ctx.clock()), () => {})
-  } catch (error) {
-    await ctx.tokens.discardSession(session.sessionId)
-    throw error
-  }
-  const giveBack = async (): Promise<void> => {
-    await Promise.all([claim.giveBack(), ctx.tokens.discardSession(session.sessionId)])
-  }
-  if (!claim.won) {
-    await ctx.tokens.discardSession(session.sessionId)
-    throw new JwtLoginError('ERR_JWT_LOGIN_CHALLENGE_CLOSED')
-  }
+  const session = await prepareSession(ctx, call, ctx.users.toPublicUser(user), sessionStart(claims.sid))
+  const giveBack = await claimChallenge(ctx, key, raw, claims, session)
   let spent: boolean
   try {
     spent = await checked.spend()
@@ -276,13 +263,34 @@ async function secondStep (
 }
 
 /**
+ * Claims the challenge (one compare-and-set) for the prepared session and
+ * answers how to give both back; a challenge another request won is closed
+ * (107) and the session forgotten.
+ */
+async function claimChallenge (ctx: JwtLoginContext, key: string, raw: string, claims: TokenClaims, session: NewSession): Promise<() => Promise<void>> {
+  let claim
+  try {
+    // a challenge that cannot be given back ends with its interim token
+    claim = await claimOnce(ctx.store, key, raw, () => Math.max(1, claims.exp * 1000 - ctx.clock()), () => {})
+  } catch (error) {
+    await ctx.tokens.discardSession(session.sessionId)
+    throw error
+  }
+  if (!claim.won) {
+    await ctx.tokens.discardSession(session.sessionId)
+    throw new JwtLoginError('ERR_JWT_LOGIN_CHALLENGE_CLOSED')
+  }
+  return async () => { await Promise.all([claim.giveBack(), ctx.tokens.discardSession(session.sessionId)]) }
+}
+
+/**
  * Refuses an interim token offered where a final token or a refresh token
  * belongs (401 / 110). Anything else is left to the route's own checks.
  */
-export function refuseInterimToken (ctx: JwtLoginContext, value: string | undefined): void {
+export function refuseInterimToken (ctx: JwtLoginContext, call: Call, value: string | undefined): void {
   if (value === undefined || value.split('.').length !== 3) return
   try {
-    ctx.tokens.verify(ctx.settings.current, value, 'interim')
+    ctx.tokens.verify(call.settings, value, 'interim')
   } catch {
     return
   }

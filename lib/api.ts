@@ -1,0 +1,83 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import type { Call, JwtLoginContext } from './context.js'
+import { sendError, toJwtLoginError } from './error-handler.js'
+import { JwtLoginError } from './errors.js'
+import type { JwtLoginEvents } from './events.js'
+import { parseBearer } from './params.js'
+import { authenticateToken } from './session.js'
+import type { Settings, SettingsHolder } from './settings.js'
+import type { TokenClaims, TokenService } from './tokens.js'
+import type { TwoFactorEnrollment } from './two-factor/types.js'
+import type { PublicUser } from './users.js'
+
+/** What the authenticate hook puts on `request.jwtLogin`. */
+export interface JwtLoginRequestState {
+  user: PublicUser
+  claims: TokenClaims
+}
+
+/** The `fastify.jwtLogin` decorator. */
+export interface JwtLoginApi {
+  /** Signs an access token for a user of the adapter (no refresh token). */
+  sign: (user: PublicUser) => string
+  /** Verifies an access token as the routes do (signature, claims, revocation, user) and answers its claims. */
+  verify: (token: string) => Promise<TokenClaims>
+  /** Revokes an access token and its session. */
+  revoke: (token: string) => Promise<void>
+  /** A preHandler for host routes: requires a valid final token in `Authorization: Bearer`. */
+  authenticate: (request: FastifyRequest, reply: FastifyReply) => Promise<void>
+  /** The audit events. */
+  events: JwtLoginEvents
+  /** The settings in force. */
+  readonly settings: Settings
+  /** Re-reads an async settings source now. */
+  reloadSettings: () => Promise<void>
+  /** The public signing keys, or `null` for HMAC. */
+  jwks: () => ReturnType<TokenService['jwks']>
+  /** Two-factor enrollment helpers, or `null` without the `twoFactor` option. */
+  twoFactor: TwoFactorEnrollment | null
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    jwtLogin: JwtLoginApi
+  }
+  interface FastifyRequest {
+    jwtLogin: JwtLoginRequestState | null
+  }
+}
+
+/** The public API: the same flows as the routes, each call on one settings snapshot. */
+export function buildApi (ctx: JwtLoginContext, settings: SettingsHolder, twoFactor: TwoFactorEnrollment | null): JwtLoginApi {
+  const callOf = (ip: string): Call => ({ settings: settings.current, ip, startedAt: ctx.clock() })
+
+  const authenticate = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    const call = callOf(request.ip)
+    try {
+      if (!call.settings.authentication.enabled) throw new JwtLoginError('ERR_JWT_LOGIN_AUTH_DISABLED')
+      // a protected host route: no token is 401 / 53 with a bare challenge, a header
+      // that is not `Bearer <token>` is 401 / 2 with invalid_request (RFC 6750 §3.1)
+      const header = request.headers.authorization
+      if (header === undefined) throw new JwtLoginError('ERR_JWT_LOGIN_BEARER_MISSING')
+      const auth = await authenticateToken(ctx, call, parseBearer(header, 'ERR_JWT_LOGIN_AUTHORIZATION_MALFORMED'))
+      request.jwtLogin = { user: auth.publicUser, claims: auth.verified.payload }
+    } catch (error) {
+      await sendError(reply, toJwtLoginError(error as FastifyError))
+    }
+  }
+
+  return {
+    sign: (user) => ctx.tokens.sign(settings.current, user, 'access', { sessionId: ctx.tokens.newSessionId() }).token,
+    verify: async (token) => (await authenticateToken(ctx, callOf(''), token)).verified.payload,
+    revoke: async (token) => {
+      const call = callOf('')
+      await ctx.tokens.revoke(call.settings, (await authenticateToken(ctx, call, token)).verified.payload)
+    },
+    authenticate,
+    events: ctx.events,
+    get settings () { return settings.current },
+    reloadSettings: async () => { await settings.reload() },
+    jwks: () => ctx.tokens.jwks(),
+    twoFactor
+  }
+}

@@ -1,0 +1,67 @@
+import type { SettingsInput } from '../schemas/settings.js'
+import type { Clock } from './clock.js'
+import type { SecondFactorGate } from './context.js'
+import type { Mailer } from './mail/types.js'
+import { checkResetSetup, type PasswordPolicy } from './reset-password.js'
+import { JwtLoginSettingsError, type Settings, type SettingsSource } from './settings.js'
+import type { StateStore } from './store/types.js'
+import type { TwoFactorOptions } from './two-factor/types.js'
+import type { UserAdapter } from './users.js'
+
+export interface JwtLoginOptions {
+  /** The settings, or an async source (the host's admin screen) re-read every `settingsTtl`. */
+  settings: SettingsInput | SettingsSource
+  /** How often an async settings source is re-read (default 30 s). */
+  settingsTtl?: number | string
+  /** The host's users. */
+  users: UserAdapter<any>
+  /** Short-lived state; defaults to a `MemoryStore` (one process). Use `RedisStore` for many. */
+  store?: StateStore
+  /** Route prefix (default `/jwt-login/v1`). */
+  prefix?: string
+  /**
+   * Serve `/?rest_route=/jwt-login/v1/<path>` as WordPress clients call it
+   * (default true). Turn it off when the host owns `/`, and use `restRouteRewrite`.
+   */
+  restRoute?: boolean
+  /** Accept `multipart/form-data` bodies (default false): its reader runs on every plugin request once on. */
+  multipart?: boolean
+  /** Time source in ms; tests inject one. */
+  clock?: Clock
+  /** Sends mail (reset codes). Needed when `resetPassword.enabled` is on. */
+  mailer?: Mailer
+  /** The host's own rule for a new password, after the length settings (see `PasswordPolicy`). */
+  passwordPolicy?: PasswordPolicy
+  /** Two-factor sign-in: the host's two-factor port (and a mailer for email codes). */
+  twoFactor?: TwoFactorOptions
+  /** A second factor for every sign-in (password or provider); a two-factor module fills this seam. */
+  secondFactor?: SecondFactorGate
+}
+
+const ADAPTER_METHODS = ['findByEmail', 'findByLogin', 'findById', 'verifyPassword', 'toPublicUser']
+
+/** Refuses options the plugin cannot run with, naming the field. */
+export function checkOptions (options: JwtLoginOptions): void {
+  const users = options.users as unknown
+  for (const method of ADAPTER_METHODS) {
+    if (users === null || typeof users !== 'object' || typeof (users as Record<string, unknown>)[method] !== 'function') {
+      throw new JwtLoginSettingsError(`users/${method}`, 'the user adapter must implement it')
+    }
+  }
+}
+
+/** Checks settings against the options, at registration and on every reload. */
+export function checkSettings (settings: Settings, options: JwtLoginOptions): void {
+  checkResetSetup(settings, options.users, options.mailer)
+}
+
+/** What a reload may not change: the keys, the algorithm and the body limit need a restart. */
+export function acceptReload (options: JwtLoginOptions): (next: Settings, current: Settings) => void {
+  return (next, current) => {
+    if (JSON.stringify(next.tokens.keys) !== JSON.stringify(current.tokens.keys) || next.tokens.algorithm !== current.tokens.algorithm) {
+      throw new JwtLoginSettingsError('tokens/keys', 'keys and algorithm change only with a restart')
+    }
+    if (next.bodyLimit !== current.bodyLimit) throw new JwtLoginSettingsError('bodyLimit', 'changes only with a restart')
+    checkSettings(next, options)
+  }
+}

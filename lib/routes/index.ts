@@ -1,0 +1,26 @@
+import type { FastifyInstance } from 'fastify'
+import type { JwtLoginContext } from '../context.js'
+import type { PasswordReset } from '../reset-password.js'
+import type { TwoFactor } from '../two-factor/flow.js'
+import { authRoutes } from './auth.js'
+import { oauthRoutes } from './oauth.js'
+import { resetPasswordRoutes } from './reset-password.js'
+import { twoFactorRoutes } from './two-factor.js'
+
+/** `/jwks` is public and changes only with a restart: caches may keep it this long. */
+const JWKS_CACHE_CONTROL = 'public, max-age=300'
+
+export function registerRoutes (instance: FastifyInstance, ctx: JwtLoginContext, reset: PasswordReset, twoFactor: TwoFactor | null): void {
+  authRoutes(instance, ctx)
+  resetPasswordRoutes(instance, reset)
+  twoFactorRoutes(instance, ctx, twoFactor)
+  oauthRoutes(instance, ctx)
+  const jwks = ctx.tokens.jwks()
+  if (jwks !== null) {
+    // public keys: cacheable, and not counted by the per-IP limit (verifiers fetch them freely)
+    instance.get('/jwks', { config: { rateLimit: false } }, async (_request, reply) => {
+      reply.header('cache-control', JWKS_CACHE_CONTROL)
+      return jwks
+    })
+  }
+}

@@ -1,0 +1,85 @@
+import fastifyFormbody from '@fastify/formbody'
+import fastifyMultipart from '@fastify/multipart'
+import fastifyRateLimit from '@fastify/rate-limit'
+import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { clientKey } from './client-key.js'
+import { setErrorHandling } from './error-handler.js'
+import { JwtLoginError } from './errors.js'
+import { stateOf } from './gates.js'
+import { storeRateLimitFor } from './rate-limit-store.js'
+import type { StateStore } from './store/types.js'
+
+export interface ScopeOptions {
+  bodyLimit: number
+  multipart: boolean
+  store: StateStore
+  /** Whether unknown paths under the prefix answer the envelope (not with an empty prefix: the host's 404s stay the host's). */
+  ownNotFound: boolean
+}
+
+/**
+ * The body readers: JSON (Fastify's), form-encoded, and multipart when the
+ * host turns it on. Answers whether a failure came from reading a multipart
+ * body: busboy's errors (no boundary, wrong boundary, truncated body) carry
+ * no status, so the two hooks around its reader mark the requests inside it.
+ */
+async function registerBodyReaders (instance: FastifyInstance, options: ScopeOptions): Promise<(request: FastifyRequest) => boolean> {
+  await instance.register(fastifyFormbody, { bodyLimit: options.bodyLimit })
+  if (!options.multipart) return () => false
+  const reading = new WeakSet<FastifyRequest>()
+  instance.addHook('preValidation', (request, _reply, done) => { reading.add(request); done() })
+  await instance.register(fastifyMultipart, {
+    attachFieldsToBody: 'keyValues',
+    limits: { files: 0, fields: 32, fieldSize: options.bodyLimit, fileSize: 0, parts: 32 }
+  })
+  instance.addHook('preValidation', (request, _reply, done) => { reading.delete(request); done() })
+  return (request) => reading.has(request)
+}
+
+/**
+ * The per-IP request limit, counted in the state store. Every route pays for
+ * it unless it says `rateLimit: false` (validate and revoke, which need a
+ * signed token, and `/jwks`); the numbers come from the request's settings.
+ */
+async function registerRequestLimit (instance: FastifyInstance, store: StateStore): Promise<void> {
+  await instance.register(fastifyRateLimit, {
+    global: true,
+    store: storeRateLimitFor(store),
+    keyGenerator: (request) => clientKey(request.ip),
+    max: (request) => stateOf(request).call.settings.limits.requestsPerIp.max,
+    timeWindow: (request) => stateOf(request).call.settings.limits.requestsPerIp.windowMs,
+    errorResponseBuilder: (_request, context) => new JwtLoginError('ERR_JWT_LOGIN_RATE_LIMITED', { retryAfter: Math.max(1, Math.ceil(context.ttl / 1000)) })
+  })
+}
+
+/** Everything of the plugin's encapsulated scope but its routes and gates. */
+export async function setUpScope (instance: FastifyInstance, options: ScopeOptions): Promise<void> {
+  const bodyFault = await registerBodyReaders(instance, options)
+  await registerRequestLimit(instance, options.store)
+
+  // a bodyLimit in register options is ignored by Fastify: set it on each route
+  instance.addHook('onRoute', (route) => { route.bodyLimit ??= options.bodyLimit })
+  // no coercion: an array or a number where a string belongs is a 400, not a string
+  instance.setValidatorCompiler(TypeBoxValidatorCompiler)
+  // a POST without a body (the token in a header) validates as an empty object
+  instance.addHook('preValidation', (request, _reply, done) => {
+    if (request.body === undefined || request.body === null) request.body = {}
+    done()
+  })
+  setErrorHandling(instance, bodyFault)
+
+  // token answers and errors are never stored by a cache (RFC 6749 §5.1), on
+  // every route of the plugin; only /jwks sets its own, public, Cache-Control
+  instance.addHook('onSend', (_request, reply, payload, done) => {
+    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store').header('pragma', 'no-cache')
+    done(null, payload)
+  })
+
+  // unknown paths and methods under the prefix answer the envelope, counted by the per-IP limit
+  if (options.ownNotFound) {
+    instance.setNotFoundHandler({ preHandler: instance.rateLimit() }, async () => {
+      throw new JwtLoginError('ERR_JWT_LOGIN_NOT_FOUND')
+    })
+  }
+}
