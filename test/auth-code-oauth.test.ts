@@ -31,6 +31,17 @@ t.test('"Authentication Requires Auth Code" gates /auth and /oauth/token', async
   t.same(errorOf(await postToken(app, { provider: 'on', AUTH_CODE: 'gate-code' })), [400, 71], 'the right code passes the gate')
 })
 
+t.test('GET /oauth/token takes AUTH_CODE from its query; POST from its body only', async (t) => {
+  const { app } = await buildOAuthApp(provider, { authCodes: { codes, requireFor: { auth: true } } })
+  t.teardown(() => app.close())
+  const get = async (query: string): Promise<[number, number]> => errorOf(await app.inject({ method: 'GET', url: `/jwt-login/v1/oauth/token?${query}` }))
+  t.same(await get('provider=on'), [400, 94])
+  t.same(await get('provider=on&AUTH_CODE=wrong'), [401, 27])
+  t.same(await get('provider=on&AUTH_CODE=gate-code'), [400, 71], 'the code in the query passes the gate of GET')
+  const post = await app.inject({ method: 'POST', url: '/jwt-login/v1/oauth/token?AUTH_CODE=gate-code', payload: { provider: 'on' } })
+  t.same(errorOf(post), [400, 94], 'POST does not read it from the URL')
+})
+
 t.test('requireFor.oauth set to false keeps /oauth/token open while /auth is gated', async (t) => {
   const { app } = await buildOAuthApp(provider, { authCodes: { codes, requireFor: { auth: true, oauth: false } } })
   t.teardown(() => app.close())

@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream'
-import { setImmediate as tick } from 'node:timers/promises'
+import { setTimeout as sleep } from 'node:timers/promises'
 import Fastify, { type FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
 import jwtLogin, { JwtLoginSettingsError, MemoryUserAdapter, type JwtLoginOptions, type SettingsInput } from '../lib/index.js'
@@ -214,58 +214,63 @@ async function validateStatus (app: FastifyInstance): Promise<{ statusCode: numb
   return { statusCode: res.statusCode, errorCode: res.json().data.errorCode }
 }
 
-t.test('async source: read at start, re-read in the background after the TTL', async (t) => {
-  const { app, clock, source } = await sourceApp(t, { tokens: TOKENS })
+/** Resolves once `check` holds, polling every 10 ms (a timer-driven reload runs on real time). */
+async function until (check: () => boolean, ms = 3000): Promise<boolean> {
+  for (const started = Date.now(); Date.now() - started < ms; await sleep(10)) if (check()) return true
+  return check()
+}
+
+t.test('async source: read at start, re-read by a timer every settingsTtl; reading never starts a reload', async (t) => {
+  const { app, clock, source } = await sourceApp(t, { tokens: TOKENS }, { settingsTtl: '2s' })
   t.equal(source.calls, 1, 'read once at start')
   t.equal((await validateStatus(app)).statusCode, 200)
 
   source.next = { tokens: TOKENS, validate: { enabled: false } }
-  clock.advance(9_999)
-  t.equal((await validateStatus(app)).statusCode, 200, 'still fresh: not re-read')
-  t.equal(source.calls, 1)
-
-  clock.advance(1)
-  // the request that finds the settings stale is answered with the ones in force; the reload runs behind it
+  // the plugin's clock has nothing to do with it: reads and requests never reload
+  clock.advance(3_600_000)
   await Promise.all([validateStatus(app), validateStatus(app), validateStatus(app)])
-  await tick()
-  t.equal(source.calls, 2, 'one reload, however many requests found them stale')
+  t.ok(app.jwtLogin.settings)
+  t.equal(source.calls, 1, 'requests and reads did not re-read the source')
+
+  t.ok(await until(() => !app.jwtLogin.settings.validate.enabled, 6000), 'the timer re-read the source')
+  t.equal(source.calls, 2, 'once')
   t.same(await validateStatus(app), { statusCode: 403, errorCode: 82 }, 'the admin switched validate off without a restart')
-  t.equal(app.jwtLogin.settings.validate.enabled, false)
 })
 
-t.test('settingsTtl as a number of seconds', async (t) => {
-  const { app, clock, source } = await sourceApp(t, { tokens: TOKENS }, { settingsTtl: 2 })
-  clock.advance(1_999)
-  t.ok(app.jwtLogin.settings)
-  await tick()
-  t.equal(source.calls, 1)
-  clock.advance(1)
-  t.ok(app.jwtLogin.settings)
-  await tick()
-  t.equal(source.calls, 2)
+t.test('settingsTtl as a number of seconds; the timer stops on close', async (t) => {
+  const { app, source } = await sourceApp(t, { tokens: TOKENS }, { settingsTtl: 0.1 })
+  t.ok(await until(() => source.calls >= 2), 're-read after 0.1 s')
+  await app.close()
+  const calls = source.calls
+  await sleep(300)
+  t.equal(source.calls, calls, 'no read after close')
 })
 
-t.test('without settingsTtl an async source is fresh for 30 s', async (t) => {
+t.test('without settingsTtl an async source is re-read every 30 s', async (t) => {
+  const delays: number[] = []
+  const original = globalThis.setTimeout
+  // records the period the holder asks for; every timer still runs as usual
+  globalThis.setTimeout = ((fn: () => void, ms?: number) => {
+    delays.push(ms ?? 0)
+    return original(fn, ms)
+  }) as typeof setTimeout
   let calls = 0
-  const clock = testClock()
   const app = Fastify()
   t.teardown(() => app.close())
-  await app.register(jwtLogin, { users: new MemoryUserAdapter(), clock, settings: async () => { calls++; return { tokens: TOKENS } } })
-  await app.ready()
-  clock.advance(29_999)
+  try {
+    await app.register(jwtLogin, { users: new MemoryUserAdapter(), settings: async () => { calls++; return { tokens: TOKENS } } })
+    await app.ready()
+  } finally {
+    globalThis.setTimeout = original
+  }
+  t.ok(delays.includes(30_000), 'a 30 s reload timer')
   t.ok(app.jwtLogin.settings)
-  await tick()
   t.equal(calls, 1)
-  clock.advance(1)
-  t.ok(app.jwtLogin.settings)
-  await tick()
-  t.equal(calls, 2)
 })
 
 t.test('an invalid reload keeps the last good settings and logs a warning', async (t) => {
-  const { app, clock, logs, source } = await sourceApp(t, { tokens: TOKENS })
+  const { app, logs, source } = await sourceApp(t, { tokens: TOKENS })
   source.next = { tokens: TOKENS, validate: { enabled: 'off' } }
-  clock.advance(10_000)
   await app.jwtLogin.reloadSettings()
   t.equal((await validateStatus(app)).statusCode, 200, 'the last good settings stay')
   const warning = logs.find(l => l.msg.includes('settings reload refused'))
