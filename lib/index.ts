@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { buildApi } from './api.js'
-import { systemClock } from './clock.js'
+import { systemClock, type Clock } from './clock.js'
 import type { JwtLoginContext } from './context.js'
 import { toMs } from './duration.js'
 import { JwtLoginEvents } from './events.js'
@@ -12,11 +12,12 @@ import { createPasswordReset } from './reset-password.js'
 import { DEFAULT_PREFIX, redactedRequest, registerRestRoute } from './rest-route.js'
 import { registerRoutes } from './routes/index.js'
 import { setUpScope } from './scope.js'
-import { SettingsHolder, type ResolvedKey } from './settings.js'
+import { SettingsHolder, type ResolvedKey, type Settings } from './settings.js'
 import { guardStore } from './store/guard.js'
 import { MemoryStore } from './store/memory.js'
+import type { StateStore } from './store/types.js'
 import { buildKeyMaterial, TokenService } from './tokens.js'
-import { createTwoFactor, secondFactorGate } from './two-factor/flow.js'
+import { createTwoFactor, secondFactorGate, type TwoFactor } from './two-factor/flow.js'
 import { hashPassword, verifyPasswordHash } from './users.js'
 
 /**
@@ -25,6 +26,24 @@ import { hashPassword, verifyPasswordHash } from './users.js'
  * pino takes an object (as its route-level type says): hence the cast.
  */
 const SCOPE_SERIALIZERS = { req: redactedRequest } as unknown as Record<string, (value: unknown) => string>
+
+/** The one context of the flows, frozen, with the two-factor module when the host gave its port. */
+async function buildContext (fastify: FastifyInstance, options: JwtLoginOptions, initial: Settings, store: StateStore, clock: Clock): Promise<{ ctx: JwtLoginContext, twoFactor: TwoFactor | null }> {
+  const dummyHash = await hashPassword(`jwt-login-dummy-${Math.random()}`)
+  const base = {
+    users: options.users,
+    store,
+    tokens: new TokenService(buildKeyMaterial(initial.tokens), initial.tokens.algorithm, store, clock),
+    limiter: new AttemptLimiter(store, clock),
+    events: new JwtLoginEvents(),
+    clock,
+    log: fastify.log,
+    spendPasswordTime: async (password: string) => { await verifyPasswordHash(dummyHash, password) }
+  }
+  const twoFactor = options.twoFactor === undefined ? null : createTwoFactor(base, initial, options.twoFactor, fastify.log)
+  const secondFactor = twoFactor === null ? options.secondFactor ?? null : secondFactorGate(base, twoFactor)
+  return { ctx: Object.freeze({ ...base, secondFactor }), twoFactor }
+}
 
 /**
  * The plugin: options checked, settings read, one frozen context built,
@@ -46,21 +65,7 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
   })
   const initial = settings.current
   checkSettings(initial, options)
-  const dummyHash = await hashPassword(`jwt-login-dummy-${Math.random()}`)
-
-  const base = {
-    users: options.users,
-    store,
-    tokens: new TokenService(buildKeyMaterial(initial.tokens), initial.tokens.algorithm, store, clock),
-    limiter: new AttemptLimiter(store, clock),
-    events: new JwtLoginEvents(),
-    clock,
-    log: fastify.log,
-    spendPasswordTime: async (password: string) => { await verifyPasswordHash(dummyHash, password) }
-  }
-  const twoFactor = options.twoFactor === undefined ? null : createTwoFactor(base, initial, options.twoFactor, fastify.log)
-  const secondFactor = twoFactor === null ? options.secondFactor ?? null : secondFactorGate(base, twoFactor)
-  const ctx: JwtLoginContext = Object.freeze({ ...base, secondFactor })
+  const { ctx, twoFactor } = await buildContext(fastify, options, initial, store, clock)
   const reset = createPasswordReset(ctx, initial.tokens.keys[0] as ResolvedKey, options.mailer, options.passwordPolicy ?? null)
 
   fastify.decorate('jwtLogin', buildApi(ctx, settings, twoFactor?.enrollment ?? null))

@@ -77,7 +77,10 @@ type WithDefaults = Required<SettingsInput> & {
   [K in keyof SettingsInput]-?: Required<NonNullable<SettingsInput[K]>>
 }
 
-/** Validates and defaults the settings; throws `JwtLoginSettingsError` naming the first bad field. */
+/**
+ * Validates and defaults the settings; throws `JwtLoginSettingsError` naming
+ * the first bad field. Long only for the resolved shape, written field by field.
+ */
 export function resolveSettings (input: unknown): Settings {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {
     throw new JwtLoginSettingsError('', 'settings must be an object')

@@ -78,6 +78,7 @@ function checkUrl (name: string, field: string, value: string): boolean {
   return true
 }
 
+// long only for the resolved shape, written field by field
 function resolveProvider (name: string, p: OAuthProviderInput): OAuthProviderSettings {
   const preset = p.preset as OAuthPreset
   const issuer = presetIssuer(name, p, preset)

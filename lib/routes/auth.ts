@@ -13,12 +13,8 @@ const VALIDATE: RouteGate = { feature: 'validate', authCode: 'validate', authCod
 const REFRESH: RouteGate = { feature: 'refresh', authCode: 'refresh', authCodeFrom: 'body-or-query' }
 const REVOKE: RouteGate = { feature: 'revoke', authCode: 'revoke', authCodeFrom: 'body-or-query', token: 'access' }
 
-/**
- * `/auth` (password login), `/auth/validate`, `/auth/refresh`, `/auth/revoke`.
- * Validate and revoke take a signed token and spend nothing guessable, so
- * they skip the per-IP request limit.
- */
-export function authRoutes (instance: FastifyInstance, ctx: JwtLoginContext): void {
+/** `POST /auth`: the body's fields into a login. */
+function loginRoute (instance: FastifyInstance, ctx: JwtLoginContext): void {
   instance.post('/auth', {
     config: { jwtLogin: LOGIN },
     schema: { body: LoginBody, response: { 200: LoginReply } }
@@ -33,6 +29,15 @@ export function authRoutes (instance: FastifyInstance, ctx: JwtLoginContext): vo
     }
     return { success: true, data: await passwordLogin(ctx, stateOf(request).call, input) }
   })
+}
+
+/**
+ * `/auth` (password login), `/auth/validate`, `/auth/refresh`, `/auth/revoke`.
+ * Validate and revoke take a signed token and spend nothing guessable, so
+ * they skip the per-IP request limit.
+ */
+export function authRoutes (instance: FastifyInstance, ctx: JwtLoginContext): void {
+  loginRoute(instance, ctx)
 
   const validate = async (request: FastifyRequest): Promise<unknown> => {
     const { call, token } = stateOf(request)

@@ -217,7 +217,6 @@ async function secondStep (
   { claims, user, code }: SecondStep,
   settle: (outcome: 'failed' | 'succeeded') => Promise<void>
 ): Promise<{ jwt: string, refresh_token?: string }> {
-  const { ip } = call
   const settings = call.settings.twoFactor
   const userId = Number(claims.sub)
   const key = challengeKey(userId, claims.sid)
@@ -225,17 +224,7 @@ async function secondStep (
   if (raw === null || isClaimed(raw)) throw new JwtLoginError('ERR_JWT_LOGIN_CHALLENGE_CLOSED')
   const { count: attempt } = await ctx.store.increment(attemptsKey(claims.sid), settings.interimLifetimeMs)
   if (attempt > settings.attemptsPerChallenge) throw new JwtLoginError('ERR_JWT_LOGIN_CHALLENGE_CLOSED')
-
-  const rejected = async (): Promise<never> => {
-    ctx.events.emit('two_factor.code_rejected', { userId, ip, attempt })
-    await settle('failed')
-    if (attempt >= settings.attemptsPerChallenge) {
-      await ctx.store.delete(key)
-      ctx.events.emit('two_factor.challenge_closed', { userId, ip })
-      throw new JwtLoginError('ERR_JWT_LOGIN_CHALLENGE_CLOSED')
-    }
-    throw new JwtLoginError('ERR_JWT_LOGIN_TWO_FACTOR_CODE_WRONG')
-  }
+  const rejected = async (): Promise<never> => await rejectCode(ctx, call, { userId, key, attempt }, settle)
 
   const challenge = JSON.parse(raw) as ChallengeRecord
   const checked = await checkCode(twoFactor, userId, claims.sid, challenge.method, code)
@@ -258,8 +247,25 @@ async function secondStep (
   }
 
   await settle('succeeded')
-  ctx.events.emit('two_factor.code_accepted', { userId, method: checked.method, ip })
+  ctx.events.emit('two_factor.code_accepted', { userId, method: checked.method, ip: call.ip })
   return session.tokens
+}
+
+/** A wrong code: counted as a failure; the last attempt a challenge allows closes it (107), any other is 109. */
+async function rejectCode (
+  ctx: JwtLoginContext,
+  call: Call,
+  { userId, key, attempt }: { userId: number, key: string, attempt: number },
+  settle: (outcome: 'failed') => Promise<void>
+): Promise<never> {
+  ctx.events.emit('two_factor.code_rejected', { userId, ip: call.ip, attempt })
+  await settle('failed')
+  if (attempt >= call.settings.twoFactor.attemptsPerChallenge) {
+    await ctx.store.delete(key)
+    ctx.events.emit('two_factor.challenge_closed', { userId, ip: call.ip })
+    throw new JwtLoginError('ERR_JWT_LOGIN_CHALLENGE_CLOSED')
+  }
+  throw new JwtLoginError('ERR_JWT_LOGIN_TWO_FACTOR_CODE_WRONG')
 }
 
 /**
