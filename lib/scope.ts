@@ -3,6 +3,7 @@ import fastifyMultipart from '@fastify/multipart'
 import fastifyRateLimit from '@fastify/rate-limit'
 import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { ErrorEnvelope } from '../schemas/common.js'
 import { clientKey } from './client-key.js'
 import { setErrorHandling } from './error-handler.js'
 import { JwtLoginError } from './errors.js'
@@ -58,8 +59,12 @@ export async function setUpScope (instance: FastifyInstance, options: ScopeOptio
   const bodyFault = await registerBodyReaders(instance, options)
   await registerRequestLimit(instance, options.store)
 
-  // a bodyLimit in register options is ignored by Fastify: set it on each route
-  instance.addHook('onRoute', (route) => { route.bodyLimit ??= options.bodyLimit })
+  instance.addHook('onRoute', (route) => {
+    // a bodyLimit in register options is ignored by Fastify: set it on each route
+    route.bodyLimit ??= options.bodyLimit
+    // errors are serialised by their schema too, like the answers
+    route.schema = { ...route.schema, response: { '4xx': ErrorEnvelope, '5xx': ErrorEnvelope, ...route.schema?.response as object } }
+  })
   // no coercion: an array or a number where a string belongs is a 400, not a string
   instance.setValidatorCompiler(TypeBoxValidatorCompiler)
   // a POST without a body (the token in a header) validates as an empty object

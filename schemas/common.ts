@@ -24,3 +24,18 @@ export const Success = <T extends Parameters<typeof Type.Object>[0]>(data: T) =>
   success: Type.Literal(true),
   data: Type.Object(data)
 })
+
+/** `GET /jwks`: the public keys (RFC 7517); the members each key type uses. */
+export const JwksReply = Type.Object({
+  keys: Type.Array(Type.Object({
+    kty: Type.String(),
+    kid: Type.String(),
+    alg: Type.String(),
+    use: Type.String(),
+    n: Type.Optional(Type.String()),
+    e: Type.Optional(Type.String()),
+    crv: Type.Optional(Type.String()),
+    x: Type.Optional(Type.String()),
+    y: Type.Optional(Type.String())
+  }))
+})

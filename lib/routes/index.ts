@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify'
+import { JwksReply } from '../../schemas/common.js'
 import type { JwtLoginContext } from '../context.js'
 import type { PasswordReset } from '../reset-password.js'
 import type { TwoFactor } from '../two-factor/flow.js'
@@ -18,7 +19,7 @@ export function registerRoutes (instance: FastifyInstance, ctx: JwtLoginContext,
   const jwks = ctx.tokens.jwks()
   if (jwks !== null) {
     // public keys: cacheable, and not counted by the per-IP limit (verifiers fetch them freely)
-    instance.get('/jwks', { config: { rateLimit: false } }, async (_request, reply) => {
+    instance.get('/jwks', { config: { rateLimit: false }, schema: { response: { 200: JwksReply } } }, async (_request, reply) => {
       reply.header('cache-control', JWKS_CACHE_CONTROL)
       return jwks
     })
