@@ -203,7 +203,6 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
   if (options.store === undefined) fastify.addHook('onClose', async () => { await store.close?.() })
 
   await fastify.register(async function jwtLoginRoutes (instance) {
-    await tokens.register(instance)
     await instance.register(fastifyFormbody, { bodyLimit: initial.bodyLimit })
     // @fastify/multipart reads the body in a preValidation hook, and busboy's errors
     // (no boundary, wrong boundary, truncated body) carry no status: these two hooks
