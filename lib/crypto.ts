@@ -25,7 +25,7 @@ export function safeEqual (a: string | Buffer, b: string | Buffer): boolean {
 }
 
 /** A key of `bytes` bytes derived from `secret` with HKDF-SHA256; `info` names its use, so each use gets its own key. */
-export function deriveKey (secret: string | Buffer, salt: string | Buffer, info: string, bytes = 32): Buffer {
+export function deriveKey (secret: string | Buffer, salt: string | Buffer, info: string | Buffer, bytes = 32): Buffer {
   return Buffer.from(hkdfSync('sha256', secret, salt, info, bytes))
 }
 

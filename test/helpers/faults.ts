@@ -26,7 +26,7 @@ export interface FaultCall {
   /** 1-based position since `arm`. */
   n: number
   method: string
-  /** The first argument, shortened: a store key, an email, a user id. */
+  /** The first argument, shortened: a store key (the keys of a getMany, space-separated), an email, a user id. */
   key: string
 }
 
@@ -108,7 +108,8 @@ const MAX_KEY = 60
 function keyOf (args: unknown[]): string {
   const first = args[0]
   if (first === undefined) return ''
-  if (Array.isArray(first)) return keyOf([first.join(' ')])
+  // the keys of a getMany, each shortened
+  if (Array.isArray(first)) return first.map(key => keyOf([key])).join(' ')
   if (typeof first === 'string') return first.length > MAX_KEY ? `${first.slice(0, MAX_KEY)}…` : first
   if (typeof first === 'number') return String(first)
   if (first !== null && typeof first === 'object') {
