@@ -107,8 +107,9 @@ export function buildKeyMaterial (tokens: Settings['tokens']): KeyMaterial[] {
 }
 
 /**
- * fast-jwt's refusals as ours, in one place. A code without an entry
- * (a failed claim check, a `crit` header) is a claim failure.
+ * fast-jwt's refusals as ours, in one place. A code without an entry (a
+ * `crit` header it does not know, a code a later fast-jwt adds) is a claim
+ * failure.
  */
 const TOKEN_ERRORS: Record<string, JwtLoginErrorCode> = {
   [TokenError.codes.invalidAlgorithm]: 'ERR_JWT_LOGIN_TOKEN_ALGORITHM',
@@ -231,7 +232,6 @@ export interface RefreshResult {
  * registered on the host, so a host's own @fastify/jwt is left alone.
  */
 export class TokenService {
-  readonly #keys: Key[]
   /** Keys by `kid`, for a header read in full. */
   readonly #byKid = new Map<string, Key>()
   /** Keys by the exact header segment this service writes for them: its own tokens need no header parse. */
@@ -246,13 +246,13 @@ export class TokenService {
   readonly #jwks: { keys: JsonWebKey[] } | null
 
   constructor (keys: KeyMaterial[], algorithm: Algorithm, store: StateStore, clock: Clock) {
-    this.#keys = keys.map((key, index) => ({ ...key, index }))
-    for (const key of this.#keys) {
+    const entries: Key[] = keys.map((key, index) => ({ ...key, index }))
+    for (const key of entries) {
       this.#byKid.set(key.kid, key)
       // fast-jwt writes the header as {alg, typ, kid}, in this order
       this.#byHeader.set(Buffer.from(JSON.stringify({ alg: algorithm, typ: 'JWT', kid: key.kid })).toString('base64url'), key)
     }
-    const first = this.#keys[0] as Key
+    const first = entries[0] as Key
     // no noTimestamp: it would drop our iat; the signer keeps an iat and exp the payload has
     this.#sign = createSigner<TokenClaims>({ key: first.signKey as string, algorithm, kid: first.kid })
     // fast-jwt fixes a verifier's time when it is made (`clockTimestamp`), or
@@ -360,7 +360,7 @@ export class TokenService {
       throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_CLAIM_INVALID')
     }
     if (payload.typ !== kind) throw new JwtLoginError(kind === 'interim' ? 'ERR_JWT_LOGIN_INTERIM_TOKEN_INVALID' : 'ERR_JWT_LOGIN_TOKEN_CLAIM_INVALID')
-    // fast-jwt bounds only the age of iat (maxAge); an iat in the future is refused here, as the nbf it would be
+    // fast-jwt checks only the age of iat (maxAge); an iat in the future is refused here, as nbf is by fast-jwt
     if (payload.iat * 1000 - tokens.leewayMs > this.#clock()) throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_NOT_YET_VALID')
     return { token, header, payload }
   }

@@ -315,6 +315,8 @@ t.test('the kinds: each refused where the other belongs, with its own code', asy
   const sessionId = tokens.newSessionId()
   const access = tokens.sign(SETTINGS, USER, 'access', { sessionId }).token
   const interim = tokens.sign(SETTINGS, USER, 'interim', { sessionId }).token
+  // the service finds the key of its own tokens by this exact header segment, without a parse
+  t.equal(access.split('.')[0], b64({ alg: 'HS256', typ: 'JWT', kid: 'k1' }), 'the header as fast-jwt writes it')
   t.equal(tokens.verify(SETTINGS, interim, 'interim').payload.typ, 'interim')
   t.throws(() => tokens.verify(SETTINGS, interim, 'access'), { code: 'ERR_JWT_LOGIN_INTERIM_TOKEN_USED' })
   t.throws(() => tokens.verify(SETTINGS, access, 'interim'), { code: 'ERR_JWT_LOGIN_INTERIM_TOKEN_INVALID' })
