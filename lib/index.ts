@@ -78,7 +78,6 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
   })
 
   await fastify.register(async function jwtLoginRoutes (instance) {
-    await ctx.tokens.register(instance)
     addGateHooks(instance, ctx, settings, twoFactor !== null)
     await setUpScope(instance, {
       bodyLimit: initial.bodyLimit,

@@ -1,9 +1,8 @@
-import { createCipheriv, createDecipheriv, createHash, createPublicKey, createPrivateKey, hkdfSync, randomBytes, randomUUID, timingSafeEqual, type KeyObject, type JsonWebKey } from 'node:crypto'
-import fastifyJwt from '@fastify/jwt'
-import { TokenError } from 'fast-jwt'
-import type { FastifyInstance } from 'fastify'
+import { createCipheriv, createDecipheriv, createPublicKey, createPrivateKey, randomBytes, randomUUID, type KeyObject, type JsonWebKey } from 'node:crypto'
+import { createSigner, createVerifier, TokenError } from 'fast-jwt'
 import type { Algorithm } from '../schemas/settings.js'
-import type { Clock } from './clock.js'
+import { systemClock, type Clock } from './clock.js'
+import { deriveKey, randomToken, safeEqual, sha256Base64url } from './crypto.js'
 import { JwtLoginError, type JwtLoginErrorCode } from './errors.js'
 import { JwtLoginSettingsError, type Settings } from './settings.js'
 import type { StateStore } from './store/types.js'
@@ -43,13 +42,16 @@ export interface SignedToken {
 const REQUIRED_CLAIMS = ['sub', 'iat', 'exp', 'jti', 'iss', 'aud', 'typ', 'sid']
 const HMAC_MIN_BYTES: Record<string, number> = { HS256: 32, HS384: 48, HS512: 64 }
 const SEGMENTS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/
+/** A user id: a positive integer, as a string. */
+const SUBJECT = /^[1-9]\d*$/
 
 interface KeyMaterial {
   kid: string
-  /** What @fastify/jwt takes as `secret`. */
-  secret: string | { private?: string, public: string }
+  /** What verifies, as fast-jwt takes it: the HMAC secret, or the public key as SPKI PEM. */
+  verifyKey: string
+  /** What signs: the HMAC secret or the private key PEM; `null` for a key kept only to verify. */
+  signKey: string | null
   publicKey: KeyObject | null
-  canSign: boolean
 }
 
 function curveOf (key: KeyObject): string | undefined {
@@ -78,7 +80,7 @@ export function buildKeyMaterial (tokens: Settings['tokens']): KeyMaterial[] {
       if (Buffer.byteLength(key.secret) < minimum) {
         throw new JwtLoginSettingsError(`${path}/secret`, `an ${algorithm} secret must be at least ${minimum} bytes`)
       }
-      return { kid: key.kid, secret: key.secret, publicKey: null, canSign: true }
+      return { kid: key.kid, verifyKey: key.secret, signKey: key.secret, publicKey: null }
     }
     if (key.secret !== undefined) throw new JwtLoginSettingsError(`${path}/secret`, `${algorithm} takes a key pair, not a secret`)
     if (index === 0 && key.privateKey === undefined) {
@@ -95,36 +97,51 @@ export function buildKeyMaterial (tokens: Settings['tokens']): KeyMaterial[] {
       throw new JwtLoginSettingsError(path, 'the key is not a readable PEM key')
     }
     checkKeyType(algorithm, publicKey, `${path}/publicKey`)
-    const publicPem = publicKey.export({ type: 'spki', format: 'pem' }).toString()
     return {
       kid: key.kid,
-      secret: key.privateKey !== undefined ? { private: key.privateKey, public: publicPem } : { public: publicPem },
-      publicKey,
-      canSign: key.privateKey !== undefined
+      verifyKey: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+      signKey: key.privateKey ?? null,
+      publicKey
     }
   })
 }
 
-type Signer = (payload: Record<string, unknown>) => string
-type Verifier = (token: string) => Record<string, unknown>
-
-interface JwtNamespace {
-  sign: Signer
-  verify: Verifier
-}
-
-const TOKEN_ERROR_MAP: Record<string, JwtLoginErrorCode> = {
+/**
+ * fast-jwt's refusals as ours, in one place. A code without an entry (a
+ * `crit` header it does not know, a code a later fast-jwt adds) is a claim
+ * failure.
+ */
+const TOKEN_ERRORS: Record<string, JwtLoginErrorCode> = {
   [TokenError.codes.invalidAlgorithm]: 'ERR_JWT_LOGIN_TOKEN_ALGORITHM',
   [TokenError.codes.missingSignature]: 'ERR_JWT_LOGIN_TOKEN_ALGORITHM',
   [TokenError.codes.invalidSignature]: 'ERR_JWT_LOGIN_TOKEN_SIGNATURE',
+  [TokenError.codes.verifyError]: 'ERR_JWT_LOGIN_TOKEN_SIGNATURE',
   [TokenError.codes.malformed]: 'ERR_JWT_LOGIN_TOKEN_DECODE',
   [TokenError.codes.invalidType]: 'ERR_JWT_LOGIN_TOKEN_DECODE',
-  [TokenError.codes.invalidPayload]: 'ERR_JWT_LOGIN_TOKEN_DECODE'
+  [TokenError.codes.invalidPayload]: 'ERR_JWT_LOGIN_TOKEN_DECODE',
+  [TokenError.codes.expired]: 'ERR_JWT_LOGIN_TOKEN_EXPIRED',
+  [TokenError.codes.inactive]: 'ERR_JWT_LOGIN_TOKEN_NOT_YET_VALID',
+  [TokenError.codes.missingRequiredClaim]: 'ERR_JWT_LOGIN_TOKEN_CLAIM_INVALID',
+  [TokenError.codes.invalidClaimType]: 'ERR_JWT_LOGIN_TOKEN_CLAIM_INVALID',
+  [TokenError.codes.invalidClaimValue]: 'ERR_JWT_LOGIN_TOKEN_CLAIM_INVALID'
 }
 
-function mapTokenError (error: unknown): JwtLoginError {
-  // fast-jwt throws only TokenError; codes without an entry are claim failures
-  return new JwtLoginError(TOKEN_ERROR_MAP[(error as TokenError).code] ?? 'ERR_JWT_LOGIN_TOKEN_CLAIM_INVALID', { cause: error })
+/** What a verifier answers (`complete: true`): the header and the claims, decoded once. */
+interface Decoded {
+  header: Record<string, unknown>
+  payload: TokenClaims
+}
+
+type Verifier = (token: string) => Decoded
+
+/** A key as the service uses it: its place in the list picks its verifiers. */
+interface Key extends KeyMaterial {
+  index: number
+}
+
+/** The one rule for a revoked session: its entry says it ended, or it started before its user's cutoff. */
+function sessionEnded (sessionId: string, entry: string | null, cutoff: string | null): boolean {
+  return entry === REVOKED || (cutoff !== null && sessionStart(sessionId) < Number(cutoff))
 }
 
 /** The start time (ms) written at the head of a session id; NaN-safe (0 for a foreign id). */
@@ -132,15 +149,6 @@ export function sessionStart (sessionId: string): number {
   const dash = sessionId.indexOf('-')
   const start = dash > 0 ? parseInt(sessionId.slice(0, dash), 36) : 0
   return Number.isFinite(start) ? start : 0
-}
-
-function hashKey (value: string): string {
-  return createHash('sha256').update(value).digest('base64url')
-}
-
-/** Constant time for two hashes of one length (the length of a hash is no secret). */
-function sameHash (a: string, b: string): boolean {
-  return a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b))
 }
 
 /** Store keys of the token state. */
@@ -176,7 +184,7 @@ interface SessionRecord {
 
 const SESSION_ID = /^[0-9a-z]{1,12}-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 function sealKey (sessionId: string, secret: string): Buffer {
-  return Buffer.from(hkdfSync('sha256', secret, sessionId, 'jwt-login refresh successor', 32))
+  return deriveKey(secret, sessionId, 'jwt-login refresh successor')
 }
 
 /**
@@ -209,10 +217,6 @@ function parseRefreshToken (token: string): { sessionId: string, secret: string 
   return { sessionId, secret }
 }
 
-function newRefreshSecret (): string {
-  return randomBytes(32).toString('base64url')
-}
-
 /** What reuse detection reports. */
 export interface RefreshReuse { uid: number, sid: string }
 
@@ -223,20 +227,40 @@ export interface RefreshResult {
 }
 
 /**
- * Signs and verifies every kind of token; issues, rotates and revokes refresh
- * tokens. Signing goes through @fastify/jwt's cached signer of the first key;
- * each key has its own cached verifier, picked by `kid`.
+ * Signs and verifies every kind of token with fast-jwt; issues, rotates and
+ * revokes refresh tokens. The plugin owns its JWT engine: nothing is
+ * registered on the host, so a host's own @fastify/jwt is left alone.
  */
 export class TokenService {
-  readonly #keys: KeyMaterial[]
-  readonly #namespaces = new Map<string, JwtNamespace>()
+  /** Keys by `kid`, for a header read in full. */
+  readonly #byKid = new Map<string, Key>()
+  /** Keys by the exact header segment this service writes for them: its own tokens need no header parse. */
+  readonly #byHeader = new Map<string, Key>()
+  readonly #sign: (claims: TokenClaims) => string
+  /** Per settings snapshot, each key's verifiers (access, interim). */
+  readonly #verifiers = new WeakMap<Settings['tokens'], Array<Verifier | undefined>>()
+  readonly #cachedVerifiers: boolean
   readonly #algorithm: Algorithm
   readonly #store: StateStore
   readonly #clock: Clock
   readonly #jwks: { keys: JsonWebKey[] } | null
 
   constructor (keys: KeyMaterial[], algorithm: Algorithm, store: StateStore, clock: Clock) {
-    this.#keys = keys
+    const entries: Key[] = keys.map((key, index) => ({ ...key, index }))
+    for (const key of entries) {
+      this.#byKid.set(key.kid, key)
+      // fast-jwt writes the header as {alg, typ, kid}, in this order
+      this.#byHeader.set(Buffer.from(JSON.stringify({ alg: algorithm, typ: 'JWT', kid: key.kid })).toString('base64url'), key)
+    }
+    const first = entries[0] as Key
+    // no noTimestamp: it would drop our iat; the signer keeps an iat and exp the payload has
+    this.#sign = createSigner<TokenClaims>({ key: first.signKey as string, algorithm, kid: first.kid })
+    // fast-jwt fixes a verifier's time when it is made (`clockTimestamp`), or
+    // reads Date.now() per call without one. So the system clock gets
+    // verifiers made once per settings snapshot and key; another clock (tests,
+    // a host's own) gets a verifier per call made at its time, so exp and nbf
+    // are judged at the time the rest of the plugin sees.
+    this.#cachedVerifiers = clock === systemClock
     this.#algorithm = algorithm
     this.#store = store
     this.#clock = clock
@@ -251,27 +275,6 @@ export class TokenService {
             use: 'sig'
           }))
         }
-  }
-
-  /** Registers one @fastify/jwt namespace per key in the plugin's encapsulated child. */
-  async register (instance: FastifyInstance): Promise<void> {
-    for (const key of this.#keys) {
-      const namespace = `jwtLogin_${key.kid}`
-      await instance.register(fastifyJwt, {
-        namespace,
-        decoratorName: 'jwtLoginClaims',
-        secret: key.secret,
-        sign: { algorithm: this.#algorithm, kid: key.kid },
-        verify: {
-          algorithms: [this.#algorithm],
-          ignoreExpiration: true,
-          ignoreNotBefore: true,
-          requiredClaims: REQUIRED_CLAIMS
-        }
-      })
-      const decorator = (instance.jwt as unknown as Record<string, JwtNamespace>)[namespace] as JwtNamespace
-      this.#namespaces.set(key.kid, decorator)
-    }
   }
 
   get algorithm (): Algorithm {
@@ -308,59 +311,129 @@ export class TokenService {
       if (tokens.claims.displayName) claims.display_name = user.display_name
       if (tokens.claims.roles) claims.roles = user.roles
     }
-    const signer = this.#namespaces.get((this.#keys[0] as KeyMaterial).kid) as JwtNamespace
-    return { token: signer.sign(claims), claims }
+    return { token: this.#sign(claims), claims }
   }
 
   /**
    * Verifies signature, algorithm, `kid`, issuer, audience, kind and times.
-   * Revocation is checked separately by `checkRevoked`.
+   * Revocation is checked separately by `isRevoked`.
    */
   verify (settings: Settings, token: string, kind: TokenKind): VerifiedToken {
     if (!SEGMENTS.test(token)) throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_MALFORMED')
-    // only the header is read here, to pick the key; the verifier decodes the rest once
-    let header: Record<string, unknown>
+    const key = this.#keyOf(token)
     try {
-      header = JSON.parse(Buffer.from(token.slice(0, token.indexOf('.')), 'base64url').toString('utf8'))
+      return this.#check(settings.tokens, key, token, kind)
+    } catch (error) {
+      throw this.#refusal(settings.tokens, key, token, kind, error)
+    }
+  }
+
+  /**
+   * The key a token names. A token of this service has one of the headers
+   * this service writes, found as it is; any other header is parsed (its
+   * segment only) to refuse a wrong `alg` or an unknown `kid` with their own
+   * codes. The verifier then decodes the token once.
+   */
+  #keyOf (token: string): Key {
+    const segment = token.slice(0, token.indexOf('.'))
+    const known = this.#byHeader.get(segment)
+    if (known !== undefined) return known
+    let header: unknown
+    try {
+      header = JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'))
     } catch (error) {
       throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_DECODE', { cause: error })
     }
     if (header === null || typeof header !== 'object' || Array.isArray(header)) throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_DECODE')
-    if (header.alg !== this.#algorithm) throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_ALGORITHM')
-    const namespace = typeof header.kid === 'string' ? this.#namespaces.get(header.kid) : undefined
-    if (namespace === undefined) throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_KID_UNKNOWN')
-    let payload: TokenClaims
-    try {
-      payload = namespace.verify(token) as TokenClaims
-    } catch (error) {
-      throw mapTokenError(error)
-    }
-    const tokens = settings.tokens
-    if (payload.iss !== tokens.issuer || !/^[1-9]\d*$/.test(String(payload.sub)) || typeof payload.jti !== 'string' || typeof payload.sid !== 'string') {
+    const { alg, kid } = header as Record<string, unknown>
+    if (alg !== this.#algorithm) throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_ALGORITHM')
+    const key = typeof kid === 'string' ? this.#byKid.get(kid) : undefined
+    if (key === undefined) throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_KID_UNKNOWN')
+    return key
+  }
+
+  /** fast-jwt checks the signature, `alg`, the required claims, iss, aud, sub, exp and nbf; the rest is here. */
+  #check (tokens: Settings['tokens'], key: Key, token: string, kind: TokenKind): VerifiedToken {
+    const { header, payload } = this.#verifier(tokens, key, kind)(token)
+    // fast-jwt takes an aud array when one entry matches; a token of ours has one audience
+    if (typeof payload.aud !== 'string' || typeof payload.jti !== 'string' || typeof payload.sid !== 'string' || typeof payload.iat !== 'number') {
       throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_CLAIM_INVALID')
     }
-    if (payload.typ !== kind || payload.aud !== this.#audience(kind, tokens)) {
-      const interimWhereFinal = kind === 'access' && payload.typ === 'interim' && payload.aud === this.#audience('interim', tokens)
-      if (interimWhereFinal) throw new JwtLoginError('ERR_JWT_LOGIN_INTERIM_TOKEN_USED')
-      throw new JwtLoginError(kind === 'interim' ? 'ERR_JWT_LOGIN_INTERIM_TOKEN_INVALID' : 'ERR_JWT_LOGIN_TOKEN_CLAIM_INVALID')
-    }
-    const now = this.#clock()
-    const leeway = tokens.leewayMs
-    if (typeof payload.exp !== 'number' || typeof payload.iat !== 'number') throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_CLAIM_INVALID')
-    if (payload.exp * 1000 + leeway <= now) throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_EXPIRED')
-    if (payload.iat * 1000 - leeway > now || (typeof payload.nbf === 'number' && payload.nbf * 1000 - leeway > now)) {
-      throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_NOT_YET_VALID')
-    }
+    if (payload.typ !== kind) throw new JwtLoginError(kind === 'interim' ? 'ERR_JWT_LOGIN_INTERIM_TOKEN_INVALID' : 'ERR_JWT_LOGIN_TOKEN_CLAIM_INVALID')
+    // fast-jwt checks only the age of iat (maxAge); an iat in the future is refused here, as nbf is by fast-jwt
+    if (payload.iat * 1000 - tokens.leewayMs > this.#clock()) throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_NOT_YET_VALID')
     return { token, header, payload }
   }
 
-  /** Whether a token is revoked: its session ended, or every token of its user issued before a cutoff. */
+  /**
+   * Why a token was refused. A value check failing on a token signed with
+   * our key may mean it is our other kind: an interim token where a final
+   * one belongs (110), or a final token where the interim one belongs.
+   */
+  #refusal (tokens: Settings['tokens'], key: Key, token: string, kind: TokenKind, error: unknown): JwtLoginError {
+    if (error instanceof JwtLoginError) return error
+    const code = (error as TokenError).code
+    if (code === TokenError.codes.invalidClaimValue && this.#isKind(tokens, key, token, kind === 'access' ? 'interim' : 'access')) {
+      return new JwtLoginError(kind === 'access' ? 'ERR_JWT_LOGIN_INTERIM_TOKEN_USED' : 'ERR_JWT_LOGIN_INTERIM_TOKEN_INVALID')
+    }
+    return new JwtLoginError(TOKEN_ERRORS[code] ?? 'ERR_JWT_LOGIN_TOKEN_CLAIM_INVALID', { cause: error })
+  }
+
+  #isKind (tokens: Settings['tokens'], key: Key, token: string, kind: TokenKind): boolean {
+    try {
+      this.#check(tokens, key, token, kind)
+      return true
+    } catch {
+      return false
+    }
+  }
+
+  /** The verifier of a key and kind under these settings (issuer, audience and leeway may change on a reload). */
+  #verifier (tokens: Settings['tokens'], key: Key, kind: TokenKind): Verifier {
+    if (!this.#cachedVerifiers) return this.#createVerifier(tokens, key, kind, this.#clock())
+    let verifiers = this.#verifiers.get(tokens)
+    if (verifiers === undefined) {
+      verifiers = []
+      this.#verifiers.set(tokens, verifiers)
+    }
+    const slot = key.index * 2 + (kind === 'access' ? 0 : 1)
+    let verifier = verifiers[slot]
+    if (verifier === undefined) {
+      verifier = this.#createVerifier(tokens, key, kind)
+      verifiers[slot] = verifier
+    }
+    return verifier
+  }
+
+  #createVerifier (tokens: Settings['tokens'], key: Key, kind: TokenKind, clockTimestamp?: number): Verifier {
+    return createVerifier({
+      key: key.verifyKey,
+      algorithms: [this.#algorithm],
+      complete: true,
+      requiredClaims: REQUIRED_CLAIMS,
+      allowedIss: tokens.issuer,
+      allowedAud: this.#audience(kind, tokens),
+      allowedSub: SUBJECT,
+      // milliseconds, as leewayMs: exp is good until exp + leeway (inclusive), nbf from nbf - leeway
+      clockTolerance: tokens.leewayMs,
+      clockTimestamp
+    })
+  }
+
+  /**
+   * Whether a token is revoked: its session ended, or every token of its user
+   * issued before a cutoff. Both entries are read in one store round trip.
+   */
   async isRevoked (claims: TokenClaims): Promise<boolean> {
-    const [session, cutoff] = await Promise.all([
-      this.#store.get(stateKeys.session(claims.sid)),
-      this.#store.get(stateKeys.userCutoff(claims.sub))
-    ])
-    return session === REVOKED || (cutoff !== null && sessionStart(claims.sid) < Number(cutoff))
+    const [session, cutoff] = await this.#read([stateKeys.session(claims.sid), stateKeys.userCutoff(claims.sub)]) as [string | null, string | null]
+    return sessionEnded(claims.sid, session, cutoff)
+  }
+
+  /** The values of `keys`: one `getMany`, or, from a store without it, one `get` each in parallel. */
+  async #read (keys: readonly string[]): Promise<Array<string | null>> {
+    const store = this.#store
+    if (store.getMany !== undefined) return await store.getMany(keys)
+    return await Promise.all(keys.map(async (key) => await store.get(key)))
   }
 
   /**
@@ -407,8 +480,8 @@ export class TokenService {
 
   /** Starts the refresh family of a new session: one store entry. Only the token's hash is stored. */
   async issueRefreshToken (settings: Settings, userId: number, sessionId: string): Promise<string> {
-    const secret = newRefreshSecret()
-    const record: SessionRecord = { u: userId, h: hashKey(secret) }
+    const secret = randomToken()
+    const record: SessionRecord = { u: userId, h: sha256Base64url(secret) }
     await this.#store.set(stateKeys.session(sessionId), JSON.stringify(record), settings.refresh.lifetimeMs)
     return `${sessionId}.${secret}`
   }
@@ -435,26 +508,26 @@ export class TokenService {
     if (parsed === null) throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID')
     const { sessionId, secret } = parsed
     const key = stateKeys.session(sessionId)
-    const presented = hashKey(secret)
+    const presented = sha256Base64url(secret)
     for (let attempt = 0; attempt < 3; attempt++) {
+      // the session first: the user whose cutoff applies is inside it
       const raw = await this.#store.get(key)
-      if (raw === null || raw === REVOKED) throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID')
-      const record = JSON.parse(raw) as SessionRecord
-      const cutoff = await this.#store.get(stateKeys.userCutoff(record.u))
-      if (cutoff !== null && sessionStart(sessionId) < Number(cutoff)) throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID')
+      const record = raw === null || raw === REVOKED ? null : JSON.parse(raw) as SessionRecord
+      const cutoff = record === null ? null : await this.#store.get(stateKeys.userCutoff(record.u))
+      if (record === null || sessionEnded(sessionId, raw, cutoff)) throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID')
       const { refresh } = settings
       const now = this.#clock()
 
-      if (sameHash(presented, record.h)) {
-        const next = newRefreshSecret()
-        const rotated: SessionRecord = { u: record.u, h: hashKey(next), p: presented, n: seal(sessionId, secret, next), t: now }
+      if (safeEqual(presented, record.h)) {
+        const next = randomToken()
+        const rotated: SessionRecord = { u: record.u, h: sha256Base64url(next), p: presented, n: seal(sessionId, secret, next), t: now }
         if (await this.#store.compareAndSet(key, raw, JSON.stringify(rotated), refresh.lifetimeMs)) {
           return { userId: record.u, sessionId, refreshToken: `${sessionId}.${next}` }
         }
         continue // the session changed under us (a concurrent use or a revoke): decide again
       }
       const retry = record.p !== undefined && record.n !== undefined && record.t !== undefined &&
-        refresh.reuseIntervalMs > 0 && sameHash(presented, record.p) && now - record.t <= refresh.reuseIntervalMs
+        refresh.reuseIntervalMs > 0 && safeEqual(presented, record.p) && now - record.t <= refresh.reuseIntervalMs
       if (retry) {
         return { userId: record.u, sessionId, refreshToken: `${sessionId}.${unseal(sessionId, secret, record.n as string)}` }
       }

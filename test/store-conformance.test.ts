@@ -62,6 +62,21 @@ function conformance (name: string, make: Factory): void {
       t.equal(await store.get('k'), 'v2')
     })
 
+    t.test('getMany answers each key\'s value in the order asked, null for an absent or expired one', async (t) => {
+      const { store, pass } = await make(t)
+      if (store.getMany === undefined) throw new Error('the store has no getMany')
+      t.same(await store.getMany([]), [], 'no keys, no values')
+      await store.set('a', '1', 60_000)
+      await store.set('b', '2', 60_000)
+      await store.set('brief', '3', 50)
+      await store.increment('count', 60_000)
+      t.same(await store.getMany(['b', 'absent', 'a', 'brief', 'count']), ['2', null, '1', '3', '1'])
+      t.same(await store.getMany(['a', 'a']), ['1', '1'], 'a key asked twice')
+      await pass(60)
+      t.same(await store.getMany(['brief', 'a']), [null, '1'], 'expired')
+      t.same(await store.getMany(['absent']), [null])
+    })
+
     t.test('a value expires after its TTL', async (t) => {
       const { store, pass } = await make(t)
       await store.set('short', 'v', 50)
@@ -409,8 +424,37 @@ t.test('guardStore: every failure becomes 503 / 201 with the cause', async (t) =
   t.equal(await guardedFull.consume('a'), '1')
   t.same(await guardedFull.increment('n', 1000), { count: 1, ttlMs: 1000 })
   await guardedFull.delete('n')
+  t.same(await guardedFull.getMany?.(['a', 'absent']), [null, null], 'getMany reaches the store')
   await guardedFull.close?.()
   t.equal(full.size, 0, 'close reaches the store')
+})
+
+t.test('guardStore: getMany only when the store has it, its failure 503 / 201 too', async (t) => {
+  t.equal(guardStore(failingStore()).getMany, undefined, 'a store without getMany: none, so readers fall back to get')
+  const memory = new MemoryStore()
+  t.teardown(async () => { await memory.close() })
+  const store = ruledStore(memory)
+  const guarded = guardStore(store)
+  await memory.set('a', '1', 60_000)
+  t.same(await guarded.getMany?.(['a', 'b']), ['1', null])
+  store.rule = (method) => method === 'getMany'
+  const error = await guarded.getMany?.(['a']).catch((e: unknown) => e) as JwtLoginError
+  t.equal(error.code, 'ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE')
+  t.equal((error.cause as Error).message, 'injected getMany failure', 'with the cause')
+})
+
+t.test('ruledStore: a getMany is also a get of each of its keys', async (t) => {
+  const memory = new MemoryStore()
+  t.teardown(async () => { await memory.close() })
+  const store = ruledStore(memory)
+  await memory.set('session:1', 's', 60_000)
+  await memory.set('other', 'o', 60_000)
+  store.rule = (method, key) => method === 'get' && key.startsWith('session:')
+  await t.rejects(store.getMany(['other', 'session:1']), { message: 'injected getMany failure' }, 'a rule on reads of a key')
+  t.same(await store.getMany(['other']), ['o'], 'other keys read')
+  store.rule = (method, key) => method === 'getMany' && key === 'other session:1'
+  await t.rejects(store.getMany(['other', 'session:1']), { message: 'injected getMany failure' }, 'a rule on the batch, its keys joined by spaces')
+  t.same(await store.getMany(['session:1']), ['s'])
 })
 
 t.test('a failing store makes login answer 503 / 201 (rate limit store fails first)', async (t) => {

@@ -1,12 +1,14 @@
 import { createHmac, generateKeyPairSync, randomUUID } from 'node:crypto'
-import Fastify, { type FastifyInstance } from 'fastify'
+import type { FastifyInstance } from 'fastify'
 import { createSigner } from 'fast-jwt'
 import t, { type Test } from 'tap'
-import { MemoryStore } from '../lib/index.js'
+import { systemClock } from '../lib/clock.js'
+import { MemoryStore, type StateStore } from '../lib/index.js'
 import { resolveSettings } from '../lib/settings.js'
 import { buildKeyMaterial, sessionStart, TokenService } from '../lib/tokens.js'
 import type { PublicUser } from '../lib/users.js'
 import { ALICE, HS_SECRET, buildApp, testClock } from './helpers/app.js'
+import { faultyStore, measure } from './helpers/faults.js'
 
 const b64 = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url')
 
@@ -126,7 +128,8 @@ t.test('expired: past exp plus leeway is 401 / 14; within leeway is still good',
   const jwt = await login(app)
   clock.advance(15 * 60_000 + 4_000)
   t.equal((await validate(app, jwt)).statusCode, 200, 'within the 5 s leeway')
-  clock.advance(1_000)
+  // fast-jwt decides the bound: good up to exp + leeway itself, refused a millisecond later
+  clock.advance(1_001)
   t.same(await validate(app, jwt), { statusCode: 401, errorCode: 14 })
 })
 
@@ -203,9 +206,7 @@ async function tokenService (t: Test): Promise<{ tokens: TokenService, clock: Re
   const clock = testClock()
   const store = new MemoryStore({ clock })
   const tokens = new TokenService(buildKeyMaterial(SETTINGS.tokens), 'HS256', store, clock)
-  const host = Fastify()
-  await tokens.register(host)
-  t.teardown(async () => { await host.close(); await store.close() })
+  t.teardown(async () => { await store.close() })
   return { tokens, clock, store }
 }
 
@@ -239,4 +240,90 @@ t.test('session ids carry their start time', async (t) => {
   t.equal(sessionStart(tokens.newSessionId()), clock.now)
   t.equal(sessionStart('!!-not-a-time'), 0, 'a foreign id counts as started at 0')
   t.equal(sessionStart('nodash'), 0, 'an id without a start time counts as started at 0')
+})
+
+/** The store without its getMany, as a store that does not offer one. */
+function withoutGetMany (store: MemoryStore): StateStore {
+  return new Proxy(store, { get: (target, property) => property === 'getMany' ? undefined : (Reflect.get(target, property, target) as (...args: unknown[]) => unknown).bind(target) })
+}
+
+t.test('isRevoked reads the session and the user cutoff in one getMany; without one, two gets', async (t) => {
+  const clock = testClock()
+  const memory = new MemoryStore({ clock })
+  t.teardown(async () => { await memory.close() })
+  for (const [name, inner, methods] of [['getMany', memory, ['getMany']], ['no getMany', withoutGetMany(memory), ['get', 'get']]] as const) {
+    const store = faultyStore(inner)
+    const tokens = new TokenService(buildKeyMaterial(SETTINGS.tokens), 'HS256', store, clock)
+    const live = tokens.sign(SETTINGS, USER, 'access', { sessionId: tokens.newSessionId() }).claims
+    const { result, calls } = await measure(store.faults, async () => await tokens.isRevoked(live))
+    t.equal(result, false, `${name}: a live session`)
+    t.same(calls.map(call => call.method), methods, `${name}: the store calls`)
+    t.match(calls.map(call => call.key).join(' '), `session:${live.sid}`, `${name}: the session entry is read`)
+    t.match(calls.map(call => call.key).join(' '), 'revoked:user:1', `${name}: the user cutoff is read`)
+
+    const ended = tokens.sign(SETTINGS, USER, 'access', { sessionId: tokens.newSessionId() }).claims
+    await tokens.revokeSession(SETTINGS, ended.sid)
+    t.equal(await tokens.isRevoked(ended), true, `${name}: an ended session`)
+    clock.advance(1)
+    await tokens.revokeUserTokens(SETTINGS, USER.ID)
+    t.equal(await tokens.isRevoked(live), true, `${name}: a session older than the user cutoff`)
+    clock.advance(1)
+    t.equal(await tokens.isRevoked(tokens.sign(SETTINGS, USER, 'access', { sessionId: tokens.newSessionId() }).claims), false, `${name}: a later session`)
+    await memory.delete(`revoked:user:${USER.ID}`)
+  }
+})
+
+t.test('the system clock: verifiers are kept per settings snapshot, so issuer, audience and leeway follow a reload', async (t) => {
+  const signingClock = testClock(Date.now())
+  const store = new MemoryStore()
+  t.teardown(async () => { await store.close() })
+  const signer = new TokenService(buildKeyMaterial(SETTINGS.tokens), 'HS256', store, signingClock)
+  const tokens = new TokenService(buildKeyMaterial(SETTINGS.tokens), 'HS256', store, systemClock)
+  const sign = (): string => signer.sign(SETTINGS, USER, 'access', { sessionId: signer.newSessionId() }).token
+  const code = (settings: typeof SETTINGS, token: string): unknown => {
+    try {
+      tokens.verify(settings, token, 'access')
+      return 'valid'
+    } catch (error) {
+      return (error as { code: string }).code
+    }
+  }
+
+  const token = sign()
+  t.equal(code(SETTINGS, token), 'valid')
+  t.equal(code(SETTINGS, token), 'valid', 'again, through the kept verifier')
+  const otherIssuer = resolveSettings({ tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }], issuer: 'elsewhere' } })
+  t.equal(code(otherIssuer, token), 'ERR_JWT_LOGIN_TOKEN_CLAIM_INVALID', 'a new issuer refuses the old one')
+  const otherAudience = resolveSettings({ tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }], audience: 'elsewhere' } })
+  t.equal(code(otherAudience, token), 'ERR_JWT_LOGIN_TOKEN_CLAIM_INVALID', 'a new audience refuses the old one')
+  t.equal(code(SETTINGS, token), 'valid', 'the first snapshot keeps its own')
+
+  signingClock.advance(20_000)
+  const ahead = sign()
+  t.equal(code(SETTINGS, ahead), 'ERR_JWT_LOGIN_TOKEN_NOT_YET_VALID', 'iat 20 s ahead, 5 s leeway')
+  const wide = resolveSettings({ tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }], leeway: '1m' } })
+  t.equal(code(wide, ahead), 'valid', 'within a leeway of one minute')
+
+  signingClock.advance(-20_000 - 15.5 * 60_000)
+  const old = sign()
+  t.equal(code(SETTINGS, old), 'ERR_JWT_LOGIN_TOKEN_EXPIRED', 'exp 30 s ago')
+  t.equal(code(wide, old), 'valid', 'within a leeway of one minute')
+})
+
+t.test('the kinds: each refused where the other belongs, with its own code', async (t) => {
+  const { tokens } = await tokenService(t)
+  const sessionId = tokens.newSessionId()
+  const access = tokens.sign(SETTINGS, USER, 'access', { sessionId }).token
+  const interim = tokens.sign(SETTINGS, USER, 'interim', { sessionId }).token
+  // the service finds the key of its own tokens by this exact header segment, without a parse
+  t.equal(access.split('.')[0], b64({ alg: 'HS256', typ: 'JWT', kid: 'k1' }), 'the header as fast-jwt writes it')
+  t.equal(tokens.verify(SETTINGS, interim, 'interim').payload.typ, 'interim')
+  t.throws(() => tokens.verify(SETTINGS, interim, 'access'), { code: 'ERR_JWT_LOGIN_INTERIM_TOKEN_USED' })
+  t.throws(() => tokens.verify(SETTINGS, access, 'interim'), { code: 'ERR_JWT_LOGIN_INTERIM_TOKEN_INVALID' })
+  const iat = Math.floor(Date.UTC(2026, 10, 22, 12) / 1000)
+  const mixed = signHs({ sub: '1', iat, exp: iat + 300, jti: randomUUID(), iss: 'jwt-login', aud: 'jwt-login:2fa', typ: 'access', sid: sessionId })
+  t.throws(() => tokens.verify(SETTINGS, mixed, 'interim'), { code: 'ERR_JWT_LOGIN_INTERIM_TOKEN_INVALID' }, 'the interim audience with another typ')
+  t.throws(() => tokens.verify(SETTINGS, mixed, 'access'), { code: 'ERR_JWT_LOGIN_TOKEN_CLAIM_INVALID' }, 'nor is it a final token')
+  const badIssuer = signHs({ sub: '1', iat, exp: iat + 300, jti: randomUUID(), iss: 'other', aud: 'jwt-login:2fa', typ: 'interim', sid: sessionId })
+  t.throws(() => tokens.verify(SETTINGS, badIssuer, 'interim'), { code: 'ERR_JWT_LOGIN_TOKEN_CLAIM_INVALID' }, 'another issuer')
 })

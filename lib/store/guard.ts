@@ -8,7 +8,7 @@ function unavailable (error: unknown): never {
 
 /** The store as flows see it: any failure becomes 503 / errorCode 201, so requests fail closed. */
 export function guardStore (store: StateStore): StateStore {
-  return {
+  const guarded: StateStore = {
     get: async (key) => await store.get(key).catch(unavailable),
     set: async (key, value, ttlMs) => await store.set(key, value, ttlMs).catch(unavailable),
     consume: async (key) => await store.consume(key).catch(unavailable),
@@ -17,4 +17,10 @@ export function guardStore (store: StateStore): StateStore {
     delete: async (key) => await store.delete(key).catch(unavailable),
     close: async () => { await store.close?.() }
   }
+  // only when the store has it: without it, readers fall back to one get per key
+  if (store.getMany !== undefined) {
+    const batched = store as Required<Pick<StateStore, 'getMany'>>
+    guarded.getMany = async (keys) => await batched.getMany(keys).catch(unavailable)
+  }
+  return guarded
 }

@@ -202,6 +202,10 @@ export class MemoryStore implements StateStore {
     return this.#find(key)?.entry.value ?? null
   }
 
+  async getMany (keys: readonly string[]): Promise<Array<string | null>> {
+    return keys.map(key => this.#find(key)?.entry.value ?? null)
+  }
+
   async set (key: string, value: string, ttlMs: number): Promise<void> {
     this.#putState(key, { value, expiresAt: this.#clock() + ttlMs })
   }

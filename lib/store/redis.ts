@@ -75,9 +75,9 @@ type IncrementingRedis = Redis & {
 }
 
 /**
- * Shared state for many instances. `consume` is one GETDEL, `increment` and
- * `compareAndSet` one Lua script each, so single use, counting and session
- * updates stay atomic across processes.
+ * Shared state for many instances. `getMany` is one MGET, `consume` one
+ * GETDEL, `increment` and `compareAndSet` one Lua script each, so single
+ * use, counting and session updates stay atomic across processes.
  */
 export class RedisStore implements StateStore {
   readonly #client: IncrementingRedis
@@ -156,6 +156,13 @@ export class RedisStore implements StateStore {
 
   async get (key: string): Promise<string | null> {
     return await this.#client.get(this.#prefix + key)
+  }
+
+  async getMany (keys: readonly string[]): Promise<Array<string | null>> {
+    // MGET takes at least one key
+    if (keys.length === 0) return []
+    // one MGET; a Redis Cluster refuses it for keys in different hash slots (CROSSSLOT): see issue 11
+    return await this.#client.mget(keys.map(key => this.#prefix + key))
   }
 
   async set (key: string, value: string, ttlMs: number): Promise<void> {

@@ -8,6 +8,13 @@
 export interface StateStore {
   /** The value under `key`, or `null` when absent or expired. */
   get (key: string): Promise<string | null>
+  /**
+   * The values under `keys`, in their order (`null` for each absent or
+   * expired one), read in one round trip; the reads need not be atomic
+   * together. Optional: without it the plugin reads each key with `get`, in
+   * parallel. Revocation checks use it on every authenticated request.
+   */
+  getMany? (keys: readonly string[]): Promise<Array<string | null>>
   /** Stores `value` under `key` for `ttlMs`, replacing any earlier value. */
   set (key: string, value: string, ttlMs: number): Promise<void>
   /**

@@ -1,4 +1,4 @@
-import { createHash, randomInt } from 'node:crypto'
+import { randomCode, sha256Base64url } from '../crypto.js'
 import type { StateStore } from '../store/types.js'
 import type { TwoFactorPort } from './types.js'
 
@@ -20,7 +20,7 @@ function normalize (code: string): string {
 export function hashBackupCode (code: string): string | null {
   const normalized = normalize(code)
   if (!SHAPE.test(normalized)) return null
-  return createHash('sha256').update(`jwt-login-backup:${normalized}`).digest('base64url')
+  return sha256Base64url(`jwt-login-backup:${normalized}`)
 }
 
 /**
@@ -30,8 +30,7 @@ export function hashBackupCode (code: string): string | null {
 export function generateBackupCodes (count = BACKUP_CODE_COUNT): { codes: string[], hashes: string[] } {
   const codes: string[] = []
   for (let i = 0; i < count; i++) {
-    let raw = ''
-    for (let j = 0; j < CODE_LENGTH; j++) raw += ALPHABET[randomInt(0, ALPHABET.length)]
+    const raw = randomCode(CODE_LENGTH, ALPHABET)
     codes.push((raw.match(new RegExp(`.{${GROUP}}`, 'g')) as string[]).join('-'))
   }
   return { codes, hashes: codes.map(code => hashBackupCode(code) as string) }

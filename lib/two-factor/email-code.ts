@@ -1,13 +1,12 @@
-import { createHash, createHmac, randomInt, timingSafeEqual } from 'node:crypto'
+import { hmacSha256, randomCode, safeEqual } from '../crypto.js'
 import type { Mailer, MailMessage } from '../mail/types.js'
 import type { StateStore } from '../store/types.js'
 
 const key = (challengeId: string): string => `2fa:email:${challengeId}`
-const digest = (value: string): Buffer => createHash('sha256').update(value).digest()
 
 /** Six digits from the CSPRNG, leading zeros kept. */
 export function newEmailCode (): string {
-  return String(randomInt(0, 1_000_000)).padStart(6, '0')
+  return randomCode(6, '0123456789')
 }
 
 export function emailCodeMessage (to: string, code: string, lifetimeMs: number): MailMessage {
@@ -56,7 +55,7 @@ export class EmailCodeProvider {
   }
 
   #hash (challengeId: string, code: string): string {
-    return createHmac('sha256', this.#pepper).update(`${challengeId}:${code}`).digest('base64url')
+    return hmacSha256(this.#pepper, `${challengeId}:${code}`).toString('base64url')
   }
 
   /**
@@ -96,7 +95,7 @@ export class EmailCodeProvider {
   async check (challengeId: string, code: string): Promise<boolean> {
     const stored = await this.#store.get(key(challengeId))
     if (stored === null) return false
-    return timingSafeEqual(digest(this.#hash(challengeId, code)), digest(stored))
+    return safeEqual(this.#hash(challengeId, code), stored)
   }
 
   /** Deletes the code of a challenge that has ended (best effort: it expires anyway). */

@@ -26,7 +26,7 @@ export interface FaultCall {
   /** 1-based position since `arm`. */
   n: number
   method: string
-  /** The first argument, shortened: a store key, an email, a user id. */
+  /** The first argument, shortened: a store key (the keys of a getMany, space-separated), an email, a user id. */
   key: string
 }
 
@@ -108,6 +108,8 @@ const MAX_KEY = 60
 function keyOf (args: unknown[]): string {
   const first = args[0]
   if (first === undefined) return ''
+  // the keys of a getMany, each shortened
+  if (Array.isArray(first)) return first.map(key => keyOf([key])).join(' ')
   if (typeof first === 'string') return first.length > MAX_KEY ? `${first.slice(0, MAX_KEY)}…` : first
   if (typeof first === 'number') return String(first)
   if (first !== null && typeof first === 'object') {
@@ -157,6 +159,15 @@ export function faultyAdapter<A extends object> (inner: A, faults: Faults = new 
 /** A rule on a store call: `true` makes it fail. */
 export type FaultRule = (method: string, key: string) => boolean
 
+/** Whether `rule` fails this call. A `getMany` is also a `get` of each of its keys, so a rule on reads covers batched reads. */
+function ruleFails (rule: FaultRule, method: string, args: unknown[]): boolean {
+  const first = args[0]
+  if (method === 'getMany' && Array.isArray(first)) {
+    return rule(method, first.join(' ')) || first.some(key => rule('get', String(key)))
+  }
+  return rule(method, String(first))
+}
+
 /**
  * A store whose calls fail, without running, while `rule` says so (`null`
  * lets everything through): for failures named by call rather than by
@@ -174,7 +185,7 @@ export function ruledStore<S extends StateStore> (inner: S): S & { rule: FaultRu
         return typeof value === 'function' ? value.bind(target) : value
       }
       return async (...args: unknown[]) => {
-        if (control.rule?.(property, String(args[0])) === true) throw new Error(`injected ${property} failure`)
+        if (control.rule !== null && ruleFails(control.rule, property, args)) throw new Error(`injected ${property} failure`)
         return await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args)
       }
     },
