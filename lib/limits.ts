@@ -1,10 +1,10 @@
-import { createHash } from 'node:crypto'
+import { sha256Base64url } from './crypto.js'
 import type { ResolvedLimit } from './settings.js'
 import type { StateStore } from './store/types.js'
 
 /** Counter keys never hold an identifier in clear: an email in a store key is personal data. */
 export function subjectKey (scope: string, subject: string): string {
-  return `${scope}:${createHash('sha256').update(subject).digest('base64url')}`
+  return `${scope}:${sha256Base64url(subject)}`
 }
 
 export interface Counted {

@@ -1,15 +1,11 @@
-import { createHash, timingSafeEqual } from 'node:crypto'
 import { clientKey } from './client-key.js'
 import type { Call, JwtLoginContext, SignInResult } from './context.js'
+import { safeEqual } from './crypto.js'
 import { errorNumber, JwtLoginError } from './errors.js'
 import type { GateAudit } from './gates.js'
 import { subjectKey, type Hold, type Reservable } from './limits.js'
 import { completeSignIn } from './session.js'
 import type { ResolvedLimit } from './settings.js'
-
-function sameSecret (a: string, b: string): boolean {
-  return timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest())
-}
 
 /** How an identifier is counted when it names no account: case and surrounding spaces do not make another subject. */
 function normalizeIdentifier (identifier: string): string {
@@ -100,7 +96,7 @@ async function checkCredentials (ctx: JwtLoginContext, user: unknown, password: 
     return false
   }
   const stored = user === null || ctx.users.getPasswordHash === undefined ? null : await ctx.users.getPasswordHash(user)
-  return sameSecret(passwordHash as string, stored ?? '\u0000no-hash') && stored !== null
+  return safeEqual(passwordHash as string, stored ?? '\u0000no-hash') && stored !== null
 }
 
 /** Reports a refusal of the route's gate on the auth code as a failed login. */

@@ -1,6 +1,6 @@
-import { createHash, createHmac, randomBytes, randomInt, timingSafeEqual } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { clientKey } from './client-key.js'
+import { deriveKey, hmacSha256, randomCode, randomToken, safeEqual, sha256 } from './crypto.js'
 import type { Call, JwtLoginContext } from './context.js'
 import { errorNumber, JwtLoginError } from './errors.js'
 import type { GateAudit } from './gates.js'
@@ -67,14 +67,6 @@ export function isEmail (value: string): boolean {
   return value.length <= MAX_EMAIL_LENGTH && EMAIL.test(value)
 }
 
-/** A code of `length` characters drawn uniformly (CSPRNG, no modulo bias) from `alphabet`. */
-export function generateCode (length: number, alphabet: string): string {
-  const characters = [...alphabet]
-  let code = ''
-  for (let i = 0; i < length; i++) code += characters[randomInt(characters.length)]
-  return code
-}
-
 /** Codes are typed by people: surrounding spaces go, and case does not matter when the alphabet has one case. */
 function normalizeCode (code: string, alphabet: string): string {
   const trimmed = code.trim()
@@ -93,15 +85,12 @@ function describeError (error: unknown, code: string): { message: string, code?:
 
 export function createPasswordReset (ctx: JwtLoginContext, signingKey: ResolvedKey, mailer: Mailer | undefined, policy: PasswordPolicy | null): PasswordReset {
   // a keyed hash: a copy of the store alone does not let anyone search the code space offline
-  const hashKey = createHash('sha256')
-    .update('jwt-login/reset-code\u0000')
-    .update(signingKey.secret ?? signingKey.privateKey as string)
-    .digest()
-  return { ctx, mailer: mailer as Mailer, policy, hashKey, decoyHash: randomBytes(32), stop: new AbortController() }
+  const hashKey = deriveKey(signingKey.secret ?? signingKey.privateKey as string, 'jwt-login', 'reset code')
+  return { ctx, mailer: mailer as Mailer, policy, hashKey, decoyHash: sha256(randomToken()), stop: new AbortController() }
 }
 
 function codeHash (reset: PasswordReset, recordId: string, code: string): Buffer {
-  return createHmac('sha256', reset.hashKey).update(`${recordId}:${code}`).digest()
+  return hmacSha256(reset.hashKey, `${recordId}:${code}`)
 }
 
 /** Reports a refusal of a reset route's gate on the auth code. */
@@ -145,8 +134,8 @@ export async function requestPasswordReset (reset: PasswordReset, call: Call, em
   const user = await ctx.users.findByEmail(email)
   const publicUser: PublicUser | null = user === null ? null : ctx.users.toPublicUser(user)
   // the same work for an unknown email: a code, its hash, the mail and one store round trip
-  const code = generateCode(settings.code.length, settings.code.alphabet)
-  const record: CodeRecord = { id: randomBytes(16).toString('base64url'), hash: '', exp: ctx.clock() + settings.code.lifetimeMs }
+  const code = randomCode(settings.code.length, settings.code.alphabet)
+  const record: CodeRecord = { id: randomToken(16), hash: '', exp: ctx.clock() + settings.code.lifetimeMs }
   record.hash = codeHash(reset, record.id, code).toString('base64url')
   const mail = renderMail(settings.mail.templates, {
     code,
@@ -237,7 +226,7 @@ async function matchCode (reset: PasswordReset, call: Call, userId: number | nul
     ? await store.increment(keys.tries(record.id), record.exp - now)
     : await store.increment(keys.decoyTries, 1000)
   const presented = codeHash(reset, live ? record.id : 'decoy', normalizeCode(code, settings.code.alphabet))
-  const matches = timingSafeEqual(presented, live ? Buffer.from(record.hash, 'base64url') : reset.decoyHash)
+  const matches = safeEqual(presented, live ? Buffer.from(record.hash, 'base64url') : reset.decoyHash)
   if (!live || !matches || tries.count > settings.code.maxTries) throw fail('code_invalid', userId)
   return { raw: raw as string, record }
 }

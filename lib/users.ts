@@ -1,5 +1,5 @@
-import { randomBytes } from 'node:crypto'
 import argon2 from 'argon2'
+import { randomToken } from './crypto.js'
 
 /** The user fields jwt-login ever returns to a client. Never a hash or a reset key. */
 export interface PublicUser {
@@ -115,7 +115,7 @@ export class MemoryUserAdapter implements UserAdapter<MemoryUser> {
     return await this.addUser({
       login: input.login,
       email: input.email,
-      password: randomBytes(32).toString('base64url'),
+      password: randomToken(),
       displayName: input.displayName,
       roles: [input.role]
     })

@@ -1,10 +1,10 @@
-import { createHash, randomBytes } from 'node:crypto'
 import {
   allowInsecureRequests, authorizationCodeGrant, ClientError, ClientSecretBasic, ClientSecretPost, Configuration,
   customFetch, fetchUserInfo, None, ResponseBodyError, type ClientAuth
 } from 'openid-client'
 import { createLocalJWKSet, errors as joseErrors, jwtVerify, type CryptoKey, type JWTHeaderParameters, type JWTPayload } from 'jose'
 import type { Call, JwtLoginContext, SignInResult } from '../context.js'
+import { randomCode, sha256Base64url } from '../crypto.js'
 import { JwtLoginError } from '../errors.js'
 import type { GateAudit } from '../gates.js'
 import { completeSignIn } from '../session.js'
@@ -62,7 +62,7 @@ interface CodeRequest { code: string, codeVerifier: string | undefined, nonce: s
 /** Exchanges the code at the token endpoint (openid-client checks the ID token's iss, aud, exp, nonce). */
 async function exchangeCode (ctx: JwtLoginContext, registry: OAuthRegistry, provider: OAuthProviderSettings, request: CodeRequest): Promise<Identity> {
   // the code is spent before the provider sees it: a second use fails here even if the provider would take it
-  const digest = createHash('sha256').update(`${provider.name}\u0000${request.code}`).digest('base64url')
+  const digest = sha256Base64url(`${provider.name}\u0000${request.code}`)
   const { count } = await ctx.store.increment(`oauth-code:${digest}`, CODE_MEMORY_MS)
   if (count > 1) throw new JwtLoginError('ERR_JWT_LOGIN_PROVIDER_CODE_INVALID')
 
@@ -137,7 +137,7 @@ export async function uniqueLogin (users: UserAdapter<any>, email: string): Prom
     const candidate = n === 1 ? base : `${base}${n}`
     if (await users.findByLogin(candidate) === null) return candidate
   }
-  return `${base}-${randomBytes(6).toString('hex')}`
+  return `${base}-${randomCode(12, '0123456789abcdef')}`
 }
 
 function providerOf (call: Call, name: string | undefined): OAuthProviderSettings {

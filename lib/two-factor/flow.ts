@@ -1,6 +1,6 @@
-import { hkdfSync } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Call, JwtLoginContext, SecondFactorGate } from '../context.js'
+import { deriveKey } from '../crypto.js'
 import { JwtLoginError } from '../errors.js'
 import { subjectKey, type Hold, type Reservable } from '../limits.js'
 import { prepareSession, type NewSession } from '../session.js'
@@ -37,7 +37,7 @@ const attemptsKey = (challengeId: string): string => `2fa:attempts:${challengeId
  */
 function emailPepper (settings: Settings): Buffer {
   const signingKey = JSON.stringify(settings.tokens.keys[0])
-  return Buffer.from(hkdfSync('sha256', signingKey, 'jwt-login', 'two-factor email code', 32))
+  return deriveKey(signingKey, 'jwt-login', 'two-factor email code')
 }
 
 /** Builds the providers; `settings` are the ones at registration (the signing key does not change without a restart). */
