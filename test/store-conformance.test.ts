@@ -478,7 +478,7 @@ t.test('a store that fails only on reads makes login answer 503 / 201 from the f
 })
 
 t.test('request rate limit per IP: 429 / 200 with Retry-After', async (t) => {
-  const { app } = await buildApp({ limits: { requestsPerIp: { max: 2, window: '1m' } } })
+  const { app } = await buildApp({ refresh: { enabled: true }, limits: { requestsPerIp: { max: 2, window: '1m' } } })
   t.teardown(() => app.close())
   // a route that spends something guessable (validate and revoke need a signed token and are not counted)
   const refresh = async (): Promise<Awaited<ReturnType<typeof app.inject>>> =>
