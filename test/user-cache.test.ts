@@ -288,6 +288,17 @@ t.test('the wrapper: shared lookups, forget while a lookup runs, an adapter that
   t.equal(users.lookups, 3, 'the later lookup was kept')
 
   cached.forget(1)
+  users.hold = new Promise((resolve) => { release = resolve })
+  const stale = cached.findById(1)
+  await new Promise((resolve) => setImmediate(resolve))
+  cached.forget(1) // the host changed the user while the lookup ran
+  release()
+  t.equal(await stale, alice)
+  users.hold = null
+  await cached.findById(1)
+  t.equal(users.lookups, 5, 'what a lookup read before a forget is not kept')
+
+  cached.forget(1)
   users.failing = true
   users.hold = new Promise((resolve) => { release = resolve })
   const failing = [cached.findById(1), cached.findById(1)]
@@ -295,18 +306,18 @@ t.test('the wrapper: shared lookups, forget while a lookup runs, an adapter that
   cached.forget(1)
   release()
   for (const lookup of failing) await t.rejects(lookup, { message: 'database down' }, 'every sharer gets the failure')
-  t.equal(users.lookups, 4)
+  t.equal(users.lookups, 6)
   users.hold = null
   users.failing = false
   t.equal(await cached.findById(1), alice)
-  t.equal(users.lookups, 5, 'a failure is never kept')
+  t.equal(users.lookups, 7, 'a failure is never kept')
 
   clock.advance(999)
   await cached.findById(1)
-  t.equal(users.lookups, 5)
+  t.equal(users.lookups, 7)
   clock.advance(1)
   await cached.findById(1)
-  t.equal(users.lookups, 6, 'an entry lives ttlMs from the start of its lookup')
+  t.equal(users.lookups, 8, 'an entry lives ttlMs from the start of its lookup')
 
   let calls = 0
   const throwsAtOnce = { findById: () => { calls++; throw new Error('not a promise') } }
