@@ -24,6 +24,12 @@ export interface JwtLoginApi {
   verify: (token: string) => Promise<TokenClaims>
   /** Revokes an access token and its session. */
   revoke: (token: string) => Promise<void>
+  /**
+   * Drops a user from the `userCache`, for a host that changed or removed
+   * them (roles, deletion): otherwise the cached user is served for up to
+   * its ttl. A no-op without the option.
+   */
+  forgetUser: (userId: number) => void
   /** A preHandler for host routes: requires a valid final token in `Authorization: Bearer`. */
   authenticate: (request: FastifyRequest, reply: FastifyReply) => Promise<void>
   /** The audit events. */
@@ -71,8 +77,11 @@ export function buildApi (ctx: JwtLoginContext, settings: SettingsHolder, twoFac
     verify: async (token) => (await authenticateToken(ctx, callOf(''), token)).verified.payload,
     revoke: async (token) => {
       const call = callOf('')
-      await ctx.tokens.revoke(call.settings, (await authenticateToken(ctx, call, token)).verified.payload)
+      const claims = (await authenticateToken(ctx, call, token)).verified.payload
+      await ctx.tokens.revoke(call.settings, claims)
+      ctx.forgetUser(Number(claims.sub))
     },
+    forgetUser: (userId) => { ctx.forgetUser(userId) },
     authenticate,
     events: ctx.events,
     get settings () { return settings.current },

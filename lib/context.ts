@@ -32,7 +32,10 @@ export interface Call {
 
 /** Everything a flow needs, resolved once at registration and frozen. */
 export interface JwtLoginContext {
+  /** The host's adapter, or the user cache in front of it (`userCache` option). */
   readonly users: UserAdapter<any>
+  /** Drops the user from the user cache after a change of their state; a no-op without one. */
+  readonly forgetUser: (userId: number) => void
   readonly store: StateStore
   readonly tokens: TokenService
   readonly limiter: AttemptLimiter

@@ -7,7 +7,7 @@ import { toMs } from './duration.js'
 import { JwtLoginEvents } from './events.js'
 import { addGateHooks } from './gates.js'
 import { AttemptLimiter } from './limits.js'
-import { acceptReload, checkOptions, checkSettings, type JwtLoginOptions } from './options.js'
+import { acceptReload, checkOptions, checkSettings, resolveUserCache, type JwtLoginOptions } from './options.js'
 import { createPasswordReset } from './reset-password.js'
 import { DEFAULT_PREFIX, redactedRequest, registerRestRoute } from './rest-route.js'
 import { registerRoutes } from './routes/index.js'
@@ -18,6 +18,7 @@ import { MemoryStore } from './store/memory.js'
 import type { StateStore } from './store/types.js'
 import { buildKeyMaterial, TokenService } from './tokens.js'
 import { createTwoFactor, secondFactorGate, type TwoFactor } from './two-factor/flow.js'
+import { cacheUsers } from './user-cache.js'
 import { hashPassword, verifyPasswordHash } from './users.js'
 
 /**
@@ -30,8 +31,11 @@ const SCOPE_SERIALIZERS = { req: redactedRequest } as unknown as Record<string, 
 /** The one context of the flows, frozen, with the two-factor module when the host gave its port. */
 async function buildContext (fastify: FastifyInstance, options: JwtLoginOptions, initial: Settings, store: StateStore, clock: Clock): Promise<{ ctx: JwtLoginContext, twoFactor: TwoFactor | null }> {
   const dummyHash = await hashPassword(`jwt-login-dummy-${Math.random()}`)
+  const cacheLimits = resolveUserCache(options.userCache)
+  const cache = cacheLimits === null ? null : cacheUsers(options.users, cacheLimits, clock)
   const base = {
-    users: options.users,
+    users: cache ?? options.users,
+    forgetUser: cache === null ? () => {} : cache.forget,
     store,
     tokens: new TokenService(buildKeyMaterial(initial.tokens), initial.tokens.algorithm, store, clock),
     limiter: new AttemptLimiter(store, clock),
@@ -94,7 +98,7 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
 export default fp(jwtLogin, { name: 'jwt-login', fastify: '5.x' })
 export { jwtLogin }
 export { restRouteRewrite } from './rest-route.js'
-export type { JwtLoginOptions } from './options.js'
+export type { JwtLoginOptions, UserCacheOptions } from './options.js'
 export type { JwtLoginApi, JwtLoginRequestState } from './api.js'
 export { JwtLoginError, errorDefinitions, isJwtLoginError, type JwtLoginErrorCode } from './errors.js'
 export { JwtLoginSettingsError, type Settings, type SettingsSource } from './settings.js'

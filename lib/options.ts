@@ -1,12 +1,25 @@
 import type { SettingsInput } from '../schemas/settings.js'
 import type { Clock } from './clock.js'
 import type { SecondFactorGate } from './context.js'
+import { toMs } from './duration.js'
 import type { Mailer } from './mail/types.js'
 import { checkResetSetup, type PasswordPolicy } from './reset-password.js'
 import { JwtLoginSettingsError, type Settings, type SettingsSource } from './settings.js'
 import type { StateStore } from './store/types.js'
 import type { TwoFactorOptions } from './two-factor/types.js'
+import type { UserCacheLimits } from './user-cache.js'
 import type { UserAdapter } from './users.js'
+
+/**
+ * A short cache of `findById` in front of the user adapter: a user is served
+ * from memory for `ttl` (seconds or `'10s'`, at most 60 s), at most `max`
+ * users (default 10 000). Revocation and password reset drop the user's
+ * entry; a host that changes or removes a user calls `jwtLogin.forgetUser`.
+ */
+export interface UserCacheOptions {
+  ttl: number | string
+  max?: number
+}
 
 export interface JwtLoginOptions {
   /** The settings, or an async source (the host's admin screen) re-read every `settingsTtl`. */
@@ -15,6 +28,8 @@ export interface JwtLoginOptions {
   settingsTtl?: number | string
   /** The host's users. */
   users: UserAdapter<any>
+  /** Off by default: every request that needs the user asks the adapter. */
+  userCache?: UserCacheOptions
   /** Short-lived state; defaults to a `MemoryStore` (one process). Use `RedisStore` for many. */
   store?: StateStore
   /** Route prefix (default `/jwt-login/v1`). */
@@ -39,6 +54,25 @@ export interface JwtLoginOptions {
 }
 
 const ADAPTER_METHODS = ['findByEmail', 'findByLogin', 'findById', 'verifyPassword', 'toPublicUser']
+/** A longer cache would serve a changed or removed user for longer than a host expects of "short". */
+const MAX_USER_CACHE_TTL_MS = 60_000
+const DEFAULT_USER_CACHE_MAX = 10_000
+
+/** The `userCache` option in ms and entries, or `null` when it is off; refuses it naming the field. */
+export function resolveUserCache (option: UserCacheOptions | undefined): UserCacheLimits | null {
+  if (option === undefined) return null
+  if (option === null || typeof option !== 'object') throw new JwtLoginSettingsError('userCache', 'must be an object with a ttl')
+  let ttlMs: number
+  try {
+    ttlMs = toMs(option.ttl)
+  } catch (error) {
+    throw new JwtLoginSettingsError('userCache/ttl', (error as Error).message)
+  }
+  if (!(ttlMs > 0) || ttlMs > MAX_USER_CACHE_TTL_MS) throw new JwtLoginSettingsError('userCache/ttl', 'must be more than 0 and at most 60 seconds')
+  const max = option.max ?? DEFAULT_USER_CACHE_MAX
+  if (!Number.isSafeInteger(max) || max <= 0) throw new JwtLoginSettingsError('userCache/max', 'must be a positive integer')
+  return { ttlMs, max }
+}
 
 /** Refuses options the plugin cannot run with, naming the field. */
 export function checkOptions (options: JwtLoginOptions): void {
@@ -48,6 +82,7 @@ export function checkOptions (options: JwtLoginOptions): void {
       throw new JwtLoginSettingsError(`users/${method}`, 'the user adapter must implement it')
     }
   }
+  resolveUserCache(options.userCache)
 }
 
 /** Checks settings against the options, at registration and on every reload. */

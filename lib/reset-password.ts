@@ -263,7 +263,7 @@ interface Change { user: unknown, userId: number, raw: string, record: CodeRecor
  *    mark, so of concurrent requests exactly one goes on;
  * 2. a provisional cutoff, a minute ahead, ends every session of the
  *    user, including any started while the password changes;
- * 3. the host sets the password;
+ * 3. the host sets the password (and the user cache forgets the user);
  * 4. the cutoff moves to the moment the password changed, so the next
  *    sign-in counts.
  * A failure in 1–3 gives the code back — only over this request's own
@@ -286,6 +286,7 @@ async function changePassword (reset: PasswordReset, call: Call, change: Change,
     await Promise.all([giveBack(), ctx.tokens.revokeUserTokens(call.settings, userId).catch(() => {})])
     throw new JwtLoginError('ERR_JWT_LOGIN_RESET_INCOMPLETE', { cause: error })
   }
+  ctx.forgetUser(userId)
   // a session's start is the start of its sign-in request, so any sign-in
   // that checked the old password started before this moment
   await ctx.tokens.revokeUserTokens(call.settings, userId, ctx.clock()).catch((error: unknown) => {

@@ -91,6 +91,7 @@ export async function revokeToken (ctx: JwtLoginContext, call: Call, token: stri
   const { verified, publicUser } = await audited(ctx, call, authenticateToken(ctx, call, token))
   const claims = verified.payload
   await ctx.tokens.revoke(call.settings, claims)
+  ctx.forgetUser(publicUser.ID)
   ctx.events.emit('token.revoked', { userId: publicUser.ID, sessionId: claims.sid, jti: claims.jti, ip: call.ip })
   return { message: 'Token was revoked.' }
 }
