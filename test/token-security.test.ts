@@ -49,9 +49,9 @@ function signHs (payload: Record<string, unknown>): string {
   return createSigner({ key: HS_SECRET, algorithm: 'HS256', kid: 'k1' })(payload)
 }
 
-/** Signs any payload, even one fast-jwt's signer refuses. */
-function signRaw (payload: Record<string, unknown>): string {
-  const input = `${b64({ alg: 'HS256', typ: 'JWT', kid: 'k1' })}.${b64(payload)}`
+/** Signs any payload, even one fast-jwt's signer refuses, under any header. */
+function signRaw (payload: Record<string, unknown>, header: Record<string, unknown> = { alg: 'HS256', typ: 'JWT', kid: 'k1' }): string {
+  const input = `${b64(header)}.${b64(payload)}`
   return `${input}.${createHmac('sha256', HS_SECRET).update(input).digest('base64url')}`
 }
 
@@ -161,6 +161,13 @@ t.test('wrong kind, bad sub: 401', async (t) => {
   }
   t.same(await validate(app, signHs(claims(clock, { jti: 42 }))), { statusCode: 401, errorCode: 11 }, 'jti not a string')
   t.same(await validate(app, signRaw(claims(clock, { exp: 'never' }))), { statusCode: 401, errorCode: 11 }, 'exp not a number')
+})
+
+t.test('a critical header extension is refused: 401 / 11', async (t) => {
+  const { app, clock } = await hsApp(t)
+  const header = { alg: 'HS256', typ: 'JWT', kid: 'k1', crit: ['x-unknown'], 'x-unknown': true }
+  t.same(await validate(app, signRaw(claims(clock), header)), { statusCode: 401, errorCode: 11 })
+  t.same(await validate(app, signRaw(claims(clock), { alg: 'HS256', kid: 'k1' })), { statusCode: 200, errorCode: undefined }, 'another header of the same key is fine')
 })
 
 t.test('a missing required claim is 401', async (t) => {
