@@ -182,6 +182,10 @@ async function storeGrowth (sessions: number, rotations: number): Promise<{ perS
   return { perSession, refreshesPerSecond: (sessions * rotations) / seconds }
 }
 
+function loadAverage (): string {
+  return os.loadavg().map(n => n.toFixed(2)).join(' ')
+}
+
 function row (c: Comparison): string {
   const r = ratios(c)
   const ratio = median(r)
@@ -203,7 +207,7 @@ function row (c: Comparison): string {
 }
 
 async function main (): Promise<void> {
-  console.log(`jwt-login benchmarks: node ${process.version}, ${os.availableParallelism()} CPUs, ${SECONDS} s per run, ${ROUNDS} interleaved rounds, ${WARM_UP_SECONDS} s warm-up per server`)
+  console.log(`jwt-login benchmarks: node ${process.version}, ${os.availableParallelism()} CPUs, ${SECONDS} s per run, ${ROUNDS} interleaved rounds, ${WARM_UP_SECONDS} s warm-up per server, load average ${loadAverage()}`)
   const comparisons = [await validate(), await authenticate(), await redisValidate(), await login()]
   const growth = await storeGrowth(100, 200)
 
@@ -214,6 +218,8 @@ async function main (): Promise<void> {
   const loginRuns = (comparisons[3] as Comparison).subject.map(run => run.loopDelayP99Ms)
   console.log(`\nEvent-loop delay in jwt-login's process during the login load: p99 ${median(loginRuns).toFixed(1)} ms (median of ${ROUNDS} runs) [${Math.min(...loginRuns).toFixed(1)}–${Math.max(...loginRuns).toFixed(1)}].`)
   console.log(`Store growth: 100 sessions × 200 refreshes each → ${growth.perSession.toFixed(2)} state entries per live session (${growth.refreshesPerSecond.toFixed(0)} refreshes/s in process).`)
+  // other work on the machine skews both sides; the load average says how busy it was
+  console.log(`Load average at the end: ${loadAverage()}.`)
   const failedRuns = comparisons.flatMap(c => [...c.baseline, ...c.subject]).filter(run => failures(run) > 0).length
   if (failedRuns > 0) console.log(`WARNING: ${failedRuns} runs had non-2xx answers or errors; their figures are not comparable.`)
   const missed = comparisons.filter(c => median(ratios(c)) < c.goal).map(c => c.name)

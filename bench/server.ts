@@ -17,8 +17,9 @@ import { isServerKind, type ChildMessage, type ParentMessage } from './shared.js
 
 const REDIS_URL = 'redis://127.0.0.1:6379'
 
+/** A parent that is gone gets nothing (the `disconnect` handler shuts down). */
 function send (message: ChildMessage): void {
-  process.send?.(message)
+  if (process.connected) process.send?.(message)
 }
 
 async function deleteKeys (prefix: string): Promise<void> {
@@ -80,6 +81,8 @@ async function main (): Promise<void> {
   process.on('SIGINT', shutdown)
   process.on('SIGTERM', shutdown)
   process.on('disconnect', shutdown)
+  // a parent lost while the app was being built
+  if (!process.connected) shutdown()
 
   const delay = monitorEventLoopDelay({ resolution: 10 })
   let cpuAt = process.cpuUsage()

@@ -75,9 +75,15 @@ export class ServerProcess {
 
   async #ask (type: 'start' | 'stop'): Promise<ChildMessage> {
     const id = this.#nextId++
-    const answer = new Promise<ChildMessage>((resolve, reject) => { this.#waiting.set(id, { resolve, reject }) })
-    this.#child.send({ type, id } satisfies ParentMessage)
-    return await answer
+    return await new Promise<ChildMessage>((resolve, reject) => {
+      this.#waiting.set(id, { resolve, reject })
+      // a child gone meanwhile: the callback gets the error instead of an unhandled 'error' event
+      this.#child.send({ type, id } satisfies ParentMessage, (error) => {
+        if (error === null) return
+        this.#waiting.delete(id)
+        reject(new Error(`bench server ${this.kind} is gone`, { cause: error }))
+      })
+    })
   }
 
   /** Runs `work` (the load) between the child's `start` and `stop`, and answers what the child measured. */
@@ -92,7 +98,7 @@ export class ServerProcess {
   /** Asks the child to close (it cleans up its store), and kills it if it has not exited in time. */
   async stop (): Promise<void> {
     if (this.#child.exitCode !== null || this.#child.signalCode !== null) return
-    if (this.#child.connected) this.#child.send({ type: 'close' } satisfies ParentMessage)
+    if (this.#child.connected) this.#child.send({ type: 'close' } satisfies ParentMessage, () => {})
     const timer = setTimeout(() => { this.#child.kill('SIGKILL') }, STOP_GRACE_MS)
     await this.#exited
     clearTimeout(timer)
