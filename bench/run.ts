@@ -1,94 +1,157 @@
 /**
- * `npm run bench`: each jwt-login route against a baseline measured in the
- * same run, reported as a ratio (goal ≥ 0.9).
+ * `npm run bench`: each jwt-login path against a baseline measured in the
+ * same run (see the README's Benchmarks section).
  *
- * - POST /auth/validate vs a bare Fastify route that verifies the same token
- *   with @fastify/jwt.
- * - POST /auth (login) vs a bare route that runs argon2id verify with the
- *   same parameters, plus the event-loop delay p99 during the login load.
- *
- * Servers listen on 127.0.0.1; autocannon runs in a worker thread so the load
- * generator does not share the servers' event loop. Runs alternate
- * (baseline, subject, baseline, subject) and the best of each is kept.
+ * Every server runs in its own child process (`server.ts`); autocannon runs
+ * here, in the parent. Each comparison warms both servers, then runs them in
+ * interleaved rounds (baseline, jwt-login, baseline, jwt-login, …) and
+ * reports the median ratio of req/s with its range, and each server's own CPU
+ * time per request. The last lines are the four median ratios.
  */
-import { monitorEventLoopDelay } from 'node:perf_hooks'
-import fastifyJwt from '@fastify/jwt'
-import argon2 from 'argon2'
-import autocannon from 'autocannon'
-import Fastify, { type FastifyInstance } from 'fastify'
-import jwtLogin, { ARGON2_OPTIONS, MemoryStore, MemoryUserAdapter } from '../lib/index.js'
+import os from 'node:os'
+import { MemoryStore } from '../lib/index.js'
+import { subjectApp } from './apps.js'
+import { measure, probe, warmUp, type Run, type Target } from './load.js'
+import { ServerProcess, stopAll } from './servers.js'
+import { PREFIX, USER } from './shared.js'
 
-const SECRET = 'bench-secret-that-is-at-least-32-bytes!!'
-const USER = { login: 'bench', email: 'bench@example.com', password: 'bench-password-123' }
-const DURATION = Number(process.env.BENCH_SECONDS ?? 8)
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2)
-
-interface Run { requests: number, p99: number, errors: number }
-
-async function load (url: string, body: string, connections: number): Promise<Run> {
-  const result = await autocannon({
-    url,
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body,
-    connections,
-    duration: DURATION,
-    workers: 1
-  })
-  return { requests: result.requests.average, p99: result.latency.p99, errors: result.non2xx + result.errors }
+function positiveInteger (name: string, fallback: number): number {
+  const raw = process.env[name]
+  if (raw === undefined || raw === '') return fallback
+  const value = Number(raw)
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, not ${raw}`)
+  return value
 }
 
-async function listen (app: FastifyInstance): Promise<string> {
-  return await app.listen({ host: '127.0.0.1', port: 0 })
+const SECONDS = positiveInteger('BENCH_SECONDS', 5)
+const ROUNDS = positiveInteger('BENCH_ROUNDS', 3)
+const WARM_UP_SECONDS = 1
+const JSON_HEADERS = { 'content-type': 'application/json' }
+const LOGIN_BODY = JSON.stringify({ email: USER.email, password: USER.password })
+
+type Name = 'validate' | 'authenticate' | 'redis-validate' | 'login'
+
+interface Comparison {
+  name: Name
+  subjectLabel: string
+  baselineLabel: string
+  goal: number
+  baseline: Run[]
+  subject: Run[]
 }
 
-async function subjectApp (store?: MemoryStore): Promise<FastifyInstance> {
-  const users = new MemoryUserAdapter()
-  await users.addUser(USER)
-  const app = Fastify()
-  await app.register(jwtLogin, {
-    users,
-    restRoute: false,
-    ...(store === undefined ? {} : { store }),
-    settings: {
-      tokens: { keys: [{ kid: 'bench', secret: SECRET }] },
-      refresh: { enabled: true },
-      // the baseline has no request limit; the login lockout stays on (successes do not count)
-      limits: { requestsPerIp: { max: 1_000_000_000, window: '1m' } }
+function median (values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[middle] as number : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2
+}
+
+function ratios (c: Comparison): number[] {
+  return c.subject.map((run, i) => run.reqPerSec / (c.baseline[i] as Run).reqPerSec)
+}
+
+function failures (run: Run): number {
+  return run.non2xx + run.errors
+}
+
+function describeRun (run: Run): string {
+  return `${run.reqPerSec.toFixed(0)} req/s, p99 ${run.p99Ms} ms, ${run.cpuPerRequest.toFixed(0)} µs CPU/req`
+}
+
+async function compare (
+  name: Name,
+  labels: { subject: string, baseline: string },
+  goal: number,
+  targets: { baseline: Target, subject: Target },
+  connections: number
+): Promise<Comparison> {
+  await warmUp(targets.baseline, connections, WARM_UP_SECONDS)
+  await warmUp(targets.subject, connections, WARM_UP_SECONDS)
+  const comparison: Comparison = { name, subjectLabel: labels.subject, baselineLabel: labels.baseline, goal, baseline: [], subject: [] }
+  for (let round = 1; round <= ROUNDS; round++) {
+    const baseline = await measure(targets.baseline, connections, SECONDS)
+    const subject = await measure(targets.subject, connections, SECONDS)
+    comparison.baseline.push(baseline)
+    comparison.subject.push(subject)
+    console.log(`${name} round ${round}/${ROUNDS}: baseline ${describeRun(baseline)} | jwt-login ${describeRun(subject)} | ratio ${(subject.reqPerSec / baseline.reqPerSec).toFixed(2)}`)
+    for (const [side, run] of [['baseline', baseline], ['jwt-login', subject]] as const) {
+      if (failures(run) > 0) console.log(`WARNING: ${name} round ${round} ${side}: ${run.non2xx} non-2xx answers, ${run.errors} errors`)
     }
-  })
-  return app
-}
-
-async function baselineApp (hash: string): Promise<FastifyInstance> {
-  const app = Fastify()
-  await app.register(fastifyJwt, { secret: SECRET })
-  app.post('/verify', async (request) => {
-    const token = (request.body as { JWT: string }).JWT
-    return { success: true, data: { payload: app.jwt.verify(token) } }
-  })
-  app.post('/argon2', async (request, reply) => {
-    const ok = await argon2.verify(hash, (request.body as { password: string }).password)
-    if (!ok) return await reply.code(401).send({ success: false })
-    return { success: true }
-  })
-  return app
-}
-
-function best (runs: Run[]): Run {
-  return runs.reduce((a, b) => (b.requests > a.requests ? b : a))
-}
-
-async function compare (name: string, baseline: () => Promise<Run>, subject: () => Promise<Run>): Promise<{ name: string, baseline: Run, subject: Run, ratio: number }> {
-  const b: Run[] = []
-  const s: Run[] = []
-  for (let round = 0; round < ROUNDS; round++) {
-    b.push(await baseline())
-    s.push(await subject())
   }
-  const bb = best(b)
-  const ss = best(s)
-  return { name, baseline: bb, subject: ss, ratio: ss.requests / bb.requests }
+  return comparison
+}
+
+async function signIn (server: ServerProcess): Promise<string> {
+  const answer = await probe({ server, method: 'POST', path: `${PREFIX}/auth`, headers: JSON_HEADERS, body: LOGIN_BODY })
+  return (answer.json as { data: { jwt: string } }).data.jwt
+}
+
+function validateTarget (server: ServerProcess, token: string): Target {
+  return { server, method: 'POST', path: `${PREFIX}/auth/validate`, headers: JSON_HEADERS, body: JSON.stringify({ JWT: token }) }
+}
+
+/** Runs one comparison on fresh servers and stops them afterwards, whatever happens. */
+async function withServers (run: () => Promise<Comparison>): Promise<Comparison> {
+  try {
+    return await run()
+  } finally {
+    await stopAll()
+  }
+}
+
+async function validate (): Promise<Comparison> {
+  return await withServers(async () => {
+    const subject = await ServerProcess.start('subject')
+    const token = await signIn(subject)
+    const subjectTarget = validateTarget(subject, token)
+    const answer = await probe(subjectTarget)
+    const bare = await ServerProcess.start('bare-validate', String(answer.bytes))
+    const bareTarget: Target = { server: bare, method: 'POST', path: '/verify', headers: JSON_HEADERS, body: JSON.stringify({ JWT: token }) }
+    const bareAnswer = await probe(bareTarget)
+    console.log(`validate answer bodies: jwt-login ${answer.bytes} bytes, baseline ${bareAnswer.bytes} bytes`)
+    return await compare('validate', { subject: '`POST /auth/validate`', baseline: '@fastify/jwt verify, answer of the same size' }, 0.9,
+      { baseline: bareTarget, subject: subjectTarget }, 50)
+  })
+}
+
+async function authenticate (): Promise<Comparison> {
+  return await withServers(async () => {
+    const subject = await ServerProcess.start('subject-hook')
+    const bare = await ServerProcess.start('bare-hook')
+    const headers = { authorization: `Bearer ${await signIn(subject)}` }
+    const subjectTarget: Target = { server: subject, method: 'GET', path: '/private', headers }
+    const bareTarget: Target = { server: bare, method: 'GET', path: '/private', headers }
+    const sizes = [await probe(bareTarget), await probe(subjectTarget)].map(answer => answer.bytes)
+    console.log(`authenticate answer bodies: jwt-login ${sizes[1]} bytes, baseline ${sizes[0]} bytes`)
+    return await compare('authenticate', { subject: 'host route + `jwtLogin.authenticate`', baseline: 'host route + `request.jwtVerify()`' }, 0.95,
+      { baseline: bareTarget, subject: subjectTarget }, 50)
+  })
+}
+
+async function redisValidate (): Promise<Comparison> {
+  return await withServers(async () => {
+    const memory = await ServerProcess.start('subject')
+    const redis = await ServerProcess.start('subject-redis', `bench:${process.pid}:${Date.now()}:`)
+    const memoryTarget = validateTarget(memory, await signIn(memory))
+    const redisTarget = validateTarget(redis, await signIn(redis))
+    await probe(memoryTarget)
+    await probe(redisTarget)
+    return await compare('redis-validate', { subject: '`POST /auth/validate` on RedisStore', baseline: 'the same on MemoryStore' }, 0.8,
+      { baseline: memoryTarget, subject: redisTarget }, 50)
+  })
+}
+
+async function login (): Promise<Comparison> {
+  return await withServers(async () => {
+    const subject = await ServerProcess.start('subject')
+    const bare = await ServerProcess.start('bare-argon2')
+    const subjectTarget: Target = { server: subject, method: 'POST', path: `${PREFIX}/auth`, headers: JSON_HEADERS, body: LOGIN_BODY }
+    const bareTarget: Target = { server: bare, method: 'POST', path: '/argon2', headers: JSON_HEADERS, body: LOGIN_BODY }
+    await probe(subjectTarget)
+    await probe(bareTarget)
+    return await compare('login', { subject: '`POST /auth`', baseline: 'argon2id verify, same parameters' }, 0.95,
+      { baseline: bareTarget, subject: subjectTarget }, 8)
+  })
 }
 
 /**
@@ -99,15 +162,16 @@ async function compare (name: string, baseline: () => Promise<Run>, subject: () 
 async function storeGrowth (sessions: number, rotations: number): Promise<{ perSession: number, refreshesPerSecond: number }> {
   const store = new MemoryStore()
   const app = await subjectApp(store)
-  const body = { email: USER.email, password: USER.password }
   const tokens: string[] = []
   for (let i = 0; i < sessions; i++) {
-    tokens.push((await app.inject({ method: 'POST', url: '/jwt-login/v1/auth', payload: body })).json().data.refresh_token)
+    const res = await app.inject({ method: 'POST', url: `${PREFIX}/auth`, headers: JSON_HEADERS, payload: LOGIN_BODY })
+    tokens.push(res.json().data.refresh_token)
   }
   const started = performance.now()
   for (let round = 0; round < rotations; round++) {
     for (let i = 0; i < sessions; i++) {
-      const res = await app.inject({ method: 'POST', url: '/jwt-login/v1/auth/refresh', payload: { refresh_token: tokens[i] } })
+      const res = await app.inject({ method: 'POST', url: `${PREFIX}/auth/refresh`, payload: { refresh_token: tokens[i] } })
+      if (res.statusCode !== 200) throw new Error(`store growth: refresh answered ${res.statusCode}: ${res.body}`)
       tokens[i] = res.json().data.refresh_token
     }
   }
@@ -118,52 +182,63 @@ async function storeGrowth (sessions: number, rotations: number): Promise<{ perS
   return { perSession, refreshesPerSecond: (sessions * rotations) / seconds }
 }
 
-async function main (): Promise<void> {
-  const hash = await argon2.hash(USER.password, ARGON2_OPTIONS)
-  const subject = await subjectApp()
-  const baseline = await baselineApp(hash)
-  const subjectUrl = await listen(subject)
-  const baselineUrl = await listen(baseline)
-
-  const login = await fetch(`${subjectUrl}/jwt-login/v1/auth`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email: USER.email, password: USER.password })
-  })
-  const token = ((await login.json()) as { data: { jwt: string } }).data.jwt
-  const jwtBody = JSON.stringify({ JWT: token })
-  const loginBody = JSON.stringify({ email: USER.email, password: USER.password })
-
-  const validate = await compare('POST /auth/validate vs @fastify/jwt verify',
-    async () => await load(`${baselineUrl}/verify`, jwtBody, 50),
-    async () => await load(`${subjectUrl}/jwt-login/v1/auth/validate`, jwtBody, 50))
-
-  let delay = monitorEventLoopDelay({ resolution: 10 })
-  const loginResult = await compare('POST /auth vs argon2id verify',
-    async () => await load(`${baselineUrl}/argon2`, JSON.stringify({ password: USER.password }), 8),
-    async () => {
-      // a fresh histogram per run, so the figure is the last login run's alone
-      delay = monitorEventLoopDelay({ resolution: 10 })
-      delay.enable()
-      const run = await load(`${subjectUrl}/jwt-login/v1/auth`, loginBody, 8)
-      delay.disable()
-      return run
-    })
-
-  await subject.close()
-  await baseline.close()
-
-  const rows = [validate, loginResult].map(r =>
-    `| ${r.name} | ${r.baseline.requests.toFixed(0)} | ${r.subject.requests.toFixed(0)} | ${r.ratio.toFixed(2)} | ${r.subject.errors + r.baseline.errors} |`)
-  console.log(`\njwt-login benchmarks (${DURATION}s per run, best of ${ROUNDS}, node ${process.version})\n`)
-  console.log('| comparison | baseline req/s | jwt-login req/s | ratio | non-2xx |')
-  console.log('| --- | --- | --- | --- | --- |')
-  for (const row of rows) console.log(row)
-  console.log(`\nevent-loop delay during login load: p99 ${(delay.percentile(99) / 1e6).toFixed(1)} ms, max ${(delay.max / 1e6).toFixed(1)} ms`)
-  const growth = await storeGrowth(100, 200)
-  console.log(`store growth: 100 sessions × 200 refreshes each → ${growth.perSession.toFixed(2)} state entries per live session (${growth.refreshesPerSecond.toFixed(0)} refreshes/s in process)`)
-  const failed = [validate, loginResult].filter(r => r.ratio < 0.9)
-  console.log(failed.length === 0 ? 'all ratios meet the goal (>= 0.9)' : `below the goal: ${failed.map(r => r.name).join(', ')}`)
+function loadAverage (): string {
+  return os.loadavg().map(n => n.toFixed(2)).join(' ')
 }
 
-await main()
+function row (c: Comparison): string {
+  const r = ratios(c)
+  const ratio = median(r)
+  const met = ratio >= c.goal ? 'met' : '**not met**'
+  const cpuBaseline = median(c.baseline.map(run => run.cpuPerRequest))
+  const cpuSubject = median(c.subject.map(run => run.cpuPerRequest))
+  const failed = `${c.baseline.reduce((n, run) => n + failures(run), 0)} / ${c.subject.reduce((n, run) => n + failures(run), 0)}`
+  return [
+    `${c.name}: ${c.subjectLabel} vs ${c.baselineLabel}`,
+    median(c.baseline.map(run => run.reqPerSec)).toFixed(0),
+    median(c.subject.map(run => run.reqPerSec)).toFixed(0),
+    `**${ratio.toFixed(2)}** [${Math.min(...r).toFixed(2)}–${Math.max(...r).toFixed(2)}]`,
+    `≥ ${c.goal.toFixed(2)}: ${met}`,
+    `${median(c.baseline.map(run => run.p99Ms))} / ${median(c.subject.map(run => run.p99Ms))}`,
+    `${cpuBaseline.toFixed(0)} / ${cpuSubject.toFixed(0)}`,
+    (cpuBaseline / cpuSubject).toFixed(2),
+    failed
+  ].join(' | ')
+}
+
+async function main (): Promise<void> {
+  console.log(`jwt-login benchmarks: node ${process.version}, ${os.availableParallelism()} CPUs, ${SECONDS} s per run, ${ROUNDS} interleaved rounds, ${WARM_UP_SECONDS} s warm-up per server, load average ${loadAverage()}`)
+  const comparisons = [await validate(), await authenticate(), await redisValidate(), await login()]
+  const growth = await storeGrowth(100, 200)
+
+  console.log('\n| comparison | baseline req/s | jwt-login req/s | ratio, median [min–max] | goal | p99 ms (baseline / jwt-login) | CPU µs/req (baseline / jwt-login) | CPU ratio (baseline / jwt-login) | non-2xx + errors (baseline / jwt-login) |')
+  console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- |')
+  for (const c of comparisons) console.log(`| ${row(c)} |`)
+
+  const loginRuns = (comparisons[3] as Comparison).subject.map(run => run.loopDelayP99Ms)
+  console.log(`\nEvent-loop delay in jwt-login's process during the login load: p99 ${median(loginRuns).toFixed(1)} ms (median of ${ROUNDS} runs) [${Math.min(...loginRuns).toFixed(1)}–${Math.max(...loginRuns).toFixed(1)}].`)
+  console.log(`Store growth: 100 sessions × 200 refreshes each → ${growth.perSession.toFixed(2)} state entries per live session (${growth.refreshesPerSecond.toFixed(0)} refreshes/s in process).`)
+  // other work on the machine skews both sides; the load average says how busy it was
+  console.log(`Load average at the end: ${loadAverage()}.`)
+  const failedRuns = comparisons.flatMap(c => [...c.baseline, ...c.subject]).filter(run => failures(run) > 0).length
+  if (failedRuns > 0) console.log(`WARNING: ${failedRuns} runs had non-2xx answers or errors; their figures are not comparable.`)
+  const missed = comparisons.filter(c => median(ratios(c)) < c.goal).map(c => c.name)
+  console.log(missed.length === 0 ? 'All ratios meet their goals.' : `Below goal: ${missed.join(', ')}.`)
+  console.log('')
+  for (const c of comparisons) console.log(`ratio ${c.name}: ${median(ratios(c)).toFixed(2)}`)
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    const exit = (): never => process.exit(130)
+    stopAll().then(exit, exit)
+  })
+}
+
+try {
+  await main()
+} catch (error) {
+  console.error('bench failed:', error)
+  await stopAll()
+  process.exitCode = 1
+}
