@@ -2,6 +2,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import type { Call, JwtLoginContext } from './context.js'
 import { sendError, toJwtLoginError } from './error-handler.js'
 import { JwtLoginError } from './errors.js'
+import { checkSwitches } from './gates.js'
 import type { JwtLoginEvents } from './events.js'
 import { parseBearer } from './params.js'
 import { authenticateToken } from './session.js'
@@ -60,7 +61,8 @@ export function buildApi (ctx: JwtLoginContext, settings: SettingsHolder, twoFac
   const authenticate = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const call = callOf(request.ip)
     try {
-      if (!call.settings.authentication.enabled) throw new JwtLoginError('ERR_JWT_LOGIN_AUTH_DISABLED')
+      // a host route's gate: authentication on
+      checkSwitches(call.settings, {}, false)
       // a protected host route: no token is 401 / 53 with a bare challenge, a header
       // that is not `Bearer <token>` is 401 / 2 with invalid_request (RFC 6750 §3.1)
       const header = request.headers.authorization

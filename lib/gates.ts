@@ -83,12 +83,17 @@ function presentedCode (request: FastifyRequest, name: string, from: RouteGate['
   return stringField(body, name) ?? stringField(query, name)
 }
 
+/** The switches a gate names: `authentication.enabled` (unless it says otherwise), then the feature's own. */
+export function checkSwitches (settings: Settings, gate: RouteGate, twoFactorPort: boolean): void {
+  if (gate.authentication !== false && !settings.authentication.enabled) throw new JwtLoginError('ERR_JWT_LOGIN_AUTH_DISABLED')
+  if (gate.feature !== undefined && !featureOn(settings, gate.feature, twoFactorPort)) throw new JwtLoginError(SWITCH_ERRORS[gate.feature])
+}
+
 function checkGate (ctx: JwtLoginContext, request: FastifyRequest, gate: RouteGate, state: RequestState, twoFactorPort: boolean): void {
   const { settings } = state.call
   let stage: 'switch' | 'auth_code' = 'switch'
   try {
-    if (gate.authentication !== false && !settings.authentication.enabled) throw new JwtLoginError('ERR_JWT_LOGIN_AUTH_DISABLED')
-    if (gate.feature !== undefined && !featureOn(settings, gate.feature, twoFactorPort)) throw new JwtLoginError(SWITCH_ERRORS[gate.feature])
+    checkSwitches(settings, gate, twoFactorPort)
     if (gate.authCode !== undefined && authCodeRequired(settings, gate.authCode)) {
       stage = 'auth_code'
       const name = gate.authCode === 'oauth' ? settings.authCodes.oauthParameter : settings.authCodes.parameter

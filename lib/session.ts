@@ -44,10 +44,14 @@ export interface Authenticated {
 
 /**
  * The one check of a presented token, for the routes, the host hook and the
- * public API: signature and claims, revocation, then its user (401 / 24 when gone).
+ * public API: signature and claims, then `admitVerified`.
  */
 export async function authenticateToken (ctx: JwtLoginContext, call: Call, token: string, kind: TokenKind = 'access'): Promise<Authenticated> {
-  const verified = ctx.tokens.verify(call.settings, token, kind)
+  return await admitVerified(ctx, ctx.tokens.verify(call.settings, token, kind))
+}
+
+/** The checks after the signature, for every kind of token: revocation (401 / 55), then its user (401 / 24 when gone). */
+export async function admitVerified (ctx: JwtLoginContext, verified: VerifiedToken): Promise<Authenticated> {
   if (await ctx.tokens.isRevoked(verified.payload)) throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_REVOKED')
   const user = await ctx.users.findById(Number(verified.payload.sub))
   if (user === null) throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_USER_GONE')

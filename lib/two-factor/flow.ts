@@ -3,7 +3,7 @@ import type { Call, JwtLoginContext, SecondFactorGate } from '../context.js'
 import { deriveKey } from '../crypto.js'
 import { JwtLoginError } from '../errors.js'
 import { subjectKey, type Hold, type Reservable } from '../limits.js'
-import { prepareSession, type NewSession } from '../session.js'
+import { admitVerified, prepareSession, type NewSession } from '../session.js'
 import { claimOnce, isClaimed } from '../store/claim.js'
 import type { Settings } from '../settings.js'
 import { sessionStart, type TokenClaims } from '../tokens.js'
@@ -196,16 +196,14 @@ export async function completeTwoFactor (
 
 /** The interim token's claims and user: any failure to verify it is 401 / 111; revoked 55; its user gone 24. */
 async function interimSignIn (ctx: JwtLoginContext, call: Call, token: string): Promise<{ claims: TokenClaims, user: unknown }> {
-  let claims
+  let verified
   try {
-    claims = ctx.tokens.verify(call.settings, token, 'interim').payload
+    verified = ctx.tokens.verify(call.settings, token, 'interim')
   } catch (error) {
     throw new JwtLoginError('ERR_JWT_LOGIN_INTERIM_TOKEN_INVALID', { cause: error })
   }
-  if (await ctx.tokens.isRevoked(claims)) throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_REVOKED')
-  const user = await ctx.users.findById(Number(claims.sub))
-  if (user === null) throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_USER_GONE')
-  return { claims, user }
+  const { user } = await admitVerified(ctx, verified)
+  return { claims: verified.payload, user }
 }
 
 interface SecondStep { claims: TokenClaims, user: unknown, code: string }
