@@ -1,5 +1,6 @@
 import { sha256Base64url } from './crypto.js'
 import type { ResolvedLimit } from './settings.js'
+import { readMany } from './store/read.js'
 import type { StateStore } from './store/types.js'
 
 /** Counter keys never hold an identifier in clear: an email in a store key is personal data. */
@@ -86,16 +87,26 @@ export class AttemptLimiter {
    */
   async reserve (subjects: Reservable[]): Promise<Reservation> {
     const start = this.#now()
-    const peeks = await Promise.all(subjects.map(async s => await this.#peek(s)))
+    const peeks = await this.#peek(subjects)
     // locked and at the limit: refused without counting, so a flood against a locked subject adds nothing
     const locked = peeks.filter((peek, i) => peek.counted >= (subjects[i] as Reservable).limit.max && peek.lockedUntil > this.#now())
     if (locked.length > 0) return this.#refusal(Math.max(...locked.map(peek => peek.lockedUntil)))
 
-    const holds = await Promise.all(subjects.map(async (s, i) => await this.#count(s, (peeks[i] as Peek).credit, start)))
+    const counts = await Promise.allSettled(subjects.map(async (s, i) => await this.#count(s, (peeks[i] as Peek).credit, start)))
+    const holds = counts.flatMap(c => c.status === 'fulfilled' ? [c.value] : [])
+    const failure = counts.find(c => c.status === 'rejected')
+    if (failure !== undefined) {
+      // counted on some subjects only: those are given back before the error goes on
+      await this.release(holds)
+      throw failure.reason
+    }
     const over = holds.filter(h => h.counted > h.subject.limit.max)
     if (over.length === 0) return { ok: true, holds }
-    await Promise.all(over.map(async h => await this.#store.set(`lock:${h.subject.key}`, String(h.expiresAt), Math.max(1, h.expiresAt - this.#now()))))
-    await this.release(holds)
+    try {
+      await Promise.all(over.map(async h => await this.#store.set(`lock:${h.subject.key}`, String(h.expiresAt), Math.max(1, h.expiresAt - this.#now()))))
+    } finally {
+      await this.release(holds)
+    }
     return this.#refusal(Math.max(...over.map(h => h.expiresAt)))
   }
 
@@ -104,9 +115,14 @@ export class AttemptLimiter {
     await Promise.all(holds.filter(h => h.subject.onSuccess === 'reset').map(async h => await this.#credit(h, 'failed')))
   }
 
-  /** The attempt succeeded: it is given back, and a `reset` subject forgives the failures counted so far. */
+  /**
+   * The attempt succeeded: it is given back, and a `reset` subject forgives
+   * the failures counted so far. Best effort, like `release`: the success
+   * stands whatever the bookkeeping does (what cannot be given back stays
+   * counted until its window ends).
+   */
   async succeeded (holds: Hold[]): Promise<void> {
-    await Promise.all(holds.map(async h => {
+    await Promise.allSettled(holds.map(async h => {
       await this.#credit(h, 'released')
       if (h.subject.onSuccess === 'reset') await this.#forgive(h)
     }))
@@ -124,16 +140,20 @@ export class AttemptLimiter {
     return { ok: false, retryAfter: Math.max(1, Math.ceil((until - this.#now()) / 1000)) }
   }
 
-  async #peek (subject: Reservable): Promise<Peek> {
-    // the credits are asked for before the attempts, so they cannot cover attempts the count has not seen
-    const [released, forgiven, lock, attempts] = await Promise.all([
-      this.#store.get(`released:${subject.key}`),
-      subject.onSuccess === 'reset' ? this.#store.get(`forgiven:${subject.key}`) : null,
-      this.#store.get(`lock:${subject.key}`),
-      this.#store.get(`fails:${subject.key}`)
-    ])
-    const credit = count(released) + count(forgiven)
-    return { credit, counted: net(count(attempts), credit), lockedUntil: count(lock) }
+  /**
+   * Every subject's credits, attempts and lock in one read (one MGET on
+   * Redis). The credits are listed before the attempts, so a store without
+   * `getMany` asks for them first and they cannot cover attempts the count has not seen.
+   */
+  async #peek (subjects: Reservable[]): Promise<Peek[]> {
+    const names = ['released', 'forgiven', 'lock', 'fails']
+    const values = await readMany(this.#store, subjects.flatMap(s => names.map(name => `${name}:${s.key}`)))
+    return subjects.map((subject, i) => {
+      const [released, forgiven, lock, attempts] = values.slice(i * names.length, (i + 1) * names.length)
+      // a `release` subject is never forgiven: a stray credit there counts for nothing
+      const credit = count(released ?? null) + (subject.onSuccess === 'reset' ? count(forgiven ?? null) : 0)
+      return { credit, counted: net(count(attempts ?? null), credit), lockedUntil: count(lock ?? null) }
+    })
   }
 
   /** `credit` was read before the increment: it covers only the attempts counted before this one. */

@@ -5,6 +5,7 @@ import { systemClock, type Clock } from './clock.js'
 import { deriveKey, randomToken, safeEqual, sha256Base64url } from './crypto.js'
 import { JwtLoginError, type JwtLoginErrorCode } from './errors.js'
 import { JwtLoginSettingsError, type Settings } from './settings.js'
+import { readMany } from './store/read.js'
 import type { StateStore } from './store/types.js'
 import type { PublicUser } from './users.js'
 
@@ -243,6 +244,14 @@ export class TokenService {
   readonly #algorithm: Algorithm
   readonly #store: StateStore
   readonly #clock: Clock
+  /**
+   * The longest any token or session this instance issued may live (ms),
+   * whatever the settings say now: a reload that shortens a lifetime must
+   * not let a revocation expire before a token issued under the longer one.
+   */
+  #longestTokenMs = 0
+  /** The same for refresh families. */
+  #longestSessionMs = 0
   readonly #jwks: { keys: JsonWebKey[] } | null
 
   constructor (keys: KeyMaterial[], algorithm: Algorithm, store: StateStore, clock: Clock) {
@@ -295,6 +304,7 @@ export class TokenService {
     const tokens = settings.tokens
     const iat = Math.floor(this.#clock() / 1000)
     const lifetime = Math.max(1, Math.floor((options.lifetimeMs ?? tokens.lifetimeMs) / 1000))
+    this.#longestTokenMs = Math.max(this.#longestTokenMs, lifetime * 1000)
     const claims: TokenClaims = {
       sub: String(user.ID),
       iat,
@@ -425,15 +435,8 @@ export class TokenService {
    * issued before a cutoff. Both entries are read in one store round trip.
    */
   async isRevoked (claims: TokenClaims): Promise<boolean> {
-    const [session, cutoff] = await this.#read([stateKeys.session(claims.sid), stateKeys.userCutoff(claims.sub)]) as [string | null, string | null]
+    const [session, cutoff] = await readMany(this.#store, [stateKeys.session(claims.sid), stateKeys.userCutoff(claims.sub)]) as [string | null, string | null]
     return sessionEnded(claims.sid, session, cutoff)
-  }
-
-  /** The values of `keys`: one `getMany`, or, from a store without it, one `get` each in parallel. */
-  async #read (keys: readonly string[]): Promise<Array<string | null>> {
-    const store = this.#store
-    if (store.getMany !== undefined) return await store.getMany(keys)
-    return await Promise.all(keys.map(async (key) => await store.get(key)))
   }
 
   /**
@@ -454,7 +457,7 @@ export class TokenService {
   async revokeSession (settings: Settings, sessionId: string, until?: number): Promise<void> {
     const { tokens } = settings
     const now = this.#clock()
-    const ttl = Math.max(1000, (until ?? now + tokens.lifetimeMs) - now, tokens.lifetimeMs) + tokens.leewayMs
+    const ttl = Math.max(1000, (until ?? now + tokens.lifetimeMs) - now, tokens.lifetimeMs, this.#longestTokenMs) + tokens.leewayMs
     await this.#store.set(stateKeys.session(sessionId), REVOKED, ttl)
   }
 
@@ -463,7 +466,7 @@ export class TokenService {
    * access and refresh tokens are refused from then on.
    */
   async revokeUserTokens (settings: Settings, userId: number, at: number = this.#clock()): Promise<void> {
-    const ttl = Math.max(settings.refresh.lifetimeMs, settings.tokens.lifetimeMs) + settings.tokens.leewayMs
+    const ttl = Math.max(settings.refresh.lifetimeMs, settings.tokens.lifetimeMs, this.#longestTokenMs, this.#longestSessionMs) + settings.tokens.leewayMs
     await this.#store.set(stateKeys.userCutoff(userId), String(at), ttl)
   }
 
@@ -482,6 +485,7 @@ export class TokenService {
   async issueRefreshToken (settings: Settings, userId: number, sessionId: string): Promise<string> {
     const secret = randomToken()
     const record: SessionRecord = { u: userId, h: sha256Base64url(secret) }
+    this.#longestSessionMs = Math.max(this.#longestSessionMs, settings.refresh.lifetimeMs)
     await this.#store.set(stateKeys.session(sessionId), JSON.stringify(record), settings.refresh.lifetimeMs)
     return `${sessionId}.${secret}`
   }
@@ -521,6 +525,7 @@ export class TokenService {
       if (safeEqual(presented, record.h)) {
         const next = randomToken()
         const rotated: SessionRecord = { u: record.u, h: sha256Base64url(next), p: presented, n: seal(sessionId, secret, next), t: now }
+        this.#longestSessionMs = Math.max(this.#longestSessionMs, refresh.lifetimeMs)
         if (await this.#store.compareAndSet(key, raw, JSON.stringify(rotated), refresh.lifetimeMs)) {
           return { userId: record.u, sessionId, refreshToken: `${sessionId}.${next}` }
         }

@@ -186,3 +186,32 @@ t.test('2FA: a claim that failed never revives a challenge another request claim
   const again = await submit({ JWT: token, code: await totpAt(secret, clock.now) })
   t.same([again.statusCode, errorCode(again)], [401, 107], 'the interim token is spent: one challenge, one session')
 })
+
+t.test('2FA: checks that did not run (the host failed) use up no attempt of the challenge', async (t) => {
+  const { submit, interim, secret, clock, port } = await buildTwoFactorApp({ settings: { twoFactor: { attemptsPerChallenge: 3 } } })
+  const token = await interim()
+  const getTotpSecret = port.getTotpSecret.bind(port)
+  port.getTotpSecret = async () => { throw new Error('two-factor database down') }
+  for (let i = 0; i < 5; i++) {
+    const failed = await submit({ JWT: token, code: await totpAt(secret, clock.now) })
+    t.equal(failed.statusCode, 503, `failure ${i + 1}: 503`)
+  }
+  port.getTotpSecret = getTotpSecret
+  const res = await submit({ JWT: token, code: await totpAt(secret, clock.now) })
+  t.equal(res.statusCode, 200, 'the challenge is still open after more failures than it has attempts')
+})
+
+t.test('login: a correct password stands when only the success bookkeeping fails', async (t) => {
+  const memory = new MemoryStore()
+  const store = ruledStore(memory)
+  const users = new MemoryUserAdapter()
+  await users.addUser(ALICE)
+  const app = Fastify()
+  await app.register(jwtLogin, { users, store, settings: { tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }] } } })
+  t.teardown(async () => { await app.close(); await memory.close() })
+  t.equal((await post(app, '/auth', { email: ALICE.email, password: 'wrong' })).statusCode, 401)
+  store.rule = (method, key) => (method === 'increment' || method === 'set') && (key.startsWith('released:') || key.startsWith('forgiven:'))
+  const res = await post(app, '/auth', { email: ALICE.email, password: ALICE.password })
+  t.equal(res.statusCode, 200, res.body)
+  t.type(res.json().data.jwt, 'string')
+})

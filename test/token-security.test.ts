@@ -334,3 +334,24 @@ t.test('the kinds: each refused where the other belongs, with its own code', asy
   const badIssuer = signHs({ sub: '1', iat, exp: iat + 300, jti: randomUUID(), iss: 'other', aud: 'jwt-login:2fa', typ: 'interim', sid: sessionId })
   t.throws(() => tokens.verify(SETTINGS, badIssuer, 'interim'), { code: 'ERR_JWT_LOGIN_TOKEN_CLAIM_INVALID' }, 'another issuer')
 })
+
+t.test('a revocation outlives every token issued before a reload shortened the lifetimes', async (t) => {
+  const { tokens, clock } = await tokenService(t)
+  const long = resolveSettings({ tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }], lifetime: '1h' }, refresh: { enabled: true, lifetime: '2h' } })
+  const short = resolveSettings({ tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }], lifetime: '5m' }, refresh: { enabled: true, lifetime: '10m' } })
+  // one session's old token under the long lifetime; a newer one, presented, under the short one
+  const sessionId = tokens.newSessionId()
+  const old = tokens.sign(long, USER, 'access', { sessionId })
+  const refresh = await tokens.issueRefreshToken(long, USER.ID, sessionId)
+  const presented = tokens.sign(short, USER, 'access', { sessionId })
+  await tokens.revoke(short, presented.claims)
+  clock.advance(30 * 60 * 1000)
+  t.equal(await tokens.isRevoked(tokens.verify(short, old.token, 'access').payload), true, 'the older, longer token is still refused')
+
+  const other = tokens.sign(long, { ...USER, ID: 2 }, 'access', { sessionId: tokens.newSessionId() })
+  clock.advance(1)
+  await tokens.revokeUserTokens(short, 2)
+  clock.advance(20 * 60 * 1000)
+  t.equal(await tokens.isRevoked(tokens.verify(short, other.token, 'access').payload), true, 'a user cutoff outlives it too')
+  await t.rejects(tokens.rotateRefreshToken(short, refresh, () => {}), { code: 'ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID' }, 'and the session refresh family is gone')
+})

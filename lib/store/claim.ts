@@ -33,3 +33,12 @@ export async function claimOnce (store: StateStore, key: string, raw: string, tt
     throw error
   }
 }
+
+/**
+ * Takes the absent `key` for `claimant` (one compare-and-set), or finds it
+ * already taken by the same claimant: a retry whose earlier write ran but
+ * lost its answer still succeeds; anyone else gets `false`.
+ */
+export async function claimAs (store: StateStore, key: string, claimant: string, ttlMs: number): Promise<boolean> {
+  return await store.compareAndSet(key, null, claimant, ttlMs) || await store.get(key) === claimant
+}

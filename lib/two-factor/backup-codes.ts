@@ -1,4 +1,5 @@
 import { randomCode, sha256Base64url } from '../crypto.js'
+import { claimAs } from '../store/claim.js'
 import type { StateStore } from '../store/types.js'
 import type { TwoFactorPort } from './types.js'
 
@@ -58,9 +59,7 @@ export class BackupCodeProvider {
    */
   async spend (userId: number, hash: string, claimant: string): Promise<boolean> {
     const key = `2fa:backup-claim:${userId}:${hash}`
-    const mine = await this.#store.compareAndSet(key, null, claimant, CLAIM_TTL_MS) ||
-      await this.#store.get(key) === claimant
-    if (!mine) return false
+    if (!await claimAs(this.#store, key, claimant, CLAIM_TTL_MS)) return false
     try {
       return await this.#port.consumeBackupCode(userId, hash)
     } finally {

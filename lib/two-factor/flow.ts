@@ -28,7 +28,6 @@ export interface TwoFactor {
 interface ChallengeRecord { method: TwoFactorMethod }
 
 const challengeKey = (userId: number, challengeId: string): string => `2fa:challenge:${userId}:${challengeId}`
-const attemptsKey = (challengeId: string): string => `2fa:attempts:${challengeId}`
 
 /**
  * The key of the email-code hashes. It comes from the signing key, so every
@@ -173,22 +172,22 @@ export async function completeTwoFactor (
   const account: Reservable = { key: subjectKey('2fa:account', String(userId)), limit: settings.perAccount, onSuccess: 'reset' }
   const reservation = await ctx.limiter.reserve([account])
   if (!reservation.ok) throw new JwtLoginError('ERR_JWT_LOGIN_TWO_FACTOR_LOCKED', { retryAfter: reservation.retryAfter })
-  const holds = reservation.holds
+  // the challenge's own attempt joins these once the challenge is read
+  const holds = [...reservation.holds]
   let settled = false
   try {
-    const result = await secondStep(ctx, twoFactor, call, { claims, user, code }, async (outcome) => {
+    const result = await secondStep(ctx, twoFactor, call, { claims, user, code, holds }, async (outcome) => {
       settled = true
       if (outcome === 'failed') {
         await ctx.limiter.failed(holds)
         if ((holds[0] as Hold).counted >= settings.perAccount.max) ctx.events.emit('two_factor.account_locked', { userId, ip })
       } else {
-        // tidying after the sign-in is complete: a failure here must not undo it
-        await ctx.limiter.succeeded(holds).catch(() => {})
+        await ctx.limiter.succeeded(holds)
       }
     })
     return result
   } catch (error) {
-    // not evaluated (the challenge was closed, or a dependency failed): the attempt is given back
+    // not evaluated (the challenge was closed, or a dependency failed): the attempt is given back, on the challenge too
     if (!settled) await ctx.limiter.release(holds)
     throw error
   }
@@ -206,13 +205,19 @@ async function interimSignIn (ctx: JwtLoginContext, call: Call, token: string): 
   return { claims: verified.payload, user }
 }
 
-interface SecondStep { claims: TokenClaims, user: unknown, code: string }
+interface SecondStep {
+  claims: TokenClaims
+  user: unknown
+  code: string
+  /** The attempt's holds, settled by the caller; the challenge's is added here. */
+  holds: Hold[]
+}
 
 async function secondStep (
   ctx: JwtLoginContext,
   twoFactor: TwoFactor,
   call: Call,
-  { claims, user, code }: SecondStep,
+  { claims, user, code, holds }: SecondStep,
   settle: (outcome: 'failed' | 'succeeded') => Promise<void>
 ): Promise<{ jwt: string, refresh_token?: string }> {
   const settings = call.settings.twoFactor
@@ -220,8 +225,16 @@ async function secondStep (
   const key = challengeKey(userId, claims.sid)
   const raw = await ctx.store.get(key)
   if (raw === null || isClaimed(raw)) throw new JwtLoginError('ERR_JWT_LOGIN_CHALLENGE_CLOSED')
-  const { count: attempt } = await ctx.store.increment(attemptsKey(claims.sid), settings.interimLifetimeMs)
-  if (attempt > settings.attemptsPerChallenge) throw new JwtLoginError('ERR_JWT_LOGIN_CHALLENGE_CLOSED')
+  // counted like the account's attempt: a failed check stays counted, one that did not run is given back
+  const challengeAttempts: Reservable = {
+    key: subjectKey('2fa:challenge', claims.sid),
+    limit: { max: settings.attemptsPerChallenge, windowMs: settings.interimLifetimeMs },
+    onSuccess: 'release'
+  }
+  const reservation = await ctx.limiter.reserve([challengeAttempts])
+  if (!reservation.ok) throw new JwtLoginError('ERR_JWT_LOGIN_CHALLENGE_CLOSED')
+  holds.push(...reservation.holds)
+  const attempt = (reservation.holds[0] as Hold).counted
   const rejected = async (): Promise<never> => await rejectCode(ctx, call, { userId, key, attempt }, settle)
 
   const challenge = JSON.parse(raw) as ChallengeRecord

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { generateSecret, generateURI, verify } from 'otplib'
 import type { Clock } from '../clock.js'
+import { claimAs } from '../store/claim.js'
 import type { StateStore } from '../store/types.js'
 
 /** Seconds per TOTP step. */
@@ -71,9 +72,7 @@ export class TotpProvider {
    */
   async claim (userId: number, step: number, claimant: string): Promise<boolean> {
     const key = keys.usedStep(userId, step)
-    const mine = await this.#store.compareAndSet(key, null, claimant, REPLAY_TTL_MS) ||
-      await this.#store.get(key) === claimant
-    if (!mine) return false
+    if (!await claimAs(this.#store, key, claimant, REPLAY_TTL_MS)) return false
     // only narrows the window for an older code; the claim above is what stops a replay
     await this.#store.set(keys.lastStep(userId), String(step), REPLAY_TTL_MS).catch(() => {})
     return true

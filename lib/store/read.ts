@@ -1,0 +1,7 @@
+import type { StateStore } from './types.js'
+
+/** The values of `keys` in their order: one `getMany`, or, from a store without it, one `get` each in parallel. */
+export async function readMany (store: StateStore, keys: readonly string[]): Promise<Array<string | null>> {
+  if (store.getMany !== undefined) return await store.getMany(keys)
+  return await Promise.all(keys.map(async (key) => await store.get(key)))
+}
