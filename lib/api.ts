@@ -5,7 +5,7 @@ import { JwtLoginError } from './errors.js'
 import { checkSwitches } from './gates.js'
 import type { JwtLoginEvents } from './events.js'
 import { parseBearer } from './params.js'
-import { authenticateToken } from './session.js'
+import { authenticateToken, revokeToken } from './session.js'
 import type { Settings, SettingsHolder } from './settings.js'
 import type { TokenClaims, TokenService } from './tokens.js'
 import type { TwoFactorEnrollment } from './two-factor/types.js'
@@ -77,12 +77,7 @@ export function buildApi (ctx: JwtLoginContext, settings: SettingsHolder, twoFac
   return {
     sign: (user) => ctx.tokens.sign(settings.current, user, 'access', { sessionId: ctx.tokens.newSessionId() }).token,
     verify: async (token) => (await authenticateToken(ctx, callOf(''), token)).verified.payload,
-    revoke: async (token) => {
-      const call = callOf('')
-      const claims = (await authenticateToken(ctx, call, token)).verified.payload
-      await ctx.tokens.revoke(call.settings, claims)
-      ctx.forgetUser(Number(claims.sub))
-    },
+    revoke: async (token) => { await revokeToken(ctx, callOf(''), token) },
     forgetUser: (userId) => { ctx.forgetUser(userId) },
     authenticate,
     events: ctx.events,

@@ -30,6 +30,17 @@ export function deriveKey (secret: string | Buffer, salt: string | Buffer, info:
 }
 
 /**
+ * A key for one use (`info`), derived from the signing key's secret: every
+ * instance with the same keys derives the same one, and a copy of the store
+ * alone reveals nothing it protects.
+ */
+export function keyFromSigningKey (key: { secret?: string, privateKey?: string }, info: string): Buffer {
+  const secret = key.secret ?? key.privateKey
+  if (secret === undefined) throw new TypeError('the signing key has neither a secret nor a private key')
+  return deriveKey(secret, 'jwt-login', info)
+}
+
+/**
  * A code of `length` characters drawn uniformly from `alphabet` (code points,
  * so any character counts as one) with the CSPRNG. `randomInt` draws by
  * rejection, so no character is more likely than another.

@@ -127,3 +127,12 @@ export function envelope (error: JwtLoginError): ErrorEnvelope {
 export function errorNumber (code: JwtLoginErrorCode): number {
   return errorDefinitions[code].errorCode
 }
+
+/**
+ * An error as a log may carry it, with `secret` cut out of its message: a
+ * mailer's error text can echo the message it failed to send, code and all.
+ */
+export function redactedError (error: unknown, secret: string): { message: string, code?: unknown } {
+  const { message, code } = error instanceof Error ? error as NodeJS.ErrnoException : { message: String(error), code: undefined }
+  return { message: message.split(secret).join('[redacted]'), code }
+}

@@ -7,7 +7,7 @@ import { toMs } from './duration.js'
 import { JwtLoginEvents } from './events.js'
 import { addGateHooks } from './gates.js'
 import { AttemptLimiter } from './limits.js'
-import { acceptReload, checkOptions, checkSettings, resolveUserCache, type JwtLoginOptions } from './options.js'
+import { acceptReload, checkOptions, checkSettings, type JwtLoginOptions } from './options.js'
 import { createPasswordReset } from './reset-password.js'
 import { DEFAULT_PREFIX, redactedRequest, registerRestRoute } from './rest-route.js'
 import { registerRoutes } from './routes/index.js'
@@ -18,7 +18,7 @@ import { MemoryStore } from './store/memory.js'
 import type { StateStore } from './store/types.js'
 import { buildKeyMaterial, TokenService } from './tokens.js'
 import { createTwoFactor, secondFactorGate, type TwoFactor } from './two-factor/flow.js'
-import { cacheUsers } from './user-cache.js'
+import { cacheUsers, type UserCacheLimits } from './user-cache.js'
 import { hashPassword, verifyPasswordHash } from './users.js'
 
 /**
@@ -29,9 +29,8 @@ import { hashPassword, verifyPasswordHash } from './users.js'
 const SCOPE_SERIALIZERS = { req: redactedRequest } as unknown as Record<string, (value: unknown) => string>
 
 /** The one context of the flows, frozen, with the two-factor module when the host gave its port. */
-async function buildContext (fastify: FastifyInstance, options: JwtLoginOptions, initial: Settings, store: StateStore, clock: Clock): Promise<{ ctx: JwtLoginContext, twoFactor: TwoFactor | null }> {
+async function buildContext (fastify: FastifyInstance, options: JwtLoginOptions, cacheLimits: UserCacheLimits | null, initial: Settings, store: StateStore, clock: Clock): Promise<{ ctx: JwtLoginContext, twoFactor: TwoFactor | null }> {
   const dummyHash = await hashPassword(`jwt-login-dummy-${Math.random()}`)
-  const cacheLimits = resolveUserCache(options.userCache)
   const cache = cacheLimits === null ? null : cacheUsers(options.users, cacheLimits, clock)
   const base = {
     users: cache ?? options.users,
@@ -56,7 +55,7 @@ async function buildContext (fastify: FastifyInstance, options: JwtLoginOptions,
  * The request path: gate hooks → route (HTTP to typed input) → flow → ports.
  */
 async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Promise<void> {
-  checkOptions(options)
+  const { userCache } = checkOptions(options)
   const clock = options.clock ?? systemClock
   const prefix = options.prefix ?? DEFAULT_PREFIX
   const backing = options.store ?? new MemoryStore({ clock })
@@ -69,7 +68,7 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
   })
   const initial = settings.current
   checkSettings(initial, options)
-  const { ctx, twoFactor } = await buildContext(fastify, options, initial, store, clock)
+  const { ctx, twoFactor } = await buildContext(fastify, options, userCache, initial, store, clock)
   const reset = createPasswordReset(ctx, initial.tokens.keys[0] as ResolvedKey, options.mailer, options.passwordPolicy ?? null)
 
   fastify.decorate('jwtLogin', buildApi(ctx, settings, twoFactor?.enrollment ?? null))

@@ -74,15 +74,15 @@ export function resolveUserCache (option: UserCacheOptions | undefined): UserCac
   return { ttlMs, max }
 }
 
-/** Refuses options the plugin cannot run with, naming the field. */
-export function checkOptions (options: JwtLoginOptions): void {
+/** Refuses options the plugin cannot run with, naming the field; answers what needs resolving (the user cache). */
+export function checkOptions (options: JwtLoginOptions): { userCache: UserCacheLimits | null } {
   const users = options.users as unknown
   for (const method of ADAPTER_METHODS) {
     if (users === null || typeof users !== 'object' || typeof (users as Record<string, unknown>)[method] !== 'function') {
       throw new JwtLoginSettingsError(`users/${method}`, 'the user adapter must implement it')
     }
   }
-  resolveUserCache(options.userCache)
+  return { userCache: resolveUserCache(options.userCache) }
 }
 
 /** Checks settings against the options, at registration and on every reload. */

@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { clientKey } from './client-key.js'
-import { deriveKey, hmacSha256, randomCode, randomToken, safeEqual, sha256 } from './crypto.js'
+import { hmacSha256, keyFromSigningKey, randomCode, randomToken, safeEqual, sha256 } from './crypto.js'
 import type { Call, JwtLoginContext } from './context.js'
-import { errorNumber, JwtLoginError } from './errors.js'
+import { errorNumber, JwtLoginError, redactedError } from './errors.js'
 import type { GateAudit } from './gates.js'
 import { subjectKey } from './limits.js'
 import { renderMail } from './mail/templates.js'
@@ -77,15 +77,9 @@ function parseRecord (raw: string | null): CodeRecord | null {
   return raw === null || isClaimed(raw) ? null : JSON.parse(raw) as CodeRecord
 }
 
-function describeError (error: unknown, code: string): { message: string, code?: unknown } {
-  const { message, code: errorCode } = error instanceof Error ? error as NodeJS.ErrnoException : { message: String(error), code: undefined }
-  // a mailer's error text could echo the message; the code never reaches a log
-  return { message: message.split(code).join('[redacted]'), code: errorCode }
-}
-
 export function createPasswordReset (ctx: JwtLoginContext, signingKey: ResolvedKey, mailer: Mailer | undefined, policy: PasswordPolicy | null): PasswordReset {
   // a keyed hash: a copy of the store alone does not let anyone search the code space offline
-  const hashKey = deriveKey(signingKey.secret ?? signingKey.privateKey as string, 'jwt-login', 'reset code')
+  const hashKey = keyFromSigningKey(signingKey, 'reset code')
   return { ctx, mailer: mailer as Mailer, policy, hashKey, decoyHash: sha256(randomToken()), stop: new AbortController() }
 }
 
@@ -166,7 +160,7 @@ async function deliver (reset: PasswordReset, call: Call, userId: number, record
       return
     } catch (error) {
       if (attempt > retries || reset.stop.signal.aborted) {
-        await withdraw(reset, userId, record, attempt, describeError(error, code))
+        await withdraw(reset, userId, record, attempt, redactedError(error, code))
         return
       }
     }

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { deriveKey, hmacSha256, randomCode, randomToken, safeEqual, sha256, sha256Base64url } from '../lib/crypto.js'
+import { deriveKey, hmacSha256, keyFromSigningKey, randomCode, randomToken, safeEqual, sha256, sha256Base64url } from '../lib/crypto.js'
 
 const hex = (value: string): Buffer => Buffer.from(value, 'hex')
 
@@ -24,6 +24,15 @@ t.test('deriveKey is HKDF-SHA256: RFC 5869 test case 1; 32 bytes unless told; in
   t.same(deriveKey('secret', 'salt', 'one use'), key, 'the same inputs give the same key')
   t.notSame(deriveKey('secret', 'salt', 'another use'), key)
   t.notSame(deriveKey('secret', 'other salt', 'one use'), key)
+})
+
+t.test('keyFromSigningKey: from the secret or the private key, one key per use, and the other fields do not matter', async (t) => {
+  const fromSecret = keyFromSigningKey({ secret: 's'.repeat(32) }, 'reset code')
+  t.same(fromSecret, deriveKey('s'.repeat(32), 'jwt-login', 'reset code'))
+  t.same(keyFromSigningKey({ kid: 'a', secret: 's'.repeat(32) } as { secret: string }, 'reset code'), fromSecret, 'the kid and field order are not part of it')
+  t.notSame(keyFromSigningKey({ secret: 's'.repeat(32) }, 'two-factor email code'), fromSecret)
+  t.same(keyFromSigningKey({ privateKey: 'PEM' }, 'x'), deriveKey('PEM', 'jwt-login', 'x'))
+  t.throws(() => keyFromSigningKey({}, 'x'), TypeError, 'a key without a secret derives nothing')
 })
 
 t.test('safeEqual: equal values only, whatever their lengths and forms', async (t) => {

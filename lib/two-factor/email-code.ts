@@ -1,4 +1,5 @@
 import { hmacSha256, randomCode, safeEqual } from '../crypto.js'
+import { redactedError } from '../errors.js'
 import type { Mailer, MailMessage } from '../mail/types.js'
 import type { StateStore } from '../store/types.js'
 
@@ -33,11 +34,6 @@ export class EmailCodeUndelivered extends Error {
 }
 
 /** The mailer's error for a log: a mailer's error text could echo the message, so the code never reaches a log. */
-function redact (error: unknown, code: string): { message: string, code?: unknown } {
-  const { message, code: errorCode } = error instanceof Error ? error as NodeJS.ErrnoException : { message: String(error), code: undefined }
-  return { message: message.split(code).join('[redacted]'), code: errorCode }
-}
-
 /**
  * Email codes: one per challenge, kept only as a keyed hash (six digits are
  * too few for a plain hash to hide them from whoever reads the store), single
@@ -72,7 +68,7 @@ export class EmailCodeProvider {
       try {
         await this.#mailer.send(message)
       } catch (error) {
-        throw new EmailCodeUndelivered(redact(error, code), await this.#withdraw(challengeId))
+        throw new EmailCodeUndelivered(redactedError(error, code), await this.#withdraw(challengeId))
       }
     }
   }

@@ -1,16 +1,17 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Call, JwtLoginContext, SecondFactorGate } from '../context.js'
-import { deriveKey } from '../crypto.js'
+import { keyFromSigningKey } from '../crypto.js'
 import { JwtLoginError } from '../errors.js'
 import { subjectKey, type Hold, type Reservable } from '../limits.js'
 import { admitVerified, prepareSession, type NewSession } from '../session.js'
 import { claimOnce, isClaimed } from '../store/claim.js'
-import type { Settings } from '../settings.js'
+import type { ResolvedKey, Settings } from '../settings.js'
 import { sessionStart, type TokenClaims } from '../tokens.js'
 import { BackupCodeProvider, hashBackupCode } from './backup-codes.js'
 import { EmailCodeProvider, type EmailCodeDelivery, type EmailCodeUndelivered } from './email-code.js'
 import { createTotpSecret, TotpProvider } from './totp.js'
 import type { TwoFactorEnrollment, TwoFactorMethod, TwoFactorOptions, TwoFactorPort } from './types.js'
+import type { PublicUser } from '../users.js'
 
 const SIX_DIGITS = /^\d{6}$/
 
@@ -29,16 +30,6 @@ interface ChallengeRecord { method: TwoFactorMethod }
 
 const challengeKey = (userId: number, challengeId: string): string => `2fa:challenge:${userId}:${challengeId}`
 
-/**
- * The key of the email-code hashes. It comes from the signing key, so every
- * instance with the same settings derives the same one and the store alone
- * does not reveal a code.
- */
-function emailPepper (settings: Settings): Buffer {
-  const signingKey = JSON.stringify(settings.tokens.keys[0])
-  return deriveKey(signingKey, 'jwt-login', 'two-factor email code')
-}
-
 /** Builds the providers; `settings` are the ones at registration (the signing key does not change without a restart). */
 export function createTwoFactor (ctx: Omit<JwtLoginContext, 'secondFactor'>, settings: Settings, options: TwoFactorOptions, log: Pick<FastifyBaseLogger, 'error'>): TwoFactor {
   const issuer = options.issuer ?? 'jwt-login'
@@ -47,7 +38,7 @@ export function createTwoFactor (ctx: Omit<JwtLoginContext, 'secondFactor'>, set
   return {
     port: options.port,
     totp,
-    email: options.mailer === undefined ? null : new EmailCodeProvider(ctx.store, options.mailer, emailPepper(settings)),
+    email: options.mailer === undefined ? null : new EmailCodeProvider(ctx.store, options.mailer, keyFromSigningKey(settings.tokens.keys[0] as ResolvedKey, 'two-factor email code')),
     backup,
     enrollment: {
       createTotpSecret: (label) => createTotpSecret(issuer, label),
@@ -194,20 +185,20 @@ export async function completeTwoFactor (
 }
 
 /** The interim token's claims and user: any failure to verify it is 401 / 111; revoked 55; its user gone 24. */
-async function interimSignIn (ctx: JwtLoginContext, call: Call, token: string): Promise<{ claims: TokenClaims, user: unknown }> {
+async function interimSignIn (ctx: JwtLoginContext, call: Call, token: string): Promise<{ claims: TokenClaims, user: PublicUser }> {
   let verified
   try {
     verified = ctx.tokens.verify(call.settings, token, 'interim')
   } catch (error) {
     throw new JwtLoginError('ERR_JWT_LOGIN_INTERIM_TOKEN_INVALID', { cause: error })
   }
-  const { user } = await admitVerified(ctx, verified)
-  return { claims: verified.payload, user }
+  const { publicUser } = await admitVerified(ctx, verified)
+  return { claims: verified.payload, user: publicUser }
 }
 
 interface SecondStep {
   claims: TokenClaims
-  user: unknown
+  user: PublicUser
   code: string
   /** The attempt's holds, settled by the caller; the challenge's is added here. */
   holds: Hold[]
@@ -243,7 +234,7 @@ async function secondStep (
 
   // the session starts when its sign-in did (the password step), so a password
   // change between the two steps ends it too
-  const session = await prepareSession(ctx, call, ctx.users.toPublicUser(user), sessionStart(claims.sid))
+  const session = await prepareSession(ctx, call, user, sessionStart(claims.sid))
   const giveBack = await claimChallenge(ctx, key, raw, claims, session)
   let spent: boolean
   try {
