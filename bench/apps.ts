@@ -5,7 +5,8 @@
 import fastifyJwt from '@fastify/jwt'
 import argon2 from 'argon2'
 import Fastify, { type FastifyInstance } from 'fastify'
-import jwtLogin, { ARGON2_OPTIONS, MemoryUserAdapter, type StateStore } from '../lib/index.js'
+import jwtLogin, { ARGON2_OPTIONS, type StateStore } from '../lib/index.js'
+import { MemoryUserAdapter } from '../lib/testing.js'
 import { AUDIENCE, ISSUER, SECRET, USER } from './shared.js'
 
 /** The baselines verify what @fastify/jwt can check itself: the pinned algorithm, issuer and audience. */

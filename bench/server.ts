@@ -11,7 +11,7 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import type { FastifyInstance } from 'fastify'
 import { Redis } from 'ioredis'
-import { RedisStore } from '../lib/index.js'
+import { RedisStore } from '../lib/redis.js'
 import { bareArgon2App, bareHookApp, bareValidateApp, subjectApp, subjectHookApp } from './apps.js'
 import { isServerKind, type ChildMessage, type ParentMessage } from './shared.js'
 

@@ -6,7 +6,9 @@
  */
 import { randomBytes } from 'node:crypto'
 import Fastify, { type FastifyInstance } from 'fastify'
-import jwtLogin, { ConsoleMailer, createTotpSecret, MemoryStore, MemoryTwoFactorStore, MemoryUserAdapter, RedisStore, type SettingsInput, type StateStore } from '../lib/index.js'
+import jwtLogin, { createTotpSecret, MemoryStore, type SettingsInput, type StateStore } from '../lib/index.js'
+import { ConsoleMailer, MemoryTwoFactorStore, MemoryUserAdapter } from '../lib/testing.js'
+import { RedisStore } from '../lib/redis.js'
 
 export const DEMO_USER = { login: 'demo', email: 'demo@example.com', password: 'demo-password-123', displayName: 'Demo User', roles: ['editor'] }
 /** The second demo user has two-factor on (TOTP); its secret is new at every start. */

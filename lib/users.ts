@@ -1,5 +1,4 @@
 import argon2 from 'argon2'
-import { randomToken } from './crypto.js'
 
 /** The user fields jwt-login ever returns to a client. Never a hash or a reset key. */
 export interface PublicUser {
@@ -65,100 +64,5 @@ export async function verifyPasswordHash (hash: string, password: string): Promi
     return await argon2.verify(hash, password)
   } catch {
     return false
-  }
-}
-
-export interface MemoryUser {
-  ID: number
-  user_login: string
-  user_email: string
-  display_name: string
-  roles: string[]
-  passwordHash: string
-}
-
-export interface NewMemoryUser {
-  login: string
-  email: string
-  password: string
-  displayName?: string
-  roles?: string[]
-}
-
-/**
- * Users kept in memory with argon2id hashes: for the demo, for tests, and as
- * a worked example for adapter authors.
- */
-export class MemoryUserAdapter implements UserAdapter<MemoryUser> {
-  readonly #byId = new Map<number, MemoryUser>()
-  #nextId = 1
-
-  async addUser (input: NewMemoryUser): Promise<MemoryUser> {
-    const email = input.email.toLowerCase()
-    if ((await this.findByEmail(email)) !== null || (await this.findByLogin(input.login)) !== null) {
-      throw new Error('a user with this email or login exists')
-    }
-    const user: MemoryUser = {
-      ID: this.#nextId++,
-      user_login: input.login,
-      user_email: email,
-      display_name: input.displayName ?? input.login,
-      roles: input.roles ?? ['subscriber'],
-      passwordHash: await hashPassword(input.password)
-    }
-    this.#byId.set(user.ID, user)
-    return user
-  }
-
-  /** A user without a usable password: they sign in through their provider. */
-  async createUser (input: NewProviderUser): Promise<MemoryUser> {
-    return await this.addUser({
-      login: input.login,
-      email: input.email,
-      password: randomToken(),
-      displayName: input.displayName,
-      roles: [input.role]
-    })
-  }
-
-  async removeUser (id: number): Promise<void> {
-    this.#byId.delete(id)
-  }
-
-  async setPassword (user: MemoryUser, password: string): Promise<void> {
-    user.passwordHash = await hashPassword(password)
-  }
-
-  async findByEmail (email: string): Promise<MemoryUser | null> {
-    const wanted = email.toLowerCase()
-    for (const user of this.#byId.values()) if (user.user_email === wanted) return user
-    return null
-  }
-
-  async findByLogin (login: string): Promise<MemoryUser | null> {
-    for (const user of this.#byId.values()) if (user.user_login === login) return user
-    return null
-  }
-
-  async findById (id: number): Promise<MemoryUser | null> {
-    return this.#byId.get(id) ?? null
-  }
-
-  async verifyPassword (user: MemoryUser, password: string): Promise<boolean> {
-    return await verifyPasswordHash(user.passwordHash, password)
-  }
-
-  async getPasswordHash (user: MemoryUser): Promise<string | null> {
-    return user.passwordHash
-  }
-
-  toPublicUser (user: MemoryUser): PublicUser {
-    return {
-      ID: user.ID,
-      user_login: user.user_login,
-      user_email: user.user_email,
-      display_name: user.display_name,
-      roles: [...user.roles]
-    }
   }
 }

@@ -1,6 +1,7 @@
 import Fastify from 'fastify'
 import t, { type Test } from 'tap'
-import jwtLogin, { MemoryStore, MemoryUserAdapter, type Mailer, type MailMessage, type StateStore } from '../lib/index.js'
+import jwtLogin, { MemoryStore, type Mailer, type MailMessage, type StateStore } from '../lib/index.js'
+import { MemoryUserAdapter } from '../lib/testing.js'
 import { ALICE, HS_SECRET, testClock } from './helpers/app.js'
 import { ruledStore } from './helpers/faults.js'
 import { errorCode, post } from './helpers/http.js'

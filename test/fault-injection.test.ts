@@ -14,10 +14,8 @@
  */
 import t from 'tap'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
-import {
-  generateBackupCodes, MemoryStore, MemoryTwoFactorStore, MemoryUserAdapter,
-  type JwtLoginOptions, type Mailer, type MailMessage, type SettingsInput, type StateStore
-} from '../lib/index.js'
+import { generateBackupCodes, MemoryStore, type JwtLoginOptions, type Mailer, type MailMessage, type SettingsInput, type StateStore } from '../lib/index.js'
+import { MemoryTwoFactorStore, MemoryUserAdapter } from '../lib/testing.js'
 import { createTotpSecret } from '../lib/two-factor/totp.js'
 import { buildApp } from './helpers/app.js'
 import { Faults, faultyAdapter, faultyStore, measure, type FaultCall, type FaultMode } from './helpers/faults.js'

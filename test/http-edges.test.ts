@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify'
 import t, { type Test } from 'tap'
-import jwtLogin, { MemoryStore, MemoryUserAdapter, type JwtLoginOptions, type SettingsInput } from '../lib/index.js'
+import jwtLogin, { MemoryStore, type JwtLoginOptions, type SettingsInput } from '../lib/index.js'
+import { MemoryUserAdapter } from '../lib/testing.js'
 import { ALICE, HS_SECRET } from './helpers/app.js'
 import { ruledStore } from './helpers/faults.js'
 import { errorCode, loginTokens, multipart, post, PREFIX } from './helpers/http.js'

@@ -1,7 +1,8 @@
 import { Writable } from 'node:stream'
 import Fastify from 'fastify'
 import t from 'tap'
-import jwtLogin, { MemoryUserAdapter } from '../lib/index.js'
+import jwtLogin from '../lib/index.js'
+import { MemoryUserAdapter } from '../lib/testing.js'
 import { ALICE, buildApp, HS_SECRET } from './helpers/app.js'
 import { errorCode, loginTokens, multipart, post, PREFIX } from './helpers/http.js'
 

@@ -1,6 +1,7 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import t from 'tap'
-import { MemoryStore, type MemoryUserAdapter, type StateStore } from '../lib/index.js'
+import { MemoryStore, type StateStore } from '../lib/index.js'
+import { type MemoryUserAdapter } from '../lib/testing.js'
 import { subjectKey } from '../lib/limits.js'
 import { ALICE, buildApp, testClock } from './helpers/app.js'
 import { errorCode, login } from './helpers/http.js'

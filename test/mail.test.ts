@@ -1,9 +1,14 @@
 import { performance } from 'node:perf_hooks'
-import nodemailer from 'nodemailer'
+import { createRequire } from 'node:module'
 import t from 'tap'
-import { ConsoleMailer, DEFAULT_RESET_TEMPLATES, escapeHtml, NodemailerMailer, renderTemplate, SMTP_TIMEOUTS } from '../lib/index.js'
+import { DEFAULT_RESET_TEMPLATES, escapeHtml, renderTemplate } from '../lib/index.js'
+import { ConsoleMailer } from '../lib/testing.js'
+import { NodemailerMailer, SMTP_TIMEOUTS } from '../lib/nodemailer.js'
 import { renderMail } from '../lib/mail/templates.js'
 import { startSilentSmtp, startSmtp } from './helpers/smtp.js'
+
+/** The build of nodemailer that jwt-login/nodemailer loads (nodemailer ships CommonJS and ESM builds). */
+const nodemailer = createRequire(import.meta.url)('nodemailer') as typeof import('nodemailer')
 
 const VALUES = { code: 'K7QX2MPA', display_name: 'Zoë <Admin> & "friends"', email: 'zoe@example.com', site_name: 'Site', expires_in_minutes: '15' }
 

@@ -1,5 +1,6 @@
 import t from 'tap'
-import { MemoryUserAdapter, type MemoryUser, type UserAdapter } from '../lib/index.js'
+import { type UserAdapter } from '../lib/index.js'
+import { MemoryUserAdapter, type MemoryUser } from '../lib/testing.js'
 import { uniqueLogin } from '../lib/oauth/flow.js'
 import { ALICE } from './helpers/app.js'
 import { buildOAuthApp, collect, errorOf, postToken, providers } from './helpers/oauth.js'

@@ -1,6 +1,7 @@
 import Fastify from 'fastify'
 import t from 'tap'
-import jwtLogin, { JwtLoginSettingsError, MemoryUserAdapter, type PublicUser, type SettingsInput } from '../lib/index.js'
+import jwtLogin, { JwtLoginSettingsError, type PublicUser, type SettingsInput } from '../lib/index.js'
+import { MemoryUserAdapter } from '../lib/testing.js'
 import { ALICE, buildApp, HS_SECRET } from './helpers/app.js'
 import { buildResetApp, codeIn, errorOf, NEW_PASSWORD, RESET_URL, smtpMailer } from './helpers/reset.js'
 import { startSmtp, type SmtpPeer } from './helpers/smtp.js'

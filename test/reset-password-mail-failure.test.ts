@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import t from 'tap'
-import jwtLogin, { MemoryStore, MemoryUserAdapter, type JwtLoginEventMap, type JwtLoginOptions, type Mailer, type MailMessage, type SettingsInput } from '../lib/index.js'
+import jwtLogin, { MemoryStore, type JwtLoginEventMap, type JwtLoginOptions, type Mailer, type MailMessage, type SettingsInput } from '../lib/index.js'
+import { MemoryUserAdapter } from '../lib/testing.js'
 import { ALICE, HS_SECRET } from './helpers/app.js'
 import { codeIn, NEW_PASSWORD, RESET_URL, smtpMailer } from './helpers/reset.js'
 import { startSmtp, type SmtpPeer } from './helpers/smtp.js'

@@ -1,6 +1,7 @@
 import Fastify from 'fastify'
 import t from 'tap'
-import jwtLogin, { MemoryUserAdapter, restRouteRewrite } from '../lib/index.js'
+import jwtLogin, { restRouteRewrite } from '../lib/index.js'
+import { MemoryUserAdapter } from '../lib/testing.js'
 import { ALICE, buildApp, HS_SECRET } from './helpers/app.js'
 import { errorCode, loginTokens } from './helpers/http.js'
 

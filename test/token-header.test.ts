@@ -1,6 +1,6 @@
 import { generateKeyPairSync } from 'node:crypto'
 import t from 'tap'
-import { RedisStore } from '../lib/index.js'
+import { RedisStore } from '../lib/redis.js'
 import { ALICE, buildApp } from './helpers/app.js'
 
 const b64 = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url')

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { BACKUP_CODE_COUNT, generateBackupCodes, hashBackupCode, MemoryTwoFactorStore } from '../lib/index.js'
+import { BACKUP_CODE_COUNT, generateBackupCodes, hashBackupCode } from '../lib/index.js'
+import { MemoryTwoFactorStore } from '../lib/testing.js'
 import { buildTwoFactorApp } from './helpers/two-factor.js'
 
 t.test('the helper makes 10 codes, shown once; the host keeps only hashes', async (t) => {

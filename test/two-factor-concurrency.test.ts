@@ -3,7 +3,7 @@ import { MemoryStore, type StateStore } from '../lib/index.js'
 import { redisStore } from './helpers/redis-store.js'
 import { buildTwoFactorApp, totpAt } from './helpers/two-factor.js'
 import { startSmtp } from './helpers/smtp.js'
-import { NodemailerMailer } from '../lib/index.js'
+import { NodemailerMailer } from '../lib/nodemailer.js'
 
 const stores: Array<[string, (t: { teardown: (fn: () => Promise<void>) => void }) => Promise<StateStore>]> = [
   ['memory', async (t) => {

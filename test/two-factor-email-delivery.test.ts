@@ -1,7 +1,8 @@
 import { performance } from 'node:perf_hooks'
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
-import { MemoryStore, NodemailerMailer, type JwtLoginEventMap, type Mailer, type MailMessage } from '../lib/index.js'
+import { MemoryStore, type JwtLoginEventMap, type Mailer, type MailMessage } from '../lib/index.js'
+import { NodemailerMailer } from '../lib/nodemailer.js'
 import { buildTwoFactorApp, type TwoFactorApp } from './helpers/two-factor.js'
 import { startSilentSmtp, startSmtp, startStallingSmtp } from './helpers/smtp.js'
 

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { NodemailerMailer } from '../lib/index.js'
+import { NodemailerMailer } from '../lib/nodemailer.js'
 import { emailCodeMessage, newEmailCode } from '../lib/two-factor/email-code.js'
 import { BOB, buildTwoFactorApp, type TwoFactorApp } from './helpers/two-factor.js'
 import { startSmtp, type SmtpPeer } from './helpers/smtp.js'

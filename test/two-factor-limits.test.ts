@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
-import { JwtLoginSettingsError, MemoryStore, MemoryTwoFactorStore } from '../lib/index.js'
+import { JwtLoginSettingsError, MemoryStore } from '../lib/index.js'
+import { MemoryTwoFactorStore } from '../lib/testing.js'
 import { resolveSettings } from '../lib/settings.js'
 import { stateKeys } from '../lib/tokens.js'
 import { buildApp, HS_SECRET } from './helpers/app.js'

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { MemoryTwoFactorStore } from '../lib/index.js'
+import { MemoryTwoFactorStore } from '../lib/testing.js'
 import { createTotpSecret, matchTotpStep } from '../lib/two-factor/totp.js'
 import { ALICE, BOB, buildTwoFactorApp, PREFIX, totpAt, wrongCode } from './helpers/two-factor.js'
 

@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify'
 import t, { type Test } from 'tap'
-import jwtLogin, { MemoryUserAdapter, type MemoryUser, type UserCacheOptions } from '../lib/index.js'
+import jwtLogin, { type UserCacheOptions } from '../lib/index.js'
+import { MemoryUserAdapter, type MemoryUser } from '../lib/testing.js'
 import { cacheUsers } from '../lib/user-cache.js'
 import type { UserAdapter } from '../lib/users.js'
 import { ALICE, buildHost, HS_SECRET, testClock } from './helpers/app.js'

@@ -4,8 +4,9 @@ import { checkAuthCode } from '../lib/auth-codes.js'
 import { toMs } from '../lib/duration.js'
 import { JwtLoginError } from '../lib/errors.js'
 import { JwtLoginEvents, type JwtLoginEventMap } from '../lib/events.js'
-import { ConsoleMailer, NodemailerMailer } from '../lib/mail/nodemailer.js'
-import { ARGON2_OPTIONS, hashPassword, MemoryUserAdapter, verifyPasswordHash } from '../lib/users.js'
+import { NodemailerMailer } from '../lib/nodemailer.js'
+import { ARGON2_OPTIONS, hashPassword, verifyPasswordHash } from '../lib/users.js'
+import { ConsoleMailer, MemoryUserAdapter } from '../lib/testing.js'
 
 const ARGON2_HASH = /^\$argon2id\$v=19\$([a-z]=\d+(?:,[a-z]=\d+)*)\$[A-Za-z0-9+/]+\$[A-Za-z0-9+/]+$/
 

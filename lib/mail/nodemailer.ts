@@ -1,7 +1,9 @@
-import nodemailer from 'nodemailer'
 import type { Transporter } from 'nodemailer'
+import { requirePeer } from '../peer.js'
 import type SMTPTransport from 'nodemailer/lib/smtp-transport/index.js'
 import type { Mailer, MailMessage } from './types.js'
+
+const nodemailer = requirePeer<typeof import('nodemailer')>('nodemailer', 'jwt-login/nodemailer')
 
 export interface NodemailerMailerOptions {
   /** The sender, e.g. `"Example" <no-reply@example.com>`. */
@@ -47,18 +49,5 @@ export class NodemailerMailer implements Mailer {
 
   close (): void {
     this.#transport.close()
-  }
-}
-
-/** Prints each message to a stream (the demo host's "mail"). */
-export class ConsoleMailer implements Mailer {
-  readonly #write: (line: string) => void
-
-  constructor (write: (line: string) => void = (line) => { process.stdout.write(line) }) {
-    this.#write = write
-  }
-
-  async send (message: MailMessage): Promise<void> {
-    this.#write(`\n--- mail to ${message.to} ---\nSubject: ${message.subject}\n\n${message.text}\n--- end of mail ---\n`)
   }
 }

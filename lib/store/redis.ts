@@ -1,5 +1,8 @@
-import { Redis, type RedisOptions } from 'ioredis'
+import type { Redis, RedisOptions } from 'ioredis'
+import { requirePeer } from '../peer.js'
 import type { StateStore, StoreLogger } from './types.js'
+
+const ioredis = requirePeer<typeof import('ioredis')>('ioredis', 'jwt-login/redis')
 
 export interface RedisStoreOptions {
   /** An ioredis client the host owns, or a URL / options for one the store creates and closes. */
@@ -92,7 +95,7 @@ export class RedisStore implements StateStore {
 
   constructor (options: RedisStoreOptions = {}) {
     this.#prefix = options.prefix ?? 'jwt-login:'
-    const client = options.client ?? new Redis(options.url ?? 'redis://127.0.0.1:6379', {
+    const client = options.client ?? new ioredis.Redis(options.url ?? 'redis://127.0.0.1:6379', {
       maxRetriesPerRequest: 1,
       commandTimeout: 2000,
       enableAutoPipelining: true,

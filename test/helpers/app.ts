@@ -1,5 +1,6 @@
 import Fastify, { type FastifyInstance } from 'fastify'
-import jwtLogin, { MemoryUserAdapter, type JwtLoginOptions, type SettingsInput } from '../../lib/index.js'
+import jwtLogin, { type JwtLoginOptions, type SettingsInput } from '../../lib/index.js'
+import { MemoryUserAdapter } from '../../lib/testing.js'
 
 export const HS_SECRET = 'test-secret-that-is-at-least-32-bytes-long!'
 export const ALICE = { login: 'alice', email: 'alice@example.com', password: 'correct horse battery staple', displayName: 'Alice Example' }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { Redis } from 'ioredis'
-import { RedisStore } from '../../lib/index.js'
+import { RedisStore } from '../../lib/redis.js'
 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
 

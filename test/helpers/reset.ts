@@ -1,5 +1,6 @@
 import type { LightMyRequestResponse } from 'fastify'
-import { NodemailerMailer, type JwtLoginOptions, type SettingsInput } from '../../lib/index.js'
+import { type JwtLoginOptions, type SettingsInput } from '../../lib/index.js'
+import { NodemailerMailer } from '../../lib/nodemailer.js'
 import { buildApp, type TestApp } from './app.js'
 
 export const RESET_URL = '/jwt-login/v1/user/reset_password'

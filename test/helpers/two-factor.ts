@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions, type LightMyRequestResponse } from 'fastify'
 import { generate } from 'otplib'
-import jwtLogin, { MemoryTwoFactorStore, MemoryUserAdapter, type JwtLoginOptions, type Mailer, type SettingsInput, type TwoFactorMethod } from '../../lib/index.js'
+import jwtLogin, { type JwtLoginOptions, type Mailer, type SettingsInput, type TwoFactorMethod } from '../../lib/index.js'
+import { MemoryTwoFactorStore, MemoryUserAdapter } from '../../lib/testing.js'
 import { createTotpSecret } from '../../lib/two-factor/totp.js'
 import { ALICE, HS_SECRET, testClock } from './app.js'
 

@@ -1,4 +1,4 @@
-import type { TwoFactorMethod, TwoFactorPort } from './types.js'
+import type { TwoFactorMethod, TwoFactorPort } from '../two-factor/types.js'
 
 /**
  * Two-factor state kept in memory: for the demo, for tests, and as a worked

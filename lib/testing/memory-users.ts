@@ -1,0 +1,103 @@
+import { randomToken } from '../crypto.js'
+import { hashPassword, verifyPasswordHash, type NewProviderUser, type PublicUser, type UserAdapter } from '../users.js'
+
+export interface MemoryUser {
+  ID: number
+  user_login: string
+  user_email: string
+  display_name: string
+  roles: string[]
+  passwordHash: string
+}
+
+export interface NewMemoryUser {
+  login: string
+  email: string
+  password: string
+  displayName?: string
+  roles?: string[]
+}
+
+/**
+ * Users kept in memory with argon2id hashes: for the demo, for tests, and as
+ * a worked example for adapter authors.
+ */
+export class MemoryUserAdapter implements UserAdapter<MemoryUser> {
+  readonly #byId = new Map<number, MemoryUser>()
+  /** Lookups by email (lower-cased) and by login: one map read each, whatever the number of users. */
+  readonly #byEmail = new Map<string, MemoryUser>()
+  readonly #byLogin = new Map<string, MemoryUser>()
+  #nextId = 1
+
+  async addUser (input: NewMemoryUser): Promise<MemoryUser> {
+    const email = input.email.toLowerCase()
+    if (this.#byEmail.has(email) || this.#byLogin.has(input.login)) {
+      throw new Error('a user with this email or login exists')
+    }
+    const user: MemoryUser = {
+      ID: this.#nextId++,
+      user_login: input.login,
+      user_email: email,
+      display_name: input.displayName ?? input.login,
+      roles: input.roles ?? ['subscriber'],
+      passwordHash: await hashPassword(input.password)
+    }
+    this.#byId.set(user.ID, user)
+    this.#byEmail.set(email, user)
+    this.#byLogin.set(user.user_login, user)
+    return user
+  }
+
+  /** A user without a usable password: they sign in through their provider. */
+  async createUser (input: NewProviderUser): Promise<MemoryUser> {
+    return await this.addUser({
+      login: input.login,
+      email: input.email,
+      password: randomToken(),
+      displayName: input.displayName,
+      roles: [input.role]
+    })
+  }
+
+  async removeUser (id: number): Promise<void> {
+    const user = this.#byId.get(id)
+    if (user === undefined) return
+    this.#byId.delete(id)
+    this.#byEmail.delete(user.user_email)
+    this.#byLogin.delete(user.user_login)
+  }
+
+  async setPassword (user: MemoryUser, password: string): Promise<void> {
+    user.passwordHash = await hashPassword(password)
+  }
+
+  async findByEmail (email: string): Promise<MemoryUser | null> {
+    return this.#byEmail.get(email.toLowerCase()) ?? null
+  }
+
+  async findByLogin (login: string): Promise<MemoryUser | null> {
+    return this.#byLogin.get(login) ?? null
+  }
+
+  async findById (id: number): Promise<MemoryUser | null> {
+    return this.#byId.get(id) ?? null
+  }
+
+  async verifyPassword (user: MemoryUser, password: string): Promise<boolean> {
+    return await verifyPasswordHash(user.passwordHash, password)
+  }
+
+  async getPasswordHash (user: MemoryUser): Promise<string | null> {
+    return user.passwordHash
+  }
+
+  toPublicUser (user: MemoryUser): PublicUser {
+    return {
+      ID: user.ID,
+      user_login: user.user_login,
+      user_email: user.user_email,
+      display_name: user.display_name,
+      roles: [...user.roles]
+    }
+  }
+}

@@ -1,0 +1,27 @@
+import t from 'tap'
+import { requirePeer } from '../lib/peer.js'
+import { MemoryUserAdapter } from '../lib/testing.js'
+
+t.test('a missing optional peer is named, with the command that installs it', async (t) => {
+  t.throws(() => requirePeer('jwt-login-no-such-peer', 'jwt-login/example'), {
+    message: 'jwt-login/example needs the package "jwt-login-no-such-peer", an optional peer dependency of jwt-login: npm install jwt-login-no-such-peer'
+  })
+  const ioredis = requirePeer<typeof import('ioredis')>('ioredis', 'jwt-login/redis')
+  t.type(ioredis.Redis, 'function', 'an installed peer loads')
+})
+
+t.test('MemoryUserAdapter finds users by email and login through its indexes', async (t) => {
+  const users = new MemoryUserAdapter()
+  const alice = await users.addUser({ login: 'alice', email: 'Alice@Example.com', password: 'pw-alice-123' })
+  t.equal(await users.findByEmail('ALICE@example.COM'), alice, 'email lookups ignore case')
+  t.equal(await users.findByLogin('alice'), alice)
+  t.equal(await users.findByLogin('Alice'), null, 'logins are exact')
+  await t.rejects(users.addUser({ login: 'alice2', email: 'alice@example.com', password: 'x-123456789' }), /exists/)
+  await t.rejects(users.addUser({ login: 'alice', email: 'other@example.com', password: 'x-123456789' }), /exists/)
+  await users.removeUser(alice.ID)
+  await users.removeUser(alice.ID)
+  t.equal(await users.findByEmail('alice@example.com'), null, 'removal drops the email index entry')
+  t.equal(await users.findByLogin('alice'), null, 'and the login one')
+  const again = await users.addUser({ login: 'alice', email: 'alice@example.com', password: 'pw-alice-456' })
+  t.not(again.ID, alice.ID, 'the email and login can be reused once removed')
+})
