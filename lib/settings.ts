@@ -1,6 +1,7 @@
 import { FormatRegistry } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
-import { SettingsSchema, type Algorithm, type OAuthProviderInput, type SettingsInput } from '../schemas/settings.js'
+import type { Static } from '@sinclair/typebox'
+import { SettingsSchema, type Algorithm, type KeySchema, type OAuthProviderInput, type SettingsInput } from '../schemas/settings.js'
 import { toMs } from './duration.js'
 import type { MailTemplates } from './mail/templates.js'
 import { resolveOAuthProviders, type OAuthProviderSettings } from './oauth/presets.js'
@@ -9,50 +10,40 @@ if (!FormatRegistry.Has('date-time')) {
   FormatRegistry.Set('date-time', (value) => /^\d{4}-\d{2}-\d{2}T/.test(value) && !Number.isNaN(Date.parse(value)))
 }
 
-export interface ResolvedKey {
-  kid: string
-  secret?: string
-  privateKey?: string
-  publicKey?: string
-}
+/** A signing key as configured (`kid` and the secret or PEM keys). */
+export type ResolvedKey = Static<typeof KeySchema>
 
 export interface ResolvedLimit { max: number, windowMs: number }
 
-/** Settings after defaults, with every duration in milliseconds. */
-export interface Settings {
-  authentication: { enabled: boolean }
-  authCodes: {
-    codes: Array<{ code: string, expiresAt: number | null }>
-    parameter: string
-    oauthParameter: string
-    requireFor: { auth: boolean, validate: boolean, refresh: boolean, revoke: boolean, oauth: boolean }
-  }
-  login: { allowPasswordHash: boolean }
-  bearer: { enabled: boolean }
-  refresh: { enabled: boolean, lifetimeMs: number, reuseIntervalMs: number }
-  validate: { enabled: boolean }
-  revoke: { enabled: boolean }
-  tokens: {
-    algorithm: Algorithm
-    keys: ResolvedKey[]
-    issuer: string
-    audience: string
-    lifetimeMs: number
-    leewayMs: number
-    claims: { email: boolean, login: boolean, displayName: boolean, roles: boolean }
-  }
-  limits: { loginPerAccount: ResolvedLimit, loginPerIp: ResolvedLimit, requestsPerIp: ResolvedLimit }
-  resetPassword: {
-    enabled: boolean
-    requireAuthCode: boolean
-    code: { length: number, alphabet: string, lifetimeMs: number, maxTries: number }
-    password: { minLength: number, maxLength: number }
-    limits: { perEmail: ResolvedLimit, perIp: ResolvedLimit }
+/** The settings whose values are durations; resolved, each becomes `<name>Ms`, in milliseconds. */
+type DurationField = 'lifetime' | 'reuseInterval' | 'leeway' | 'window' | 'interimLifetime' | 'emailCodeLifetime' | 'retryDelay'
+
+/**
+ * A settings group of the schema after defaults: every field present (each
+ * optional one has a default), groups resolved in turn, and durations
+ * renamed `<name>Ms` as numbers of milliseconds. Arrays and records keep
+ * their element types.
+ */
+type Resolved<T> = {
+  [K in keyof T as K extends DurationField ? `${K}Ms` : K]-?: K extends DurationField
+    ? number
+    : NonNullable<T[K]> extends Record<string, unknown> ? Resolved<NonNullable<T[K]>> : NonNullable<T[K]>
+}
+type Groups = Resolved<SettingsInput>
+
+/**
+ * Settings after defaults, with every duration in milliseconds: derived from
+ * the schema; only the three groups that resolution reshapes say how.
+ */
+export type Settings = Omit<Groups, 'authCodes' | 'resetPassword' | 'oauth'> & {
+  /** Expiry dates parsed (`null`: no expiry). */
+  authCodes: Omit<Groups['authCodes'], 'codes'> & { codes: Array<{ code: string, expiresAt: number | null }> }
+  /** The three mail templates gathered. */
+  resetPassword: Omit<Groups['resetPassword'], 'mail'> & {
     mail: { siteName: string, templates: MailTemplates, retries: number, retryDelayMs: number }
   }
-  twoFactor: { enabled: boolean, interimLifetimeMs: number, attemptsPerChallenge: number, perAccount: ResolvedLimit, emailCodeLifetimeMs: number }
+  /** Each provider with its preset applied. */
   oauth: { providers: Record<string, OAuthProviderSettings> }
-  bodyLimit: number
 }
 
 /** The longest an interim (two-factor) token may live. */

@@ -32,7 +32,7 @@ export const AlgorithmSchema = Type.Union([
 ])
 export type Algorithm = Static<typeof AlgorithmSchema>
 
-const Key = Type.Object({
+export const KeySchema = Type.Object({
   /** Key id, written into the `kid` header and used to pick the verifying key. */
   kid: Type.String({ minLength: 1, maxLength: 128 }),
   /** HMAC secret (HS*), at least 32 bytes. */
@@ -152,7 +152,7 @@ export const SettingsSchema = Type.Object({
   tokens: Type.Object({
     algorithm: Type.Optional(Type.Union(AlgorithmSchema.anyOf, { default: 'HS256' })),
     /** The first key signs; every key verifies, so keys rotate without logging anyone out. */
-    keys: Type.Array(Key, { minItems: 1 }),
+    keys: Type.Array(KeySchema, { minItems: 1 }),
     issuer: Type.Optional(Type.String({ minLength: 1, default: 'jwt-login' })),
     audience: Type.Optional(Type.String({ minLength: 1, default: 'jwt-login' })),
     /** Lifetime of an access token. */
