@@ -1,0 +1,117 @@
+/**
+ * A jwt-login user adapter on PostgreSQL (the `users` table of schema.sql).
+ * A host imports `hashPassword` and the types from 'jwt-login'; this example
+ * imports the plugin's source.
+ */
+import { randomBytes } from 'node:crypto'
+import argon2 from 'argon2'
+import type pg from 'pg'
+import { hashPassword, type NewProviderUser, type PublicUser, type UserAdapter } from '../../lib/index.js'
+import { qualified } from './migrate.js'
+
+/** A row of `users`, as the adapter reads it. */
+export interface PostgresUser {
+  id: number
+  login: string
+  email: string
+  display_name: string
+  roles: string[]
+  password_hash: string
+}
+
+export interface NewUser {
+  login: string
+  email: string
+  password: string
+  displayName?: string
+  roles?: string[]
+}
+
+const COLUMNS = 'id, login, email, display_name, roles, password_hash'
+
+/** PostgreSQL's unique_violation: a taken email (any case) or login. */
+export const UNIQUE_VIOLATION = '23505'
+
+export class PostgresUserAdapter implements UserAdapter<PostgresUser> {
+  readonly #pool: pg.Pool
+  readonly #users: string
+
+  constructor (pool: pg.Pool, schema: string) {
+    this.#pool = pool
+    this.#users = qualified(schema, 'users')
+  }
+
+  /**
+   * The host's sign-up. The password is hashed with the plugin's argon2id
+   * parameters, so a wrong password costs what an unknown user costs (no
+   * timing difference to enumerate accounts with). A taken email, in any
+   * case, rejects with `code` UNIQUE_VIOLATION from the unique index.
+   */
+  async addUser (input: NewUser): Promise<PostgresUser> {
+    const { rows } = await this.#pool.query<PostgresUser>(
+      `INSERT INTO ${this.#users} (login, email, display_name, roles, password_hash)
+       VALUES ($1, $2, $3, $4, $5) RETURNING ${COLUMNS}`,
+      [input.login, input.email, input.displayName ?? input.login, input.roles ?? ['subscriber'], await hashPassword(input.password)]
+    )
+    return rows[0] as PostgresUser
+  }
+
+  /**
+   * OpenID auto-registration. The user signs in through their provider, so
+   * the stored hash is of a random password nobody knows: password login
+   * fails for them at the usual argon2id cost. Two sign-ins racing for one
+   * email meet the unique index; the loser throws, the plugin answers 503
+   * and its retry finds the user the winner created.
+   */
+  async createUser (input: NewProviderUser): Promise<PostgresUser> {
+    return await this.addUser({
+      login: input.login,
+      email: input.email,
+      password: randomBytes(32).toString('base64url'),
+      displayName: input.displayName,
+      roles: [input.role]
+    })
+  }
+
+  /** Password reset: the plugin has checked the code; store the new hash. */
+  async setPassword (user: PostgresUser, newPassword: string): Promise<void> {
+    await this.#pool.query(`UPDATE ${this.#users} SET password_hash = $2 WHERE id = $1`, [user.id, await hashPassword(newPassword)])
+  }
+
+  /** Case-insensitive, through the lower(email) index. */
+  async findByEmail (email: string): Promise<PostgresUser | null> {
+    return await this.#one(`SELECT ${COLUMNS} FROM ${this.#users} WHERE lower(email) = lower($1)`, email)
+  }
+
+  async findByLogin (login: string): Promise<PostgresUser | null> {
+    return await this.#one(`SELECT ${COLUMNS} FROM ${this.#users} WHERE login = $1`, login)
+  }
+
+  async findById (id: number): Promise<PostgresUser | null> {
+    return await this.#one(`SELECT ${COLUMNS} FROM ${this.#users} WHERE id = $1`, id)
+  }
+
+  /** Resolves false for a wrong password (or a hash it cannot read); never throws for one. */
+  async verifyPassword (user: PostgresUser, password: string): Promise<boolean> {
+    try {
+      return await argon2.verify(user.password_hash, password)
+    } catch {
+      // argon2 throws for a malformed hash: that user cannot sign in with a password
+      return false
+    }
+  }
+
+  /** The only user fields that reach a client or a token: never the hash. */
+  toPublicUser (user: PostgresUser): PublicUser {
+    return { ID: user.id, user_login: user.login, user_email: user.email, display_name: user.display_name, roles: user.roles }
+  }
+
+  /**
+   * The row or null: an absent user is `null`, never an error. A query that
+   * fails throws, which the plugin answers with 503 / 201.
+   */
+  async #one (sql: string, value: string | number): Promise<PostgresUser | null> {
+    const { rows } = await this.#pool.query<PostgresUser>(sql, [value])
+    return rows[0] ?? null
+  }
+}
