@@ -104,7 +104,7 @@ export { JwtLoginSettingsError, type Settings, type SettingsSource } from './set
 export type { SettingsInput } from '../schemas/settings.js'
 export { MemoryStore, type MemoryStoreOptions } from './store/memory.js'
 export type { StateStore, StoreLogger } from './store/types.js'
-export { hashPassword, ARGON2_OPTIONS, type NewProviderUser, type PublicUser, type UserAdapter } from './users.js'
+export { hashPassword, verifyPasswordHash, ARGON2_OPTIONS, type NewProviderUser, type PublicUser, type UserAdapter } from './users.js'
 export { JwtLoginEvents, type JwtLoginEventMap, type JwtLoginEventName } from './events.js'
 export type { TokenClaims, TokenKind } from './tokens.js'
 export type { Clock } from './clock.js'

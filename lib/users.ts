@@ -59,6 +59,7 @@ export async function hashPassword (password: string): Promise<string> {
   return await argon2.hash(password, ARGON2_OPTIONS)
 }
 
+/** Checks a password against an argon2 hash; false (never a throw) for a wrong password or a hash argon2 cannot read. */
 export async function verifyPasswordHash (hash: string, password: string): Promise<boolean> {
   try {
     return await argon2.verify(hash, password)

@@ -1,12 +1,11 @@
 /**
  * A jwt-login user adapter on PostgreSQL (the `users` table of schema.sql).
- * A host imports `hashPassword` and the types from 'jwt-login'; this example
+ * A host imports `hashPassword`, `verifyPasswordHash` and the types from 'jwt-login'; this example
  * imports the plugin's source.
  */
 import { randomBytes } from 'node:crypto'
-import argon2 from 'argon2'
 import type pg from 'pg'
-import { hashPassword, type NewProviderUser, type PublicUser, type UserAdapter } from '../../lib/index.js'
+import { hashPassword, verifyPasswordHash, type NewProviderUser, type PublicUser, type UserAdapter } from '../../lib/index.js'
 import { qualified } from './migrate.js'
 
 /** A row of `users`, as the adapter reads it. */
@@ -91,14 +90,9 @@ export class PostgresUserAdapter implements UserAdapter<PostgresUser> {
     return await this.#one(`SELECT ${COLUMNS} FROM ${this.#users} WHERE id = $1`, id)
   }
 
-  /** Resolves false for a wrong password (or a hash it cannot read); never throws for one. */
+  /** False for a wrong password, and for a stored hash argon2 cannot read (it never throws). */
   async verifyPassword (user: PostgresUser, password: string): Promise<boolean> {
-    try {
-      return await argon2.verify(user.password_hash, password)
-    } catch {
-      // argon2 throws for a malformed hash: that user cannot sign in with a password
-      return false
-    }
+    return await verifyPasswordHash(user.password_hash, password)
   }
 
   /** The only user fields that reach a client or a token: never the hash. */
