@@ -42,7 +42,7 @@ export function formatDefault (value: unknown): string {
  */
 export function settingRows (node: SchemaNode = SettingsSchema as SchemaNode, prefix = ''): SettingRow[] {
   const rows: SettingRow[] = []
-  for (const [name, child] of Object.entries(node.properties ?? {})) {
+  for (const [name, child] of Object.entries(node.properties as Record<string, SchemaNode>)) {
     const path = prefix + name
     const required = node.required?.includes(name) === true
     if (child.type === 'object' && child.properties !== undefined && (child.default !== undefined || required)) {
