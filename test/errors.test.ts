@@ -1,63 +1,8 @@
-import { readFileSync } from 'node:fs'
 import t from 'tap'
 import { envelope, errorDefinitions, isJwtLoginError, JwtLoginError, type ErrorDefinition, type JwtLoginErrorCode } from '../lib/errors.js'
 import * as entry from '../lib/index.js'
 
-interface Row { code: string, errorCode: number, status: number, message: string }
-
-function cells (line: string): string[] {
-  return line.trim().replace(/^\|/, '').replace(/(?<!\\)\|$/, '').split(/(?<!\\)\|/)
-    .map(cell => cell.trim().replaceAll('\\|', '|').replace(/^`(.*)`$/, '$1'))
-}
-
-/** The first Markdown table under the README heading `## Errors`, as rows keyed by its columns. */
-function readmeErrorTable (markdown: string): Row[] {
-  const lines = markdown.split('\n')
-  const heading = lines.findIndex(line => /^##\s+Errors\s*$/.test(line))
-  if (heading === -1) throw new Error('README.md has no "## Errors" heading')
-  const start = lines.findIndex((line, index) => index > heading && line.trim().startsWith('|'))
-  if (start === -1) throw new Error('no table under the Errors heading')
-  const columns = cells(lines[start] as string)
-  const rows: Row[] = []
-  for (let index = start + 2; index < lines.length && (lines[index] as string).trim().startsWith('|'); index++) {
-    const values = cells(lines[index] as string)
-    const field = (name: string): string => {
-      const at = columns.indexOf(name)
-      if (at === -1) throw new Error(`the error table has no column ${name}`)
-      return values[at] as string
-    }
-    rows.push({ code: field('code'), errorCode: Number(field('errorCode')), status: Number(field('status')), message: field('message') })
-  }
-  return rows
-}
-
-t.test('the README error table lists exactly the entries of errorDefinitions', async (t) => {
-  const rows = readmeErrorTable(readFileSync(new URL('../README.md', import.meta.url), 'utf8'))
-  const codes = rows.map(row => row.code)
-  t.equal(new Set(codes).size, codes.length, 'no code twice')
-  t.same([...codes].sort(), Object.keys(errorDefinitions).sort(), 'the same codes')
-  for (const row of rows) {
-    const definition = errorDefinitions[row.code as JwtLoginErrorCode]
-    if (definition === undefined) continue
-    t.same({ errorCode: row.errorCode, status: row.status, message: row.message }, {
-      errorCode: definition.errorCode,
-      status: definition.statusCode,
-      message: definition.message
-    }, row.code)
-  }
-})
-
-t.test('the table parser reads the format and fails on a missing table', async (t) => {
-  const sample = [
-    '# x', '## Errors', 'text', '',
-    '| code | errorCode | status | message |', '| --- | --- | --- | --- |',
-    '| `ERR_A` | 2 | 401 | A \\| b. |', '| ERR_B | 8 | 401 | B. |', '', '| not | part |'
-  ].join('\n')
-  t.same(readmeErrorTable(sample).map(r => [r.code, r.errorCode, r.status, r.message]), [['ERR_A', 2, 401, 'A | b.'], ['ERR_B', 8, 401, 'B.']])
-  t.throws(() => readmeErrorTable('# Nothing here'), /no "## Errors" heading/)
-  t.throws(() => readmeErrorTable('## Errors\nno table'), /no table/)
-  t.throws(() => readmeErrorTable('## Errors\n| code | status |\n| - | - |\n| A | 1 |'), /no column errorCode/)
-})
+// The error table of docs/errors.md is generated from errorDefinitions and checked by test/docs-tables.test.ts.
 
 t.test('errorDefinitions: well-formed and consistent', async (t) => {
   const byNumber = new Map<number, Set<number>>()
