@@ -1,7 +1,11 @@
 import { generateKeyPairSync } from 'node:crypto'
 import Fastify, { type FastifyInstance } from 'fastify'
 import t from 'tap'
-import jwtLogin, { type Mailer, type MailMessage, type SettingsInput } from '../lib/index.js'
+import { CodeHasher } from '../lib/code-hash.js'
+import { hmacSha256, keyFromSigningKey } from '../lib/crypto.js'
+import jwtLogin, { MemoryStore, type Mailer, type MailMessage, type SettingsInput } from '../lib/index.js'
+import { resolveSettings } from '../lib/settings.js'
+import { EmailCodeProvider } from '../lib/two-factor/email-code.js'
 import type { RedisStore } from '../lib/redis.js'
 import { MemoryTwoFactorStore, MemoryUserAdapter } from '../lib/testing.js'
 import { claimsOf, errorCode, post } from './helpers/http.js'
@@ -218,4 +222,62 @@ t.test('ES256 with /jwks: the same, though each instance holds the keys in anoth
     ]
   }
   await walkRotation(t, 'ES256', pair('old'), pair('new'))
+})
+
+const K1 = { kid: 'k1', secret: 'the first secret, at least 32 bytes long' }
+const K2 = { kid: 'k2', secret: 'the second secret, at least 32 bytes long' }
+const K3 = { kid: 'k3', secret: 'a third secret, never used to hash a code' }
+const tokensOf = (keys: KeyInput[]): ReturnType<typeof resolveSettings>['tokens'] => resolveSettings({ tokens: { keys } }).tokens
+
+t.test('CodeHasher: a hash per key with a secret; any configured key it was hashed under checks it', async (t) => {
+  const hasher = new CodeHasher('test use')
+  const hashed = hasher.hash(tokensOf([K1, K2]), 'id:CODE')
+  t.same(hashed.macs?.map(([kid]) => kid), ['k1', 'k2'])
+  t.equal(hashed.hash, hmacSha256(keyFromSigningKey(K1, 'test use'), 'id:CODE').toString('base64url'), 'hash is the first key\'s, as earlier versions wrote it')
+  t.equal(hasher.matches(tokensOf([K2, K1]), hashed, 'id:CODE'), true, 'the keys reordered (promoted)')
+  t.equal(hasher.matches(tokensOf([K2]), hashed, 'id:CODE'), true, 'the first key retired')
+  t.equal(hasher.matches(tokensOf([K3, K2]), hashed, 'id:CODE'), true, 'a key added later')
+  t.equal(hasher.matches(tokensOf([K3]), hashed, 'id:CODE'), false, 'none of its keys left')
+  t.equal(hasher.matches(tokensOf([K1, K2]), hashed, 'id:OTHER'), false, 'another code')
+  t.equal(hasher.matches(tokensOf([K1, K2]), null, 'id:CODE'), false, 'no stored code: the decoy never matches')
+  t.equal(new CodeHasher('another use').matches(tokensOf([K1, K2]), hashed, 'id:CODE'), false, 'each use has its own keys')
+})
+
+t.test('CodeHasher: a record of an earlier version (one hash under the then first key) still checks under any key order', async (t) => {
+  const hasher = new CodeHasher('test use')
+  const legacy = { hash: hmacSha256(keyFromSigningKey(K1, 'test use'), 'id:CODE').toString('base64url') }
+  t.equal(hasher.matches(tokensOf([K2, K1]), legacy, 'id:CODE'), true)
+  t.equal(hasher.matches(tokensOf([K2]), legacy, 'id:CODE'), false)
+})
+
+t.test('CodeHasher: a public key is no secret and keys nothing; a private key counts whatever its PEM form', async (t) => {
+  const one = generateKeyPairSync('ec', { namedCurve: 'P-256' })
+  const two = generateKeyPairSync('ec', { namedCurve: 'P-256' })
+  const signer = { kid: 'a', privateKey: one.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() }
+  const verifier = { kid: 'b', publicKey: two.publicKey.export({ type: 'spki', format: 'pem' }).toString() }
+  const hasher = new CodeHasher('test use')
+  const tokens = resolveSettings({ tokens: { algorithm: 'ES256', keys: [signer, verifier] } }).tokens
+  const hashed = hasher.hash(tokens, 'id:CODE')
+  t.same(hashed.macs?.map(([kid]) => kid), ['a'], 'only the key with a private key')
+  t.equal(hasher.matches(tokens, hashed, 'id:CODE'), true)
+  const sec1 = { kid: 'a', privateKey: one.privateKey.export({ type: 'sec1', format: 'pem' }).toString() }
+  t.equal(hasher.matches(resolveSettings({ tokens: { algorithm: 'ES256', keys: [sec1] } }).tokens, hashed, 'id:CODE'), true)
+})
+
+t.test('email codes: one stored by an earlier version (a bare hash) still checks; a new one is stored as keyed hashes only', async (t) => {
+  const store = new MemoryStore()
+  t.teardown(() => store.close())
+  const mailer = new CapturingMailer()
+  const provider = new EmailCodeProvider(store, mailer)
+  const legacyHash = hmacSha256(keyFromSigningKey(K1, 'two-factor email code'), 'challenge-1:123456').toString('base64url')
+  await store.set('2fa:email:challenge-1', legacyHash, 60_000)
+  t.equal(await provider.check(tokensOf([K2, K1]), 'challenge-1', '123456'), true)
+  t.equal(await provider.check(tokensOf([K2, K1]), 'challenge-1', '654321'), false)
+
+  await (await provider.issue(tokensOf([K1, K2]), 'challenge-2', 'bob@example.com', 60_000))()
+  const code = (/\b(\d{6})\b/.exec((await mailer.next()).text) as RegExpExecArray)[1] as string
+  const stored = await store.get('2fa:email:challenge-2') as string
+  t.notOk(stored.includes(code), 'the code itself is not stored')
+  t.same(Object.keys(JSON.parse(stored)), ['hash', 'macs'])
+  t.equal(await provider.check(tokensOf([K2]), 'challenge-2', code), true, 'it checks once the key that was first is retired')
 })
