@@ -1,4 +1,4 @@
-import { createHash, createHmac, hkdfSync, randomBytes, randomInt, timingSafeEqual } from 'node:crypto'
+import { createHash, createHmac, createPrivateKey, hkdfSync, randomBytes, randomInt, timingSafeEqual } from 'node:crypto'
 
 /** The SHA-256 digest of `value` (a string is taken as UTF-8). */
 export function sha256 (value: string | Buffer): Buffer {
@@ -30,14 +30,16 @@ export function deriveKey (secret: string | Buffer, salt: string | Buffer, info:
 }
 
 /**
- * A key for one use (`info`), derived from the signing key's secret: every
- * instance with the same keys derives the same one, and a copy of the store
- * alone reveals nothing it protects.
+ * A key for one use (`info`), derived from a signing key's secret: every
+ * instance with the same key derives the same one, and a copy of the store
+ * alone reveals nothing it protects. A private key counts by its PKCS#8 DER
+ * encoding, not its PEM text, so instances holding the same key in another
+ * form (PKCS#1 or SEC1, CRLF line ends) derive the same key.
  */
 export function keyFromSigningKey (key: { secret?: string, privateKey?: string }, info: string): Buffer {
-  const secret = key.secret ?? key.privateKey
-  if (secret === undefined) throw new TypeError('the signing key has neither a secret nor a private key')
-  return deriveKey(secret, 'jwt-login', info)
+  if (key.secret !== undefined) return deriveKey(key.secret, 'jwt-login', info)
+  if (key.privateKey === undefined) throw new TypeError('the signing key has neither a secret nor a private key')
+  return deriveKey(createPrivateKey(key.privateKey).export({ type: 'pkcs8', format: 'der' }), 'jwt-login', info)
 }
 
 /**

@@ -12,7 +12,7 @@ import { createPasswordReset } from './reset-password.js'
 import { DEFAULT_PREFIX, redactedRequest, registerRestRoute } from './rest-route.js'
 import { registerRoutes } from './routes/index.js'
 import { setUpScope } from './scope.js'
-import { SettingsHolder, type ResolvedKey, type Settings } from './settings.js'
+import { SettingsHolder, type Settings } from './settings.js'
 import { guardStore } from './store/guard.js'
 import { MemoryStore } from './store/memory.js'
 import type { StateStore } from './store/types.js'
@@ -43,7 +43,7 @@ async function buildContext (fastify: FastifyInstance, options: JwtLoginOptions,
     log: fastify.log,
     spendPasswordTime: async (password: string) => { await verifyPasswordHash(dummyHash, password) }
   }
-  const twoFactor = options.twoFactor === undefined ? null : createTwoFactor(base, initial, options.twoFactor, fastify.log)
+  const twoFactor = options.twoFactor === undefined ? null : createTwoFactor(base, options.twoFactor, fastify.log)
   const secondFactor = twoFactor === null ? options.secondFactor ?? null : secondFactorGate(base, twoFactor)
   return { ctx: Object.freeze({ ...base, secondFactor }), twoFactor }
 }
@@ -69,7 +69,7 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
   const initial = settings.current
   checkSettings(initial, options)
   const { ctx, twoFactor } = await buildContext(fastify, options, userCache, initial, store, clock)
-  const reset = createPasswordReset(ctx, initial.tokens.keys[0] as ResolvedKey, options.mailer, options.passwordPolicy ?? null)
+  const reset = createPasswordReset(ctx, options.mailer, options.passwordPolicy ?? null)
 
   fastify.decorate('jwtLogin', buildApi(ctx, settings, twoFactor?.enrollment ?? null))
   fastify.decorateRequest('jwtLogin', null)

@@ -1,13 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { clientKey } from './client-key.js'
-import { hmacSha256, keyFromSigningKey, randomCode, randomToken, safeEqual, sha256 } from './crypto.js'
+import { CodeHasher, type KeyedHashes } from './code-hash.js'
+import { randomCode, randomToken } from './crypto.js'
 import type { Call, JwtLoginContext } from './context.js'
 import { errorNumber, JwtLoginError, redactedError } from './errors.js'
 import type { GateAudit } from './gates.js'
 import { subjectKey } from './limits.js'
 import { renderMail } from './mail/templates.js'
 import type { Mailer, MailMessage } from './mail/types.js'
-import { JwtLoginSettingsError, type ResolvedKey, type Settings } from './settings.js'
+import { JwtLoginSettingsError, type Settings } from './settings.js'
 import { claimOnce, isClaimed } from './store/claim.js'
 import type { PublicUser, UserAdapter } from './users.js'
 
@@ -24,18 +25,16 @@ export interface PasswordReset {
   // registration refuses reset switched on without a mailer, so it is there whenever it is used
   readonly mailer: Mailer
   readonly policy: PasswordPolicy | null
-  /** The key of the codes' keyed hashes. */
-  readonly hashKey: Buffer
-  readonly decoyHash: Buffer
+  /** The codes' keyed hashes, under every signing key. */
+  readonly hasher: CodeHasher
   /** Aborted on close: mail retries stop waiting. */
   readonly stop: AbortController
 }
 
-/** What the store holds per user: never the code, only its keyed hash. */
-interface CodeRecord {
+/** What the store holds per user: never the code, only its keyed hashes. */
+interface CodeRecord extends KeyedHashes {
   /** Random per code: salts the hash and names the code's tries counter. */
   id: string
-  hash: string
   /** Expiry in ms on the plugin's clock. */
   exp: number
 }
@@ -77,14 +76,9 @@ function parseRecord (raw: string | null): CodeRecord | null {
   return raw === null || isClaimed(raw) ? null : JSON.parse(raw) as CodeRecord
 }
 
-export function createPasswordReset (ctx: JwtLoginContext, signingKey: ResolvedKey, mailer: Mailer | undefined, policy: PasswordPolicy | null): PasswordReset {
-  // a keyed hash: a copy of the store alone does not let anyone search the code space offline
-  const hashKey = keyFromSigningKey(signingKey, 'reset code')
-  return { ctx, mailer: mailer as Mailer, policy, hashKey, decoyHash: sha256(randomToken()), stop: new AbortController() }
-}
-
-function codeHash (reset: PasswordReset, recordId: string, code: string): Buffer {
-  return hmacSha256(reset.hashKey, `${recordId}:${code}`)
+export function createPasswordReset (ctx: JwtLoginContext, mailer: Mailer | undefined, policy: PasswordPolicy | null): PasswordReset {
+  // keyed hashes: a copy of the store alone does not let anyone search the code space offline
+  return { ctx, mailer: mailer as Mailer, policy, hasher: new CodeHasher('reset code'), stop: new AbortController() }
 }
 
 /** Reports a refusal of a reset route's gate on the auth code. */
@@ -129,8 +123,8 @@ export async function requestPasswordReset (reset: PasswordReset, call: Call, em
   const publicUser: PublicUser | null = user === null ? null : ctx.users.toPublicUser(user)
   // the same work for an unknown email: a code, its hash, the mail and one store round trip
   const code = randomCode(settings.code.length, settings.code.alphabet)
-  const record: CodeRecord = { id: randomToken(16), hash: '', exp: ctx.clock() + settings.code.lifetimeMs }
-  record.hash = codeHash(reset, record.id, code).toString('base64url')
+  const id = randomToken(16)
+  const record: CodeRecord = { id, ...reset.hasher.hash(call.settings.tokens, `${id}:${code}`), exp: ctx.clock() + settings.code.lifetimeMs }
   const mail = renderMail(settings.mail.templates, {
     code,
     display_name: publicUser?.display_name ?? email,
@@ -219,8 +213,8 @@ async function matchCode (reset: PasswordReset, call: Call, userId: number | nul
   const tries = live
     ? await store.increment(keys.tries(record.id), record.exp - now)
     : await store.increment(keys.decoyTries, 1000)
-  const presented = codeHash(reset, live ? record.id : 'decoy', normalizeCode(code, settings.code.alphabet))
-  const matches = safeEqual(presented, live ? Buffer.from(record.hash, 'base64url') : reset.decoyHash)
+  const presented = `${live ? record.id : 'decoy'}:${normalizeCode(code, settings.code.alphabet)}`
+  const matches = reset.hasher.matches(call.settings.tokens, live ? record : null, presented)
   if (!live || !matches || tries.count > settings.code.maxTries) throw fail('code_invalid', userId)
   return { raw: raw as string, record }
 }

@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto'
 import t from 'tap'
 import { deriveKey, hmacSha256, keyFromSigningKey, randomCode, randomToken, safeEqual, sha256, sha256Base64url } from '../lib/crypto.js'
 
@@ -31,7 +32,12 @@ t.test('keyFromSigningKey: from the secret or the private key, one key per use, 
   t.same(fromSecret, deriveKey('s'.repeat(32), 'jwt-login', 'reset code'))
   t.same(keyFromSigningKey({ kid: 'a', secret: 's'.repeat(32) } as { secret: string }, 'reset code'), fromSecret, 'the kid and field order are not part of it')
   t.notSame(keyFromSigningKey({ secret: 's'.repeat(32) }, 'two-factor email code'), fromSecret)
-  t.same(keyFromSigningKey({ privateKey: 'PEM' }, 'x'), deriveKey('PEM', 'jwt-login', 'x'))
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 })
+  const pkcs8 = privateKey.export({ type: 'pkcs8', format: 'der' })
+  const fromPrivateKey = keyFromSigningKey({ privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() }, 'x')
+  t.same(fromPrivateKey, deriveKey(pkcs8, 'jwt-login', 'x'), 'a private key counts by its PKCS#8 DER encoding')
+  const pkcs1 = privateKey.export({ type: 'pkcs1', format: 'pem' }).toString().replace(/\n/g, '\r\n')
+  t.same(keyFromSigningKey({ privateKey: pkcs1 }, 'x'), fromPrivateKey, 'so the same key in another PEM form derives the same key')
   t.throws(() => keyFromSigningKey({}, 'x'), TypeError, 'a key without a secret derives nothing')
 })
 

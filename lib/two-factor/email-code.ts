@@ -1,6 +1,8 @@
-import { hmacSha256, randomCode, safeEqual } from '../crypto.js'
+import { CodeHasher, type KeyedHashes } from '../code-hash.js'
+import { randomCode } from '../crypto.js'
 import { redactedError } from '../errors.js'
 import type { Mailer, MailMessage } from '../mail/types.js'
+import type { Settings } from '../settings.js'
 import type { StateStore } from '../store/types.js'
 
 const key = (challengeId: string): string => `2fa:email:${challengeId}`
@@ -33,25 +35,25 @@ export class EmailCodeUndelivered extends Error {
   }
 }
 
-/** The mailer's error for a log: a mailer's error text could echo the message, so the code never reaches a log. */
+/** A stored code's hashes; a bare string is the one hash an earlier version stored. */
+function parseStored (raw: string): KeyedHashes {
+  return raw.startsWith('{') ? JSON.parse(raw) as KeyedHashes : { hash: raw }
+}
+
 /**
- * Email codes: one per challenge, kept only as a keyed hash (six digits are
- * too few for a plain hash to hide them from whoever reads the store), single
- * use through its challenge's one atomic claim.
+ * Email codes: one per challenge, kept only as keyed hashes (six digits are
+ * too few for a plain hash to hide them from whoever reads the store), under
+ * every signing key (see `CodeHasher`), single use through its challenge's
+ * one atomic claim.
  */
 export class EmailCodeProvider {
   readonly #store: StateStore
   readonly #mailer: Mailer
-  readonly #pepper: Buffer
+  readonly #hasher = new CodeHasher('two-factor email code')
 
-  constructor (store: StateStore, mailer: Mailer, pepper: Buffer) {
+  constructor (store: StateStore, mailer: Mailer) {
     this.#store = store
     this.#mailer = mailer
-    this.#pepper = pepper
-  }
-
-  #hash (challengeId: string, code: string): string {
-    return hmacSha256(this.#pepper, `${challengeId}:${code}`).toString('base64url')
   }
 
   /**
@@ -60,9 +62,9 @@ export class EmailCodeProvider {
    * delivery mails the code; when the mailer rejects, it withdraws the code so
    * it cannot be used and rejects with the mailer's error, the code redacted.
    */
-  async issue (challengeId: string, to: string, lifetimeMs: number): Promise<EmailCodeDelivery> {
+  async issue (tokens: Settings['tokens'], challengeId: string, to: string, lifetimeMs: number): Promise<EmailCodeDelivery> {
     const code = newEmailCode()
-    await this.#store.set(key(challengeId), this.#hash(challengeId, code), lifetimeMs)
+    await this.#store.set(key(challengeId), JSON.stringify(this.#hasher.hash(tokens, `${challengeId}:${code}`)), lifetimeMs)
     const message = emailCodeMessage(to, code, lifetimeMs)
     return async () => {
       try {
@@ -88,10 +90,10 @@ export class EmailCodeProvider {
    * its challenge, and the challenge's one atomic claim is what makes a
    * sign-in single use.
    */
-  async check (challengeId: string, code: string): Promise<boolean> {
+  async check (tokens: Settings['tokens'], challengeId: string, code: string): Promise<boolean> {
     const stored = await this.#store.get(key(challengeId))
     if (stored === null) return false
-    return safeEqual(this.#hash(challengeId, code), stored)
+    return this.#hasher.matches(tokens, parseStored(stored), `${challengeId}:${code}`)
   }
 
   /** Deletes the code of a challenge that has ended (best effort: it expires anyway). */

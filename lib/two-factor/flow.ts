@@ -1,11 +1,9 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Call, JwtLoginContext, SecondFactorGate } from '../context.js'
-import { keyFromSigningKey } from '../crypto.js'
 import { JwtLoginError } from '../errors.js'
 import { subjectKey, type Hold, type Reservable } from '../limits.js'
 import { admitVerified, prepareSession, type NewSession } from '../session.js'
 import { claimOnce, isClaimed } from '../store/claim.js'
-import type { ResolvedKey, Settings } from '../settings.js'
 import { sessionStart, type TokenClaims } from '../tokens.js'
 import { BackupCodeProvider, hashBackupCode } from './backup-codes.js'
 import { EmailCodeProvider, type EmailCodeDelivery, type EmailCodeUndelivered } from './email-code.js'
@@ -30,15 +28,15 @@ interface ChallengeRecord { method: TwoFactorMethod }
 
 const challengeKey = (userId: number, challengeId: string): string => `2fa:challenge:${userId}:${challengeId}`
 
-/** Builds the providers; `settings` are the ones at registration (the signing key does not change without a restart). */
-export function createTwoFactor (ctx: Omit<JwtLoginContext, 'secondFactor'>, settings: Settings, options: TwoFactorOptions, log: Pick<FastifyBaseLogger, 'error'>): TwoFactor {
+/** Builds the providers. */
+export function createTwoFactor (ctx: Omit<JwtLoginContext, 'secondFactor'>, options: TwoFactorOptions, log: Pick<FastifyBaseLogger, 'error'>): TwoFactor {
   const issuer = options.issuer ?? 'jwt-login'
   const totp = new TotpProvider(ctx.store, ctx.clock)
   const backup = new BackupCodeProvider(options.port, ctx.store)
   return {
     port: options.port,
     totp,
-    email: options.mailer === undefined ? null : new EmailCodeProvider(ctx.store, options.mailer, keyFromSigningKey(settings.tokens.keys[0] as ResolvedKey, 'two-factor email code')),
+    email: options.mailer === undefined ? null : new EmailCodeProvider(ctx.store, options.mailer),
     backup,
     enrollment: {
       createTotpSecret: (label) => createTotpSecret(issuer, label),
@@ -92,7 +90,7 @@ export function secondFactorGate (ctx: Omit<JwtLoginContext, 'secondFactor'>, tw
     const record: ChallengeRecord = { method }
     await ctx.store.set(challengeKey(publicUser.ID, challengeId), JSON.stringify(record), settings.interimLifetimeMs)
     const delivery = method === 'email'
-      ? await (twoFactor.email as EmailCodeProvider).issue(challengeId, publicUser.user_email, settings.emailCodeLifetimeMs)
+      ? await (twoFactor.email as EmailCodeProvider).issue(call.settings.tokens, challengeId, publicUser.user_email, settings.emailCodeLifetimeMs)
       : null
     const { token } = ctx.tokens.sign(call.settings, publicUser, 'interim', { sessionId: challengeId, lifetimeMs: settings.interimLifetimeMs })
     ctx.events.emit('two_factor.challenge_issued', { userId: publicUser.ID, method, ip: call.ip })
@@ -112,7 +110,7 @@ interface CheckedCode {
 }
 
 /** Six digits go to the primary method; anything else is a backup code. */
-async function checkCode (twoFactor: TwoFactor, userId: number, challengeId: string, method: TwoFactorMethod, code: string): Promise<CheckedCode | null> {
+async function checkCode (twoFactor: TwoFactor, call: Call, userId: number, challengeId: string, method: TwoFactorMethod, code: string): Promise<CheckedCode | null> {
   if (method === 'totp' && SIX_DIGITS.test(code)) {
     const step = await twoFactor.totp.match(userId, await twoFactor.port.getTotpSecret(userId), code)
     return step === null ? null : { method, spend: async () => await twoFactor.totp.claim(userId, step, challengeId) }
@@ -120,7 +118,7 @@ async function checkCode (twoFactor: TwoFactor, userId: number, challengeId: str
   if (method === 'email' && SIX_DIGITS.test(code)) {
     const email = twoFactor.email as EmailCodeProvider
     // the challenge's consume is the single use of an email code: spending it is only tidying up
-    return await email.check(challengeId, code) ? { method, spend: async () => { await email.discard(challengeId); return true } } : null
+    return await email.check(call.settings.tokens, challengeId, code) ? { method, spend: async () => { await email.discard(challengeId); return true } } : null
   }
   // a string that cannot be a backup code is wrong without asking the host
   const hash = hashBackupCode(code)
@@ -229,7 +227,7 @@ async function secondStep (
   const rejected = async (): Promise<never> => await rejectCode(ctx, call, { userId, key, attempt }, settle)
 
   const challenge = JSON.parse(raw) as ChallengeRecord
-  const checked = await checkCode(twoFactor, userId, claims.sid, challenge.method, code)
+  const checked = await checkCode(twoFactor, call, userId, claims.sid, challenge.method, code)
   if (checked === null) return await rejected()
 
   // the session starts when its sign-in did (the password step), so a password
