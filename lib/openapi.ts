@@ -24,7 +24,7 @@ export const jwtLoginOpenApi = {
   components: {
     securitySchemes: {
       [BEARER_SCHEME]: {
-        type: 'http',
+        type: 'http' as const,
         scheme: 'bearer',
         bearerFormat: 'JWT',
         description: 'A token of jwt-login in `Authorization: Bearer <token>` (when `bearer.enabled`); the `JWT` field is the alternative.'
