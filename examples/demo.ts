@@ -2,11 +2,13 @@
  * The demo host platform: `npm start`. The plugin is mounted with every
  * feature switched on, on embedded defaults: in-memory users with a seeded
  * demo user, the memory store (or Redis when REDIS_URL is set), mail printed
- * to the console.
+ * to the console, the OpenAPI document and Swagger UI at /docs.
  */
 import { randomBytes } from 'node:crypto'
+import fastifySwagger from '@fastify/swagger'
+import fastifySwaggerUi from '@fastify/swagger-ui'
 import Fastify, { type FastifyInstance } from 'fastify'
-import jwtLogin, { createTotpSecret, MemoryStore, type SettingsInput, type StateStore } from '../lib/index.js'
+import jwtLogin, { BEARER_SCHEME, createTotpSecret, jwtLoginOpenApi, MemoryStore, type SettingsInput, type StateStore } from '../lib/index.js'
 import { ConsoleMailer, MemoryTwoFactorStore, MemoryUserAdapter } from '../lib/testing.js'
 import { RedisStore } from '../lib/redis.js'
 
@@ -62,6 +64,8 @@ function oauthSettings (oauth: DemoOAuth | undefined): SettingsInput['oauth'] {
 
 export interface DemoOptions {
   redisUrl?: string
+  /** The HS256 signing secret (JWT_SECRET), so another program can verify the demo's tokens; a random one by default. */
+  jwtSecret?: string
   oauth?: DemoOAuth
   /** Where the demo writes its banner (and mail). */
   print?: (text: string) => void
@@ -80,11 +84,12 @@ export async function buildDemo (options: DemoOptions = {}): Promise<FastifyInst
 
   const mailer = new ConsoleMailer(options.print)
   const app = Fastify({ logger: { level: 'warn' } })
+  await registerDocs(app)
   await app.register(jwtLogin, {
     users,
     store,
     settings: {
-      tokens: { keys: [{ kid: 'demo-1', secret: randomBytes(32).toString('base64url') }] },
+      tokens: { keys: [{ kid: 'demo-1', secret: options.jwtSecret ?? randomBytes(32).toString('base64url') }] },
       refresh: { enabled: true },
       bearer: { enabled: true },
       validate: { enabled: true },
@@ -98,49 +103,88 @@ export async function buildDemo (options: DemoOptions = {}): Promise<FastifyInst
   app.addHook('onClose', async () => { await store.close?.() })
 
   // A host route protected by the plugin's authenticate hook.
-  app.get('/me', { preHandler: app.jwtLogin.authenticate }, async (request) => ({ user: request.jwtLogin?.user }))
+  app.get('/me', {
+    preHandler: app.jwtLogin.authenticate,
+    schema: { tags: ['host'], summary: 'The signed-in user (a host route behind the authenticate hook)', security: [{ [BEARER_SCHEME]: [] }] }
+  }, async (request) => ({ user: request.jwtLogin?.user }))
   return app
 }
 
+/**
+ * The OpenAPI document (from the route schemas) and Swagger UI at /docs.
+ * @fastify/swagger comes before the plugin, so it sees the plugin's routes;
+ * the plugin's tags and security scheme are spread in because the host's
+ * own /me names the scheme too.
+ */
+async function registerDocs (app: FastifyInstance): Promise<void> {
+  await app.register(fastifySwagger, {
+    openapi: {
+      info: { title: 'jwt-login demo', version: '1.0.0', description: 'The routes of jwt-login, mounted on a demo host.' },
+      ...jwtLoginOpenApi,
+      tags: [...jwtLoginOpenApi.tags, { name: 'host', description: 'Routes of the demo host.' }]
+    }
+  })
+  await app.register(fastifySwaggerUi, { routePrefix: '/docs' })
+}
+
+/** A POSIX sed that picks a string field out of the JSON answer on stdin (no jq needed). */
+const pick = (field: string): string => `sed -E 's/.*"${field}":"([^"]+)".*/\\1/'`
+
+/** A curl that posts JSON: `body` goes in double quotes, so `$VARIABLES` in it expand. */
+const postJson = (url: string, body: string, method = 'POST'): string =>
+  `curl -s -X ${method} ${url} -H 'content-type: application/json' -d "${body.replace(/"/g, '\\"')}"`
+
+/**
+ * The banner: credentials and shell commands that can be pasted in order
+ * into any POSIX shell (each value a later command uses is kept in a variable).
+ */
 export function banner (base: string): string {
   const prefix = `${base}/jwt-login/v1`
+  const demo = `"email":"${DEMO_USER.email}"`
   return [
     `jwt-login demo listening on ${base}`,
+    '',
+    `Swagger UI: ${base}/docs (the OpenAPI document: ${base}/docs/json)`,
     '',
     'Demo credentials:',
     `  email: ${DEMO_USER.email}`,
     `  password: ${DEMO_USER.password}`,
     '',
-    'Try (JWT and REFRESH come from the login answer):',
-    `  curl -s -X POST ${prefix}/auth -H 'content-type: application/json' -d '{"email":"${DEMO_USER.email}","password":"${DEMO_USER.password}"}'`,
-    `  JWT=$(curl -s -X POST ${prefix}/auth -H 'content-type: application/json' -d '{"email":"${DEMO_USER.email}","password":"${DEMO_USER.password}"}' | sed -E 's/.*"jwt":"([^"]+)".*/\\1/')`,
+    'Try (paste in order into sh, bash or zsh; JWT and REFRESH keep the tokens):',
+    `  LOGIN=$(${postJson(`${prefix}/auth`, `{${demo},"password":"${DEMO_USER.password}"}`)}); echo "$LOGIN"`,
+    `  JWT=$(echo "$LOGIN" | ${pick('jwt')}); REFRESH=$(echo "$LOGIN" | ${pick('refresh_token')})`,
     `  curl -s -X POST ${prefix}/auth/validate -H "Authorization: Bearer $JWT"`,
     `  curl -s "${base}/?rest_route=/jwt-login/v1/auth/validate" -H "Authorization: Bearer $JWT"`,
     `  curl -s ${base}/me -H "Authorization: Bearer $JWT"`,
-    `  curl -s -X POST ${prefix}/auth/refresh -H 'content-type: application/json' -d '{"refresh_token":"REFRESH"}'`,
+    `  REFRESHED=$(${postJson(`${prefix}/auth/refresh`, '{"refresh_token":"$REFRESH"}')}); echo "$REFRESHED"`,
+    `  JWT=$(echo "$REFRESHED" | ${pick('jwt')}); REFRESH=$(echo "$REFRESHED" | ${pick('refresh_token')})`,
     `  curl -s -X POST ${prefix}/auth/revoke -H "Authorization: Bearer $JWT"`,
     '',
-    'Password reset (the mail with the CODE is printed on this console):',
-    `  curl -s -X POST ${prefix}/user/reset_password -H 'content-type: application/json' -d '{"email":"${DEMO_USER.email}"}'`,
-    `  curl -s -X PUT ${prefix}/user/reset_password -H 'content-type: application/json' -d '{"email":"${DEMO_USER.email}","code":"CODE","new_password":"a new demo password"}'`,
+    'Password reset (the mail with the code is printed on this console):',
+    `  ${postJson(`${prefix}/user/reset_password`, `{${demo}}`)}`,
+    '  CODE=PASTE-THE-CODE-FROM-THE-MAIL',
+    `  ${postJson(`${prefix}/user/reset_password`, `{${demo},"code":"$CODE","new_password":"a new demo password"}`, 'PUT')}`,
+    '',
     'Two-factor user (TOTP): add the secret to an authenticator app, or use the URI as a QR code:',
     `  email: ${DEMO_2FA_USER.email}`,
     `  password: ${DEMO_2FA_USER.password}`,
     `  TOTP secret: ${demoTotp.secret}`,
     `  otpauth URI: ${demoTotp.uri}`,
-    'Try (INTERIM is the jwt of the first answer, CODE the app\'s current 6 digits):',
-    `  curl -s -X POST ${prefix}/auth -H 'content-type: application/json' -d '{"email":"${DEMO_2FA_USER.email}","password":"${DEMO_2FA_USER.password}"}'`,
-    `  curl -s -X POST ${prefix}/auth/2fa -H 'content-type: application/json' -d '{"JWT":"INTERIM","code":"CODE"}'`,
-    'Provider sign-in (with OAUTH_ISSUER and OAUTH_CLIENT_ID set; CODE or ID_TOKEN from the provider; prefer POST):',
-    `  curl -s -X POST ${prefix}/oauth/token -H 'content-type: application/json' -d '{"provider":"idp1","code":"CODE"}'`,
-    `  curl -s -X POST ${prefix}/oauth/token -H 'content-type: application/json' -d '{"provider":"idp1","id_token":"ID_TOKEN","nonce":"NONCE"}'`,
+    'Try (INTERIM keeps the interim token; CODE is the app\'s current 6 digits, or oathtool\'s):',
+    `  INTERIM=$(${postJson(`${prefix}/auth`, `{"email":"${DEMO_2FA_USER.email}","password":"${DEMO_2FA_USER.password}"}`)} | ${pick('jwt')})`,
+    `  CODE=$(oathtool --totp -b ${demoTotp.secret} 2>/dev/null || echo PASTE-THE-6-DIGITS)`,
+    `  ${postJson(`${prefix}/auth/2fa`, '{"JWT":"$INTERIM","code":"$CODE"}')}`,
+    '',
+    'Provider sign-in (with OAUTH_ISSUER and OAUTH_CLIENT_ID set; set PROVIDER_CODE, or ID_TOKEN and NONCE, from the provider; prefer POST):',
+    `  ${postJson(`${prefix}/oauth/token`, '{"provider":"idp1","code":"$PROVIDER_CODE"}')}`,
+    `  ${postJson(`${prefix}/oauth/token`, '{"provider":"idp1","id_token":"$ID_TOKEN","nonce":"$NONCE"}')}`,
     ''
   ].join('\n')
 }
 
-/** Starts the demo on 127.0.0.1:`env.PORT` and prints the banner. */
+/** Starts the demo on 127.0.0.1:`env.PORT` (signing with `env.JWT_SECRET` when set) and prints the banner. */
 export async function main (env: NodeJS.ProcessEnv, print: (text: string) => void = console.log): Promise<FastifyInstance> {
-  const app = await buildDemo({ redisUrl: env.REDIS_URL, print, oauth: oauthFromEnv(env) })
+  const app = await buildDemo({ redisUrl: env.REDIS_URL, jwtSecret: env.JWT_SECRET, print, oauth: oauthFromEnv(env) })
   const port = Number(env.PORT)
   const address = await app.listen({ host: '127.0.0.1', port })
   print(banner(address))

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import { checkAuthCode } from './auth-codes.js'
 import type { Call, JwtLoginContext } from './context.js'
-import { JwtLoginError } from './errors.js'
+import { JwtLoginError, type JwtLoginErrorCode } from './errors.js'
 import type { JwtLoginEvents } from './events.js'
 import { presentedJwt, stringField, type Fields } from './params.js'
 import type { Settings, SettingsHolder } from './settings.js'
@@ -34,6 +34,11 @@ export interface RouteGate {
   /** The token the route takes: read (not yet verified) into the request state, or its documented error. */
   token?: 'access' | 'interim'
   audit?: GateAudit
+  /**
+   * The errors the route's flow answers besides its gate's: each joins the
+   * route's response schemas (serialisation and the OpenAPI document).
+   */
+  errors?: readonly JwtLoginErrorCode[]
 }
 
 /** The plugin's per-request state: the call (settings snapshot, IP, start) and the token the route takes. */
@@ -65,6 +70,18 @@ const SWITCH_ERRORS = {
   resetPassword: 'ERR_JWT_LOGIN_RESET_DISABLED',
   twoFactor: 'ERR_JWT_LOGIN_TWO_FACTOR_UNAVAILABLE'
 } as const
+
+const TOKEN_MISSING = { access: 'ERR_JWT_LOGIN_JWT_MISSING', interim: 'ERR_JWT_LOGIN_INTERIM_TOKEN_MISSING' } as const
+
+/** The errors a gate can answer, in the order it checks. */
+export function gateErrors (gate: RouteGate): JwtLoginErrorCode[] {
+  const errors: JwtLoginErrorCode[] = []
+  if (gate.authentication !== false) errors.push('ERR_JWT_LOGIN_AUTH_DISABLED')
+  if (gate.feature !== undefined) errors.push(SWITCH_ERRORS[gate.feature])
+  if (gate.authCode !== undefined) errors.push('ERR_JWT_LOGIN_AUTH_CODE_MISSING', 'ERR_JWT_LOGIN_AUTH_CODE_INVALID')
+  if (gate.token !== undefined) errors.push(TOKEN_MISSING[gate.token])
+  return errors
+}
 
 function featureOn (settings: Settings, feature: Feature, twoFactorPort: boolean): boolean {
   if (feature === 'twoFactor') return twoFactorPort && settings.twoFactor.enabled
@@ -106,7 +123,7 @@ function checkGate (ctx: JwtLoginContext, request: FastifyRequest, gate: RouteGa
   if (gate.token !== undefined) {
     state.token = presentedJwt(request, settings.bearer.enabled)
     if (state.token === undefined) {
-      throw new JwtLoginError(gate.token === 'access' ? 'ERR_JWT_LOGIN_JWT_MISSING' : 'ERR_JWT_LOGIN_INTERIM_TOKEN_MISSING')
+      throw new JwtLoginError(TOKEN_MISSING[gate.token])
     }
   }
 }

@@ -86,7 +86,8 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
       bodyLimit: initial.bodyLimit,
       multipart: options.multipart === true,
       store,
-      ownNotFound: prefix.replace(/\/+$/, '') !== ''
+      ownNotFound: prefix.replace(/\/+$/, '') !== '',
+      authCodeNames: () => settings.current.authCodes
     })
     registerRoutes(instance, ctx, reset, twoFactor)
   }, { prefix, logSerializers: SCOPE_SERIALIZERS })
@@ -97,6 +98,7 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
 export default fp(jwtLogin, { name: 'jwt-login', fastify: '5.x' })
 export { jwtLogin }
 export { restRouteRewrite } from './rest-route.js'
+export { BEARER_SCHEME, jwtLoginOpenApi } from './openapi.js'
 export type { JwtLoginOptions, UserCacheOptions } from './options.js'
 export type { JwtLoginApi, JwtLoginRequestState } from './api.js'
 export { JwtLoginError, errorDefinitions, isJwtLoginError, type JwtLoginErrorCode } from './errors.js'

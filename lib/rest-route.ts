@@ -38,6 +38,8 @@ export function registerRestRoute (fastify: FastifyInstance, prefix: string): vo
   fastify.route({
     method: ['GET', 'POST', 'PUT'],
     url: '/',
+    // a second way to the documented routes, not a route of its own: kept out of the OpenAPI document
+    schema: { hide: true } as object,
     logSerializers: { req: redactedRequest },
     onRequest: (request, reply, done) => {
       const target = rewriteRestRoute(request.url, prefix)

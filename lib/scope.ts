@@ -3,11 +3,11 @@ import fastifyMultipart from '@fastify/multipart'
 import fastifyRateLimit from '@fastify/rate-limit'
 import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { ErrorEnvelope } from '../schemas/common.js'
 import { clientKey } from './client-key.js'
 import { setErrorHandling } from './error-handler.js'
 import { JwtLoginError } from './errors.js'
 import { stateOf } from './gates.js'
+import { describeRoute, type DocOptions } from './openapi.js'
 import { storeRateLimitFor } from './rate-limit-store.js'
 import type { StateStore } from './store/types.js'
 
@@ -17,6 +17,8 @@ export interface ScopeOptions {
   store: StateStore
   /** Whether unknown paths under the prefix answer the envelope (not with an empty prefix: the host's 404s stay the host's). */
   ownNotFound: boolean
+  /** The auth-code parameter names the OpenAPI document shows (the current settings'). */
+  authCodeNames: DocOptions['authCodeNames']
 }
 
 /**
@@ -62,8 +64,8 @@ export async function setUpScope (instance: FastifyInstance, options: ScopeOptio
   instance.addHook('onRoute', (route) => {
     // a bodyLimit in register options is ignored by Fastify: set it on each route
     route.bodyLimit ??= options.bodyLimit
-    // errors are serialised by their schema too, like the answers
-    route.schema = { ...route.schema, response: { '4xx': ErrorEnvelope, '5xx': ErrorEnvelope, ...route.schema?.response as object } }
+    // each error status is serialised by its schema too, like the answers, and documented
+    describeRoute(route, { multipart: options.multipart, authCodeNames: options.authCodeNames })
   })
   // no coercion: an array or a number where a string belongs is a 400, not a string
   instance.setValidatorCompiler(TypeBoxValidatorCompiler)

@@ -1,5 +1,5 @@
 import type { Call, JwtLoginContext, SignInResult } from './context.js'
-import { JwtLoginError } from './errors.js'
+import { JwtLoginError, type JwtLoginErrorCode } from './errors.js'
 import type { TokenClaims, TokenKind, VerifiedToken } from './tokens.js'
 import type { PublicUser } from './users.js'
 
@@ -41,6 +41,21 @@ export interface Authenticated {
   user: unknown
   publicUser: PublicUser
 }
+
+/** Every refusal of `authenticateToken`: the token's form, key, signature, claims and kind, its revocation, its user. */
+export const TOKEN_REFUSALS: readonly JwtLoginErrorCode[] = [
+  'ERR_JWT_LOGIN_TOKEN_MALFORMED',
+  'ERR_JWT_LOGIN_TOKEN_DECODE',
+  'ERR_JWT_LOGIN_TOKEN_ALGORITHM',
+  'ERR_JWT_LOGIN_TOKEN_KID_UNKNOWN',
+  'ERR_JWT_LOGIN_TOKEN_SIGNATURE',
+  'ERR_JWT_LOGIN_TOKEN_CLAIM_INVALID',
+  'ERR_JWT_LOGIN_TOKEN_NOT_YET_VALID',
+  'ERR_JWT_LOGIN_TOKEN_EXPIRED',
+  'ERR_JWT_LOGIN_INTERIM_TOKEN_USED',
+  'ERR_JWT_LOGIN_TOKEN_REVOKED',
+  'ERR_JWT_LOGIN_TOKEN_USER_GONE'
+]
 
 /**
  * The one check of a presented token, for the routes, the host hook and the

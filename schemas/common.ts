@@ -7,10 +7,11 @@ export const Field = Type.Optional(Type.String({ maxLength: 4096 }))
 export const Fields = <T extends Parameters<typeof Type.Object>[0]>(properties: T) =>
   Type.Object(properties, { additionalProperties: true })
 
-export const ErrorEnvelope = Type.Object({
+/** The error envelope of one status: the `errorCode` values it may carry, and what each means. */
+export const ErrorEnvelope = (errorCodes: number[], description: string) => Type.Object({
   success: Type.Literal(false),
-  data: Type.Object({ message: Type.String(), errorCode: Type.Integer() })
-})
+  data: Type.Object({ message: Type.String(), errorCode: Type.Integer({ enum: errorCodes }) })
+}, { description })
 
 export const PublicUser = Type.Object({
   ID: Type.Integer(),

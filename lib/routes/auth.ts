@@ -5,19 +5,56 @@ import { JwtLoginError } from '../errors.js'
 import { stateOf, type RouteGate } from '../gates.js'
 import { auditLoginGate, passwordLogin } from '../login.js'
 import { stringField, type Fields } from '../params.js'
-import { refreshSession, revokeToken, validateToken } from '../session.js'
+import type { RouteDoc } from '../openapi.js'
+import { refreshSession, revokeToken, TOKEN_REFUSALS, validateToken } from '../session.js'
 import { refuseInterimToken } from '../two-factor/flow.js'
 
-const LOGIN: RouteGate = { authCode: 'auth', authCodeFrom: 'body', audit: auditLoginGate }
-const VALIDATE: RouteGate = { feature: 'validate', authCode: 'validate', authCodeFrom: 'body-or-query', token: 'access' }
-const REFRESH: RouteGate = { feature: 'refresh', authCode: 'refresh', authCodeFrom: 'body-or-query' }
-const REVOKE: RouteGate = { feature: 'revoke', authCode: 'revoke', authCodeFrom: 'body-or-query', token: 'access' }
+const LOGIN: RouteGate = {
+  authCode: 'auth',
+  authCodeFrom: 'body',
+  audit: auditLoginGate,
+  errors: ['ERR_JWT_LOGIN_LOGIN_MISSING', 'ERR_JWT_LOGIN_PASSWORD_MISSING', 'ERR_JWT_LOGIN_PASSWORD_HASH_DISABLED', 'ERR_JWT_LOGIN_WRONG_CREDENTIALS', 'ERR_JWT_LOGIN_TWO_FACTOR_DISABLED']
+}
+const VALIDATE: RouteGate = { feature: 'validate', authCode: 'validate', authCodeFrom: 'body-or-query', token: 'access', errors: TOKEN_REFUSALS }
+const REFRESH: RouteGate = {
+  feature: 'refresh',
+  authCode: 'refresh',
+  authCodeFrom: 'body-or-query',
+  errors: ['ERR_JWT_LOGIN_INTERIM_TOKEN_USED', 'ERR_JWT_LOGIN_REFRESH_TOKEN_MISSING', 'ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID', 'ERR_JWT_LOGIN_REFRESH_USER_GONE']
+}
+const REVOKE: RouteGate = { feature: 'revoke', authCode: 'revoke', authCodeFrom: 'body-or-query', token: 'access', errors: TOKEN_REFUSALS }
+
+const LOGIN_DOC: RouteDoc = {
+  tags: ['tokens'],
+  operationId: 'jwtLoginAuth',
+  summary: 'Sign in with a password',
+  description: 'Exactly one of `email`, `username` or `login`, and exactly one of `password` or `password_hash` (when allowed). ' +
+    'Answers a JWT (and a refresh token when refresh is on); for a user with two-factor on, an interim JWT with `two_factor_required: true` for `POST /auth/2fa`.'
+}
+const VALIDATE_DOC = (method: string): RouteDoc => ({
+  tags: ['tokens'],
+  operationId: method === 'GET' ? 'jwtLoginValidateGet' : 'jwtLoginValidate',
+  summary: 'Validate a JWT',
+  description: 'The token in `Authorization: Bearer` or the `JWT` field. Answers its header, its claims, the seconds it has left and its user.'
+})
+const REFRESH_DOC: RouteDoc = {
+  tags: ['tokens'],
+  operationId: 'jwtLoginRefresh',
+  summary: 'Trade a refresh token for a new JWT and refresh token',
+  description: 'The refresh token is rotated: the old one is spent (a reuse after the grace interval ends the session).'
+}
+const REVOKE_DOC: RouteDoc = {
+  tags: ['tokens'],
+  operationId: 'jwtLoginRevoke',
+  summary: 'Revoke a JWT and its session',
+  description: 'Ends the session of the token: its access tokens and its refresh token.'
+}
 
 /** `POST /auth`: the body's fields into a login. */
 function loginRoute (instance: FastifyInstance, ctx: JwtLoginContext): void {
   instance.post('/auth', {
     config: { jwtLogin: LOGIN },
-    schema: { body: LoginBody, response: { 200: LoginReply } }
+    schema: { ...LOGIN_DOC, body: LoginBody, response: { 200: LoginReply } }
   }, async (request) => {
     const body = request.body as Fields
     const input = {
@@ -43,12 +80,12 @@ export function authRoutes (instance: FastifyInstance, ctx: JwtLoginContext): vo
     const { call, token } = stateOf(request)
     return { success: true, data: await validateToken(ctx, call, token as string) }
   }
-  instance.get('/auth/validate', { config: { jwtLogin: VALIDATE, rateLimit: false }, schema: { querystring: JwtFields, response: { 200: ValidateReply } } }, validate)
-  instance.post('/auth/validate', { config: { jwtLogin: VALIDATE, rateLimit: false }, schema: { body: JwtFields, response: { 200: ValidateReply } } }, validate)
+  instance.get('/auth/validate', { config: { jwtLogin: VALIDATE, rateLimit: false }, schema: { ...VALIDATE_DOC('GET'), querystring: JwtFields, response: { 200: ValidateReply } } }, validate)
+  instance.post('/auth/validate', { config: { jwtLogin: VALIDATE, rateLimit: false }, schema: { ...VALIDATE_DOC('POST'), body: JwtFields, response: { 200: ValidateReply } } }, validate)
 
   instance.post('/auth/refresh', {
     config: { jwtLogin: REFRESH },
-    schema: { body: RefreshBody, response: { 200: RefreshReply } }
+    schema: { ...REFRESH_DOC, body: RefreshBody, response: { 200: RefreshReply } }
   }, async (request) => {
     const { call } = stateOf(request)
     const body = request.body as Fields
@@ -60,7 +97,7 @@ export function authRoutes (instance: FastifyInstance, ctx: JwtLoginContext): vo
 
   instance.post('/auth/revoke', {
     config: { jwtLogin: REVOKE, rateLimit: false },
-    schema: { body: JwtFields, response: { 200: MessageReply } }
+    schema: { ...REVOKE_DOC, body: JwtFields, response: { 200: MessageReply } }
   }, async (request) => {
     const { call, token } = stateOf(request)
     return { success: true, data: await revokeToken(ctx, call, token as string) }

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { JwksReply } from '../../schemas/common.js'
 import type { JwtLoginContext } from '../context.js'
+import type { RouteDoc } from '../openapi.js'
 import type { PasswordReset } from '../reset-password.js'
 import type { TwoFactor } from '../two-factor/flow.js'
 import { authRoutes } from './auth.js'
@@ -11,6 +12,13 @@ import { twoFactorRoutes } from './two-factor.js'
 /** `/jwks` is public and changes only with a restart: caches may keep it this long. */
 const JWKS_CACHE_CONTROL = 'public, max-age=300'
 
+const JWKS_DOC: RouteDoc = {
+  tags: ['keys'],
+  operationId: 'jwtLoginJwks',
+  summary: 'The public keys that verify the tokens (JWKS)',
+  description: 'Served when the tokens are signed with an asymmetric key (RS*, PS*, ES*, EdDSA); cacheable for five minutes.'
+}
+
 export function registerRoutes (instance: FastifyInstance, ctx: JwtLoginContext, reset: PasswordReset, twoFactor: TwoFactor | null): void {
   authRoutes(instance, ctx)
   resetPasswordRoutes(instance, reset)
@@ -19,7 +27,7 @@ export function registerRoutes (instance: FastifyInstance, ctx: JwtLoginContext,
   const jwks = ctx.tokens.jwks()
   if (jwks !== null) {
     // public keys: cacheable, and not counted by the per-IP limit (verifiers fetch them freely)
-    instance.get('/jwks', { config: { rateLimit: false }, schema: { response: { 200: JwksReply } } }, async (_request, reply) => {
+    instance.get('/jwks', { config: { rateLimit: false }, schema: { ...JWKS_DOC, response: { 200: JwksReply } } }, async (_request, reply) => {
       reply.header('cache-control', JWKS_CACHE_CONTROL)
       return jwks
     })

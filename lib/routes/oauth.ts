@@ -4,6 +4,7 @@ import type { JwtLoginContext } from '../context.js'
 import { stateOf, type RouteGate } from '../gates.js'
 import { auditOAuthGate, oauthSignIn, type OAuthInput } from '../oauth/flow.js'
 import { OAuthRegistry } from '../oauth/registry.js'
+import type { RouteDoc } from '../openapi.js'
 import { stringField, type Fields } from '../params.js'
 
 function inputOf (fields: Fields): OAuthInput {
@@ -17,6 +18,23 @@ function inputOf (fields: Fields): OAuthInput {
   }
 }
 
+const ERRORS = [
+  'ERR_JWT_LOGIN_PROVIDER_UNKNOWN', 'ERR_JWT_LOGIN_PROVIDER_DISABLED', 'ERR_JWT_LOGIN_PROVIDER_CODE_MISSING', 'ERR_JWT_LOGIN_PROVIDER_CODE_INVALID',
+  'ERR_JWT_LOGIN_ID_TOKEN_INVALID', 'ERR_JWT_LOGIN_PROVIDER_USER_NOT_FOUND', 'ERR_JWT_LOGIN_EMAIL_UNVERIFIED', 'ERR_JWT_LOGIN_USER_CREATE_FAILED',
+  'ERR_JWT_LOGIN_PROVIDER_TIMEOUT', 'ERR_JWT_LOGIN_PROVIDER_ERROR', 'ERR_JWT_LOGIN_TWO_FACTOR_DISABLED'
+] as const
+
+const gate = (authCodeFrom: 'query' | 'body'): RouteGate => ({ authCode: 'oauth', authCodeFrom, audit: auditOAuthGate, errors: ERRORS })
+
+const doc = (method: 'GET' | 'POST'): RouteDoc => ({
+  tags: ['openid'],
+  operationId: method === 'GET' ? 'jwtLoginOAuthTokenGet' : 'jwtLoginOAuthToken',
+  summary: method === 'GET' ? 'Sign in with an OpenID provider (query form; prefer POST)' : 'Sign in with an OpenID provider',
+  description: 'The `provider` and its authorization `code` (with `code_verifier` and `redirect_uri` when used) or an `id_token` (with its `nonce`). ' +
+    'The provider\'s verified email is matched to a user, who is created when the provider allows it. ' +
+    (method === 'GET' ? 'A code in a URL ends up in logs and history: use POST.' : 'Answers a JWT and the user.')
+})
+
 /** `GET` and `POST /oauth/token`. POST is the one to use: a code in a URL ends up in logs. */
 export function oauthRoutes (instance: FastifyInstance, ctx: JwtLoginContext): void {
   const registry = new OAuthRegistry(ctx.clock)
@@ -25,11 +43,11 @@ export function oauthRoutes (instance: FastifyInstance, ctx: JwtLoginContext): v
     ({ success: true, data: await oauthSignIn(ctx, stateOf(request).call, registry, inputOf(fields)) })
 
   instance.get('/oauth/token', {
-    config: { jwtLogin: { authCode: 'oauth', authCodeFrom: 'query', audit: auditOAuthGate } satisfies RouteGate },
-    schema: { response, querystring: OAuthTokenFields }
+    config: { jwtLogin: gate('query') },
+    schema: { ...doc('GET'), response, querystring: OAuthTokenFields }
   }, async (request) => await signIn(request, request.query as Fields))
   instance.post('/oauth/token', {
-    config: { jwtLogin: { authCode: 'oauth', authCodeFrom: 'body', audit: auditOAuthGate } satisfies RouteGate },
-    schema: { response, body: OAuthTokenFields }
+    config: { jwtLogin: gate('body') },
+    schema: { ...doc('POST'), response, body: OAuthTokenFields }
   }, async (request) => await signIn(request, request.body as Fields))
 }

@@ -2,16 +2,32 @@ import type { FastifyInstance } from 'fastify'
 import { TwoFactorBody, TwoFactorReply } from '../../schemas/two-factor.js'
 import type { JwtLoginContext } from '../context.js'
 import { stateOf, type RouteGate } from '../gates.js'
+import type { RouteDoc } from '../openapi.js'
 import { stringField, type Fields } from '../params.js'
 import { completeTwoFactor, type TwoFactor } from '../two-factor/flow.js'
 
-const GATE: RouteGate = { feature: 'twoFactor', token: 'interim' }
+const GATE: RouteGate = {
+  feature: 'twoFactor',
+  token: 'interim',
+  errors: [
+    'ERR_JWT_LOGIN_TWO_FACTOR_CODE_MISSING', 'ERR_JWT_LOGIN_INTERIM_TOKEN_INVALID', 'ERR_JWT_LOGIN_TOKEN_REVOKED', 'ERR_JWT_LOGIN_TOKEN_USER_GONE',
+    'ERR_JWT_LOGIN_TWO_FACTOR_LOCKED', 'ERR_JWT_LOGIN_CHALLENGE_CLOSED', 'ERR_JWT_LOGIN_TWO_FACTOR_CODE_WRONG'
+  ]
+}
+
+const DOC: RouteDoc = {
+  tags: ['two-factor'],
+  operationId: 'jwtLoginTwoFactor',
+  summary: 'Complete a sign-in with the two-factor code',
+  description: 'The interim JWT of the first step (in `JWT` or `Authorization: Bearer`) and the `code`: a TOTP code, an emailed code or a backup code. ' +
+    'Answers the JWT (and a refresh token when refresh is on).'
+}
 
 /** `POST /auth/2fa`; without the `twoFactor` option the gate answers 105 (the route stays, like the others). */
 export function twoFactorRoutes (instance: FastifyInstance, ctx: JwtLoginContext, twoFactor: TwoFactor | null): void {
   instance.post('/auth/2fa', {
     config: { jwtLogin: GATE },
-    schema: { body: TwoFactorBody, response: { 200: TwoFactorReply } }
+    schema: { ...DOC, body: TwoFactorBody, response: { 200: TwoFactorReply } }
   }, async (request) => {
     const { call, token } = stateOf(request)
     const input = { token: token as string, code: stringField(request.body as Fields, 'code') }
