@@ -51,7 +51,7 @@ t.test('every relative link of a shipped document points into the tarball', asyn
     const text = await readFile(join(root, doc), 'utf8')
     for (const [, target] of text.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)) {
       if (/^[a-z]+:/i.test(target as string)) continue
-      const path = normalize(join(dirname(doc), target as string))
+      const path = normalize(join(dirname(doc), target as string)).replace(/\/$/, '')
       t.ok(shipped.has(path) || [...shipped].some((file) => file.startsWith(`${path}/`)), `${doc} → ${target as string}`)
     }
   }
