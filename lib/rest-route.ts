@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { JwtLoginSettingsError } from './settings.js'
 
 export const DEFAULT_PREFIX = '/jwt-login/v1'
 
@@ -52,5 +53,32 @@ export function registerRestRoute (fastify: FastifyInstance, prefix: string): vo
     handler: (_request, reply) => {
       reply.callNotFound()
     }
+  })
+}
+
+const REST_ROUTE_METHODS = ['GET', 'POST', 'PUT']
+const TURN_OFF = 'to keep your own /, register jwt-login with restRoute: false and pass restRouteRewrite() to Fastify({ rewriteUrl }), which still answers /?rest_route='
+
+function restRouteConflict (method: string, owner: string): JwtLoginSettingsError {
+  return new JwtLoginSettingsError('restRoute', `${method} / is already declared by ${owner}, and restRoute (on by default) serves /?rest_route= on /: ${TURN_OFF}`, 'option')
+}
+
+/**
+ * The `restRoute` option: `/?rest_route=` on the host's `/`, refused with a
+ * named error when the host has `/` too. A host route declared before the
+ * plugin is found by `hasRoute`; one declared after it meets the onRoute hook,
+ * which throws from the host's own `fastify.get('/')` (Fastify would otherwise
+ * throw its bare duplicate-route error there).
+ */
+export function serveRestRoute (fastify: FastifyInstance, prefix: string): void {
+  for (const method of REST_ROUTE_METHODS) {
+    if (fastify.hasRoute({ method, url: '/' })) throw restRouteConflict(method, 'the host')
+  }
+  registerRestRoute(fastify, prefix)
+  fastify.addHook('onRoute', (route) => {
+    if (route.url !== '/') return
+    const methods = Array.isArray(route.method) ? route.method : [route.method]
+    const taken = methods.find(method => REST_ROUTE_METHODS.includes(method))
+    if (taken !== undefined) throw restRouteConflict(taken, 'jwt-login')
   })
 }
