@@ -117,7 +117,7 @@ function checkTwoFactor (twoFactor: TwoFactorOptions): void {
 export function resolveSettingsTtl (option: number | string | undefined): number {
   let ms: number
   try {
-    ms = toMs(option ?? 30)
+    ms = toMs(option === undefined ? 30 : option)
   } catch {
     ms = NaN
   }

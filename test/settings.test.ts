@@ -4,7 +4,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
 import jwtLogin, { JwtLoginSettingsError, type JwtLoginOptions, type SettingsInput } from '../lib/index.js'
 import { MemoryUserAdapter } from '../lib/testing.js'
-import { resolveSettings } from '../lib/settings.js'
+import { resolveSettings, SettingsHolder } from '../lib/settings.js'
 import { ALICE, HS_SECRET, buildApp, testClock } from './helpers/app.js'
 
 const TOKENS = { keys: [{ kid: 'k1', secret: HS_SECRET }] }
@@ -245,6 +245,35 @@ t.test('settingsTtl as a number of seconds; the timer stops on close', async (t)
   const calls = source.calls
   await sleep(300)
   t.equal(source.calls, calls, 'no read after close')
+})
+
+t.test('a reload still running when the timer stops does not arm it again', async (t) => {
+  let calls = 0
+  let release = (): void => {}
+  const holder = await SettingsHolder.create(async () => {
+    calls++
+    if (calls === 2) await new Promise<void>(resolve => { release = resolve })
+    return { tokens: TOKENS }
+  }, { ttlMs: 5, onInvalid: () => {} })
+  holder.start()
+  t.ok(await until(() => calls === 2), 'the timer started a reload, which waits on the source')
+  holder.stop()
+  const armed: number[] = []
+  const original = globalThis.setTimeout
+  // records timers armed from here on; every timer still runs as usual
+  globalThis.setTimeout = ((fn: () => void, ms?: number) => {
+    armed.push(ms ?? 0)
+    return original(fn, ms)
+  }) as typeof setTimeout
+  try {
+    release()
+    // the reload settles in promise jobs: a macrotask later it is done
+    await new Promise(resolve => setImmediate(resolve))
+  } finally {
+    globalThis.setTimeout = original
+  }
+  t.notOk(armed.includes(5), 'no reload timer after stop()')
+  t.equal(calls, 2)
 })
 
 t.test('without settingsTtl an async source is re-read every 30 s', async (t) => {
