@@ -59,8 +59,8 @@ export function registerRestRoute (fastify: FastifyInstance, prefix: string): vo
 const REST_ROUTE_METHODS = ['GET', 'POST', 'PUT']
 const TURN_OFF = 'to keep your own /, register jwt-login with restRoute: false and pass restRouteRewrite() to Fastify({ rewriteUrl }), which still answers /?rest_route='
 
-function restRouteConflict (method: string, owner: string): JwtLoginSettingsError {
-  return new JwtLoginSettingsError('restRoute', `${method} / is already declared by ${owner}, and restRoute (on by default) serves /?rest_route= on /: ${TURN_OFF}`, 'option')
+function restRouteConflict (method: string, url: string, owner: string): JwtLoginSettingsError {
+  return new JwtLoginSettingsError('restRoute', `${method} ${url} is already declared by ${owner}, and restRoute (on by default) serves /?rest_route= on it: ${TURN_OFF}`, 'option')
 }
 
 /**
@@ -71,14 +71,16 @@ function restRouteConflict (method: string, owner: string): JwtLoginSettingsErro
  * throw its bare duplicate-route error there).
  */
 export function serveRestRoute (fastify: FastifyInstance, prefix: string): void {
+  // the route lands on the host's `/`, or on the scope's prefix when the host registered jwt-login in a prefixed scope
+  const root = fastify.prefix === '' ? '/' : fastify.prefix
   for (const method of REST_ROUTE_METHODS) {
-    if (fastify.hasRoute({ method, url: '/' })) throw restRouteConflict(method, 'the host')
+    if (fastify.hasRoute({ method, url: root })) throw restRouteConflict(method, root, 'the host')
   }
   registerRestRoute(fastify, prefix)
   fastify.addHook('onRoute', (route) => {
-    if (route.url !== '/') return
+    if (route.url !== root) return
     const methods = Array.isArray(route.method) ? route.method : [route.method]
     const taken = methods.find(method => REST_ROUTE_METHODS.includes(method))
-    if (taken !== undefined) throw restRouteConflict(taken, 'jwt-login')
+    if (taken !== undefined) throw restRouteConflict(taken, root, 'jwt-login')
   })
 }

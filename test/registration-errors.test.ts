@@ -135,7 +135,7 @@ t.test('a key pair under an HMAC algorithm says HS256 is the default and how to 
 t.test('restRoute and a host that owns /: refused in either order, naming restRoute and restRouteRewrite()', async (t) => {
   const before = await refusal({}, (app) => { app.get('/', async () => ({ home: true })) })
   t.equal(before.path, 'restRoute')
-  t.equal(before.message, 'jwt-login: invalid option restRoute: GET / is already declared by the host, and restRoute (on by default) serves /?rest_route= on /: to keep your own /, register jwt-login with restRoute: false and pass restRouteRewrite() to Fastify({ rewriteUrl }), which still answers /?rest_route=')
+  t.equal(before.message, 'jwt-login: invalid option restRoute: GET / is already declared by the host, and restRoute (on by default) serves /?rest_route= on it: to keep your own /, register jwt-login with restRoute: false and pass restRouteRewrite() to Fastify({ rewriteUrl }), which still answers /?rest_route=')
   t.match(await refusal({}, (app) => { app.post('/', async () => ({})) }), { path: 'restRoute', message: /POST \/ is already declared by the host/ }, 'any of the methods it serves')
 
   // after the plugin: the host's own fastify.get('/') throws the named error (Fastify would throw its bare duplicate error)
@@ -157,6 +157,22 @@ t.test('restRoute and a host that owns /: refused in either order, naming restRo
   await child.register(jwtLogin, { users: new MemoryUserAdapter(), settings: { tokens: TOKENS } })
   child.register(async (scope) => { scope.get('/', async () => ({ home: true })) })
   await t.rejects(async () => { await child.ready() }, { name: 'JwtLoginSettingsError', path: 'restRoute' })
+
+  // jwt-login in a prefixed scope of the host puts its route on that scope's root, and checks that one
+  const scoped = Fastify()
+  t.teardown(() => scoped.close())
+  scoped.register(async (api) => {
+    api.get('/', async () => ({ api: true }))
+    await api.register(jwtLogin, { users: new MemoryUserAdapter(), settings: { tokens: TOKENS } })
+  }, { prefix: '/blog' })
+  await t.rejects(async () => { await scoped.ready() }, { path: 'restRoute', message: /GET \/blog is already declared by the host/ })
+  const scopedAfter = Fastify()
+  t.teardown(() => scopedAfter.close())
+  scopedAfter.register(async (api) => {
+    await api.register(jwtLogin, { users: new MemoryUserAdapter(), settings: { tokens: TOKENS } })
+    api.get('/', async () => ({ api: true }))
+  }, { prefix: '/blog' })
+  await t.rejects(async () => { await scopedAfter.ready() }, { path: 'restRoute', message: /GET \/blog is already declared by jwt-login/ })
 
   // the way out the message names
   const host = Fastify({ rewriteUrl: restRouteRewrite() })
