@@ -6,7 +6,7 @@ import { checkSwitches } from './gates.js'
 import type { JwtLoginEvents } from './events.js'
 import { parseBearer } from './params.js'
 import { authenticateToken, revokeToken } from './session.js'
-import type { Settings, SettingsHolder } from './settings.js'
+import { redactSettings, type DeepReadonly, type Settings, type SettingsHolder } from './settings.js'
 import type { TokenClaims, TokenService } from './tokens.js'
 import type { TwoFactorEnrollment } from './two-factor/types.js'
 import type { PublicUser } from './users.js'
@@ -35,9 +35,16 @@ export interface JwtLoginApi {
   authenticate: (request: FastifyRequest, reply: FastifyReply) => Promise<void>
   /** The audit events. */
   events: JwtLoginEvents
-  /** The settings in force. */
-  readonly settings: Settings
-  /** Re-reads an async settings source now. */
+  /**
+   * The settings in force, frozen, with every secret (key `secret` and
+   * `privateKey`, auth codes, OAuth client secrets) shown as `'[redacted]'`.
+   */
+  readonly settings: DeepReadonly<Settings>
+  /**
+   * Re-reads an async settings source now. Rejects when the source fails or
+   * its settings are refused (`JwtLoginSettingsError` naming the field); the
+   * last good settings then stay.
+   */
   reloadSettings: () => Promise<void>
   /** The public signing keys, or `null` for HMAC. */
   jwks: () => ReturnType<TokenService['jwks']>
@@ -81,7 +88,7 @@ export function buildApi (ctx: JwtLoginContext, settings: SettingsHolder, twoFac
     forgetUser: (userId) => { ctx.forgetUser(userId) },
     authenticate,
     events: ctx.events,
-    get settings () { return settings.current },
+    get settings () { return redactSettings(settings.current) },
     reloadSettings: async () => { await settings.reload() },
     jwks: () => ctx.tokens.jwks(),
     twoFactor

@@ -3,13 +3,12 @@ import fp from 'fastify-plugin'
 import { buildApi } from './api.js'
 import { systemClock, type Clock } from './clock.js'
 import type { JwtLoginContext } from './context.js'
-import { toMs } from './duration.js'
 import { JwtLoginEvents } from './events.js'
 import { addGateHooks } from './gates.js'
 import { AttemptLimiter } from './limits.js'
 import { acceptReload, checkOptions, checkSettings, type JwtLoginOptions } from './options.js'
 import { createPasswordReset } from './reset-password.js'
-import { DEFAULT_PREFIX, redactedRequest, registerRestRoute } from './rest-route.js'
+import { DEFAULT_PREFIX, redactedRequest, serveRestRoute } from './rest-route.js'
 import { registerRoutes } from './routes/index.js'
 import { setUpScope } from './scope.js'
 import { SettingsHolder, type Settings } from './settings.js'
@@ -55,14 +54,14 @@ async function buildContext (fastify: FastifyInstance, options: JwtLoginOptions,
  * The request path: gate hooks → route (HTTP to typed input) → flow → ports.
  */
 async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Promise<void> {
-  const { userCache } = checkOptions(options)
+  const { userCache, settingsTtlMs } = checkOptions(options)
   const clock = options.clock ?? systemClock
   const prefix = options.prefix ?? DEFAULT_PREFIX
   const backing = options.store ?? new MemoryStore({ clock })
   backing.attachLogger?.(fastify.log)
   const store = guardStore(backing)
   const settings = await SettingsHolder.create(options.settings, {
-    ttlMs: toMs(options.settingsTtl ?? 30),
+    ttlMs: settingsTtlMs,
     onInvalid: (error) => fastify.log.warn({ err: error }, 'jwt-login: settings reload refused; the last good settings stay'),
     accept: acceptReload(options)
   })
@@ -92,7 +91,7 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
     registerRoutes(instance, ctx, reset, twoFactor)
   }, { prefix, logSerializers: SCOPE_SERIALIZERS })
 
-  if (options.restRoute !== false) registerRestRoute(fastify, prefix)
+  if (options.restRoute !== false) serveRestRoute(fastify, prefix)
 }
 
 export default fp(jwtLogin, { name: 'jwt-login', fastify: '5.x' })

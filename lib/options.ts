@@ -1,7 +1,7 @@
 import type { SettingsInput } from '../schemas/settings.js'
 import type { Clock } from './clock.js'
 import type { SecondFactorGate } from './context.js'
-import { toMs } from './duration.js'
+import { DURATION_HINT, toMs } from './duration.js'
 import type { Mailer } from './mail/types.js'
 import { checkResetSetup, type PasswordPolicy } from './reset-password.js'
 import { JwtLoginSettingsError, type Settings, type SettingsSource } from './settings.js'
@@ -54,35 +54,87 @@ export interface JwtLoginOptions {
 }
 
 const ADAPTER_METHODS = ['findByEmail', 'findByLogin', 'findById', 'verifyPassword', 'toPublicUser']
+const STORE_METHODS = ['get', 'set', 'consume', 'increment', 'compareAndSet', 'delete']
+const OPTIONAL_STORE_METHODS = ['getMany', 'close', 'attachLogger']
+/** Every method of `TwoFactorPort`: the providers call each one (none is optional). */
+const PORT_METHODS = ['methodOf', 'getTotpSecret', 'setTotpSecret', 'consumeBackupCode', 'replaceBackupCodes']
+/** setTimeout's longest delay: a longer one fires at once, and the reload timer would spin. */
+const MAX_TIMER_MS = 2 ** 31 - 1
 /** A longer cache would serve a changed or removed user for longer than a host expects of "short". */
 const MAX_USER_CACHE_TTL_MS = 60_000
 const DEFAULT_USER_CACHE_MAX = 10_000
 
+/** A refusal of a plugin option (not a setting), naming its path. */
+function optionError (path: string, reason: string): JwtLoginSettingsError {
+  return new JwtLoginSettingsError(path, reason, 'option')
+}
+
 /** The `userCache` option in ms and entries, or `null` when it is off; refuses it naming the field. */
 export function resolveUserCache (option: UserCacheOptions | undefined): UserCacheLimits | null {
   if (option === undefined) return null
-  if (option === null || typeof option !== 'object') throw new JwtLoginSettingsError('userCache', 'must be an object with a ttl')
+  if (option === null || typeof option !== 'object') throw optionError('userCache', 'must be an object with a ttl')
   let ttlMs: number
   try {
     ttlMs = toMs(option.ttl)
   } catch (error) {
-    throw new JwtLoginSettingsError('userCache/ttl', (error as Error).message)
+    throw optionError('userCache/ttl', (error as Error).message)
   }
-  if (!(ttlMs > 0) || ttlMs > MAX_USER_CACHE_TTL_MS) throw new JwtLoginSettingsError('userCache/ttl', 'must be more than 0 and at most 60 seconds')
+  if (!(ttlMs > 0) || ttlMs > MAX_USER_CACHE_TTL_MS) throw optionError('userCache/ttl', 'must be more than 0 and at most 60 seconds')
   const max = option.max ?? DEFAULT_USER_CACHE_MAX
-  if (!Number.isSafeInteger(max) || max <= 0) throw new JwtLoginSettingsError('userCache/max', 'must be a positive integer')
+  if (!Number.isSafeInteger(max) || max <= 0) throw optionError('userCache/max', 'must be a positive integer')
   return { ttlMs, max }
 }
 
-/** Refuses options the plugin cannot run with, naming the field; answers what needs resolving (the user cache). */
-export function checkOptions (options: JwtLoginOptions): { userCache: UserCacheLimits | null } {
-  const users = options.users as unknown
-  for (const method of ADAPTER_METHODS) {
-    if (users === null || typeof users !== 'object' || typeof (users as Record<string, unknown>)[method] !== 'function') {
-      throw new JwtLoginSettingsError(`users/${method}`, 'the user adapter must implement it')
-    }
+/**
+ * Refuses a port that lacks one of `methods`: the path names the first
+ * missing method, the reason every one of them.
+ */
+function requireMethods (value: unknown, path: string, what: string, methods: string[]): void {
+  const holder = value !== null && typeof value === 'object' ? value as Record<string, unknown> : {}
+  const missing = methods.filter(method => typeof holder[method] !== 'function')
+  if (missing.length > 0) {
+    throw optionError(`${path}/${missing[0] as string}`, `${what} must implement ${methods.join(', ')}; missing: ${missing.join(', ')}`)
   }
-  return { userCache: resolveUserCache(options.userCache) }
+}
+
+/** The store's required methods; its optional ones, when present, must be methods. */
+function checkStore (store: StateStore): void {
+  requireMethods(store, 'store', 'the state store (StateStore)', STORE_METHODS)
+  for (const method of OPTIONAL_STORE_METHODS) {
+    const value = (store as unknown as Record<string, unknown>)[method]
+    if (value !== undefined && typeof value !== 'function') throw optionError(`store/${method}`, 'is optional, but when present must be a method')
+  }
+}
+
+/** The two-factor option: its port complete, its mailer (when given) able to send. */
+function checkTwoFactor (twoFactor: TwoFactorOptions): void {
+  if (twoFactor === null || typeof twoFactor !== 'object') throw optionError('twoFactor', 'must be an object with a port')
+  requireMethods(twoFactor.port, 'twoFactor/port', 'the two-factor port (TwoFactorPort)', PORT_METHODS)
+  if (twoFactor.mailer !== undefined) requireMethods(twoFactor.mailer, 'twoFactor/mailer', 'the mailer', ['send'])
+}
+
+/** `settingsTtl` in ms (default 30 s): a duration the reload timer can wait. */
+export function resolveSettingsTtl (option: number | string | undefined): number {
+  let ms: number
+  try {
+    ms = toMs(option === undefined ? 30 : option)
+  } catch {
+    ms = NaN
+  }
+  if (!(ms >= 1 && ms <= MAX_TIMER_MS)) throw optionError('settingsTtl', `must be a duration (${DURATION_HINT}) from 1 ms to 24 days`)
+  return ms
+}
+
+/**
+ * Refuses options the plugin cannot run with, naming the field; answers
+ * what needs resolving (the user cache, the settings reload period).
+ */
+export function checkOptions (options: JwtLoginOptions): { userCache: UserCacheLimits | null, settingsTtlMs: number } {
+  requireMethods(options.users, 'users', 'the user adapter (UserAdapter)', ADAPTER_METHODS)
+  if (options.store !== undefined) checkStore(options.store)
+  if (options.mailer !== undefined) requireMethods(options.mailer, 'mailer', 'the mailer', ['send'])
+  if (options.twoFactor !== undefined) checkTwoFactor(options.twoFactor)
+  return { userCache: resolveUserCache(options.userCache), settingsTtlMs: resolveSettingsTtl(options.settingsTtl) }
 }
 
 /** Checks settings against the options, at registration and on every reload. */

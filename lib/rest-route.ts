@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyRequest, HTTPMethods } from 'fastify'
+import { JwtLoginSettingsError } from './settings.js'
 
 export const DEFAULT_PREFIX = '/jwt-login/v1'
 
@@ -29,6 +30,9 @@ export function restRouteRewrite (prefix: string = DEFAULT_PREFIX): (req: { url?
   return (req) => rewriteRestRoute(req.url ?? '/', prefix) ?? req.url ?? '/'
 }
 
+/** The methods of the routes `/?rest_route=` reaches. */
+const REST_ROUTE_METHODS: HTTPMethods[] = ['GET', 'POST', 'PUT']
+
 /**
  * Serves `/?rest_route=<prefix>/…` on the host's `/`: the request is routed
  * again to the plugin's path. Only requests to `/` pay for it; the plugin's
@@ -36,7 +40,7 @@ export function restRouteRewrite (prefix: string = DEFAULT_PREFIX): (req: { url?
  */
 export function registerRestRoute (fastify: FastifyInstance, prefix: string): void {
   fastify.route({
-    method: ['GET', 'POST', 'PUT'],
+    method: REST_ROUTE_METHODS,
     url: '/',
     // a second way to the documented routes, not a route of its own: kept out of the OpenAPI document
     schema: { hide: true } as object,
@@ -54,5 +58,33 @@ export function registerRestRoute (fastify: FastifyInstance, prefix: string): vo
     handler: (_request, reply) => {
       reply.callNotFound()
     }
+  })
+}
+
+const TURN_OFF = 'to keep your own /, register jwt-login with restRoute: false and pass restRouteRewrite() to Fastify({ rewriteUrl }), which still answers /?rest_route='
+
+function restRouteConflict (method: string, url: string, owner: string): JwtLoginSettingsError {
+  return new JwtLoginSettingsError('restRoute', `${method} ${url} is already declared by ${owner}, and restRoute (on by default) serves /?rest_route= on it: ${TURN_OFF}`, 'option')
+}
+
+/**
+ * The `restRoute` option: `/?rest_route=` on the host's `/`, refused with a
+ * named error when the host has `/` too. A host route declared before the
+ * plugin is found by `hasRoute`; one declared after it meets the onRoute hook,
+ * which throws from the host's own `fastify.get('/')` (Fastify would otherwise
+ * throw its bare duplicate-route error there).
+ */
+export function serveRestRoute (fastify: FastifyInstance, prefix: string): void {
+  // the route lands on the host's `/`, or on the scope's prefix when the host registered jwt-login in a prefixed scope
+  const root = fastify.prefix === '' ? '/' : fastify.prefix
+  for (const method of REST_ROUTE_METHODS) {
+    if (fastify.hasRoute({ method, url: root })) throw restRouteConflict(method, root, 'the host')
+  }
+  registerRestRoute(fastify, prefix)
+  fastify.addHook('onRoute', (route) => {
+    if (route.url !== root) return
+    const methods = Array.isArray(route.method) ? route.method : [route.method]
+    const taken = methods.find(method => REST_ROUTE_METHODS.includes(method))
+    if (taken !== undefined) throw restRouteConflict(taken, root, 'jwt-login')
   })
 }

@@ -1,8 +1,7 @@
-import { FormatRegistry } from '@sinclair/typebox'
+import { FormatRegistry, type Static, type TSchema } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
-import type { Static } from '@sinclair/typebox'
-import { SettingsSchema, type Algorithm, type KeySchema, type OAuthProviderInput, type SettingsInput } from '../schemas/settings.js'
-import { toMs } from './duration.js'
+import { DurationSchema, SettingsSchema, type Algorithm, type KeySchema, type OAuthProviderInput, type SettingsInput } from '../schemas/settings.js'
+import { DURATION_HINT, toMs } from './duration.js'
 import type { MailTemplates } from './mail/templates.js'
 import { resolveOAuthProviders, type OAuthProviderSettings } from './oauth/presets.js'
 
@@ -52,13 +51,18 @@ export const MAX_INTERIM_LIFETIME_MS = 5 * 60 * 1000
 /** The longest a rotated refresh token may still be retried. */
 export const MAX_REUSE_INTERVAL_MS = 5 * 60 * 1000
 
-/** A setting that is not valid; `path` names the field (`tokens/keys/0/secret`). */
+/**
+ * A setting or plugin option that is not valid; `path` names the field
+ * (`tokens/keys/0/secret`, `store/consume`). The message says which of the
+ * two it is: `jwt-login: invalid setting tokens/algorithm: …` or
+ * `jwt-login: invalid option twoFactor/port/methodOf: …`.
+ */
 export class JwtLoginSettingsError extends Error {
   readonly code = 'ERR_JWT_LOGIN_INVALID_SETTINGS'
   readonly path: string
 
-  constructor (path: string, reason: string) {
-    super(`jwt-login: invalid setting ${path === '' ? '(root)' : path}: ${reason}`)
+  constructor (path: string, reason: string, kind: 'setting' | 'option' = 'setting') {
+    super(`jwt-login: invalid ${kind} ${path === '' ? '(root)' : path}: ${reason}`)
     this.name = 'JwtLoginSettingsError'
     this.path = path
   }
@@ -79,7 +83,7 @@ export function resolveSettings (input: unknown): Settings {
   const value = Value.Default(SettingsSchema, structuredClone(input))
   const first = Value.Errors(SettingsSchema, value).First()
   if (first !== undefined) {
-    throw new JwtLoginSettingsError(first.path.slice(1), first.message)
+    throw new JwtLoginSettingsError(first.path.slice(1), unionReason(first.schema) ?? first.message)
   }
   const s = value as unknown as WithDefaults
   const kids = new Set<string>()
@@ -143,6 +147,23 @@ export function resolveSettings (input: unknown): Settings {
   }
 }
 
+const DURATION_PATTERN = (DurationSchema.anyOf[1] as { pattern: string }).pattern
+
+/**
+ * TypeBox says "Expected union value" for a union: for a list of constants
+ * (`tokens/algorithm`, an OAuth `preset`) the reason lists them, for a
+ * duration it says what a duration looks like.
+ */
+function unionReason (schema: TSchema): string | null {
+  const members = schema.anyOf as TSchema[] | undefined
+  if (members === undefined) return null
+  if (members.some(member => member.pattern === DURATION_PATTERN)) {
+    return `must be a duration: ${DURATION_HINT}${members.some(member => member.const === 0) ? ', or 0 for none' : ''}`
+  }
+  // the schema's other unions are lists of constants
+  return `must be one of ${members.map(member => String(member.const)).join(', ')}`
+}
+
 type RequireForInput = Omit<Settings['authCodes']['requireFor'], 'oauth'> & { oauth?: boolean }
 
 /** One setting, "Authentication Requires Auth Code", covers `/auth` and `/oauth/token` unless the host sets `oauth` apart. */
@@ -183,11 +204,53 @@ function resolveResetPassword (input: ResetPasswordInput, limit: LimitOf, ms: Ms
   }
 }
 
+/** What stands in for a secret in the host's view of the settings. */
+export const REDACTED = '[redacted]'
+
+/** Settings the host may read but not change. */
+export type DeepReadonly<T> = T extends Array<infer E> ? ReadonlyArray<DeepReadonly<E>> : T extends object ? { readonly [K in keyof T]: DeepReadonly<T[K]> } : T
+
+function deepFreeze<T> (value: T): DeepReadonly<T> {
+  if (value !== null && typeof value === 'object') {
+    for (const child of Object.values(value)) deepFreeze(child)
+    Object.freeze(value)
+  }
+  return value as DeepReadonly<T>
+}
+
+const views = new WeakMap<Settings, DeepReadonly<Settings>>()
+
+/**
+ * The settings as `jwtLogin.settings` shows them: a frozen copy with every
+ * secret (HMAC secrets, private keys, auth codes, OAuth client secrets)
+ * replaced by `'[redacted]'`, so a host that logs or serves them leaks
+ * nothing. Made once per settings object.
+ */
+export function redactSettings (settings: Settings): DeepReadonly<Settings> {
+  let view = views.get(settings)
+  if (view === undefined) {
+    const copy = structuredClone(settings)
+    copy.tokens.keys = copy.tokens.keys.map(key => ({
+      ...key,
+      ...(key.secret === undefined ? {} : { secret: REDACTED }),
+      ...(key.privateKey === undefined ? {} : { privateKey: REDACTED })
+    }))
+    copy.authCodes.codes = copy.authCodes.codes.map(code => ({ ...code, code: REDACTED }))
+    for (const provider of Object.values(copy.oauth.providers)) {
+      if (provider.clientSecret !== null) provider.clientSecret = REDACTED
+    }
+    view = deepFreeze(copy)
+    views.set(settings, view)
+  }
+  return view
+}
+
 export type SettingsSource = () => Promise<SettingsInput>
 
 export interface SettingsHolderOptions {
   /** How long a read of the source stays fresh, in ms: the period of the reload timer. */
   ttlMs: number
+  /** Hears of a timed reload that was refused (an explicit `reload()` rejects instead). */
   onInvalid: (error: unknown) => void
   /** Checks that a reload does not change what needs a restart; throws to refuse it. */
   accept?: (next: Settings, current: Settings) => void
@@ -197,11 +260,13 @@ export interface SettingsHolderOptions {
  * Holds the settings in force. Reading them is a field read: a request takes
  * one snapshot when it starts and keeps it. With an async source a timer
  * re-reads it every `ttlMs` (requests never wait for the source); an invalid
- * reload keeps the last good settings.
+ * reload keeps the last good settings. The flows read the real settings here;
+ * the host's `jwtLogin.settings` is the redacted view (`redactSettings`).
  */
 export class SettingsHolder {
   #current: Settings
   #timer: NodeJS.Timeout | null = null
+  #stopped = false
   readonly #source: SettingsSource | null
   readonly #options: SettingsHolderOptions
 
@@ -223,29 +288,36 @@ export class SettingsHolder {
     return this.#current
   }
 
-  /** Starts re-reading an async source every `ttlMs` (the timer does not keep the process alive). */
+  /**
+   * Starts re-reading an async source every `ttlMs` (the timer does not keep
+   * the process alive). A timed reload that is refused is reported to
+   * `onInvalid`; the last good settings stay.
+   */
   start (): void {
     if (this.#source === null || this.#timer !== null) return
     const tick = (): void => {
-      this.#timer = setTimeout(() => { this.reload().finally(tick) }, this.#options.ttlMs).unref()
+      // a reload still running at stop() must not arm the timer again
+      if (this.#stopped) return
+      this.#timer = setTimeout(() => { this.reload().catch(this.#options.onInvalid).finally(tick) }, this.#options.ttlMs).unref()
     }
     tick()
   }
 
   stop (): void {
+    this.#stopped = true
     if (this.#timer !== null) clearTimeout(this.#timer)
     this.#timer = null
   }
 
-  /** Reads the source now. Resolves once the new settings are in force or refused (the last good ones stay). */
+  /**
+   * Reads the source now. Resolves once the new settings are in force; rejects
+   * when the source fails or its settings are refused (a `JwtLoginSettingsError`
+   * naming the field), and the last good settings stay.
+   */
   async reload (): Promise<void> {
     if (this.#source === null) return
-    try {
-      const next = resolveSettings(await this.#source())
-      this.#options.accept?.(next, this.#current)
-      this.#current = next
-    } catch (error) {
-      this.#options.onInvalid(error)
-    }
+    const next = resolveSettings(await this.#source())
+    this.#options.accept?.(next, this.#current)
+    this.#current = next
   }
 }

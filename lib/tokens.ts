@@ -59,15 +59,35 @@ function curveOf (key: KeyObject): string | undefined {
   return key.asymmetricKeyDetails?.namedCurve
 }
 
-function checkKeyType (algorithm: Algorithm, key: KeyObject, path: string): void {
+const RSA_MIN_BITS = 2048
+/** What to choose instead of HMAC, for the refusal of a key pair under an HS algorithm. */
+const KEY_PAIR_ALGORITHMS = 'RS256, RS384, RS512, PS256, ES256, ES384 or EdDSA'
+
+function checkKeyType (algorithm: Algorithm, key: KeyObject, path: string, kid: string): void {
   const type = key.asymmetricKeyType
   const bits = (key.asymmetricKeyDetails as { modulusLength?: number }).modulusLength ?? 0
+  const rsa = algorithm.startsWith('RS') || algorithm === 'PS256'
+  if (rsa && type === 'rsa' && bits < RSA_MIN_BITS) {
+    throw new JwtLoginSettingsError(path, `the RSA key of kid "${kid}" has ${bits} bits, under ${RSA_MIN_BITS} bits: ${algorithm} needs at least ${RSA_MIN_BITS}`)
+  }
   const ok =
-    ((algorithm.startsWith('RS') || algorithm === 'PS256') && type === 'rsa' && bits >= 2048) ||
+    (rsa && type === 'rsa') ||
     (algorithm === 'ES256' && type === 'ec' && curveOf(key) === 'prime256v1') ||
     (algorithm === 'ES384' && type === 'ec' && curveOf(key) === 'secp384r1') ||
     (algorithm === 'EdDSA' && (type === 'ed25519' || type === 'ed448'))
-  if (!ok) throw new JwtLoginSettingsError(path, `the key does not fit ${algorithm}`)
+  if (!ok) throw new JwtLoginSettingsError(path, `the key of kid "${kid}" does not fit ${algorithm}`)
+}
+
+/**
+ * A PEM key under an HMAC algorithm would be ignored (or, as a secret, leak
+ * the wrong thing): the host almost always meant RS256 or ES256 and left the
+ * algorithm at its default.
+ */
+function refuseKeyPair (algorithm: Algorithm, key: Settings['tokens']['keys'][number], path: string): void {
+  const field = key.privateKey !== undefined ? 'privateKey' : key.publicKey !== undefined ? 'publicKey' : null
+  if (field === null) return
+  const which = algorithm === 'HS256' ? 'HS256, the default algorithm,' : algorithm
+  throw new JwtLoginSettingsError(`${path}/${field}`, `${which} signs with a shared secret and takes no ${field}; to sign with a key pair set tokens/algorithm to ${KEY_PAIR_ALGORITHMS}`)
 }
 
 /** Checks every key against the algorithm at start; a bad key refuses registration. */
@@ -76,6 +96,7 @@ export function buildKeyMaterial (tokens: Settings['tokens']): KeyMaterial[] {
   return tokens.keys.map((key, index) => {
     const path = `tokens/keys/${index}`
     if (algorithm.startsWith('HS')) {
+      refuseKeyPair(algorithm, key, path)
       if (key.secret === undefined) throw new JwtLoginSettingsError(`${path}/secret`, `${algorithm} needs a secret`)
       const minimum = HMAC_MIN_BYTES[algorithm] as number
       if (Buffer.byteLength(key.secret) < minimum) {
@@ -92,12 +113,12 @@ export function buildKeyMaterial (tokens: Settings['tokens']): KeyMaterial[] {
       publicKey = key.publicKey !== undefined
         ? createPublicKey(key.publicKey)
         : createPublicKey(createPrivateKey(key.privateKey as string))
-      if (key.privateKey !== undefined) checkKeyType(algorithm, createPrivateKey(key.privateKey), `${path}/privateKey`)
+      if (key.privateKey !== undefined) checkKeyType(algorithm, createPrivateKey(key.privateKey), `${path}/privateKey`, key.kid)
     } catch (error) {
       if (error instanceof JwtLoginSettingsError) throw error
       throw new JwtLoginSettingsError(path, 'the key is not a readable PEM key')
     }
-    checkKeyType(algorithm, publicKey, `${path}/publicKey`)
+    checkKeyType(algorithm, publicKey, `${path}/publicKey`, key.kid)
     return {
       kid: key.kid,
       verifyKey: publicKey.export({ type: 'spki', format: 'pem' }).toString(),

@@ -70,7 +70,7 @@ t.test('a settings reload that switches reset on without a mailer is refused', a
   await app.ready()
   t.teardown(() => app.close())
   enabled = true
-  await app.jwtLogin.reloadSettings()
+  await t.rejects(app.jwtLogin.reloadSettings(), { name: 'JwtLoginSettingsError', path: 'resetPassword/enabled', message: /mailer/ })
   t.equal(app.jwtLogin.settings.resetPassword.enabled, false, 'the last good settings stay')
 })
 

@@ -4,7 +4,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
 import jwtLogin, { JwtLoginSettingsError, type JwtLoginOptions, type SettingsInput } from '../lib/index.js'
 import { MemoryUserAdapter } from '../lib/testing.js'
-import { resolveSettings } from '../lib/settings.js'
+import { resolveSettings, SettingsHolder } from '../lib/settings.js'
 import { ALICE, HS_SECRET, buildApp, testClock } from './helpers/app.js'
 
 const TOKENS = { keys: [{ kid: 'k1', secret: HS_SECRET }] }
@@ -247,6 +247,35 @@ t.test('settingsTtl as a number of seconds; the timer stops on close', async (t)
   t.equal(source.calls, calls, 'no read after close')
 })
 
+t.test('a reload still running when the timer stops does not arm it again', async (t) => {
+  let calls = 0
+  let release = (): void => {}
+  const holder = await SettingsHolder.create(async () => {
+    calls++
+    if (calls === 2) await new Promise<void>(resolve => { release = resolve })
+    return { tokens: TOKENS }
+  }, { ttlMs: 5, onInvalid: () => {} })
+  holder.start()
+  t.ok(await until(() => calls === 2), 'the timer started a reload, which waits on the source')
+  holder.stop()
+  const armed: number[] = []
+  const original = globalThis.setTimeout
+  // records timers armed from here on; every timer still runs as usual
+  globalThis.setTimeout = ((fn: () => void, ms?: number) => {
+    armed.push(ms ?? 0)
+    return original(fn, ms)
+  }) as typeof setTimeout
+  try {
+    release()
+    // the reload settles in promise jobs: a macrotask later it is done
+    await new Promise(resolve => setImmediate(resolve))
+  } finally {
+    globalThis.setTimeout = original
+  }
+  t.notOk(armed.includes(5), 'no reload timer after stop()')
+  t.equal(calls, 2)
+})
+
 t.test('without settingsTtl an async source is re-read every 30 s', async (t) => {
   const delays: number[] = []
   const original = globalThis.setTimeout
@@ -269,20 +298,16 @@ t.test('without settingsTtl an async source is re-read every 30 s', async (t) =>
   t.equal(calls, 1)
 })
 
-t.test('an invalid reload keeps the last good settings and logs a warning', async (t) => {
+t.test('an explicit reload that is refused rejects with the error; the last good settings stay', async (t) => {
   const { app, logs, source } = await sourceApp(t, { tokens: TOKENS })
   source.next = { tokens: TOKENS, validate: { enabled: 'off' } }
-  await app.jwtLogin.reloadSettings()
+  await t.rejects(app.jwtLogin.reloadSettings(), { name: 'JwtLoginSettingsError', path: 'validate/enabled', message: /invalid setting validate\/enabled: / })
   t.equal((await validateStatus(app)).statusCode, 200, 'the last good settings stay')
-  const warning = logs.find(l => l.msg.includes('settings reload refused'))
-  t.ok(warning, 'a warning was logged')
-  t.equal(warning?.level, 40)
-  t.match(warning?.err?.message, 'invalid setting validate/enabled')
 
   source.fail = new Error('admin database down')
-  await app.jwtLogin.reloadSettings()
+  await t.rejects(app.jwtLogin.reloadSettings(), { message: 'admin database down' })
   t.equal((await validateStatus(app)).statusCode, 200, 'a failing source keeps them too')
-  t.match(logs.at(-1)?.err?.message, 'admin database down')
+  t.notOk(logs.some(l => l.msg.includes('settings reload refused')), 'the caller has the error: nothing is logged')
 
   source.fail = null
   source.next = { tokens: TOKENS, validate: { enabled: false } }
@@ -290,8 +315,24 @@ t.test('an invalid reload keeps the last good settings and logs a warning', asyn
   t.same(await validateStatus(app), { statusCode: 403, errorCode: 82 }, 'a valid reload then takes effect')
 })
 
+t.test('a timed reload that is refused logs a warning and keeps the last good settings', async (t) => {
+  const { app, logs, source } = await sourceApp(t, { tokens: TOKENS }, { settingsTtl: 0.05 })
+  source.next = { tokens: TOKENS, validate: { enabled: 'off' } }
+  t.ok(await until(() => logs.some(l => l.msg.includes('settings reload refused'))), 'the timer met the invalid settings')
+  const warning = logs.find(l => l.msg.includes('settings reload refused'))
+  t.equal(warning?.level, 40)
+  t.match(warning?.err?.message, 'invalid setting validate/enabled')
+  t.equal(app.jwtLogin.settings.validate.enabled, true, 'the last good settings stay')
+
+  const calls = source.calls
+  source.fail = new Error('admin database down')
+  t.ok(await until(() => logs.some(l => l.err?.message === 'admin database down')), 'a failing source is logged too')
+  t.ok(await until(() => source.calls > calls + 1), 'and the timer keeps running')
+  t.equal((await validateStatus(app)).statusCode, 200)
+})
+
 t.test('a reload that changes tokens.keys, the algorithm or bodyLimit is refused', async (t) => {
-  const { app, logs, source } = await sourceApp(t, { tokens: TOKENS })
+  const { app, source } = await sourceApp(t, { tokens: TOKENS })
   const refusals: Array<[string, unknown, string]> = [
     ['keys', { tokens: { keys: [{ kid: 'k2', secret: HS_SECRET }] } }, 'tokens/keys'],
     ['a second key', { tokens: { keys: [...TOKENS.keys, { kid: 'k2', secret: HS_SECRET }] } }, 'tokens/keys'],
@@ -300,9 +341,8 @@ t.test('a reload that changes tokens.keys, the algorithm or bodyLimit is refused
   ]
   for (const [name, next, path] of refusals) {
     source.next = { ...(next as object), validate: { enabled: false } }
-    await app.jwtLogin.reloadSettings()
+    await t.rejects(app.jwtLogin.reloadSettings(), { name: 'JwtLoginSettingsError', path, message: new RegExp(`invalid setting ${path}: `) }, name)
     t.equal(app.jwtLogin.settings.validate.enabled, true, `${name}: the whole reload is refused`)
-    t.match(logs.at(-1)?.err?.message, `invalid setting ${path}: `, name)
   }
   t.equal(app.jwtLogin.settings.bodyLimit, 16384)
   t.equal((await validateStatus(app)).statusCode, 200, 'tokens of the first key still validate')
