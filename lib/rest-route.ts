@@ -42,6 +42,8 @@ export function registerRestRoute (fastify: FastifyInstance, prefix: string): vo
   fastify.route({
     method: REST_ROUTE_METHODS,
     url: '/',
+    // the host keeps HEAD /: nothing needs HEAD /?rest_route=
+    exposeHeadRoute: false,
     // a second way to the documented routes, not a route of its own: kept out of the OpenAPI document
     schema: { hide: true } as object,
     logSerializers: { req: redactedRequest },
@@ -64,7 +66,8 @@ export function registerRestRoute (fastify: FastifyInstance, prefix: string): vo
 const TURN_OFF = 'to keep your own /, register jwt-login with restRoute: false and pass restRouteRewrite() to Fastify({ rewriteUrl }), which still answers /?rest_route='
 
 function restRouteConflict (method: string, url: string, owner: string): JwtLoginSettingsError {
-  return new JwtLoginSettingsError('restRoute', `${method} ${url} is already declared by ${owner}, and restRoute (on by default) serves /?rest_route= on it: ${TURN_OFF}`, 'option')
+  const what = url.endsWith('*') ? `${method} ${url} (a wildcard that also answers /)` : `${method} ${url}`
+  return new JwtLoginSettingsError('restRoute', `${what} is already declared by ${owner}, and restRoute (on by default) serves /?rest_route= on /: ${TURN_OFF}`, 'option')
 }
 
 /**
@@ -77,14 +80,18 @@ function restRouteConflict (method: string, url: string, owner: string): JwtLogi
 export function serveRestRoute (fastify: FastifyInstance, prefix: string): void {
   // the route lands on the host's `/`, or on the scope's prefix when the host registered jwt-login in a prefixed scope
   const root = fastify.prefix === '' ? '/' : fastify.prefix
-  for (const method of REST_ROUTE_METHODS) {
-    if (fastify.hasRoute({ method, url: root })) throw restRouteConflict(method, root, 'the host')
+  // a wildcard at the root (a single-page-app fallback, @fastify/static) answers `/` too, and would lose it to this route
+  const urls = root === '/' ? ['/', '/*'] : [root]
+  for (const url of urls) {
+    for (const method of REST_ROUTE_METHODS) {
+      if (fastify.hasRoute({ method, url })) throw restRouteConflict(method, url, 'the host (or another jwt-login instance: give it restRoute: false)')
+    }
   }
   registerRestRoute(fastify, prefix)
   fastify.addHook('onRoute', (route) => {
-    if (route.url !== root) return
+    if (!urls.includes(route.url)) return
     const methods = Array.isArray(route.method) ? route.method : [route.method]
     const taken = methods.find(method => REST_ROUTE_METHODS.includes(method))
-    if (taken !== undefined) throw restRouteConflict(taken, root, 'jwt-login')
+    if (taken !== undefined) throw restRouteConflict(taken, route.url, 'jwt-login')
   })
 }

@@ -25,3 +25,14 @@ t.test('MemoryUserAdapter finds users by email and login through its indexes', a
   const again = await users.addUser({ login: 'alice', email: 'alice@example.com', password: 'pw-alice-456' })
   t.not(again.ID, alice.ID, 'the email and login can be reused once removed')
 })
+
+t.test('MemoryUserAdapter: of two concurrent sign-ups with one email, exactly one gets in', async (t) => {
+  const users = new MemoryUserAdapter()
+  const results = await Promise.allSettled([
+    users.createUser({ login: 'bob', email: 'bob@example.com', displayName: 'Bob', role: 'subscriber' }),
+    users.createUser({ login: 'bob2', email: 'BOB@example.com', displayName: 'Bob', role: 'subscriber' })
+  ])
+  t.same(results.map((result) => result.status).sort(), ['fulfilled', 'rejected'])
+  const winner = results.find((result) => result.status === 'fulfilled') as PromiseFulfilledResult<{ ID: number }>
+  t.equal((await users.findByEmail('bob@example.com'))?.ID, winner.value.ID, 'the index names the one user made')
+})

@@ -135,8 +135,9 @@ t.test('a key pair under an HMAC algorithm says HS256 is the default and how to 
 t.test('restRoute and a host that owns /: refused in either order, naming restRoute and restRouteRewrite()', async (t) => {
   const before = await refusal({}, (app) => { app.get('/', async () => ({ home: true })) })
   t.equal(before.path, 'restRoute')
-  t.equal(before.message, 'jwt-login: invalid option restRoute: GET / is already declared by the host, and restRoute (on by default) serves /?rest_route= on it: to keep your own /, register jwt-login with restRoute: false and pass restRouteRewrite() to Fastify({ rewriteUrl }), which still answers /?rest_route=')
+  t.equal(before.message, 'jwt-login: invalid option restRoute: GET / is already declared by the host (or another jwt-login instance: give it restRoute: false), and restRoute (on by default) serves /?rest_route= on /: to keep your own /, register jwt-login with restRoute: false and pass restRouteRewrite() to Fastify({ rewriteUrl }), which still answers /?rest_route=')
   t.match(await refusal({}, (app) => { app.post('/', async () => ({})) }), { path: 'restRoute', message: /POST \/ is already declared by the host/ }, 'any of the methods it serves')
+  t.match(await refusal({}, (app) => { app.get('/*', async () => ({ spa: true })) }), { path: 'restRoute', message: /GET \/\* \(a wildcard that also answers \/\) is already declared by the host/ }, 'a root wildcard answers / too')
 
   // after the plugin: the host's own fastify.get('/') throws the named error (Fastify would throw its bare duplicate error)
   const after = Fastify()
@@ -144,12 +145,15 @@ t.test('restRoute and a host that owns /: refused in either order, naming restRo
   await after.register(jwtLogin, { users: new MemoryUserAdapter(), settings: { tokens: TOKENS } })
   t.throws(() => after.get('/', async () => ({ home: true })), { name: 'JwtLoginSettingsError', path: 'restRoute', message: /GET \/ is already declared by jwt-login.*restRouteRewrite\(\)/ })
   t.throws(() => after.route({ method: ['PUT', 'PATCH'], url: '/', handler: async () => ({}) }), { path: 'restRoute', message: /PUT \/ is already declared by jwt-login/ })
+  t.throws(() => after.get('/*', async () => ({ spa: true })), { path: 'restRoute', message: /GET \/\* \(a wildcard that also answers \/\) is already declared by jwt-login/ })
+  after.head('/', async () => {})
   after.get('/home', async () => ({ home: true }))
   after.patch('/', async () => ({ patched: true }))
   after.register(async (scope) => { scope.get('/', async () => ({ api: true })) }, { prefix: '/api' })
   await after.ready()
   t.same((await after.inject({ method: 'GET', url: '/api' })).json(), { api: true }, 'a prefixed / is not the host\'s /')
   t.same((await after.inject({ method: 'PATCH', url: '/' })).json(), { patched: true }, 'a method the plugin does not serve on /')
+  t.equal((await after.inject({ method: 'HEAD', url: '/' })).statusCode, 200, 'HEAD / stays the host\'s')
 
   // after the plugin, in a child plugin of the host: ready() rejects
   const child = Fastify()

@@ -31,6 +31,9 @@ export class MemoryUserAdapter implements UserAdapter<MemoryUser> {
 
   async addUser (input: NewMemoryUser): Promise<MemoryUser> {
     const email = input.email.toLowerCase()
+    // hash first: the check and the insert below run with no await between them, so two
+    // concurrent sign-ups (or auto-registrations) of one email cannot both get in
+    const passwordHash = await hashPassword(input.password)
     if (this.#byEmail.has(email) || this.#byLogin.has(input.login)) {
       throw new Error('a user with this email or login exists')
     }
@@ -40,7 +43,7 @@ export class MemoryUserAdapter implements UserAdapter<MemoryUser> {
       user_email: email,
       display_name: input.displayName ?? input.login,
       roles: input.roles ?? ['subscriber'],
-      passwordHash: await hashPassword(input.password)
+      passwordHash
     }
     this.#byId.set(user.ID, user)
     this.#byEmail.set(email, user)

@@ -182,7 +182,7 @@ export async function completeTwoFactor (
   }
 }
 
-/** The interim token's claims and user: any failure to verify it is 401 / 111; revoked 55; its user gone 24. */
+/** The interim token's claims and user: any failure to verify it is 401 / 106; revoked 55; its user gone 24. */
 async function interimSignIn (ctx: JwtLoginContext, call: Call, token: string): Promise<{ claims: TokenClaims, user: PublicUser }> {
   let verified
   try {
