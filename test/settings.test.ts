@@ -221,8 +221,9 @@ async function until (check: () => boolean, ms = 3000): Promise<boolean> {
   return check()
 }
 
-t.test('async source: read at start, re-read by a timer every settingsTtl; reading never starts a reload', async (t) => {
-  const { app, clock, source } = await sourceApp(t, { tokens: TOKENS }, { settingsTtl: '2s' })
+t.test('async source: read at start; requests and reads never start a reload; a re-read applies without a restart', async (t) => {
+  // an hour-long ttl, so nothing but a request or a read could re-read the source during the test, however slow the machine
+  const { app, clock, source } = await sourceApp(t, { tokens: TOKENS }, { settingsTtl: '1h' })
   t.equal(source.calls, 1, 'read once at start')
   t.equal((await validateStatus(app)).statusCode, 200)
 
@@ -233,9 +234,16 @@ t.test('async source: read at start, re-read by a timer every settingsTtl; readi
   t.ok(app.jwtLogin.settings)
   t.equal(source.calls, 1, 'requests and reads did not re-read the source')
 
-  t.ok(await until(() => !app.jwtLogin.settings.validate.enabled, 6000), 'the timer re-read the source')
+  await app.jwtLogin.reloadSettings()
   t.equal(source.calls, 2, 'once')
   t.same(await validateStatus(app), { statusCode: 403, errorCode: 82 }, 'the admin switched validate off without a restart')
+})
+
+t.test('the timer re-reads the source every settingsTtl and applies what it read', async (t) => {
+  const { app, source } = await sourceApp(t, { tokens: TOKENS }, { settingsTtl: 0.2 })
+  source.next = { tokens: TOKENS, validate: { enabled: false } }
+  t.ok(await until(() => !app.jwtLogin.settings.validate.enabled, 6000), 'the timer re-read the source')
+  t.same(await validateStatus(app), { statusCode: 403, errorCode: 82 })
 })
 
 t.test('settingsTtl as a number of seconds; the timer stops on close', async (t) => {
