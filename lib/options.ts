@@ -140,6 +140,24 @@ export function checkOptions (options: JwtLoginOptions): { userCache: UserCacheL
 /** Checks settings against the options, at registration and on every reload. */
 export function checkSettings (settings: Settings, options: JwtLoginOptions): void {
   checkResetSetup(settings, options.users, options.mailer)
+  checkAdapterFor(settings, options.users)
+}
+
+/**
+ * Settings that need an optional method of the user adapter. The flows
+ * still refuse when the method is missing at request time (an adapter
+ * changed after registration): 401 / 48 for a hash login, 500 / 52 for a
+ * registration.
+ */
+function checkAdapterFor (settings: Settings, users: UserAdapter): void {
+  if (settings.login.allowPasswordHash && typeof users.getPasswordHash !== 'function') {
+    throw new JwtLoginSettingsError('login/allowPasswordHash', 'logging in with password_hash needs the user adapter to implement getPasswordHash')
+  }
+  for (const [name, provider] of Object.entries(settings.oauth.providers)) {
+    if (provider.enabled && provider.autoRegister && typeof users.createUser !== 'function') {
+      throw new JwtLoginSettingsError(`oauth/providers/${name}/autoRegister`, 'registering users needs the user adapter to implement createUser')
+    }
+  }
 }
 
 /** What a reload may not change: the keys, the algorithm and the body limit need a restart. */

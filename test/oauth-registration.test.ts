@@ -76,11 +76,17 @@ t.test('an unverified email is refused unless allowed', async (t) => {
   t.equal((await postToken(app, { provider: 'idp2', code: eve.code })).statusCode, 200, 'allowUnverifiedEmail lets it match')
 })
 
-t.test('no way to create users: 500 / 52; an adapter whose createUser throws: 503 / 201', async (t) => {
+t.test('no way to create users: refused at registration, 500 / 52 if it goes later; an adapter whose createUser throws: 503 / 201', async (t) => {
   class NoCreate extends MemoryUserAdapter {}
   Object.defineProperty(NoCreate.prototype, 'createUser', { value: undefined })
-  const without = await buildOAuthApp(providers(idp, { idp1: { autoRegister: true } }), {}, { users: new NoCreate() })
+  await t.rejects(buildOAuthApp(providers(idp, { idp1: { autoRegister: true } }), {}, { users: new NoCreate() }), {
+    path: 'oauth/providers/idp1/autoRegister', message: /needs the user adapter to implement createUser/
+  }, 'auto-registration without createUser is refused at registration')
+  // an adapter that loses the method after registration still fails closed
+  const users = new MemoryUserAdapter()
+  const without = await buildOAuthApp(providers(idp, { idp1: { autoRegister: true } }), {}, { users })
   t.teardown(() => without.app.close())
+  Object.defineProperty(users, 'createUser', { value: undefined })
   const a = await idp.code({ account: ACCOUNTS.bob })
   t.same(errorOf(await postToken(without.app, { provider: 'idp1', code: a.code })), [500, 52], 'an adapter without createUser')
 

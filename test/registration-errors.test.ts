@@ -132,6 +132,23 @@ t.test('a key pair under an HMAC algorithm says HS256 is the default and how to 
   t.match(chosen.message, 'HS384 signs with a shared secret and takes no publicKey; to sign with a key pair set tokens/algorithm to')
 })
 
+t.test('settings that need an optional adapter method: pass-the-hash needs getPasswordHash, auto-registration needs createUser', async (t) => {
+  class Bare extends MemoryUserAdapter {}
+  Object.defineProperty(Bare.prototype, 'getPasswordHash', { value: undefined })
+  Object.defineProperty(Bare.prototype, 'createUser', { value: undefined })
+  const hash = await refusal({ users: new Bare(), settings: { tokens: TOKENS, login: { allowPasswordHash: true } } })
+  t.equal(hash.path, 'login/allowPasswordHash')
+  t.equal(hash.message, 'jwt-login: invalid setting login/allowPasswordHash: logging in with password_hash needs the user adapter to implement getPasswordHash')
+  const provider = { enabled: true, issuer: 'https://idp.example', clientId: 'c', acceptIdToken: true, autoRegister: true }
+  const register = await refusal({ users: new Bare(), settings: { tokens: TOKENS, oauth: { providers: { idp1: provider } } } })
+  t.equal(register.path, 'oauth/providers/idp1/autoRegister')
+  t.match(register.message, 'registering users needs the user adapter to implement createUser')
+  // a provider that is switched off, or does not register users, needs no createUser
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await t.resolves(async () => { await app.register(jwtLogin, { users: new Bare(), settings: { tokens: TOKENS, oauth: { providers: { idp1: { ...provider, enabled: false }, idp2: { ...provider, autoRegister: false } } } } }) })
+})
+
 t.test('restRoute and a host that owns /: refused in either order, naming restRoute and restRouteRewrite()', async (t) => {
   const before = await refusal({}, (app) => { app.get('/', async () => ({ home: true })) })
   t.equal(before.path, 'restRoute')
