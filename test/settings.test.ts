@@ -255,6 +255,22 @@ t.test('settingsTtl as a number of seconds; the timer stops on close', async (t)
   t.equal(source.calls, calls, 'no read after close')
 })
 
+/** The delays of the timers armed while `run` runs; every timer still runs as usual. */
+async function timerDelaysDuring (run: () => Promise<void>): Promise<number[]> {
+  const delays: number[] = []
+  const original = globalThis.setTimeout
+  globalThis.setTimeout = ((fn: () => void, ms?: number) => {
+    delays.push(ms ?? 0)
+    return original(fn, ms)
+  }) as typeof setTimeout
+  try {
+    await run()
+  } finally {
+    globalThis.setTimeout = original
+  }
+  return delays
+}
+
 t.test('a reload still running when the timer stops does not arm it again', async (t) => {
   let calls = 0
   let release = (): void => {}
@@ -266,41 +282,23 @@ t.test('a reload still running when the timer stops does not arm it again', asyn
   holder.start()
   t.ok(await until(() => calls === 2), 'the timer started a reload, which waits on the source')
   holder.stop()
-  const armed: number[] = []
-  const original = globalThis.setTimeout
-  // records timers armed from here on; every timer still runs as usual
-  globalThis.setTimeout = ((fn: () => void, ms?: number) => {
-    armed.push(ms ?? 0)
-    return original(fn, ms)
-  }) as typeof setTimeout
-  try {
+  const armed = await timerDelaysDuring(async () => {
     release()
     // the reload settles in promise jobs: a macrotask later it is done
     await new Promise(resolve => setImmediate(resolve))
-  } finally {
-    globalThis.setTimeout = original
-  }
+  })
   t.notOk(armed.includes(5), 'no reload timer after stop()')
   t.equal(calls, 2)
 })
 
 t.test('without settingsTtl an async source is re-read every 30 s', async (t) => {
-  const delays: number[] = []
-  const original = globalThis.setTimeout
-  // records the period the holder asks for; every timer still runs as usual
-  globalThis.setTimeout = ((fn: () => void, ms?: number) => {
-    delays.push(ms ?? 0)
-    return original(fn, ms)
-  }) as typeof setTimeout
   let calls = 0
   const app = Fastify()
   t.teardown(() => app.close())
-  try {
+  const delays = await timerDelaysDuring(async () => {
     await app.register(jwtLogin, { users: new MemoryUserAdapter(), settings: async () => { calls++; return { tokens: TOKENS } } })
     await app.ready()
-  } finally {
-    globalThis.setTimeout = original
-  }
+  })
   t.ok(delays.includes(30_000), 'a 30 s reload timer')
   t.ok(app.jwtLogin.settings)
   t.equal(calls, 1)
