@@ -265,22 +265,26 @@ export interface SettingsHolderOptions {
  */
 export class SettingsHolder {
   #current: Settings
+  /** The source's answer the settings in force came from, as JSON: an unchanged answer changes nothing. */
+  #answer: string
   #timer: NodeJS.Timeout | null = null
   #stopped = false
   readonly #source: SettingsSource | null
   readonly #options: SettingsHolderOptions
 
-  private constructor (initial: Settings, source: SettingsSource | null, options: SettingsHolderOptions) {
+  private constructor (initial: Settings, answer: unknown, source: SettingsSource | null, options: SettingsHolderOptions) {
     this.#current = initial
+    this.#answer = JSON.stringify(answer)
     this.#source = source
     this.#options = options
   }
 
   static async create (input: SettingsInput | SettingsSource, options: SettingsHolderOptions): Promise<SettingsHolder> {
     if (typeof input === 'function') {
-      return new SettingsHolder(resolveSettings(await input()), input, options)
+      const answer = await input()
+      return new SettingsHolder(resolveSettings(answer), answer, input, options)
     }
-    return new SettingsHolder(resolveSettings(input), null, options)
+    return new SettingsHolder(resolveSettings(input), input, null, options)
   }
 
   /** The settings in force. */
@@ -312,12 +316,18 @@ export class SettingsHolder {
   /**
    * Reads the source now. Resolves once the new settings are in force; rejects
    * when the source fails or its settings are refused (a `JwtLoginSettingsError`
-   * naming the field), and the last good settings stay.
+   * naming the field), and the last good settings stay. An answer equal to
+   * the one in force keeps the same settings object, so what is cached per
+   * settings (verifiers, code keys, the redacted view) is kept too.
    */
   async reload (): Promise<void> {
     if (this.#source === null) return
-    const next = resolveSettings(await this.#source())
+    const answer = await this.#source()
+    const text = JSON.stringify(answer)
+    if (text === this.#answer) return
+    const next = resolveSettings(answer)
     this.#options.accept?.(next, this.#current)
     this.#current = next
+    this.#answer = text
   }
 }

@@ -239,6 +239,19 @@ t.test('async source: read at start; requests and reads never start a reload; a 
   t.same(await validateStatus(app), { statusCode: 403, errorCode: 82 }, 'the admin switched validate off without a restart')
 })
 
+t.test('a reload that reads the same settings keeps the settings object (and what is cached per settings)', async (t) => {
+  const { app, source } = await sourceApp(t, { tokens: TOKENS })
+  const before = app.jwtLogin.settings
+  source.next = { tokens: { ...TOKENS } }
+  await app.jwtLogin.reloadSettings()
+  t.equal(source.calls, 2, 'the source was read')
+  t.equal(app.jwtLogin.settings, before, 'the same settings stay in force')
+  source.next = { tokens: TOKENS, validate: { enabled: false } }
+  await app.jwtLogin.reloadSettings()
+  t.not(app.jwtLogin.settings, before, 'a changed answer makes new settings')
+  t.equal(app.jwtLogin.settings.validate.enabled, false)
+})
+
 t.test('the timer re-reads the source every settingsTtl and applies what it read', async (t) => {
   const { app, source } = await sourceApp(t, { tokens: TOKENS }, { settingsTtl: 0.2 })
   source.next = { tokens: TOKENS, validate: { enabled: false } }
