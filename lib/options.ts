@@ -4,7 +4,7 @@ import type { SecondFactorGate } from './context.js'
 import { DURATION_HINT, toMs } from './duration.js'
 import type { Mailer } from './mail/types.js'
 import { checkResetSetup, type PasswordPolicy } from './reset-password.js'
-import { JwtLoginSettingsError, type Settings, type SettingsSource } from './settings.js'
+import { durationAt, JwtLoginSettingsError, type Settings, type SettingsSource } from './settings.js'
 import type { StateStore } from './store/types.js'
 import type { TwoFactorOptions } from './two-factor/types.js'
 import type { UserCacheLimits } from './user-cache.js'
@@ -73,12 +73,7 @@ function optionError (path: string, reason: string): JwtLoginSettingsError {
 export function resolveUserCache (option: UserCacheOptions | undefined): UserCacheLimits | null {
   if (option === undefined) return null
   if (option === null || typeof option !== 'object') throw optionError('userCache', 'must be an object with a ttl')
-  let ttlMs: number
-  try {
-    ttlMs = toMs(option.ttl)
-  } catch (error) {
-    throw optionError('userCache/ttl', (error as Error).message)
-  }
+  const ttlMs = durationAt(option.ttl, 'userCache/ttl', 'option')
   if (!(ttlMs > 0) || ttlMs > MAX_USER_CACHE_TTL_MS) throw optionError('userCache/ttl', 'must be more than 0 and at most 60 seconds')
   const max = option.max ?? DEFAULT_USER_CACHE_MAX
   if (!Number.isSafeInteger(max) || max <= 0) throw optionError('userCache/max', 'must be a positive integer')

@@ -68,6 +68,15 @@ export class JwtLoginSettingsError extends Error {
   }
 }
 
+/** A duration in ms, or a refusal that names the field (a setting, or a plugin option). */
+export function durationAt (value: unknown, path: string, kind: 'setting' | 'option' = 'setting'): number {
+  try {
+    return toMs(value as string | number)
+  } catch (error) {
+    throw new JwtLoginSettingsError(path, (error as Error).message, kind)
+  }
+}
+
 type WithDefaults = Required<SettingsInput> & {
   [K in keyof SettingsInput]-?: Required<NonNullable<SettingsInput[K]>>
 }
@@ -92,13 +101,7 @@ export function resolveSettings (input: unknown): Settings {
     kids.add(key.kid)
   })
   // the schema's pattern admits zero ('0s'); toMs refuses it, and the refusal must name the field
-  const ms = (duration: unknown, path: string): number => {
-    try {
-      return toMs(duration as string | number)
-    } catch (error) {
-      throw new JwtLoginSettingsError(path, (error as Error).message)
-    }
-  }
+  const ms = (duration: unknown, path: string): number => durationAt(duration, path)
   const limit: LimitOf = (l, path) => ({ max: l.max as number, windowMs: ms(l.window, `${path}/window`) })
   const twoFactor = s.twoFactor as { enabled: boolean, interimLifetime: string | number, attemptsPerChallenge: number, perAccount: { max?: number, window?: string | number }, emailCodeLifetime: string | number }
   const interimLifetimeMs = ms(twoFactor.interimLifetime, 'twoFactor/interimLifetime')
