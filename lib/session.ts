@@ -117,21 +117,22 @@ export async function revokeToken (ctx: JwtLoginContext, call: Call, token: stri
 
 /**
  * `/auth/refresh`: rotates a refresh token; the new access token stays in
- * the same session. Order: the rotation (one compare-and-set), then the user
- * lookup. A failed lookup after the rotation answers 503, and the client's
- * retry of the same token within the reuse interval gets the same successor.
+ * the same session. The user is looked up before the rotation is written, so
+ * a user database that fails changes nothing: the client's retry, however
+ * late, rotates as a first use would (never a reuse that ends the session).
+ * A user gone ends the session instead of rotating it.
  */
 export async function refreshSession (ctx: JwtLoginContext, call: Call, refreshToken: string): Promise<{ jwt: string, refresh_token: string }> {
-  const rotated = await ctx.tokens.rotateRefreshToken(call.settings, refreshToken, (reuse) => {
-    ctx.events.emit('refresh.reused', { userId: reuse.uid, sessionId: reuse.sid, ip: call.ip })
-  })
-  const user = await ctx.users.findById(rotated.userId)
-  if (user === null) {
-    await ctx.tokens.revokeSession(call.settings, rotated.sessionId)
+  const rotated = await ctx.tokens.rotateRefreshToken(call.settings, refreshToken, async (userId, sessionId) => {
+    const user = await ctx.users.findById(userId)
+    if (user !== null) return user
+    await ctx.tokens.revokeSession(call.settings, sessionId)
     // 24 as for a JWT, but a refresh token is no Bearer token: no WWW-Authenticate
     throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_USER_GONE')
-  }
-  const { token } = ctx.tokens.sign(call.settings, ctx.users.toPublicUser(user), 'access', { sessionId: rotated.sessionId })
+  }, (reuse) => {
+    ctx.events.emit('refresh.reused', { userId: reuse.uid, sessionId: reuse.sid, ip: call.ip })
+  })
+  const { token } = ctx.tokens.sign(call.settings, ctx.users.toPublicUser(rotated.user), 'access', { sessionId: rotated.sessionId })
   ctx.events.emit('token.refreshed', { userId: rotated.userId, sessionId: rotated.sessionId, ip: call.ip })
   return { jwt: token, refresh_token: rotated.refreshToken }
 }

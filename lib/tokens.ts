@@ -242,8 +242,10 @@ function parseRefreshToken (token: string): { sessionId: string, secret: string 
 /** What reuse detection reports. */
 export interface RefreshReuse { uid: number, sid: string }
 
-export interface RefreshResult {
+export interface RefreshResult<U = unknown> {
   userId: number
+  /** What `lookUp` answered for the session's user. */
+  user: U
   sessionId: string
   refreshToken: string
 }
@@ -519,16 +521,18 @@ export class TokenService {
   /**
    * Spends a refresh token and answers its successor in the same session.
    *
-   * Order: read the session's one entry, then the user's cutoff (reads only);
-   * then one compare-and-set writes the rotation. A failure before the write
-   * changes nothing; a write that ran although its answer was lost leaves the
+   * Order: read the session's one entry, then the user's cutoff (reads only),
+   * then `lookUp` the session's user (the host's adapter); then one
+   * compare-and-set writes the rotation. A failure before the write (the
+   * user database down included) changes nothing, and a retry rotates as if
+   * it were the first use; a write that ran although its answer was lost leaves the
    * token retryable: the previous token, presented again within
    * `refresh.reuseInterval`, gets the same successor (no write). Of two
    * concurrent uses, one rotates and the other sees the previous token and
    * gets the same successor. Any other token of a live session (an older one,
    * or the previous one later) is a reuse: the session ends and `onReuse` is told.
    */
-  async rotateRefreshToken (settings: Settings, token: string, onReuse: (reuse: RefreshReuse) => void): Promise<RefreshResult> {
+  async rotateRefreshToken<U> (settings: Settings, token: string, lookUp: (userId: number, sessionId: string) => Promise<U>, onReuse: (reuse: RefreshReuse) => void): Promise<RefreshResult<U>> {
     const parsed = parseRefreshToken(token)
     if (parsed === null) throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID')
     const { sessionId, secret } = parsed
@@ -544,18 +548,19 @@ export class TokenService {
       const now = this.#clock()
 
       if (safeEqual(presented, record.h)) {
+        const user = await lookUp(record.u, sessionId)
         const next = randomToken()
         const rotated: SessionRecord = { u: record.u, h: sha256Base64url(next), p: presented, n: seal(sessionId, secret, next), t: now }
         this.#longestSessionMs = Math.max(this.#longestSessionMs, refresh.lifetimeMs)
         if (await this.#store.compareAndSet(key, raw, JSON.stringify(rotated), refresh.lifetimeMs)) {
-          return { userId: record.u, sessionId, refreshToken: `${sessionId}.${next}` }
+          return { userId: record.u, user, sessionId, refreshToken: `${sessionId}.${next}` }
         }
         continue // the session changed under us (a concurrent use or a revoke): decide again
       }
       const retry = record.p !== undefined && record.n !== undefined && record.t !== undefined &&
         refresh.reuseIntervalMs > 0 && safeEqual(presented, record.p) && now - record.t <= refresh.reuseIntervalMs
       if (retry) {
-        return { userId: record.u, sessionId, refreshToken: `${sessionId}.${unseal(sessionId, secret, record.n as string)}` }
+        return { userId: record.u, user: await lookUp(record.u, sessionId), sessionId, refreshToken: `${sessionId}.${unseal(sessionId, secret, record.n as string)}` }
       }
       await this.revokeSession(settings, sessionId)
       onReuse({ uid: record.u, sid: sessionId })

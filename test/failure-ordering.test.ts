@@ -123,6 +123,28 @@ t.test('refresh: a session that keeps changing under the rotation answers 503 an
   t.equal((await post(app, '/auth/refresh', { refresh_token: first.refresh_token })).statusCode, 200, 'the token still works')
 })
 
+t.test('refresh: a user database that fails changes nothing, and a retry long after still rotates (never a reuse)', async (t) => {
+  const clock = testClock()
+  const users = new MemoryUserAdapter()
+  await users.addUser(ALICE)
+  const app = Fastify()
+  await app.register(jwtLogin, { users, clock, settings: { tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }] }, refresh: { enabled: true, reuseInterval: 0 } } })
+  t.teardown(async () => { await app.close() })
+  const reused: unknown[] = []
+  app.jwtLogin.events.on('refresh.reused', (event) => { reused.push(event) })
+  const first = (await post(app, '/auth', { email: ALICE.email, password: ALICE.password })).json().data
+  const findById = users.findById.bind(users)
+  users.findById = async () => { throw new Error('injected: the user database is down') }
+  const failed = await post(app, '/auth/refresh', { refresh_token: first.refresh_token })
+  t.same([failed.statusCode, errorCode(failed)], [503, 201])
+  users.findById = findById
+  clock.advance(60_000)
+  const retry = await post(app, '/auth/refresh', { refresh_token: first.refresh_token })
+  t.equal(retry.statusCode, 200, 'the same token rotates, a minute later and with no reuse interval')
+  t.same(reused, [], 'no reuse was reported')
+  t.equal((await post(app, '/auth/refresh', { refresh_token: retry.json().data.refresh_token })).statusCode, 200, 'its successor works')
+})
+
 /**
  * A store whose first compare-and-set on a key under `prefix` waits until a
  * second one has run, then fails without running: a request whose claim never
