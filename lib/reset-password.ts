@@ -135,17 +135,22 @@ export async function requestPasswordReset (reset: PasswordReset, call: Call, em
   if (publicUser === null) {
     await ctx.store.get(keys.record(null))
   } else {
-    await ctx.store.set(keys.record(publicUser.ID), JSON.stringify(record), settings.code.lifetimeMs)
+    const raw = JSON.stringify(record)
+    await ctx.store.set(keys.record(publicUser.ID), raw, settings.code.lifetimeMs)
     // after the answer has gone: neither the mailer's work nor its latency shows in the response time
-    const userId = publicUser.ID
-    setImmediate(() => { deliver(reset, call, userId, record, code, { to: publicUser.user_email, ...mail }) })
+    const written = { userId: publicUser.ID, raw, exp: record.exp }
+    setImmediate(() => { deliver(reset, call, written, code, { to: publicUser.user_email, ...mail }) })
   }
   ctx.events.emit('reset.requested', { userId: publicUser?.ID ?? null, ip: call.ip })
   return { message: REQUEST_MESSAGE }
 }
 
+/** A code record as the request wrote it. */
+interface WrittenCode { userId: number, raw: string, exp: number }
+
 /** Sends with bounded retries. Never rejects: on final failure the code is withdrawn, logged and reported. */
-async function deliver (reset: PasswordReset, call: Call, userId: number, record: CodeRecord, code: string, message: MailMessage): Promise<void> {
+async function deliver (reset: PasswordReset, call: Call, written: WrittenCode, code: string, message: MailMessage): Promise<void> {
+  const { userId } = written
   const { retries, retryDelayMs } = call.settings.resetPassword.mail
   for (let attempt = 1; ; attempt++) {
     try {
@@ -154,7 +159,7 @@ async function deliver (reset: PasswordReset, call: Call, userId: number, record
       return
     } catch (error) {
       if (attempt > retries || reset.stop.signal.aborted) {
-        await withdraw(reset, userId, record, attempt, redactedError(error, code))
+        await withdraw(reset, written, attempt, redactedError(error, code))
         return
       }
     }
@@ -162,12 +167,16 @@ async function deliver (reset: PasswordReset, call: Call, userId: number, record
   }
 }
 
-async function withdraw (reset: PasswordReset, userId: number, record: CodeRecord, attempts: number, error: { message: string, code?: unknown }): Promise<void> {
+/**
+ * Withdraws an undelivered code by claiming it (one compare-and-set from the
+ * value this request wrote): a newer code for the same user, written in
+ * between, is another value and keeps working.
+ */
+async function withdraw (reset: PasswordReset, written: WrittenCode, attempts: number, error: { message: string, code?: unknown }): Promise<void> {
   const { ctx } = reset
+  const { userId } = written
   try {
-    // only this code: a newer request for the same user keeps its own
-    const stored = parseRecord(await ctx.store.get(keys.record(userId)))
-    if (stored?.id === record.id) await ctx.store.delete(keys.record(userId))
+    await claimOnce(ctx.store, keys.record(userId), written.raw, () => Math.max(1, written.exp - ctx.clock()), () => {})
   } catch (storeError) {
     ctx.log.error({ userId, err: storeError }, 'jwt-login: an undelivered reset code could not be withdrawn; it expires with its lifetime')
   }

@@ -142,6 +142,11 @@ t.test('when the store fails during the withdrawal, that is logged and the event
       if (storeDown) throw new Error('store connection lost')
       return await super.get(key)
     }
+
+    override async compareAndSet (key: string, expected: string | null, value: string, ttlMs: number): Promise<boolean> {
+      if (storeDown) throw new Error('store connection lost')
+      return await super.compareAndSet(key, expected, value, ttlMs)
+    }
   }
   let release = (): void => {}
   const held = new Promise<void>((resolve) => { release = resolve })
