@@ -101,7 +101,8 @@ export const SettingsSchema = Type.Object({
   }),
 
   authCodes: Group({
-    codes: Type.Optional(Type.Array(AuthCode, { default: [] })),
+    /** At most 100: every gated request compares the presented code with each. */
+    codes: Type.Optional(Type.Array(AuthCode, { default: [], maxItems: 100 })),
     /** Name of the parameter that carries the code on the password routes. */
     parameter: Type.Optional(Type.String({ minLength: 1, default: 'AUTH_KEY' })),
     /** Name of the parameter on `/oauth/token`. */
@@ -151,8 +152,11 @@ export const SettingsSchema = Type.Object({
 
   tokens: Type.Object({
     algorithm: Type.Optional(Type.Union(AlgorithmSchema.anyOf, { default: 'HS256' })),
-    /** The first key signs; every key verifies, so keys rotate without logging anyone out. */
-    keys: Type.Array(KeySchema, { minItems: 1 }),
+    /**
+     * The first key signs; every key verifies, so keys rotate without logging
+     * anyone out. At most 10: each short code is hashed and checked under every key.
+     */
+    keys: Type.Array(KeySchema, { minItems: 1, maxItems: 10 }),
     issuer: Type.Optional(Type.String({ minLength: 1, default: 'jwt-login' })),
     audience: Type.Optional(Type.String({ minLength: 1, default: 'jwt-login' })),
     /** Lifetime of an access token. */

@@ -5,7 +5,7 @@
  */
 export const SETTING_MEANINGS: Record<string, string> = {
   'authentication.enabled': '`/auth`, `/auth/2fa`, validate, refresh, revoke and the `authenticate` hook (off: 403 / 45)',
-  'authCodes.codes': 'the auth codes, each `{ code, expiresAt? }` (`expiresAt`: an ISO date-time after which the code is refused)',
+  'authCodes.codes': 'the auth codes, each `{ code, expiresAt? }` (`expiresAt`: an ISO date-time after which the code is refused); at most 100',
   'authCodes.parameter': 'the parameter that carries the code on `/auth`, validate, refresh, revoke and the reset routes',
   'authCodes.oauthParameter': 'its name on `/oauth/token`',
   'authCodes.requireFor.auth': '"Authentication Requires Auth Code": `/auth` requires the code, and so does `/oauth/token` unless `requireFor.oauth` is set',
@@ -21,7 +21,7 @@ export const SETTING_MEANINGS: Record<string, string> = {
   'validate.enabled': 'serve `/auth/validate` (off: 403 / 82)',
   'revoke.enabled': 'serve `/auth/revoke` (off: 403 / 83)',
   'tokens.algorithm': 'one of HS256, HS384, HS512, RS256, RS384, RS512, PS256, ES256, ES384, EdDSA',
-  'tokens.keys': '`[{ kid, secret }]` for HS*, `[{ kid, privateKey, publicKey? }]` (PEM) otherwise. The first key signs, every key verifies',
+  'tokens.keys': '`[{ kid, secret }]` for HS*, `[{ kid, privateKey, publicKey? }]` (PEM) otherwise. The first key signs, every key verifies; at most 10',
   'tokens.issuer': 'the `iss` claim',
   'tokens.audience': 'the `aud` claim of access tokens',
   'tokens.lifetime': 'lifetime of an access token',

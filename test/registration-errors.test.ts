@@ -132,6 +132,16 @@ t.test('a key pair under an HMAC algorithm says HS256 is the default and how to 
   t.match(chosen.message, 'HS384 signs with a shared secret and takes no publicKey; to sign with a key pair set tokens/algorithm to')
 })
 
+t.test('bounded lists: at most 10 signing keys and 100 auth codes', async (t) => {
+  const keys = Array.from({ length: 11 }, (_, i) => ({ kid: `k${i}`, secret: 'x'.repeat(32) }))
+  t.match(await refusal({ settings: { tokens: { keys } } }), { path: 'tokens/keys', message: /invalid setting tokens\/keys: .*10/ })
+  const codes = Array.from({ length: 101 }, (_, i) => ({ code: `code-${i}` }))
+  t.match(await refusal({ settings: { tokens: TOKENS, authCodes: { codes } } }), { path: 'authCodes/codes', message: /100/ })
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await t.resolves(async () => { await app.register(jwtLogin, { users: new MemoryUserAdapter(), settings: { tokens: { keys: keys.slice(0, 10) }, authCodes: { codes: codes.slice(0, 100) } } }) }, 'the limits themselves are accepted')
+})
+
 t.test('settings that need an optional adapter method: pass-the-hash needs getPasswordHash, auto-registration needs createUser', async (t) => {
   class Bare extends MemoryUserAdapter {}
   Object.defineProperty(Bare.prototype, 'getPasswordHash', { value: undefined })
