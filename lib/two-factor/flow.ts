@@ -276,8 +276,10 @@ async function rejectCode (
 async function claimChallenge (ctx: JwtLoginContext, key: string, raw: string, claims: TokenClaims, session: NewSession): Promise<() => Promise<void>> {
   let claim
   try {
-    // a challenge that cannot be given back ends with its interim token
-    claim = await claimOnce(ctx.store, key, raw, () => Math.max(1, claims.exp * 1000 - ctx.clock()), () => {})
+    // a challenge that cannot be given back ends with its interim token: said in the log, as for reset codes
+    claim = await claimOnce(ctx.store, key, raw, () => Math.max(1, claims.exp * 1000 - ctx.clock()), (error) => {
+      ctx.log.warn({ err: error, userId: Number(claims.sub) }, 'jwt-login: a two-factor challenge could not be given back; it ends with its interim token')
+    })
   } catch (error) {
     await ctx.tokens.discardSession(session.sessionId)
     throw error
