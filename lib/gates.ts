@@ -92,6 +92,11 @@ function authCodeRequired (settings: Settings, rule: AuthCodeRule): boolean {
   return rule === 'resetPassword' ? settings.resetPassword.requireAuthCode : settings.authCodes.requireFor[rule]
 }
 
+/** The setting `authCodeRequired` reads for `rule`, as the docs name it. */
+export function authCodeSetting (rule: AuthCodeRule): string {
+  return rule === 'resetPassword' ? 'resetPassword.requireAuthCode' : `authCodes.requireFor.${rule}`
+}
+
 function presentedCode (request: FastifyRequest, name: string, from: RouteGate['authCodeFrom']): string | undefined {
   const body = request.body as Fields
   const query = request.query as Fields

@@ -2,7 +2,7 @@ import { Type, type TSchema } from '@sinclair/typebox'
 import type { RouteOptions } from 'fastify'
 import { ErrorEnvelope } from '../schemas/common.js'
 import { errorDefinitions, type JwtLoginErrorCode } from './errors.js'
-import { gateErrors, type AuthCodeRule, type RouteGate } from './gates.js'
+import { authCodeSetting, gateErrors, type RouteGate } from './gates.js'
 
 /** The name of the security scheme of the routes that take a Bearer token. */
 export const BEARER_SCHEME = 'jwtLoginBearer'
@@ -81,15 +81,6 @@ function routeErrors (gate: RouteGate | undefined, rateLimited: boolean): JwtLog
 
 const FORM_TYPES = ['application/json', 'application/x-www-form-urlencoded']
 
-const AUTH_CODE_SETTING: Record<AuthCodeRule, string> = {
-  auth: 'authCodes.requireFor.auth',
-  validate: 'authCodes.requireFor.validate',
-  refresh: 'authCodes.requireFor.refresh',
-  revoke: 'authCodes.requireFor.revoke',
-  oauth: 'authCodes.requireFor.oauth',
-  resetPassword: 'resetPassword.requireAuthCode'
-}
-
 type Properties = Record<string, TSchema>
 type Schema = Record<string, unknown>
 
@@ -106,7 +97,7 @@ function addGateFields (schema: Schema, gate: RouteGate, docs: DocOptions): void
   if (gate.authCode !== undefined) {
     const names = docs.authCodeNames()
     const name = gate.authCode === 'oauth' ? names.oauthParameter : names.parameter
-    const field = Type.String({ maxLength: 4096, description: `The auth code; required when \`${AUTH_CODE_SETTING[gate.authCode]}\` is on.` })
+    const field = Type.String({ maxLength: 4096, description: `The auth code; required when \`${authCodeSetting(gate.authCode)}\` is on.` })
     if (gate.authCodeFrom !== 'query') body[name] = field
     if (gate.authCodeFrom !== 'body') query[name] = field
   }
