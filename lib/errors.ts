@@ -83,7 +83,9 @@ export const errorDefinitions = {
   ERR_JWT_LOGIN_PROVIDER_TIMEOUT: def(202, 504, 'The identity provider timed out.'),
   ERR_JWT_LOGIN_PROVIDER_ERROR: def(202, 502, 'The identity provider answered with an error.'),
   ERR_JWT_LOGIN_BAD_REQUEST: def(203, 400, 'The request is malformed.'),
-  ERR_JWT_LOGIN_NOT_FOUND: def(207, 404, 'No such route.')
+  ERR_JWT_LOGIN_NOT_FOUND: def(207, 404, 'No such route.'),
+  ERR_JWT_LOGIN_ORIGIN_NOT_ALLOWED: def(208, 403, 'The Origin of this request is not allowed.'),
+  ERR_JWT_LOGIN_CSRF_TOKEN_INVALID: def(209, 403, 'The CSRF token is missing or wrong.')
 } as const satisfies Record<string, ErrorDefinition>
 
 export type JwtLoginErrorCode = keyof typeof errorDefinitions

@@ -11,7 +11,7 @@ export interface JwtLoginEventMap {
   'login.failed': { ip: string, reason: 'wrong_credentials' | 'rate_limited' | 'auth_code', errorCode: number }
   'token.refreshed': { userId: number, sessionId: string, ip: string }
   'refresh.reused': { userId: number, sessionId: string, ip: string }
-  'token.revoked': { userId: number, sessionId: string, jti: string, ip: string }
+  'token.revoked': { userId: number, sessionId: string, jti?: string, ip: string }
   'validation.failed': { ip: string, errorCode: number }
   /** A reset code was asked for; `userId` is `null` when the email has no account (the client cannot tell). */
   'reset.requested': { userId: number | null, ip: string }

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import { checkAuthCode } from './auth-codes.js'
+import { checkCsrf, checkOrigin, cookieMode, refreshCookieOf } from './browser.js'
 import type { Call, JwtLoginContext } from './context.js'
 import { JwtLoginError, type JwtLoginErrorCode } from './errors.js'
 import type { JwtLoginEvents } from './events.js'
@@ -35,6 +36,14 @@ export interface RouteGate {
   token?: 'access' | 'interim'
   audit?: GateAudit
   /**
+   * In cookie mode (`refresh.cookie`): `issues` (a route that sets the
+   * refresh cookie) and `reads` (one that may use it) refuse a foreign
+   * `Origin`; `reads` takes the cookie when the request carries no other
+   * credential (the route's JWT, or a `refresh_token` field), and then
+   * needs the CSRF token.
+   */
+  refreshCookie?: 'issues' | 'reads'
+  /**
    * The errors the route's flow answers besides its gate's: each joins the
    * route's response schemas (serialisation and the OpenAPI document).
    */
@@ -45,6 +54,8 @@ export interface RouteGate {
 export interface RequestState {
   call: Call
   token: string | undefined
+  /** The refresh token of the cookie, when the gate took it (CSRF checked). */
+  refreshCookie?: string
 }
 
 export const kState = Symbol('jwt-login.request')
@@ -79,7 +90,9 @@ export function gateErrors (gate: RouteGate): JwtLoginErrorCode[] {
   if (gate.authentication !== false) errors.push('ERR_JWT_LOGIN_AUTH_DISABLED')
   if (gate.feature !== undefined) errors.push(SWITCH_ERRORS[gate.feature])
   if (gate.authCode !== undefined) errors.push('ERR_JWT_LOGIN_AUTH_CODE_MISSING', 'ERR_JWT_LOGIN_AUTH_CODE_INVALID')
+  if (gate.refreshCookie !== undefined) errors.push('ERR_JWT_LOGIN_ORIGIN_NOT_ALLOWED')
   if (gate.token !== undefined) errors.push(TOKEN_MISSING[gate.token])
+  if (gate.refreshCookie === 'reads') errors.push('ERR_JWT_LOGIN_CSRF_TOKEN_INVALID')
   return errors
 }
 
@@ -125,11 +138,16 @@ function checkGate (ctx: JwtLoginContext, request: FastifyRequest, gate: RouteGa
     gate.audit?.(ctx.events, state.call, error as JwtLoginError, stage)
     throw error
   }
-  if (gate.token !== undefined) {
-    state.token = presentedJwt(request, settings.bearer.enabled)
-    if (state.token === undefined) {
-      throw new JwtLoginError(TOKEN_MISSING[gate.token])
-    }
+  const cookies = gate.refreshCookie !== undefined && cookieMode(settings)
+  if (cookies) checkOrigin(request, settings)
+  if (gate.token !== undefined) state.token = presentedJwt(request, settings.bearer.enabled)
+  if (cookies && gate.refreshCookie === 'reads') {
+    const credential = gate.token === undefined ? stringField(request.body as Fields, 'refresh_token') : state.token
+    state.refreshCookie = credential === undefined ? refreshCookieOf(request) : undefined
+    if (state.refreshCookie !== undefined) checkCsrf(request, settings, state.refreshCookie)
+  }
+  if (gate.token !== undefined && state.token === undefined && state.refreshCookie === undefined) {
+    throw new JwtLoginError(TOKEN_MISSING[gate.token])
   }
 }
 

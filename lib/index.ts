@@ -86,7 +86,8 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
       multipart: options.multipart === true,
       store,
       ownNotFound: prefix.replace(/\/+$/, '') !== '',
-      authCodeNames: () => settings.current.authCodes
+      authCodeNames: () => settings.current.authCodes,
+      initial
     })
     registerRoutes(instance, ctx, reset, twoFactor)
   }, { prefix, logSerializers: SCOPE_SERIALIZERS })

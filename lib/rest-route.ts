@@ -33,14 +33,17 @@ export function restRouteRewrite (prefix: string = DEFAULT_PREFIX): (req: { url?
 /** The methods of the routes `/?rest_route=` reaches. */
 const REST_ROUTE_METHODS: HTTPMethods[] = ['GET', 'POST', 'PUT']
 
+/** And the browsers' preflights of those routes (the `cors` settings answer them inside the plugin). */
+const PREFLIGHT: HTTPMethods = 'OPTIONS'
+
 /**
  * Serves `/?rest_route=<prefix>/…` on the host's `/`: the request is routed
  * again to the plugin's path. Only requests to `/` pay for it; the plugin's
  * own paths never do.
  */
-export function registerRestRoute (fastify: FastifyInstance, prefix: string): void {
+function registerRestRoute (fastify: FastifyInstance, prefix: string, methods: HTTPMethods[]): void {
   fastify.route({
-    method: REST_ROUTE_METHODS,
+    method: methods,
     url: '/',
     // the host keeps HEAD /: nothing needs HEAD /?rest_route=
     exposeHeadRoute: false,
@@ -87,11 +90,13 @@ export function serveRestRoute (fastify: FastifyInstance, prefix: string): void 
       if (fastify.hasRoute({ method, url })) throw restRouteConflict(method, url, 'the host (or another jwt-login instance: give it restRoute: false)')
     }
   }
-  registerRestRoute(fastify, prefix)
+  // a host's own `OPTIONS /` keeps answering (its preflights for /?rest_route= too); a host @fastify/cors's `OPTIONS *` answers in its hook
+  const served = fastify.hasRoute({ method: PREFLIGHT, url: root }) ? REST_ROUTE_METHODS : [...REST_ROUTE_METHODS, PREFLIGHT]
+  registerRestRoute(fastify, prefix, served)
   fastify.addHook('onRoute', (route) => {
     if (!urls.includes(route.url)) return
     const methods = Array.isArray(route.method) ? route.method : [route.method]
-    const taken = methods.find(method => REST_ROUTE_METHODS.includes(method))
+    const taken = methods.find(method => REST_ROUTE_METHODS.includes(method) || (method === PREFLIGHT && route.url === root && served.includes(PREFLIGHT)))
     if (taken !== undefined) throw restRouteConflict(taken, route.url, 'jwt-login')
   })
 }

@@ -3,12 +3,14 @@ import fastifyMultipart from '@fastify/multipart'
 import fastifyRateLimit from '@fastify/rate-limit'
 import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { registerBrowserSupport } from './browser.js'
 import { clientKey } from './client-key.js'
 import { setErrorHandling } from './error-handler.js'
 import { JwtLoginError } from './errors.js'
 import { stateOf } from './gates.js'
 import { describeRoute, type DocOptions } from './openapi.js'
 import { storeRateLimitFor } from './rate-limit-store.js'
+import type { Settings } from './settings.js'
 import type { StateStore } from './store/types.js'
 
 export interface ScopeOptions {
@@ -19,6 +21,8 @@ export interface ScopeOptions {
   ownNotFound: boolean
   /** The auth-code parameter names the OpenAPI document shows (the current settings'). */
   authCodeNames: DocOptions['authCodeNames']
+  /** The settings at registration (the cors hook reads each request's own). */
+  initial: Settings
 }
 
 /**
@@ -60,6 +64,7 @@ async function registerRequestLimit (instance: FastifyInstance, store: StateStor
 export async function setUpScope (instance: FastifyInstance, options: ScopeOptions): Promise<void> {
   const bodyFault = await registerBodyReaders(instance, options)
   await registerRequestLimit(instance, options.store)
+  await registerBrowserSupport(instance, (request) => stateOf(request).call.settings, options.initial, instance.log)
 
   instance.addHook('onRoute', (route) => {
     // a bodyLimit in register options is ignored by Fastify: set it on each route

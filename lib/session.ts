@@ -87,6 +87,8 @@ async function audited<T> (ctx: JwtLoginContext, call: Call, work: Promise<T>): 
 
 export interface ValidateAnswer {
   user: PublicUser
+  /** The user's roles beside the user, as Simple JWT Login 4.x answers. */
+  roles: string[]
   jwt: Array<{ token: string, header: Record<string, unknown>, payload: TokenClaims, expire_in: number }>
 }
 
@@ -96,6 +98,7 @@ export async function validateToken (ctx: JwtLoginContext, call: Call, token: st
   const { header, payload } = verified
   return {
     user: publicUser,
+    roles: publicUser.roles,
     jwt: [{ token, header, payload, expire_in: Math.max(0, payload.exp - Math.floor(ctx.clock() / 1000)) }]
   }
 }
@@ -112,6 +115,17 @@ export async function revokeToken (ctx: JwtLoginContext, call: Call, token: stri
   await ctx.tokens.revoke(call.settings, claims)
   ctx.forgetUser(publicUser.ID)
   ctx.events.emit('token.revoked', { userId: publicUser.ID, sessionId: claims.sid, jti: claims.jti, ip: call.ip })
+  return { message: 'Token was revoked.' }
+}
+
+/**
+ * `/auth/revoke` through the refresh cookie (cookie mode, no JWT given):
+ * ends the cookie's session, its access tokens with it. One read, one write.
+ */
+export async function revokeRefreshSession (ctx: JwtLoginContext, call: Call, refreshToken: string): Promise<{ message: string }> {
+  const { userId, sessionId } = await ctx.tokens.endSessionOf(call.settings, refreshToken)
+  ctx.forgetUser(userId)
+  ctx.events.emit('token.revoked', { userId, sessionId, ip: call.ip })
   return { message: 'Token was revoked.' }
 }
 

@@ -15,7 +15,7 @@ export type ResolvedKey = Static<typeof KeySchema>
 export interface ResolvedLimit { max: number, windowMs: number }
 
 /** The settings whose values are durations; resolved, each becomes `<name>Ms`, in milliseconds. */
-type DurationField = 'lifetime' | 'reuseInterval' | 'leeway' | 'window' | 'interimLifetime' | 'emailCodeLifetime' | 'retryDelay'
+type DurationField = 'lifetime' | 'reuseInterval' | 'leeway' | 'window' | 'interimLifetime' | 'emailCodeLifetime' | 'retryDelay' | 'maxAge'
 
 /**
  * A settings group of the schema after defaults: every field present (each
@@ -120,7 +120,7 @@ export function resolveSettings (input: unknown): Settings {
     },
     login: { allowPasswordHash: s.login.allowPasswordHash as boolean },
     bearer: { enabled: s.bearer.enabled as boolean },
-    refresh: { enabled: s.refresh.enabled as boolean, lifetimeMs: ms(s.refresh.lifetime, 'refresh/lifetime'), reuseIntervalMs },
+    refresh: { enabled: s.refresh.enabled as boolean, lifetimeMs: ms(s.refresh.lifetime, 'refresh/lifetime'), reuseIntervalMs, cookie: s.refresh.cookie as Settings['refresh']['cookie'] },
     validate: { enabled: s.validate.enabled as boolean },
     revoke: { enabled: s.revoke.enabled as boolean },
     tokens: {
@@ -146,6 +146,7 @@ export function resolveSettings (input: unknown): Settings {
       emailCodeLifetimeMs: ms(twoFactor.emailCodeLifetime, 'twoFactor/emailCodeLifetime')
     },
     oauth: { providers: resolveOAuthProviders(s.oauth.providers as Record<string, OAuthProviderInput>) },
+    cors: resolveCors(s.cors, ms),
     bodyLimit: s.bodyLimit
   }
 }
@@ -172,6 +173,25 @@ type RequireForInput = Omit<Settings['authCodes']['requireFor'], 'oauth'> & { oa
 /** One setting, "Authentication Requires Auth Code", covers `/auth` and `/oauth/token` unless the host sets `oauth` apart. */
 function requireAuthCodeFor (input: RequireForInput): Settings['authCodes']['requireFor'] {
   return { ...input, oauth: input.oauth ?? input.auth }
+}
+
+type CorsInput = Defaulted<Required<SettingsInput>['cors']>
+
+/**
+ * Each origin exactly as a browser sends it in `Origin` (scheme, host and a
+ * port other than the default; no path, no trailing slash, lower case), or
+ * it would never match.
+ */
+function resolveCors (input: Required<SettingsInput>['cors'], ms: MsOf): Settings['cors'] {
+  const group = input as CorsInput
+  group.origins.forEach((origin, index) => {
+    let parsed: string | null = null
+    try { parsed = new URL(origin).origin } catch {}
+    if (parsed !== origin) {
+      throw new JwtLoginSettingsError(`cors/origins/${index}`, `must be an origin as browsers send it${parsed === null ? '' : ` (${parsed})`}: scheme, host and port, no path`)
+    }
+  })
+  return { enabled: group.enabled, origins: [...group.origins], credentials: group.credentials, maxAgeMs: ms(group.maxAge, 'cors/maxAge') }
 }
 
 type ResetPasswordInput = Required<SettingsInput>['resetPassword']

@@ -568,4 +568,26 @@ export class TokenService {
     }
     throw new JwtLoginError('ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', { cause: new Error('the session kept changing during a refresh') })
   }
+
+  /**
+   * Ends the session of a refresh token (sign-out through the refresh
+   * cookie, with no access token at hand): reads the session, then one
+   * write. Only the session's current token, or the previous one (a client
+   * whose last rotation answer was lost), may end it; any other token is
+   * refused (401 / 51) and changes nothing.
+   */
+  async endSessionOf (settings: Settings, token: string): Promise<{ userId: number, sessionId: string }> {
+    const parsed = parseRefreshToken(token)
+    if (parsed === null) throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID')
+    const { sessionId, secret } = parsed
+    const raw = await this.#store.get(stateKeys.session(sessionId))
+    const record = raw === null || raw === REVOKED ? null : JSON.parse(raw) as SessionRecord
+    const presented = sha256Base64url(secret)
+    // both compared, always: the work does not say which one matched
+    const current = record !== null && safeEqual(presented, record.h)
+    const previous = record?.p !== undefined && safeEqual(presented, record.p)
+    if (record === null || !(current || previous)) throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID')
+    await this.revokeSession(settings, sessionId)
+    return { userId: record.u, sessionId }
+  }
 }

@@ -9,9 +9,13 @@ export const LoginBody = Fields({
   password_hash: Field
 })
 
+/** In cookie mode (`refresh.cookie`), the session's CSRF token stands where the refresh token would. */
+export const CsrfToken = Type.Optional(Type.String({ description: 'Cookie mode: the CSRF token for the requests the refresh cookie authenticates (`X-CSRF-Token`).' }))
+
 export const LoginReply = Success({
   jwt: Type.String(),
   refresh_token: Type.Optional(Type.String()),
+  csrf_token: CsrfToken,
   two_factor_required: Type.Optional(Type.Boolean())
 })
 
@@ -43,6 +47,8 @@ export const TokenPayload = Type.Object({
 
 export const ValidateReply = Success({
   user: PublicUser,
+  /** The user's roles, beside the user as Simple JWT Login 4.x answers. */
+  roles: Type.Array(Type.String()),
   jwt: Type.Array(Type.Object({
     token: Type.String(),
     header: TokenHeader,
@@ -55,7 +61,8 @@ export const RefreshBody = Fields({ refresh_token: Field })
 
 export const RefreshReply = Success({
   jwt: Type.String(),
-  refresh_token: Type.String()
+  refresh_token: Type.Optional(Type.String()),
+  csrf_token: CsrfToken
 })
 
 export const MessageReply = Success({ message: Type.String() })

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { Field, Fields, Success } from './common.js'
+import { CsrfToken } from './auth.js'
 
 /** `/oauth/token` parameters: the query on GET, the body (JSON, form or multipart) on POST. */
 export const OAuthTokenFields = Fields({
@@ -22,6 +23,7 @@ export const OAuthUser = Type.Object({
 export const OAuthTokenReply = Success({
   jwt: Type.String(),
   refresh_token: Type.Optional(Type.String()),
+  csrf_token: CsrfToken,
   two_factor_required: Type.Optional(Type.Boolean()),
   user: Type.Optional(OAuthUser)
 })

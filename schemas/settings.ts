@@ -139,7 +139,17 @@ export const SettingsSchema = Type.Object({
      * presented again and get the same successor (a client whose answer was
      * lost retries). Later, a reuse ends the session. At most 5 minutes; `0` turns it off.
      */
-    reuseInterval: Type.Optional(Type.Union([Type.Literal(0), ...DurationSchema.anyOf], { default: '30s' }))
+    reuseInterval: Type.Optional(Type.Union([Type.Literal(0), ...DurationSchema.anyOf], { default: '30s' })),
+    /**
+     * For browser apps: the refresh token travels in an httpOnly `__Host-`
+     * cookie instead of the answer body, and the requests that use the
+     * cookie carry a CSRF token (see docs/browser-apps.md).
+     */
+    cookie: Group({
+      enabled: Flag(false),
+      /** `strict`: the cookie is never sent from another site; `lax` also on top-level navigations. */
+      sameSite: Type.Optional(Type.Union([Type.Literal('strict'), Type.Literal('lax')], { default: 'strict' }))
+    })
   }),
 
   validate: Group({
@@ -238,6 +248,17 @@ export const SettingsSchema = Type.Object({
   /** Third-party sign-in (`/oauth/token`): the providers, keyed by the `provider` value clients send. */
   oauth: Group({
     providers: Type.Optional(Type.Record(Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' }), OAuthProviderSchema, { default: {}, additionalProperties: false }))
+  }),
+
+  /** Cross-origin calls from browser apps (@fastify/cors in the plugin's scope only). */
+  cors: Group({
+    enabled: Flag(false),
+    /** Exact origins (`https://app.example.com`), no wildcard: the only pages that may call the routes. At most 50. */
+    origins: Type.Optional(Type.Array(Type.String({ pattern: '^https?://[^/?#*]+$', maxLength: 2048 }), { default: [], maxItems: 50 })),
+    /** Whether pages may send cookies (needed by `refresh.cookie` across origins). */
+    credentials: Flag(false),
+    /** How long a browser may cache a preflight answer. */
+    maxAge: DurationOr('10m')
   }),
 
   /** Largest accepted request body in bytes. */

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox'
+import { CsrfToken } from './auth.js'
 import { Field, Fields, Success } from './common.js'
 
 /** `POST /auth/2fa`: the interim token (or `Authorization: Bearer`) and the code. */
@@ -10,5 +11,6 @@ export const TwoFactorBody = Fields({
 /** The same answer as a password login without two-factor. */
 export const TwoFactorReply = Success({
   jwt: Type.String(),
-  refresh_token: Type.Optional(Type.String())
+  refresh_token: Type.Optional(Type.String()),
+  csrf_token: CsrfToken
 })

@@ -1,18 +1,21 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { JwtFields, LoginBody, LoginReply, MessageReply, RefreshBody, RefreshReply, ValidateReply } from '../../schemas/auth.js'
+import { clearRefreshCookie, cookieMode, deliver } from '../browser.js'
 import type { JwtLoginContext } from '../context.js'
 import { JwtLoginError } from '../errors.js'
 import { stateOf, type RouteGate } from '../gates.js'
 import { auditLoginGate, passwordLogin } from '../login.js'
 import { stringField, type Fields } from '../params.js'
 import type { RouteDoc } from '../openapi.js'
-import { refreshSession, revokeToken, TOKEN_REFUSALS, validateToken } from '../session.js'
+import type { Settings } from '../settings.js'
+import { refreshSession, revokeRefreshSession, revokeToken, TOKEN_REFUSALS, validateToken } from '../session.js'
 import { refuseInterimToken } from '../two-factor/flow.js'
 
 const LOGIN: RouteGate = {
   authCode: 'auth',
   authCodeFrom: 'body',
   audit: auditLoginGate,
+  refreshCookie: 'issues',
   errors: ['ERR_JWT_LOGIN_LOGIN_MISSING', 'ERR_JWT_LOGIN_PASSWORD_MISSING', 'ERR_JWT_LOGIN_PASSWORD_HASH_DISABLED', 'ERR_JWT_LOGIN_WRONG_CREDENTIALS', 'ERR_JWT_LOGIN_TWO_FACTOR_DISABLED']
 }
 const VALIDATE: RouteGate = { feature: 'validate', authCode: 'validate', authCodeFrom: 'body-or-query', token: 'access', errors: TOKEN_REFUSALS }
@@ -20,9 +23,17 @@ const REFRESH: RouteGate = {
   feature: 'refresh',
   authCode: 'refresh',
   authCodeFrom: 'body-or-query',
+  refreshCookie: 'reads',
   errors: ['ERR_JWT_LOGIN_INTERIM_TOKEN_USED', 'ERR_JWT_LOGIN_REFRESH_TOKEN_MISSING', 'ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID', 'ERR_JWT_LOGIN_REFRESH_USER_GONE']
 }
-const REVOKE: RouteGate = { feature: 'revoke', authCode: 'revoke', authCodeFrom: 'body-or-query', token: 'access', errors: TOKEN_REFUSALS }
+const REVOKE: RouteGate = {
+  feature: 'revoke',
+  authCode: 'revoke',
+  authCodeFrom: 'body-or-query',
+  token: 'access',
+  refreshCookie: 'reads',
+  errors: [...TOKEN_REFUSALS, 'ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID']
+}
 
 const LOGIN_DOC: RouteDoc = {
   tags: ['tokens'],
@@ -41,13 +52,15 @@ const REFRESH_DOC: RouteDoc = {
   tags: ['tokens'],
   operationId: 'jwtLoginRefresh',
   summary: 'Trade a refresh token for a new JWT and refresh token',
-  description: 'The refresh token is rotated: the old one is spent (a reuse after the grace interval ends the session).'
+  description: 'The refresh token is rotated: the old one is spent (a reuse after the grace interval ends the session). ' +
+    'In cookie mode (`refresh.cookie`) it may come from the refresh cookie instead, with the CSRF token, and the new one goes back into the cookie.'
 }
 const REVOKE_DOC: RouteDoc = {
   tags: ['tokens'],
   operationId: 'jwtLoginRevoke',
   summary: 'Revoke a JWT and its session',
-  description: 'Ends the session of the token: its access tokens and its refresh token.'
+  description: 'Ends the session of the token: its access tokens and its refresh token. ' +
+    'In cookie mode the refresh cookie is cleared, and without a JWT the cookie (with the CSRF token) names the session to end.'
 }
 
 /** `POST /auth`: the body's fields into a login. */
@@ -55,8 +68,9 @@ function loginRoute (instance: FastifyInstance, ctx: JwtLoginContext): void {
   instance.post('/auth', {
     config: { jwtLogin: LOGIN },
     schema: { ...LOGIN_DOC, body: LoginBody, response: { 200: LoginReply } }
-  }, async (request) => {
+  }, async (request, reply) => {
     const body = request.body as Fields
+    const { call } = stateOf(request)
     const input = {
       email: stringField(body, 'email'),
       username: stringField(body, 'username'),
@@ -64,7 +78,7 @@ function loginRoute (instance: FastifyInstance, ctx: JwtLoginContext): void {
       password: stringField(body, 'password'),
       passwordHash: stringField(body, 'password_hash')
     }
-    return { success: true, data: await passwordLogin(ctx, stateOf(request).call, input) }
+    return { success: true, data: deliver(reply, call.settings, await passwordLogin(ctx, call, input)) }
   })
 }
 
@@ -86,20 +100,36 @@ export function authRoutes (instance: FastifyInstance, ctx: JwtLoginContext): vo
   instance.post('/auth/refresh', {
     config: { jwtLogin: REFRESH },
     schema: { ...REFRESH_DOC, body: RefreshBody, response: { 200: RefreshReply } }
-  }, async (request) => {
-    const { call } = stateOf(request)
+  }, async (request, reply) => {
+    const { call, refreshCookie } = stateOf(request)
     const body = request.body as Fields
-    const refreshToken = stringField(body, 'refresh_token')
+    const refreshToken = stringField(body, 'refresh_token') ?? refreshCookie
     refuseInterimToken(ctx, call, refreshToken ?? stringField(body, 'JWT'))
     if (refreshToken === undefined) throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_TOKEN_MISSING')
-    return { success: true, data: await refreshSession(ctx, call, refreshToken) }
+    const data = await forgetDeadCookie(reply, call.settings, refreshCookie, refreshSession(ctx, call, refreshToken))
+    return { success: true, data: deliver(reply, call.settings, data) }
   })
 
   instance.post('/auth/revoke', {
     config: { jwtLogin: REVOKE, rateLimit: false },
     schema: { ...REVOKE_DOC, body: JwtFields, response: { 200: MessageReply } }
-  }, async (request) => {
-    const { call, token } = stateOf(request)
-    return { success: true, data: await revokeToken(ctx, call, token as string) }
+  }, async (request, reply) => {
+    const { call, token, refreshCookie } = stateOf(request)
+    const data = token === undefined
+      ? await forgetDeadCookie(reply, call.settings, refreshCookie, revokeRefreshSession(ctx, call, refreshCookie as string))
+      : await revokeToken(ctx, call, token)
+    // sign-out: the browser forgets the cookie too
+    if (cookieMode(call.settings)) clearRefreshCookie(reply, call.settings)
+    return { success: true, data }
   })
+}
+
+/** A refresh cookie refused as invalid (401) is cleared from the browser, so it stops sending it. */
+async function forgetDeadCookie<T> (reply: FastifyReply, settings: Settings, cookie: string | undefined, work: Promise<T>): Promise<T> {
+  try {
+    return await work
+  } catch (error) {
+    if (cookie !== undefined && (error as JwtLoginError).statusCode === 401) clearRefreshCookie(reply, settings)
+    throw error
+  }
 }

@@ -1,5 +1,6 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { OAuthTokenFields, OAuthTokenReply } from '../../schemas/oauth.js'
+import { deliver } from '../browser.js'
 import type { JwtLoginContext } from '../context.js'
 import { stateOf, type RouteGate } from '../gates.js'
 import { auditOAuthGate, oauthSignIn, type OAuthInput } from '../oauth/flow.js'
@@ -24,7 +25,7 @@ const ERRORS = [
   'ERR_JWT_LOGIN_PROVIDER_TIMEOUT', 'ERR_JWT_LOGIN_PROVIDER_ERROR', 'ERR_JWT_LOGIN_TWO_FACTOR_DISABLED'
 ] as const
 
-const gate = (authCodeFrom: 'query' | 'body'): RouteGate => ({ authCode: 'oauth', authCodeFrom, audit: auditOAuthGate, errors: ERRORS })
+const gate = (authCodeFrom: 'query' | 'body'): RouteGate => ({ authCode: 'oauth', authCodeFrom, audit: auditOAuthGate, refreshCookie: 'issues', errors: ERRORS })
 
 const doc = (method: 'GET' | 'POST'): RouteDoc => ({
   tags: ['openid'],
@@ -39,15 +40,17 @@ const doc = (method: 'GET' | 'POST'): RouteDoc => ({
 export function oauthRoutes (instance: FastifyInstance, ctx: JwtLoginContext): void {
   const registry = new OAuthRegistry(ctx.clock)
   const response = { 200: OAuthTokenReply }
-  const signIn = async (request: FastifyRequest, fields: Fields): Promise<unknown> =>
-    ({ success: true, data: await oauthSignIn(ctx, stateOf(request).call, registry, inputOf(fields)) })
+  const signIn = async (request: FastifyRequest, reply: FastifyReply, fields: Fields): Promise<unknown> => {
+    const { call } = stateOf(request)
+    return { success: true, data: deliver(reply, call.settings, await oauthSignIn(ctx, call, registry, inputOf(fields))) }
+  }
 
   instance.get('/oauth/token', {
     config: { jwtLogin: gate('query') },
     schema: { ...doc('GET'), response, querystring: OAuthTokenFields }
-  }, async (request) => await signIn(request, request.query as Fields))
+  }, async (request, reply) => await signIn(request, reply, request.query as Fields))
   instance.post('/oauth/token', {
     config: { jwtLogin: gate('body') },
     schema: { ...doc('POST'), response, body: OAuthTokenFields }
-  }, async (request) => await signIn(request, request.body as Fields))
+  }, async (request, reply) => await signIn(request, reply, request.body as Fields))
 }

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { TwoFactorBody, TwoFactorReply } from '../../schemas/two-factor.js'
+import { deliver } from '../browser.js'
 import type { JwtLoginContext } from '../context.js'
 import { stateOf, type RouteGate } from '../gates.js'
 import type { RouteDoc } from '../openapi.js'
@@ -9,6 +10,7 @@ import { completeTwoFactor, type TwoFactor } from '../two-factor/flow.js'
 const GATE: RouteGate = {
   feature: 'twoFactor',
   token: 'interim',
+  refreshCookie: 'issues',
   errors: [
     'ERR_JWT_LOGIN_TWO_FACTOR_CODE_MISSING', 'ERR_JWT_LOGIN_INTERIM_TOKEN_INVALID', 'ERR_JWT_LOGIN_TOKEN_REVOKED', 'ERR_JWT_LOGIN_TOKEN_USER_GONE',
     'ERR_JWT_LOGIN_TWO_FACTOR_LOCKED', 'ERR_JWT_LOGIN_CHALLENGE_CLOSED', 'ERR_JWT_LOGIN_TWO_FACTOR_CODE_WRONG'
@@ -28,9 +30,9 @@ export function twoFactorRoutes (instance: FastifyInstance, ctx: JwtLoginContext
   instance.post('/auth/2fa', {
     config: { jwtLogin: GATE },
     schema: { ...DOC, body: TwoFactorBody, response: { 200: TwoFactorReply } }
-  }, async (request) => {
+  }, async (request, reply) => {
     const { call, token } = stateOf(request)
     const input = { token: token as string, code: stringField(request.body as Fields, 'code') }
-    return { success: true, data: await completeTwoFactor(ctx, twoFactor as TwoFactor, call, input) }
+    return { success: true, data: deliver(reply, call.settings, await completeTwoFactor(ctx, twoFactor as TwoFactor, call, input)) }
   })
 }

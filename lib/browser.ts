@@ -1,0 +1,145 @@
+import fastifyCookie from '@fastify/cookie'
+import fastifyCors, { type FastifyCorsOptions } from '@fastify/cors'
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { CodeHasher } from './code-hash.js'
+import { JwtLoginError } from './errors.js'
+import { stringField, type Fields } from './params.js'
+import type { Settings } from './settings.js'
+
+/**
+ * Browser apps: CORS from the `cors` settings, and the refresh token in an
+ * httpOnly cookie (`refresh.cookie`) with its CSRF defence. Everything here
+ * reads the request's settings snapshot, so both follow a reload.
+ */
+
+/** The refresh cookie: `__Host-` makes the browser insist on `Secure`, `Path=/` and no `Domain`. */
+export const REFRESH_COOKIE = '__Host-jwt-login-refresh'
+
+/** Where a request that the cookie authenticates carries its CSRF token: this header, or the `csrf_token` field. */
+export const CSRF_HEADER = 'x-csrf-token'
+export const CSRF_FIELD = 'csrf_token'
+
+/** What the routes need from a browser: their methods, the headers they read, and `Retry-After` readable on a 429. */
+const CORS_ALLOWED = {
+  methods: ['GET', 'POST', 'PUT'],
+  allowedHeaders: ['content-type', 'authorization', CSRF_HEADER],
+  exposedHeaders: ['retry-after']
+}
+const CORS_OFF: FastifyCorsOptions = { origin: false }
+
+/** Whether the refresh token travels in the cookie: refresh on, and its cookie setting on. */
+export function cookieMode (settings: Settings): boolean {
+  return settings.refresh.enabled && settings.refresh.cookie.enabled
+}
+
+/**
+ * The CORS answer of one request, from its settings snapshot: the origin
+ * echoed when it is one of `cors.origins` (exact match, never a wildcard),
+ * otherwise no CORS header at all.
+ */
+function corsFor (settings: Settings, origin: string | undefined): FastifyCorsOptions {
+  const { cors } = settings
+  if (!cors.enabled || origin === undefined || !cors.origins.includes(origin)) return CORS_OFF
+  return {
+    ...CORS_ALLOWED,
+    origin,
+    credentials: cors.credentials,
+    maxAge: Math.floor(cors.maxAgeMs / 1000),
+    // an OPTIONS from an allowed origin without Access-Control-Request-Method gets the same answer, never a text/plain 400
+    strictPreflight: false
+  }
+}
+
+/**
+ * @fastify/cors and @fastify/cookie in the plugin's scope, so the host's
+ * other routes are untouched. A host that registered either itself keeps
+ * its own (Fastify refuses a second registration in a child scope): its
+ * @fastify/cors then answers the preflights, and the `cors` settings are
+ * not used (a warning says so when they are on).
+ */
+export async function registerBrowserSupport (instance: FastifyInstance, settingsOf: (request: FastifyRequest) => Settings, initial: Settings, log: FastifyBaseLogger): Promise<void> {
+  if (instance.hasRequestDecorator('corsPreflightEnabled')) {
+    if (initial.cors.enabled) log.warn('jwt-login: the host registered @fastify/cors itself, so the cors settings are not used; list the allowed pages in cors.origins only (see docs/browser-apps.md)')
+  } else {
+    await instance.register(fastifyCors, {
+      delegator: (request, callback) => { callback(null, corsFor(settingsOf(request), request.headers.origin)) }
+    })
+  }
+  // the cookie is parsed only by the two routes that read it, never on the validate path
+  if (!instance.hasReplyDecorator('setCookie')) await instance.register(fastifyCookie, { hook: false })
+}
+
+function cookieOptions (settings: Settings): { httpOnly: true, secure: true, path: '/', sameSite: 'strict' | 'lax' } {
+  return { httpOnly: true, secure: true, path: '/', sameSite: settings.refresh.cookie.sameSite }
+}
+
+/** The refresh token of the request's cookie, or `undefined`. */
+export function refreshCookieOf (request: FastifyRequest): string | undefined {
+  const header = request.headers.cookie
+  if (header === undefined) return undefined
+  const value = request.server.parseCookie(header)[REFRESH_COOKIE]
+  return value === undefined || value === '' ? undefined : value
+}
+
+/** Tells the browser to forget the refresh cookie (sign-out, or a cookie that no longer works). */
+export function clearRefreshCookie (reply: FastifyReply, settings: Settings): void {
+  reply.clearCookie(REFRESH_COOKIE, cookieOptions(settings))
+}
+
+const csrfHasher = new CodeHasher('csrf token')
+
+/** The session a refresh token belongs to: the part before its first dot (`<session id>.<secret>`). */
+function sessionOf (refreshToken: string): string {
+  return refreshToken.slice(0, Math.max(0, refreshToken.indexOf('.')))
+}
+
+/**
+ * The CSRF token of a session: an HMAC of its id under the first signing
+ * key. It stays the same for the whole session (rotations included), a page
+ * cannot compute it, and it checks under every configured key, so a key
+ * rotation does not break it while the old key is still listed.
+ */
+export function csrfTokenFor (settings: Settings, sessionId: string): string {
+  return csrfHasher.hash(settings.tokens, `csrf:${sessionId}`).hash
+}
+
+/**
+ * A cookie-authenticated request must prove it comes from the app: the CSRF
+ * token the app was given with its tokens, in the `X-CSRF-Token` header or
+ * the `csrf_token` field. Checked under every key, in constant time.
+ */
+export function checkCsrf (request: FastifyRequest, settings: Settings, refreshToken: string): void {
+  const header = request.headers[CSRF_HEADER]
+  const presented = typeof header === 'string' && header !== '' ? header : stringField(request.body as Fields, CSRF_FIELD)
+  if (presented === undefined || !csrfHasher.matches(settings.tokens, { hash: presented }, `csrf:${sessionOf(refreshToken)}`)) {
+    throw new JwtLoginError('ERR_JWT_LOGIN_CSRF_TOKEN_INVALID')
+  }
+}
+
+/**
+ * In cookie mode, a request that may set or use the cookie and names an
+ * `Origin` must come from an allowed page: one of `cors.origins`, or the
+ * host's own origin. A request without `Origin` (not a browser, or a browser
+ * that leaves it out of a same-origin GET) relies on the CSRF token.
+ */
+export function checkOrigin (request: FastifyRequest, settings: Settings): void {
+  const origin = request.headers.origin
+  if (origin === undefined || settings.cors.origins.includes(origin) || origin === `${request.protocol}://${request.host}`) return
+  throw new JwtLoginError('ERR_JWT_LOGIN_ORIGIN_NOT_ALLOWED')
+}
+
+/** An answer that holds a session's tokens, as the flows give it. */
+export interface Issued { jwt: string, refresh_token?: string }
+
+/**
+ * The answer of a route that issues tokens. In cookie mode the refresh token
+ * goes into the cookie (`HttpOnly`, `Secure`, `Path=/`, `SameSite` by the
+ * setting, for the refresh lifetime) and the body carries the session's CSRF
+ * token in its place; otherwise the answer is unchanged.
+ */
+export function deliver<T extends Issued> (reply: FastifyReply, settings: Settings, data: T): T | (Omit<T, 'refresh_token'> & { csrf_token: string }) {
+  if (!cookieMode(settings) || data.refresh_token === undefined) return data
+  const { refresh_token: refreshToken, ...rest } = data
+  reply.setCookie(REFRESH_COOKIE, refreshToken, { ...cookieOptions(settings), maxAge: Math.floor(settings.refresh.lifetimeMs / 1000) })
+  return { ...rest, csrf_token: csrfTokenFor(settings, sessionOf(refreshToken)) }
+}
