@@ -110,6 +110,10 @@ export function resolveSettings (input: unknown): Settings {
   if (reuseIntervalMs > MAX_REUSE_INTERVAL_MS) throw new JwtLoginSettingsError('refresh/reuseInterval', 'must be at most 5 minutes')
   const limits = s.limits as Record<'loginPerAccount' | 'loginPerIp' | 'requestsPerIp', { max?: number, window?: string | number }>
   const resetPassword = resolveResetPassword(s.resetPassword, limit, ms)
+  const cors = resolveCors(s.cors, ms)
+  if (s.refresh.cookie.enabled === true && cors.enabled && cors.origins.length > 0 && !cors.credentials) {
+    throw new JwtLoginSettingsError('cors/credentials', 'cookie mode (refresh.cookie.enabled) across origins needs cors.credentials: true, or the browsers send no cookie')
+  }
   return {
     authentication: { enabled: s.authentication.enabled as boolean },
     authCodes: {
@@ -146,7 +150,7 @@ export function resolveSettings (input: unknown): Settings {
       emailCodeLifetimeMs: ms(twoFactor.emailCodeLifetime, 'twoFactor/emailCodeLifetime')
     },
     oauth: { providers: resolveOAuthProviders(s.oauth.providers as Record<string, OAuthProviderInput>) },
-    cors: resolveCors(s.cors, ms),
+    cors,
     bodyLimit: s.bodyLimit
   }
 }

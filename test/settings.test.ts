@@ -36,7 +36,8 @@ t.test('defaults: every group resolved, durations in ms', async (t) => {
   })
   t.same(s.login, { allowPasswordHash: false })
   t.same(s.bearer, { enabled: true })
-  t.same(s.refresh, { enabled: false, lifetimeMs: 14 * 24 * 3600_000, reuseIntervalMs: 30_000 })
+  t.same(s.refresh, { enabled: false, lifetimeMs: 14 * 24 * 3600_000, reuseIntervalMs: 30_000, cookie: { enabled: false, sameSite: 'strict' } })
+  t.same(s.cors, { enabled: false, origins: [], credentials: false, maxAgeMs: 600_000 })
   t.same(s.validate, { enabled: true })
   t.same(s.revoke, { enabled: true })
   t.same(s.tokens, {

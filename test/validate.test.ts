@@ -21,7 +21,8 @@ t.test('GET with ?JWT=, POST with body JWT, POST with Bearer', async (t) => {
   const body = viaQuery.json()
   t.same(Object.keys(body), ['success', 'data'])
   t.equal(body.success, true)
-  t.same(Object.keys(body.data), ['user', 'jwt'])
+  t.same(Object.keys(body.data), ['user', 'roles', 'jwt'])
+  t.same(body.data.roles, ['subscriber'], 'the roles beside the user, as Simple JWT Login 4.x answers')
   t.same(body.data.user, { ID: 1, user_login: 'alice', user_email: ALICE.email, display_name: ALICE.displayName, roles: ['subscriber'] })
   t.equal(body.data.jwt.length, 1)
   const entry = body.data.jwt[0]
