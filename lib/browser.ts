@@ -120,11 +120,18 @@ export function checkCsrf (request: FastifyRequest, settings: Settings, refreshT
  * In cookie mode, a request that may set or use the cookie and names an
  * `Origin` must come from an allowed page: one of `cors.origins`, or the
  * host's own origin. A request without `Origin` (not a browser, or a browser
- * that leaves it out of a same-origin GET) relies on the CSRF token.
+ * that leaves it out of a same-origin GET) relies on the CSRF token; but a
+ * top-level navigation from another origin, which carries no `Origin` on a
+ * GET, is refused: a link to `GET /oauth/token?code=<the attacker's>` would
+ * otherwise sign the visitor into the attacker's account (login CSRF).
  */
 export function checkOrigin (request: FastifyRequest, settings: Settings): void {
-  const origin = request.headers.origin
-  if (origin === undefined || settings.cors.origins.includes(origin) || origin === `${request.protocol}://${request.host}`) return
+  const { origin } = request.headers
+  if (origin === undefined) {
+    if (request.headers['sec-fetch-mode'] !== 'navigate' || request.headers['sec-fetch-site'] === 'same-origin') return
+  } else if (settings.cors.origins.includes(origin) || origin === `${request.protocol}://${request.host}`) {
+    return
+  }
   throw new JwtLoginError('ERR_JWT_LOGIN_ORIGIN_NOT_ALLOWED')
 }
 

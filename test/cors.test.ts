@@ -212,3 +212,23 @@ t.test("OPTIONS / stays the host's when it declared it before the plugin; declar
   t.throws(() => after.options('/', async () => 'late'), /OPTIONS \/ is already declared by jwt-login/)
   await after.close()
 })
+
+t.test('cookie mode: a top-level navigation from another origin to a route that sets the cookie is refused (login CSRF by a link)', async (t) => {
+  const { app } = await buildApp({ refresh: { enabled: true, cookie: { enabled: true } } })
+  t.teardown(() => app.close())
+  const navigate = (site: string): Promise<LightMyRequestResponse> => app.inject({
+    method: 'POST',
+    url: `${PREFIX}/auth`,
+    headers: { 'sec-fetch-mode': 'navigate', 'sec-fetch-site': site },
+    payload: { email: ALICE.email, password: ALICE.password }
+  })
+  for (const site of ['cross-site', 'same-site', 'none']) {
+    const res = await navigate(site)
+    t.equal(res.statusCode, 403, `${site} navigation`)
+    t.equal(errorCode(res), 208)
+    t.equal(res.headers['set-cookie'], undefined, 'no cookie is set')
+  }
+  t.equal((await navigate('same-origin')).statusCode, 200, 'a navigation from the host\'s own pages is fine')
+  const fetched = await app.inject({ method: 'POST', url: `${PREFIX}/auth`, headers: { 'sec-fetch-mode': 'cors', 'sec-fetch-site': 'same-site' }, payload: { email: ALICE.email, password: ALICE.password } })
+  t.equal(fetched.statusCode, 200, 'a fetch without Origin is not a navigation')
+})
