@@ -1,4 +1,4 @@
-import fastifyCookie from '@fastify/cookie'
+import fastifyCookie, { type CookieSerializeOptions } from '@fastify/cookie'
 import fastifyCors, { type FastifyCorsOptions } from '@fastify/cors'
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { CodeHasher } from './code-hash.js'
@@ -69,8 +69,24 @@ export async function registerBrowserSupport (instance: FastifyInstance, setting
   if (!instance.hasReplyDecorator('setCookie')) await instance.register(fastifyCookie, { hook: false })
 }
 
-function cookieOptions (settings: Settings): { httpOnly: true, secure: true, path: '/', sameSite: 'strict' | 'lax' } {
-  return { httpOnly: true, secure: true, path: '/', sameSite: settings.refresh.cookie.sameSite }
+/**
+ * Every attribute of the refresh cookie, stated: a host's own @fastify/cookie
+ * merges its `parseOptions` under these, and a `domain` there would make
+ * browsers drop a `__Host-` cookie, a `signed` one would append a signature
+ * the routes do not strip.
+ */
+function cookieOptions (settings: Settings): CookieSerializeOptions & { signed: false } {
+  return {
+    httpOnly: true,
+    secure: true,
+    path: '/',
+    sameSite: settings.refresh.cookie.sameSite,
+    domain: undefined,
+    expires: undefined,
+    partitioned: false,
+    signed: false,
+    encode: encodeURIComponent
+  }
 }
 
 /** The refresh token of the request's cookie, or `undefined`. */

@@ -163,7 +163,8 @@ t.test('a host that registered @fastify/cors and @fastify/cookie itself keeps th
   await users.addUser(ALICE)
   const app = Fastify()
   await app.register(fastifyCors, { origin: ['https://host-app.example.com'], methods: ['GET', 'POST', 'PUT'] })
-  await app.register(fastifyCookie)
+  // the host's defaults for its own cookies must not reach the refresh cookie
+  await app.register(fastifyCookie, { secret: 'a host cookie secret of 32 bytes!!', parseOptions: { domain: 'example.com', signed: true, partitioned: true } })
   await app.register(jwtLogin, {
     users,
     // the recipe: cors settings off, the allowed pages still listed for cookie mode's Origin check
@@ -183,7 +184,15 @@ t.test('a host that registered @fastify/cors and @fastify/cookie itself keeps th
   t.equal(errorCode(signedIn), 208)
   const fromApp = await login(app, APP)
   t.equal(fromApp.statusCode, 200, 'an origin in cors.origins may sign in')
-  t.match(fromApp.headers['set-cookie'], /^__Host-jwt-login-refresh=/, "the cookie is set with the host's @fastify/cookie")
+  const cookie = fromApp.headers['set-cookie'] as string
+  t.match(cookie, /^__Host-jwt-login-refresh=[\w-]+\.[\w-]+;/, "the cookie is set with the host's @fastify/cookie, unsigned")
+  t.notMatch(cookie, /Domain|Partitioned/i, "without the host's Domain (browsers drop a __Host- cookie with one) or Partitioned")
+  const refreshed = await app.inject({
+    method: 'POST',
+    url: `${PREFIX}/auth/refresh`,
+    headers: { origin: APP, cookie: cookie.split(';')[0] as string, 'x-csrf-token': fromApp.json().data.csrf_token }
+  })
+  t.equal(refreshed.statusCode, 200, 'and the cookie refreshes')
 })
 
 t.test('registration warns when the host has @fastify/cors and the cors settings are on', async (t) => {
