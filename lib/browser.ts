@@ -51,22 +51,26 @@ function corsFor (settings: Settings, origin: string | undefined): FastifyCorsOp
 }
 
 /**
- * @fastify/cors and @fastify/cookie in the plugin's scope, so the host's
- * other routes are untouched. A host that registered either itself keeps
- * its own (Fastify refuses a second registration in a child scope): its
- * @fastify/cors then answers the preflights, and the `cors` settings are
- * not used (a warning says so when they are on).
+ * @fastify/cors (when `cors.enabled` is on at registration) and
+ * @fastify/cookie in the plugin's scope, so the host's other routes are
+ * untouched. Off, no CORS route or hook is added: a host's own preflight
+ * handling keeps every path. A host that registered either plugin itself
+ * keeps its own (a second registration would clash on their decorators):
+ * its @fastify/cors then answers the preflights, and a warning says the
+ * `cors` settings are not used.
  */
-export async function registerBrowserSupport (instance: FastifyInstance, settingsOf: (request: FastifyRequest) => Settings, initial: Settings, log: FastifyBaseLogger): Promise<void> {
-  if (instance.hasRequestDecorator('corsPreflightEnabled')) {
+export async function registerBrowserSupport (instance: FastifyInstance, prefix: string, settingsOf: (request: FastifyRequest) => Settings, initial: Settings, log: FastifyBaseLogger): Promise<void> {
+  if (instance.hasPlugin('@fastify/cors')) {
     if (initial.cors.enabled) log.warn('jwt-login: the host registered @fastify/cors itself, so the cors settings are not used; list the allowed pages in cors.origins only (see docs/browser-apps.md)')
-  } else {
+  } else if (initial.cors.enabled) {
+    // @fastify/cors's catch-all preflight route is `<prefix>*`: a host path such as `<prefix>-admin/x` gets no CORS from it
+    const under = `${prefix}/`
     await instance.register(fastifyCors, {
-      delegator: (request, callback) => { callback(null, corsFor(settingsOf(request), request.headers.origin)) }
+      delegator: (request, callback) => { callback(null, request.url.startsWith(under) ? corsFor(settingsOf(request), request.headers.origin) : CORS_OFF) }
     })
   }
   // the cookie is parsed only by the two routes that read it, never on the validate path
-  if (!instance.hasReplyDecorator('setCookie')) await instance.register(fastifyCookie, { hook: false })
+  if (!instance.hasPlugin('@fastify/cookie')) await instance.register(fastifyCookie, { hook: false })
 }
 
 /**

@@ -60,12 +60,14 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
   const backing = options.store ?? new MemoryStore({ clock })
   backing.attachLogger?.(fastify.log)
   const store = guardStore(backing)
+  let corsRegistered = false
   const settings = await SettingsHolder.create(options.settings, {
     ttlMs: settingsTtlMs,
     onInvalid: (error) => fastify.log.warn({ err: error }, 'jwt-login: settings reload refused; the last good settings stay'),
-    accept: acceptReload(options)
+    accept: acceptReload(options, () => corsRegistered)
   })
   const initial = settings.current
+  corsRegistered = initial.cors.enabled
   checkSettings(initial, options)
   const { ctx, twoFactor } = await buildContext(fastify, options, userCache, initial, store, clock)
   const reset = createPasswordReset(ctx, options.mailer, options.passwordPolicy ?? null)
@@ -92,7 +94,8 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
     registerRoutes(instance, ctx, reset, twoFactor)
   }, { prefix, logSerializers: SCOPE_SERIALIZERS })
 
-  if (options.restRoute !== false) serveRestRoute(fastify, prefix)
+  // the query form's preflights reach the plugin only when its CORS answers them
+  if (options.restRoute !== false) serveRestRoute(fastify, prefix, initial.cors.enabled)
 }
 
 export default fp(jwtLogin, { name: 'jwt-login', fastify: '5.x' })

@@ -1,5 +1,6 @@
 import type { SettingsInput } from '../schemas/settings.js'
 import type { Clock } from './clock.js'
+import { DEFAULT_PREFIX } from './rest-route.js'
 import type { SecondFactorGate } from './context.js'
 import { DURATION_HINT, toMs } from './duration.js'
 import type { Mailer } from './mail/types.js'
@@ -136,6 +137,9 @@ export function checkOptions (options: JwtLoginOptions): { userCache: UserCacheL
 export function checkSettings (settings: Settings, options: JwtLoginOptions): void {
   checkResetSetup(settings, options.users, options.mailer)
   checkAdapterFor(settings, options.users)
+  if (settings.cors.enabled && (options.prefix ?? DEFAULT_PREFIX).replace(/\/+$/, '') === '') {
+    throw new JwtLoginSettingsError('cors/enabled', "with prefix '' the plugin's routes share the host's root, and its CORS would answer the preflights of every host route: leave cors.enabled off and register @fastify/cors for the whole app (docs/browser-apps.md)")
+  }
 }
 
 /**
@@ -155,9 +159,16 @@ function checkAdapterFor (settings: Settings, users: UserAdapter): void {
   }
 }
 
-/** What a reload may not change: the keys, the algorithm and the body limit need a restart. */
-export function acceptReload (options: JwtLoginOptions): (next: Settings, current: Settings) => void {
+/**
+ * What a reload may not change: the keys, the algorithm and the body limit
+ * need a restart, and so does turning CORS on when it was off at
+ * registration (`corsRegistered`): that registers @fastify/cors.
+ */
+export function acceptReload (options: JwtLoginOptions, corsRegistered: () => boolean): (next: Settings, current: Settings) => void {
   return (next, current) => {
+    if (next.cors.enabled && !corsRegistered()) {
+      throw new JwtLoginSettingsError('cors/enabled', 'turning CORS on needs a restart, since it was off at registration; turning it off, and cors.origins, cors.credentials and cors.maxAge, are live')
+    }
     if (JSON.stringify(next.tokens.keys) !== JSON.stringify(current.tokens.keys) || next.tokens.algorithm !== current.tokens.algorithm) {
       throw new JwtLoginSettingsError('tokens/keys', 'keys and algorithm change only with a restart')
     }

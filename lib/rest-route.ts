@@ -68,9 +68,12 @@ function registerRestRoute (fastify: FastifyInstance, prefix: string, methods: H
 
 const TURN_OFF = 'to keep your own /, register jwt-login with restRoute: false and pass restRouteRewrite() to Fastify({ rewriteUrl }), which still answers /?rest_route='
 
+const OWN_CORS = 'the cors settings answer the preflights of /?rest_route= on OPTIONS /: to answer them with your own CORS (@fastify/cors), register it before jwt-login and leave cors.enabled off'
+
 function restRouteConflict (method: string, url: string, owner: string): JwtLoginSettingsError {
   const what = url.endsWith('*') ? `${method} ${url} (a wildcard that also answers /)` : `${method} ${url}`
-  return new JwtLoginSettingsError('restRoute', `${what} is already declared by ${owner}, and restRoute (on by default) serves /?rest_route= on /: ${TURN_OFF}`, 'option')
+  const why = method === PREFLIGHT ? OWN_CORS : `restRoute (on by default) serves /?rest_route= on /: ${TURN_OFF}`
+  return new JwtLoginSettingsError('restRoute', `${what} is already declared by ${owner}, and ${why}`, 'option')
 }
 
 /**
@@ -78,9 +81,10 @@ function restRouteConflict (method: string, url: string, owner: string): JwtLogi
  * named error when the host has `/` too. A host route declared before the
  * plugin is found by `hasRoute`; one declared after it meets the onRoute hook,
  * which throws from the host's own `fastify.get('/')` (Fastify would otherwise
- * throw its bare duplicate-route error there).
+ * throw its bare duplicate-route error there). With `preflight` (the plugin's
+ * CORS is on) `OPTIONS /` is served too, unless the host already answers it.
  */
-export function serveRestRoute (fastify: FastifyInstance, prefix: string): void {
+export function serveRestRoute (fastify: FastifyInstance, prefix: string, preflight: boolean): void {
   // the route lands on the host's `/`, or on the scope's prefix when the host registered jwt-login in a prefixed scope
   const root = fastify.prefix === '' ? '/' : fastify.prefix
   // a wildcard at the root (a single-page-app fallback, @fastify/static) answers `/` too, and would lose it to this route
@@ -90,13 +94,13 @@ export function serveRestRoute (fastify: FastifyInstance, prefix: string): void 
       if (fastify.hasRoute({ method, url })) throw restRouteConflict(method, url, 'the host (or another jwt-login instance: give it restRoute: false)')
     }
   }
-  // a host's own `OPTIONS /` keeps answering (its preflights for /?rest_route= too); a host @fastify/cors's `OPTIONS *` answers in its hook
-  const served = fastify.hasRoute({ method: PREFLIGHT, url: root }) ? REST_ROUTE_METHODS : [...REST_ROUTE_METHODS, PREFLIGHT]
+  // a host that answers OPTIONS on `/` itself (its own CORS) keeps doing so, for the query form too
+  const served = preflight && !urls.some(url => fastify.hasRoute({ method: PREFLIGHT, url })) ? [...REST_ROUTE_METHODS, PREFLIGHT] : REST_ROUTE_METHODS
   registerRestRoute(fastify, prefix, served)
   fastify.addHook('onRoute', (route) => {
     if (!urls.includes(route.url)) return
     const methods = Array.isArray(route.method) ? route.method : [route.method]
-    const taken = methods.find(method => REST_ROUTE_METHODS.includes(method) || (method === PREFLIGHT && route.url === root && served.includes(PREFLIGHT)))
+    const taken = methods.find(method => served.includes(method))
     if (taken !== undefined) throw restRouteConflict(taken, route.url, 'jwt-login')
   })
 }

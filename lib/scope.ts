@@ -64,7 +64,7 @@ async function registerRequestLimit (instance: FastifyInstance, store: StateStor
 export async function setUpScope (instance: FastifyInstance, options: ScopeOptions): Promise<void> {
   const bodyFault = await registerBodyReaders(instance, options)
   await registerRequestLimit(instance, options.store)
-  await registerBrowserSupport(instance, (request) => stateOf(request).call.settings, options.initial, instance.log)
+  await registerBrowserSupport(instance, instance.prefix, (request) => stateOf(request).call.settings, options.initial, instance.log)
 
   instance.addHook('onRoute', (route) => {
     // a bodyLimit in register options is ignored by Fastify: set it on each route

@@ -120,8 +120,9 @@ t.test('an OPTIONS from an allowed origin without Access-Control-Request-Method 
   t.equal(res.headers['access-control-allow-origin'], APP)
 })
 
-t.test('live: a settings reload turns CORS on and off, and changes the origins', async (t) => {
-  let settings: SettingsInput = { tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }] } }
+t.test('live: a reload changes the origins and turns CORS off and on again; turning it on needs it on at registration', async (t) => {
+  const keys = { tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }] } }
+  let settings: SettingsInput = { ...keys, cors: { enabled: true, origins: [APP] } }
   const users = new MemoryUserAdapter()
   await users.addUser(ALICE)
   const app = Fastify()
@@ -129,17 +130,54 @@ t.test('live: a settings reload turns CORS on and off, and changes the origins',
   await app.ready()
   t.teardown(() => app.close())
 
-  t.equal((await preflight(app, `${PREFIX}/auth`, 'POST')).statusCode, 404, 'off at start')
-  settings = { ...settings, cors: { enabled: true, origins: [APP] } }
-  await app.jwtLogin.reloadSettings()
-  t.equal((await preflight(app, `${PREFIX}/auth`, 'POST')).statusCode, 204, 'on after the reload')
-  settings = { ...settings, cors: { enabled: true, origins: [OTHER] } }
+  t.equal((await preflight(app, `${PREFIX}/auth`, 'POST')).statusCode, 204, 'on at start')
+  settings = { ...keys, cors: { enabled: true, origins: [OTHER] } }
   await app.jwtLogin.reloadSettings()
   t.equal((await preflight(app, `${PREFIX}/auth`, 'POST')).statusCode, 404, 'an origin taken off the list is refused')
   t.equal((await preflight(app, `${PREFIX}/auth`, 'POST', OTHER)).headers['access-control-allow-origin'], OTHER)
-  settings = { ...settings, cors: { enabled: false, origins: [OTHER] } }
+  settings = { ...keys, cors: { enabled: false, origins: [OTHER] } }
   await app.jwtLogin.reloadSettings()
-  t.same(corsHeaders(await login(app, OTHER)), [], 'off again')
+  t.same(corsHeaders(await login(app, OTHER)), [], 'off')
+  t.equal((await preflight(app, `${PREFIX}/auth`, 'POST', OTHER)).statusCode, 404)
+  settings = { ...keys, cors: { enabled: true, origins: [OTHER] } }
+  await app.jwtLogin.reloadSettings()
+  t.equal((await preflight(app, `${PREFIX}/auth`, 'POST', OTHER)).statusCode, 204, 'on again')
+
+  let offSettings: SettingsInput = keys
+  const off = Fastify()
+  await off.register(jwtLogin, { users, settings: async () => offSettings })
+  await off.ready()
+  t.teardown(() => off.close())
+  offSettings = { ...keys, cors: { enabled: true, origins: [APP] } }
+  await t.rejects(off.jwtLogin.reloadSettings(), { path: 'cors/enabled', message: /needs a restart/ }, 'off at registration: no CORS was registered, so the reload is refused')
+  t.equal((await preflight(off, `${PREFIX}/auth`, 'POST')).statusCode, 404, 'and the last good settings stay')
+})
+
+t.test('off at registration, the plugin adds no OPTIONS route: a host\'s own preflight handler keeps every path', async (t) => {
+  const { app } = await buildHost((host) => {
+    host.options('*', async (_request, reply) => { await reply.code(204).header('x-host-preflight', 'yes').send() })
+  })
+  t.teardown(() => app.close())
+  for (const url of [`${PREFIX}/auth`, `/?rest_route=${PREFIX}/auth`, '/', '/jwt-login/v1-admin/x']) {
+    const res = await preflight(app, url, 'POST')
+    t.equal(res.headers['x-host-preflight'], 'yes', `OPTIONS ${url} is the host's`)
+  }
+})
+
+t.test("on, the plugin's preflights stay under its prefix: a host path that only starts with the prefix string gets no CORS", async (t) => {
+  const { app } = await buildHost((host) => {
+    host.put('/jwt-login/v1-admin/users', async () => ({ ok: true }))
+  }, { cors: { enabled: true, origins: [APP], credentials: true } })
+  t.teardown(() => app.close())
+  const res = await preflight(app, '/jwt-login/v1-admin/users', 'PUT')
+  t.same(corsHeaders(res), [], 'no CORS header for a host path')
+})
+
+t.test("with prefix '' cors.enabled is refused: its preflights would cover every host route", async (t) => {
+  const app = Fastify()
+  void app.register(jwtLogin, { users: new MemoryUserAdapter(), prefix: '', settings: { tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }] }, ...CORS_ON } })
+  await t.rejects(async () => { await app.ready() }, { path: 'cors/enabled', message: /register @fastify\/cors for the whole app/ })
+  await app.close()
 })
 
 t.test("the host's other routes are not touched", async (t) => {
@@ -216,9 +254,17 @@ t.test("OPTIONS / stays the host's when it declared it before the plugin; declar
   const res = await preflight(before, `/?rest_route=${PREFIX}/auth`, 'POST')
   t.equal(res.body, 'host preflight', "the host's OPTIONS / answers")
 
+  const wildcard = Fastify()
+  wildcard.options('/*', async () => 'host wildcard')
+  await wildcard.register(jwtLogin, { users, settings: { tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }] }, ...CORS_ON } })
+  await wildcard.ready()
+  t.teardown(() => wildcard.close())
+  t.equal((await preflight(wildcard, '/', 'POST')).body, 'host wildcard', "a host's OPTIONS /* keeps /")
+
   const after = Fastify()
-  await after.register(jwtLogin, { users, settings: { tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }] } } })
-  t.throws(() => after.options('/', async () => 'late'), /OPTIONS \/ is already declared by jwt-login/)
+  await after.register(jwtLogin, { users, settings: { tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }] }, ...CORS_ON } })
+  t.throws(() => after.options('/', async () => 'late'), /OPTIONS \/ is already declared by jwt-login, and the cors settings answer/)
+  t.throws(() => after.options('/*', async () => 'late'), /leave cors.enabled off/)
   await after.close()
 })
 
