@@ -175,7 +175,7 @@ t.test("on, the plugin's preflights stay under its prefix: a host path that only
 
 t.test("with prefix '' cors.enabled is refused: its preflights would cover every host route", async (t) => {
   const app = Fastify()
-  void app.register(jwtLogin, { users: new MemoryUserAdapter(), prefix: '', settings: { tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }] }, ...CORS_ON } })
+  app.register(jwtLogin, { users: new MemoryUserAdapter(), prefix: '', settings: { tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }] }, ...CORS_ON } })
   await t.rejects(async () => { await app.ready() }, { path: 'cors/enabled', message: /register @fastify\/cors for the whole app/ })
   await app.close()
 })
