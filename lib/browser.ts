@@ -5,6 +5,7 @@ import { CodeHasher } from './code-hash.js'
 import { JwtLoginError } from './errors.js'
 import { stringField, type Fields } from './params.js'
 import type { Settings } from './settings.js'
+import { refreshTokenSession } from './tokens.js'
 
 /**
  * Browser apps: CORS from the `cors` settings, and the refresh token in an
@@ -108,11 +109,6 @@ export function clearRefreshCookie (reply: FastifyReply, settings: Settings): vo
 
 const csrfHasher = new CodeHasher('csrf token')
 
-/** The session a refresh token belongs to: the part before its first dot (`<session id>.<secret>`). */
-function sessionOf (refreshToken: string): string {
-  return refreshToken.slice(0, Math.max(0, refreshToken.indexOf('.')))
-}
-
 /**
  * The CSRF token of a session: an HMAC of its id under the first signing
  * key. It stays the same for the whole session (rotations included), a page
@@ -123,32 +119,45 @@ export function csrfTokenFor (settings: Settings, sessionId: string): string {
   return csrfHasher.hash(settings.tokens, `csrf:${sessionId}`).hash
 }
 
-/**
- * A cookie-authenticated request must prove it comes from the app: the CSRF
- * token the app was given with its tokens, in the `X-CSRF-Token` header or
- * the `csrf_token` field. Checked under every key, in constant time.
- */
-export function checkCsrf (request: FastifyRequest, settings: Settings, refreshToken: string): void {
+/** The CSRF token a request carries: the `X-CSRF-Token` header, or the `csrf_token` field. */
+function presentedCsrf (request: FastifyRequest): string | undefined {
   const header = request.headers[CSRF_HEADER]
-  const presented = typeof header === 'string' && header !== '' ? header : stringField(request.body as Fields, CSRF_FIELD)
-  if (presented === undefined || !csrfHasher.matches(settings.tokens, { hash: presented }, `csrf:${sessionOf(refreshToken)}`)) {
-    throw new JwtLoginError('ERR_JWT_LOGIN_CSRF_TOKEN_INVALID')
-  }
+  return typeof header === 'string' && header !== '' ? header : stringField(request.body as Fields, CSRF_FIELD)
 }
 
 /**
- * In cookie mode, a request that may set or use the cookie and names an
- * `Origin` must come from an allowed page: one of `cors.origins`, or the
- * host's own origin. A request without `Origin` (not a browser, or a browser
- * that leaves it out of a same-origin GET) relies on the CSRF token; but a
- * top-level navigation from another origin, which carries no `Origin` on a
- * GET, is refused: a link to `GET /oauth/token?code=<the attacker's>` would
- * otherwise sign the visitor into the attacker's account (login CSRF).
+ * The refresh cookie as the request's credential, in cookie mode. `reads`
+ * (refresh) takes it when the request has no token of its own (`own`);
+ * `ends` (revoke, sign-out) takes it also beside a JWT when the request
+ * carries a CSRF token, so a sign-out with an expired JWT still ends the
+ * cookie's session. Taken, it needs the session's CSRF token (403 / 209,
+ * checked under every key in constant time, before any store work).
+ */
+export function cookieCredential (request: FastifyRequest, settings: Settings, use: 'reads' | 'ends', own: string | undefined): string | undefined {
+  const cookie = refreshCookieOf(request)
+  const csrf = presentedCsrf(request)
+  if (cookie === undefined || (own !== undefined && (use === 'reads' || csrf === undefined))) return undefined
+  if (csrf === undefined || !csrfHasher.matches(settings.tokens, { hash: csrf }, `csrf:${refreshTokenSession(cookie)}`)) {
+    throw new JwtLoginError('ERR_JWT_LOGIN_CSRF_TOKEN_INVALID')
+  }
+  return cookie
+}
+
+/**
+ * In cookie mode, a request that may set or use the cookie must come from
+ * an allowed page. With an `Origin`: one of `cors.origins`, or the host's own
+ * origin. Without one, only a client that is no browser (no
+ * `Sec-Fetch-Site`) sending a POST, or the host's own pages
+ * (`Sec-Fetch-Site: same-origin`): a link, a redirect or an `<img>` from
+ * another page sends no `Origin` on a GET, and `GET /oauth/token?code=<the
+ * attacker's>` would otherwise replace the visitor's cookie with the
+ * attacker's session (login CSRF).
  */
 export function checkOrigin (request: FastifyRequest, settings: Settings): void {
   const { origin } = request.headers
   if (origin === undefined) {
-    if (request.headers['sec-fetch-mode'] !== 'navigate' || request.headers['sec-fetch-site'] === 'same-origin') return
+    const site = request.headers['sec-fetch-site']
+    if (site === undefined ? request.method === 'POST' : site === 'same-origin') return
   } else if (settings.cors.origins.includes(origin) || origin === `${request.protocol}://${request.host}`) {
     return
   }
@@ -168,5 +177,5 @@ export function deliver<T extends Issued> (reply: FastifyReply, settings: Settin
   if (!cookieMode(settings) || data.refresh_token === undefined) return data
   const { refresh_token: refreshToken, ...rest } = data
   reply.setCookie(REFRESH_COOKIE, refreshToken, { ...cookieOptions(settings), maxAge: Math.floor(settings.refresh.lifetimeMs / 1000) })
-  return { ...rest, csrf_token: csrfTokenFor(settings, sessionOf(refreshToken)) }
+  return { ...rest, csrf_token: csrfTokenFor(settings, refreshTokenSession(refreshToken)) }
 }

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import { checkAuthCode } from './auth-codes.js'
-import { checkCsrf, checkOrigin, cookieMode, refreshCookieOf } from './browser.js'
+import { checkOrigin, cookieCredential, cookieMode } from './browser.js'
 import type { Call, JwtLoginContext } from './context.js'
 import { JwtLoginError, type JwtLoginErrorCode } from './errors.js'
 import type { JwtLoginEvents } from './events.js'
@@ -37,12 +37,11 @@ export interface RouteGate {
   audit?: GateAudit
   /**
    * In cookie mode (`refresh.cookie`): `issues` (a route that sets the
-   * refresh cookie) and `reads` (one that may use it) refuse a foreign
-   * `Origin`; `reads` takes the cookie when the request carries no other
-   * credential (the route's JWT, or a `refresh_token` field), and then
-   * needs the CSRF token.
+   * refresh cookie), `reads` (refresh) and `ends` (revoke) refuse a foreign
+   * origin; `reads` and `ends` may take the cookie as the credential, with
+   * the CSRF token (see `cookieCredential`).
    */
-  refreshCookie?: 'issues' | 'reads'
+  refreshCookie?: 'issues' | 'reads' | 'ends'
   /**
    * The errors the route's flow answers besides its gate's: each joins the
    * route's response schemas (serialisation and the OpenAPI document).
@@ -92,7 +91,7 @@ export function gateErrors (gate: RouteGate): JwtLoginErrorCode[] {
   if (gate.authCode !== undefined) errors.push('ERR_JWT_LOGIN_AUTH_CODE_MISSING', 'ERR_JWT_LOGIN_AUTH_CODE_INVALID')
   if (gate.refreshCookie !== undefined) errors.push('ERR_JWT_LOGIN_ORIGIN_NOT_ALLOWED')
   if (gate.token !== undefined) errors.push(TOKEN_MISSING[gate.token])
-  if (gate.refreshCookie === 'reads') errors.push('ERR_JWT_LOGIN_CSRF_TOKEN_INVALID')
+  if (gate.refreshCookie === 'reads' || gate.refreshCookie === 'ends') errors.push('ERR_JWT_LOGIN_CSRF_TOKEN_INVALID')
   return errors
 }
 
@@ -138,13 +137,13 @@ function checkGate (ctx: JwtLoginContext, request: FastifyRequest, gate: RouteGa
     gate.audit?.(ctx.events, state.call, error as JwtLoginError, stage)
     throw error
   }
-  const cookies = gate.refreshCookie !== undefined && cookieMode(settings)
+  const use = gate.refreshCookie
+  const cookies = use !== undefined && cookieMode(settings)
   if (cookies) checkOrigin(request, settings)
   if (gate.token !== undefined) state.token = presentedJwt(request, settings.bearer.enabled)
-  if (cookies && gate.refreshCookie === 'reads') {
-    const credential = gate.token === undefined ? stringField(request.body as Fields, 'refresh_token') : state.token
-    state.refreshCookie = credential === undefined ? refreshCookieOf(request) : undefined
-    if (state.refreshCookie !== undefined) checkCsrf(request, settings, state.refreshCookie)
+  if (cookies && use !== 'issues') {
+    const own = gate.token === undefined ? stringField(request.body as Fields, 'refresh_token') : state.token
+    state.refreshCookie = cookieCredential(request, settings, use, own)
   }
   if (gate.token !== undefined && state.token === undefined && state.refreshCookie === undefined) {
     throw new JwtLoginError(TOKEN_MISSING[gate.token])

@@ -111,7 +111,7 @@ export function resolveSettings (input: unknown): Settings {
   const limits = s.limits as Record<'loginPerAccount' | 'loginPerIp' | 'requestsPerIp', { max?: number, window?: string | number }>
   const resetPassword = resolveResetPassword(s.resetPassword, limit, ms)
   const cors = resolveCors(s.cors, ms)
-  if (s.refresh.cookie.enabled === true && cors.enabled && cors.origins.length > 0 && !cors.credentials) {
+  if (s.refresh.enabled === true && s.refresh.cookie.enabled === true && cors.enabled && cors.origins.length > 0 && !cors.credentials) {
     throw new JwtLoginSettingsError('cors/credentials', 'cookie mode (refresh.cookie.enabled) across origins needs cors.credentials: true, or the browsers send no cookie')
   }
   return {

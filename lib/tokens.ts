@@ -239,6 +239,15 @@ function parseRefreshToken (token: string): { sessionId: string, secret: string 
   return { sessionId, secret }
 }
 
+/**
+ * The session part of a refresh token: what comes before its first dot (''
+ * without one). Its form is checked where the token is spent, so a cookie
+ * that holds something else still reaches that refusal (and is cleared).
+ */
+export function refreshTokenSession (token: string): string {
+  return token.slice(0, Math.max(0, token.indexOf('.')))
+}
+
 /** What reuse detection reports. */
 export interface RefreshReuse { uid: number, sid: string }
 
@@ -571,10 +580,11 @@ export class TokenService {
 
   /**
    * Ends the session of a refresh token (sign-out through the refresh
-   * cookie, with no access token at hand): reads the session, then one
-   * write. Only the session's current token, or the previous one (a client
-   * whose last rotation answer was lost), may end it; any other token is
-   * refused (401 / 51) and changes nothing.
+   * cookie): reads the session and its user's cutoff, then one write. The
+   * session's current token may end it, and so may the previous one at any
+   * time (a client whose last rotation answer was lost; ending the session
+   * is what a reuse of it would do anyway). Any other token, or a session
+   * already ended, is refused (401 / 51) and changes nothing.
    */
   async endSessionOf (settings: Settings, token: string): Promise<{ userId: number, sessionId: string }> {
     const parsed = parseRefreshToken(token)
@@ -582,11 +592,12 @@ export class TokenService {
     const { sessionId, secret } = parsed
     const raw = await this.#store.get(stateKeys.session(sessionId))
     const record = raw === null || raw === REVOKED ? null : JSON.parse(raw) as SessionRecord
+    const cutoff = record === null ? null : await this.#store.get(stateKeys.userCutoff(record.u))
     const presented = sha256Base64url(secret)
-    // both compared, always: the work does not say which one matched
+    // with a record, both hashes are compared, so the time does not say which one matched
     const current = record !== null && safeEqual(presented, record.h)
     const previous = record?.p !== undefined && safeEqual(presented, record.p)
-    if (record === null || !(current || previous)) throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID')
+    if (record === null || sessionEnded(sessionId, raw, cutoff) || !(current || previous)) throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID')
     await this.revokeSession(settings, sessionId)
     return { userId: record.u, sessionId }
   }

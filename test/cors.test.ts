@@ -268,7 +268,7 @@ t.test("OPTIONS / stays the host's when it declared it before the plugin; declar
   await after.close()
 })
 
-t.test('cookie mode: a top-level navigation from another origin to a route that sets the cookie is refused (login CSRF by a link)', async (t) => {
+t.test('cookie mode: a browser request without Origin from another page (a link, an <img>) to a route that sets the cookie is refused (login CSRF)', async (t) => {
   const { app } = await buildApp({ refresh: { enabled: true, cookie: { enabled: true } } })
   t.teardown(() => app.close())
   const navigate = (site: string): Promise<LightMyRequestResponse> => app.inject({
@@ -284,6 +284,12 @@ t.test('cookie mode: a top-level navigation from another origin to a route that 
     t.equal(res.headers['set-cookie'], undefined, 'no cookie is set')
   }
   t.equal((await navigate('same-origin')).statusCode, 200, 'a navigation from the host\'s own pages is fine')
-  const fetched = await app.inject({ method: 'POST', url: `${PREFIX}/auth`, headers: { 'sec-fetch-mode': 'cors', 'sec-fetch-site': 'same-site' }, payload: { email: ALICE.email, password: ALICE.password } })
-  t.equal(fetched.statusCode, 200, 'a fetch without Origin is not a navigation')
+  const sibling = await app.inject({ method: 'POST', url: `${PREFIX}/auth`, headers: { 'sec-fetch-mode': 'no-cors', 'sec-fetch-site': 'same-site' }, payload: { email: ALICE.email, password: ALICE.password } })
+  t.same([sibling.statusCode, errorCode(sibling)], [403, 208], 'a browser request from another page without Origin (a sibling subdomain) is refused')
+  const client = await app.inject({ method: 'POST', url: `${PREFIX}/auth`, payload: { email: ALICE.email, password: ALICE.password } })
+  t.equal(client.statusCode, 200, 'a POST from a client that is no browser (no Origin, no Sec-Fetch-Site) passes')
+  const linked = await app.inject({ method: 'GET', url: `${PREFIX}/oauth/token?provider=idp&code=attacker` })
+  t.same([linked.statusCode, errorCode(linked)], [403, 208], 'a GET without Origin or Sec-Fetch-Site (an <img> in an old browser) is refused: POST /oauth/token is the form to use')
+  const imageTag = await app.inject({ method: 'GET', url: `${PREFIX}/oauth/token?provider=idp&code=attacker`, headers: { 'sec-fetch-mode': 'no-cors', 'sec-fetch-site': 'same-site' } })
+  t.same([imageTag.statusCode, errorCode(imageTag)], [403, 208], 'an <img> on a sibling subdomain is refused before the provider is looked at')
 })

@@ -6,6 +6,7 @@ import t from 'tap'
 import { csrfTokenFor, REFRESH_COOKIE } from '../lib/browser.js'
 import jwtLogin, { JwtLoginSettingsError, MemoryStore, type SettingsInput } from '../lib/index.js'
 import { resolveSettings } from '../lib/settings.js'
+import { stateKeys } from '../lib/tokens.js'
 import { MemoryUserAdapter } from '../lib/testing.js'
 import { ALICE, buildApp, HS_SECRET, testClock } from './helpers/app.js'
 import { claimsOf, errorCode, login, post } from './helpers/http.js'
@@ -593,4 +594,43 @@ t.test('refused on reload too: the last good settings stay', async (t) => {
   await t.rejects(app.jwtLogin.reloadSettings(), { name: 'JwtLoginSettingsError', path: 'cors/credentials' })
   t.equal((await signIn(app, { origin: OWN_ORIGIN })).csrf.length, 43, 'cookie mode still answers')
   t.same(errorOf(await post(app, '/auth', { email: ALICE.email, password: ALICE.password }, { origin: APP_ORIGIN })), [403, 208], 'the refused origins are not in force')
+})
+
+t.test('sign-out with an expired JWT, the cookie and the CSRF token ends the cookie\'s session and clears the cookie', async (t) => {
+  const clock = testClock()
+  const { app } = await buildApp(COOKIE, { clock })
+  t.teardown(() => app.close())
+  const session = await signIn(app)
+  clock.advance(60 * 60 * 1000)
+  const res = await post(app, '/auth/revoke', {}, { ...jar(session.cookie), authorization: `Bearer ${session.jwt}`, 'x-csrf-token': session.csrf })
+  t.equal(res.statusCode, 200, 'the cookie names the session: the expired JWT is not what is checked')
+  t.ok(clearsCookie(res))
+  t.same(errorOf(await refresh(app, session.cookie, session.csrf)), [401, 51], 'the session is over')
+
+  const other = await signIn(app)
+  const withoutCsrf = await post(app, '/auth/revoke', {}, { ...jar(other.cookie), authorization: `Bearer ${session.jwt}` })
+  t.same(errorOf(withoutCsrf), [401, 14], 'without the CSRF token the JWT is the credential, and it has expired')
+  t.equal(setCookieOf(withoutCsrf), undefined, 'the cookie stays')
+  t.equal((await refresh(app, other.cookie, other.csrf)).statusCode, 200)
+})
+
+t.test('revoke through the cookie of a session that a user cutoff ended: 401 / 51, cleared, and no event', async (t) => {
+  const clock = testClock()
+  const store = new MemoryStore({ clock })
+  const { app } = await buildApp(COOKIE, { clock, store })
+  t.teardown(() => app.close())
+  const revoked = collect(app, 'token.revoked')
+  const session = await signIn(app)
+  clock.advance(1000)
+  await store.set(stateKeys.userCutoff(1), String(clock.now), 60_000)
+  const res = await revokeWithCookie(app, session.cookie, session.csrf)
+  t.same(errorOf(res), [401, 51])
+  t.ok(clearsCookie(res))
+  t.same(revoked, [])
+})
+
+t.test('cookie mode with refresh off is inactive: cors without credentials is accepted', async (t) => {
+  const { app } = await buildApp({ refresh: { enabled: false, cookie: { enabled: true } }, cors: { enabled: true, origins: [APP_ORIGIN], credentials: false } })
+  t.teardown(() => app.close())
+  t.equal((await post(app, '/auth', { email: ALICE.email, password: ALICE.password }, { origin: APP_ORIGIN })).statusCode, 200)
 })

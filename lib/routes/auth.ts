@@ -31,7 +31,7 @@ const REVOKE: RouteGate = {
   authCode: 'revoke',
   authCodeFrom: 'body-or-query',
   token: 'access',
-  refreshCookie: 'reads',
+  refreshCookie: 'ends',
   errors: [...TOKEN_REFUSALS, 'ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID']
 }
 
@@ -115,9 +115,10 @@ export function authRoutes (instance: FastifyInstance, ctx: JwtLoginContext): vo
     schema: { ...REVOKE_DOC, body: JwtFields, response: { 200: MessageReply } }
   }, async (request, reply) => {
     const { call, token, refreshCookie } = stateOf(request)
-    const data = token === undefined
-      ? await forgetDeadCookie(reply, call.settings, refreshCookie, revokeRefreshSession(ctx, call, refreshCookie as string))
-      : await revokeToken(ctx, call, token)
+    // the gate gave the cookie (sign-out ends the browser's session), or else the JWT
+    const data = refreshCookie !== undefined
+      ? await forgetDeadCookie(reply, call.settings, refreshCookie, revokeRefreshSession(ctx, call, refreshCookie))
+      : await revokeToken(ctx, call, token as string)
     // sign-out: the browser forgets the cookie too
     if (cookieMode(call.settings)) clearRefreshCookie(reply, call.settings)
     return { success: true, data }
