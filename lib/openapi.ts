@@ -1,6 +1,7 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 import type { RouteOptions } from 'fastify'
 import { ErrorEnvelope } from '../schemas/common.js'
+import { CSRF_FIELD, CSRF_HEADER, REFRESH_COOKIE } from './browser.js'
 import { errorDefinitions, type JwtLoginErrorCode } from './errors.js'
 import { authCodeSetting, gateErrors, type RouteGate } from './gates.js'
 
@@ -103,6 +104,10 @@ function addGateFields (schema: Schema, gate: RouteGate, docs: DocOptions): void
   }
   if (gate.token !== undefined) {
     query.JWT = Type.String({ maxLength: 4096, description: 'The token, when neither the body nor the Authorization header carries it. Avoid: a URL ends up in logs.' })
+  }
+  if (gate.refreshCookie === 'reads' || gate.refreshCookie === 'ends') {
+    // the X-CSRF-Token header is described with the field: @fastify/swagger documents header parameters only from a headers schema, which would also validate them
+    body[CSRF_FIELD] = Type.String({ maxLength: 4096, description: `Cookie mode (\`refresh.cookie.enabled\`): the session's CSRF token, here or in the \`${CSRF_HEADER}\` header, when the \`${REFRESH_COOKIE}\` cookie is the credential.` })
   }
   if (schema.body !== undefined) schema.body = withProperties(schema.body, body)
   if (Object.keys(query).length > 0) schema.querystring = withProperties(schema.querystring, query)
