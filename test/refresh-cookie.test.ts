@@ -580,7 +580,7 @@ t.test('refused settings: cookie mode across origins without cors.credentials; o
     await app.close()
   }
 
-  for (const origin of [`${APP_ORIGIN}/`, 'https://APP.example.com', `${APP_ORIGIN}/path`, '*', 'https://app.example.com:443']) {
+  for (const origin of [`${APP_ORIGIN}/`, 'https://APP.example.com', `${APP_ORIGIN}/path`, '*', 'https://app.example.com:443', 'https://not a host']) {
     const error = await refusalOf(buildApp({ cors: { enabled: true, origins: [origin], credentials: true } }))
     t.type(error, JwtLoginSettingsError, origin)
     t.match(error, { path: 'cors/origins/0', message: /cors\/origins\/0/ }, origin)
