@@ -48,6 +48,23 @@ async function buildContext (fastify: FastifyInstance, options: JwtLoginOptions,
 }
 
 /**
+ * The settings holder, its first settings checked against the options. A
+ * reload may not turn CORS on when it was off at registration: that would
+ * need @fastify/cors registered.
+ */
+async function readSettings (fastify: FastifyInstance, options: JwtLoginOptions, ttlMs: number): Promise<SettingsHolder> {
+  let corsRegistered = false
+  const settings = await SettingsHolder.create(options.settings, {
+    ttlMs,
+    onInvalid: (error) => fastify.log.warn({ err: error }, 'jwt-login: settings reload refused; the last good settings stay'),
+    accept: acceptReload(options, () => corsRegistered)
+  })
+  corsRegistered = settings.current.cors.enabled
+  checkSettings(settings.current, options)
+  return settings
+}
+
+/**
  * The plugin: options checked, settings read, one frozen context built,
  * the routes registered in an encapsulated scope under the prefix, the
  * public API decorated, and `/?rest_route=` served on the host's `/`.
@@ -60,15 +77,8 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
   const backing = options.store ?? new MemoryStore({ clock })
   backing.attachLogger?.(fastify.log)
   const store = guardStore(backing)
-  let corsRegistered = false
-  const settings = await SettingsHolder.create(options.settings, {
-    ttlMs: settingsTtlMs,
-    onInvalid: (error) => fastify.log.warn({ err: error }, 'jwt-login: settings reload refused; the last good settings stay'),
-    accept: acceptReload(options, () => corsRegistered)
-  })
+  const settings = await readSettings(fastify, options, settingsTtlMs)
   const initial = settings.current
-  corsRegistered = initial.cors.enabled
-  checkSettings(initial, options)
   const { ctx, twoFactor } = await buildContext(fastify, options, userCache, initial, store, clock)
   const reset = createPasswordReset(ctx, options.mailer, options.passwordPolicy ?? null)
 
