@@ -64,8 +64,11 @@ export async function registerBrowserSupport (instance: FastifyInstance, prefix:
   if (instance.hasPlugin('@fastify/cors')) {
     if (initial.cors.enabled) log.warn('jwt-login: the host registered @fastify/cors itself, so the cors settings are not used; list the allowed pages in cors.origins only (see docs/browser-apps.md)')
   } else if (initial.cors.enabled) {
-    // @fastify/cors's catch-all preflight route is `<prefix>*`: a host path such as `<prefix>-admin/x` gets no CORS from it
-    const under = `${prefix}/`
+    const under = `${prefix.replace(/\/+$/, '')}/`
+    // @fastify/cors's catch-all preflight route would be `<prefix>*`, which also takes host paths such as `<prefix>-admin/x`
+    instance.addHook('onRoute', (route) => {
+      if (route.method === 'OPTIONS' && route.url === `${prefix}*`) route.url = `${under}*`
+    })
     await instance.register(fastifyCors, {
       delegator: (request, callback) => { callback(null, request.url.startsWith(under) ? corsFor(settingsOf(request), request.headers.origin) : CORS_OFF) }
     })
@@ -89,6 +92,7 @@ function cookieOptions (settings: Settings): CookieSerializeOptions & { signed: 
     domain: undefined,
     expires: undefined,
     partitioned: false,
+    priority: undefined,
     signed: false,
     encode: encodeURIComponent
   }
@@ -126,21 +130,29 @@ function presentedCsrf (request: FastifyRequest): string | undefined {
 }
 
 /**
- * The refresh cookie as the request's credential, in cookie mode. `reads`
- * (refresh) takes it when the request has no token of its own (`own`);
- * `ends` (revoke, sign-out) takes it also beside a JWT when the request
- * carries a CSRF token, so a sign-out with an expired JWT still ends the
- * cookie's session. Taken, it needs the session's CSRF token (403 / 209,
- * checked under every key in constant time, before any store work).
+ * The refresh cookie as the request's credential, in cookie mode. Without a
+ * token of its own (`own`), the request must carry the cookie's CSRF token
+ * (403 / 209, checked under every key in constant time, before any store
+ * work). With one: `reads` (refresh) uses its own token; `ends` (revoke,
+ * sign-out) takes the cookie when the CSRF token matches it, so a sign-out
+ * with an expired JWT still ends the cookie's session, and otherwise lets the
+ * JWT speak (a tab whose CSRF token is stale, the cookie having been
+ * replaced by a sign-in in another tab).
  */
 export function cookieCredential (request: FastifyRequest, settings: Settings, use: 'reads' | 'ends', own: string | undefined): string | undefined {
   const cookie = refreshCookieOf(request)
+  if (cookie === undefined || (own !== undefined && use === 'reads')) return undefined
   const csrf = presentedCsrf(request)
-  if (cookie === undefined || (own !== undefined && (use === 'reads' || csrf === undefined))) return undefined
-  if (csrf === undefined || !csrfHasher.matches(settings.tokens, { hash: csrf }, `csrf:${refreshTokenSession(cookie)}`)) {
-    throw new JwtLoginError('ERR_JWT_LOGIN_CSRF_TOKEN_INVALID')
-  }
-  return cookie
+  const matches = csrf !== undefined && csrfHasher.matches(settings.tokens, { hash: csrf }, `csrf:${refreshTokenSession(cookie)}`)
+  if (matches) return cookie
+  if (own === undefined) throw new JwtLoginError('ERR_JWT_LOGIN_CSRF_TOKEN_INVALID')
+  return undefined
+}
+
+/** Whether the request's refresh cookie, if any, belongs to `sessionId`: sign-out by a JWT clears only its own session's cookie. */
+export function cookieOfSession (request: FastifyRequest, sessionId: string): boolean {
+  const cookie = refreshCookieOf(request)
+  return cookie === undefined || refreshTokenSession(cookie) === sessionId
 }
 
 /**

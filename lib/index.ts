@@ -48,16 +48,16 @@ async function buildContext (fastify: FastifyInstance, options: JwtLoginOptions,
 }
 
 /**
- * The settings holder, its first settings checked against the options. A
- * reload may not turn CORS on when it was off at registration: that would
- * need @fastify/cors registered.
+ * The settings holder, its first settings checked against the options. CORS
+ * turned on by a reload waits for a restart when it was off at registration
+ * (that would need @fastify/cors registered).
  */
 async function readSettings (fastify: FastifyInstance, options: JwtLoginOptions, ttlMs: number): Promise<SettingsHolder> {
   let corsRegistered = false
   const settings = await SettingsHolder.create(options.settings, {
     ttlMs,
     onInvalid: (error) => fastify.log.warn({ err: error }, 'jwt-login: settings reload refused; the last good settings stay'),
-    accept: acceptReload(options, () => corsRegistered)
+    accept: acceptReload(options, () => corsRegistered, (message) => { fastify.log.warn(message) })
   })
   corsRegistered = settings.current.cors.enabled
   checkSettings(settings.current, options)

@@ -161,13 +161,17 @@ function checkAdapterFor (settings: Settings, users: UserAdapter): void {
 
 /**
  * What a reload may not change: the keys, the algorithm and the body limit
- * need a restart, and so does turning CORS on when it was off at
- * registration (`corsRegistered`): that registers @fastify/cors.
+ * need a restart. Turning CORS on when it was off at registration
+ * (`corsRegistered`) needs one too, since that registers @fastify/cors; the
+ * reload is still taken, and `warn` says (once) that CORS waits for the
+ * restart, so a kill switch in the same reload is not held back.
  */
-export function acceptReload (options: JwtLoginOptions, corsRegistered: () => boolean): (next: Settings, current: Settings) => void {
+export function acceptReload (options: JwtLoginOptions, corsRegistered: () => boolean, warn: (message: string) => void): (next: Settings, current: Settings) => void {
+  let warned = false
   return (next, current) => {
-    if (next.cors.enabled && !corsRegistered()) {
-      throw new JwtLoginSettingsError('cors/enabled', 'turning CORS on needs a restart, since it was off at registration; turning it off, and cors.origins, cors.credentials and cors.maxAge, are live')
+    if (next.cors.enabled && !corsRegistered() && !warned) {
+      warned = true
+      warn('jwt-login: cors.enabled was turned on by a settings reload; CORS takes effect at the next restart (it was off at registration)')
     }
     if (JSON.stringify(next.tokens.keys) !== JSON.stringify(current.tokens.keys) || next.tokens.algorithm !== current.tokens.algorithm) {
       throw new JwtLoginSettingsError('tokens/keys', 'keys and algorithm change only with a restart')

@@ -88,7 +88,7 @@ export function serveRestRoute (fastify: FastifyInstance, prefix: string, prefli
   // the route lands on the host's `/`, or on the scope's prefix when the host registered jwt-login in a prefixed scope
   const root = fastify.prefix === '' ? '/' : fastify.prefix
   // a wildcard at the root (a single-page-app fallback, @fastify/static) answers `/` too, and would lose it to this route
-  const urls = root === '/' ? ['/', '/*'] : [root]
+  const urls = root === '/' ? ['/', '/*', '*'] : [root]
   for (const url of urls) {
     for (const method of REST_ROUTE_METHODS) {
       if (fastify.hasRoute({ method, url })) throw restRouteConflict(method, url, 'the host (or another jwt-login instance: give it restRoute: false)')

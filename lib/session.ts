@@ -109,13 +109,13 @@ export async function validateToken (ctx: JwtLoginContext, call: Call, token: st
  * changed nothing and its retry finishes the job; once written, the token is
  * revoked (55).
  */
-export async function revokeToken (ctx: JwtLoginContext, call: Call, token: string): Promise<{ message: string }> {
+export async function revokeToken (ctx: JwtLoginContext, call: Call, token: string): Promise<{ message: string, sessionId: string }> {
   const { verified, publicUser } = await audited(ctx, call, authenticateToken(ctx, call, token))
   const claims = verified.payload
   await ctx.tokens.revoke(call.settings, claims)
   ctx.forgetUser(publicUser.ID)
   ctx.events.emit('token.revoked', { userId: publicUser.ID, sessionId: claims.sid, jti: claims.jti, ip: call.ip })
-  return { message: 'Token was revoked.' }
+  return { message: 'Token was revoked.', sessionId: claims.sid }
 }
 
 /**

@@ -7,6 +7,8 @@ import { MemoryUserAdapter } from '../lib/testing.js'
 import { ALICE, buildApp, buildHost, HS_SECRET } from './helpers/app.js'
 import { errorCode } from './helpers/http.js'
 
+const errorOf = (res: LightMyRequestResponse): [number, number | undefined] => [res.statusCode, errorCode(res)]
+
 const PREFIX = '/jwt-login/v1'
 const APP = 'https://app.example.com'
 const OTHER = 'https://evil.example.com'
@@ -34,10 +36,10 @@ function corsHeaders (res: LightMyRequestResponse): string[] {
   return Object.keys(res.headers).filter(name => name.startsWith('access-control-'))
 }
 
-async function login (app: FastifyInstance, origin?: string): Promise<LightMyRequestResponse> {
+async function login (app: FastifyInstance, origin?: string, prefix = PREFIX): Promise<LightMyRequestResponse> {
   return await app.inject({
     method: 'POST',
-    url: `${PREFIX}/auth`,
+    url: `${prefix}/auth`,
     headers: origin === undefined ? {} : { origin },
     payload: { email: ALICE.email, password: ALICE.password }
   })
@@ -120,7 +122,7 @@ t.test('an OPTIONS from an allowed origin without Access-Control-Request-Method 
   t.equal(res.headers['access-control-allow-origin'], APP)
 })
 
-t.test('live: a reload changes the origins and turns CORS off and on again; turning it on needs it on at registration', async (t) => {
+t.test('live: a reload changes the origins and turns CORS off and on again; turned on when it was off at registration, it waits for a restart', async (t) => {
   const keys = { tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }] } }
   let settings: SettingsInput = { ...keys, cors: { enabled: true, origins: [APP] } }
   const users = new MemoryUserAdapter()
@@ -144,13 +146,18 @@ t.test('live: a reload changes the origins and turns CORS off and on again; turn
   t.equal((await preflight(app, `${PREFIX}/auth`, 'POST', OTHER)).statusCode, 204, 'on again')
 
   let offSettings: SettingsInput = keys
-  const off = Fastify()
+  const lines: string[] = []
+  const off = Fastify({ logger: { level: 'warn', stream: { write: (line: string) => { lines.push(line) } } } })
   await off.register(jwtLogin, { users, settings: async () => offSettings })
   await off.ready()
   t.teardown(() => off.close())
-  offSettings = { ...keys, cors: { enabled: true, origins: [APP] } }
-  await t.rejects(off.jwtLogin.reloadSettings(), { path: 'cors/enabled', message: /needs a restart/ }, 'off at registration: no CORS was registered, so the reload is refused')
-  t.equal((await preflight(off, `${PREFIX}/auth`, 'POST')).statusCode, 404, 'and the last good settings stay')
+  offSettings = { ...keys, cors: { enabled: true, origins: [APP] }, authentication: { enabled: false } }
+  await off.jwtLogin.reloadSettings()
+  t.equal((await preflight(off, `${PREFIX}/auth`, 'POST')).statusCode, 404, 'off at registration: CORS waits for a restart')
+  t.same(errorOf(await login(off, APP)), [403, 45], 'but the rest of that reload is in force (a kill switch is not held back)')
+  offSettings = { ...keys, cors: { enabled: true, origins: [OTHER] } }
+  await off.jwtLogin.reloadSettings()
+  t.equal(lines.filter(line => line.includes('takes effect at the next restart')).length, 1, 'one warning says so')
 })
 
 t.test('off at registration, the plugin adds no OPTIONS route: a host\'s own preflight handler keeps every path', async (t) => {
@@ -164,13 +171,25 @@ t.test('off at registration, the plugin adds no OPTIONS route: a host\'s own pre
   }
 })
 
-t.test("on, the plugin's preflights stay under its prefix: a host path that only starts with the prefix string gets no CORS", async (t) => {
+t.test("on, the plugin's preflights stay under its prefix: a host path that only starts with the prefix string keeps the host's handler", async (t) => {
   const { app } = await buildHost((host) => {
+    host.options('*', async (_request, reply) => { await reply.code(204).header('x-host-preflight', 'yes').send() })
     host.put('/jwt-login/v1-admin/users', async () => ({ ok: true }))
-  }, { cors: { enabled: true, origins: [APP], credentials: true } })
+  }, { cors: { enabled: true, origins: [APP], credentials: true } }, { restRoute: false })
   t.teardown(() => app.close())
   const res = await preflight(app, '/jwt-login/v1-admin/users', 'PUT')
-  t.same(corsHeaders(res), [], 'no CORS header for a host path')
+  t.equal(res.headers['x-host-preflight'], 'yes', "the host's own preflight handler answers")
+  t.same(corsHeaders(res), [], 'and the plugin adds no CORS header')
+  t.equal((await preflight(app, `${PREFIX}/auth`, 'POST')).headers['access-control-allow-origin'], APP, "the plugin's own paths are its")
+})
+
+t.test('a prefix with a trailing slash serves CORS under it', async (t) => {
+  const { app } = await buildApp(CORS_ON, { prefix: '/api/' })
+  t.teardown(() => app.close())
+  const res = await preflight(app, '/api/auth', 'POST')
+  t.equal(res.statusCode, 204)
+  t.equal(res.headers['access-control-allow-origin'], APP)
+  t.equal((await login(app, APP, '/api')).headers['access-control-allow-origin'], APP)
 })
 
 t.test("with prefix '' cors.enabled is refused: its preflights would cover every host route", async (t) => {
@@ -265,6 +284,7 @@ t.test("OPTIONS / stays the host's when it declared it before the plugin; declar
   await after.register(jwtLogin, { users, settings: { tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }] }, ...CORS_ON } })
   t.throws(() => after.options('/', async () => 'late'), /OPTIONS \/ is already declared by jwt-login, and the cors settings answer/)
   t.throws(() => after.options('/*', async () => 'late'), /leave cors.enabled off/)
+  t.throws(() => after.options('*', async () => 'late'), /OPTIONS \* \(a wildcard that also answers \/\) is already declared by jwt-login/)
   await after.close()
 })
 

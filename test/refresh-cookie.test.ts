@@ -634,3 +634,20 @@ t.test('cookie mode with refresh off is inactive: cors without credentials is ac
   t.teardown(() => app.close())
   t.equal((await post(app, '/auth', { email: ALICE.email, password: ALICE.password }, { origin: APP_ORIGIN })).statusCode, 200)
 })
+
+t.test('sign-out from a tab whose CSRF token is stale (another tab signed in since): the JWT speaks, and the other session\'s cookie stays', async (t) => {
+  const { app } = await buildApp(COOKIE)
+  t.teardown(() => app.close())
+  const tab1 = await signIn(app)
+  const tab2 = await signIn(app)
+  // the browser holds tab 2's cookie now; tab 1 still has its JWT and CSRF token
+  const res = await post(app, '/auth/revoke', {}, { ...jar(tab2.cookie), authorization: `Bearer ${tab1.jwt}`, 'x-csrf-token': tab1.csrf })
+  t.equal(res.statusCode, 200, res.body)
+  t.equal(setCookieOf(res), undefined, "tab 2's cookie is not cleared")
+  t.same(errorOf(await post(app, '/auth/validate', { JWT: tab1.jwt })), [401, 55], "tab 1's session ended")
+  t.equal((await refresh(app, tab2.cookie, tab2.csrf)).statusCode, 200, "tab 2's session lives")
+
+  const own = await post(app, '/auth/revoke', {}, { ...jar(tab2.cookie), authorization: `Bearer ${tab2.jwt}` })
+  t.equal(own.statusCode, 200)
+  t.ok(clearsCookie(own), 'a JWT of the cookie\'s own session clears it')
+})

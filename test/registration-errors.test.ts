@@ -173,6 +173,7 @@ t.test('restRoute and a host that owns /: refused in either order, naming restRo
   t.throws(() => after.get('/', async () => ({ home: true })), { name: 'JwtLoginSettingsError', path: 'restRoute', message: /GET \/ is already declared by jwt-login.*restRouteRewrite\(\)/ })
   t.throws(() => after.route({ method: ['PUT', 'PATCH'], url: '/', handler: async () => ({}) }), { path: 'restRoute', message: /PUT \/ is already declared by jwt-login/ })
   t.throws(() => after.get('/*', async () => ({ spa: true })), { path: 'restRoute', message: /GET \/\* \(a wildcard that also answers \/\) is already declared by jwt-login/ })
+  t.throws(() => after.get('*', async () => ({ spa: true })), { path: 'restRoute', message: /GET \* \(a wildcard that also answers \/\) is already declared by jwt-login/ }, 'written without its slash too')
   after.head('/', async () => {})
   after.get('/home', async () => ({ home: true }))
   after.patch('/', async () => ({ patched: true }))

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { JwtFields, LoginBody, LoginReply, MessageReply, RefreshBody, RefreshReply, ValidateReply } from '../../schemas/auth.js'
-import { clearRefreshCookie, cookieMode, deliver } from '../browser.js'
+import { clearRefreshCookie, cookieMode, cookieOfSession, deliver } from '../browser.js'
 import type { JwtLoginContext } from '../context.js'
 import { JwtLoginError } from '../errors.js'
 import { stateOf, type RouteGate } from '../gates.js'
@@ -116,12 +116,15 @@ export function authRoutes (instance: FastifyInstance, ctx: JwtLoginContext): vo
   }, async (request, reply) => {
     const { call, token, refreshCookie } = stateOf(request)
     // the gate gave the cookie (sign-out ends the browser's session), or else the JWT
-    const data = refreshCookie !== undefined
-      ? await forgetDeadCookie(reply, call.settings, refreshCookie, revokeRefreshSession(ctx, call, refreshCookie))
-      : await revokeToken(ctx, call, token as string)
-    // sign-out: the browser forgets the cookie too
-    if (cookieMode(call.settings)) clearRefreshCookie(reply, call.settings)
-    return { success: true, data }
+    if (refreshCookie !== undefined) {
+      const data = await forgetDeadCookie(reply, call.settings, refreshCookie, revokeRefreshSession(ctx, call, refreshCookie))
+      clearRefreshCookie(reply, call.settings)
+      return { success: true, data }
+    }
+    const { message, sessionId } = await revokeToken(ctx, call, token as string)
+    // the browser forgets the cookie of that session, not one a later sign-in put there
+    if (cookieMode(call.settings) && cookieOfSession(request, sessionId)) clearRefreshCookie(reply, call.settings)
+    return { success: true, data: { message } }
   })
 }
 
