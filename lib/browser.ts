@@ -70,7 +70,7 @@ export async function registerBrowserSupport (instance: FastifyInstance, prefix:
       if (route.method === 'OPTIONS' && route.url === `${prefix}*`) route.url = `${under}*`
     })
     await instance.register(fastifyCors, {
-      delegator: (request, callback) => { callback(null, request.url.startsWith(under) ? corsFor(settingsOf(request), request.headers.origin) : CORS_OFF) }
+      delegator: (request, callback) => { callback(null, corsFor(settingsOf(request), request.headers.origin)) }
     })
   }
   // the cookie is parsed only by the two routes that read it, never on the validate path
