@@ -34,7 +34,7 @@ t.test('"Authentication Requires Auth Code" gates /auth and /oauth/token', async
 t.test('GET /oauth/token takes AUTH_CODE from its query; POST from its body only', async (t) => {
   const { app } = await buildOAuthApp(provider, { authCodes: { codes, requireFor: { auth: true } } })
   t.teardown(() => app.close())
-  const get = async (query: string): Promise<[number, number]> => errorOf(await app.inject({ method: 'GET', url: `/jwt-login/v1/oauth/token?${query}` }))
+  const get = async (query: string): Promise<[number, number | undefined]> => errorOf(await app.inject({ method: 'GET', url: `/jwt-login/v1/oauth/token?${query}` }))
   t.same(await get('provider=on'), [400, 94])
   t.same(await get('provider=on&AUTH_CODE=wrong'), [401, 27])
   t.same(await get('provider=on&AUTH_CODE=gate-code'), [400, 71], 'the code in the query passes the gate of GET')

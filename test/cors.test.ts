@@ -5,9 +5,7 @@ import t from 'tap'
 import jwtLogin, { type SettingsInput } from '../lib/index.js'
 import { MemoryUserAdapter } from '../lib/testing.js'
 import { ALICE, buildApp, buildHost, HS_SECRET } from './helpers/app.js'
-import { errorCode } from './helpers/http.js'
-
-const errorOf = (res: LightMyRequestResponse): [number, number | undefined] => [res.statusCode, errorCode(res)]
+import { errorCode, errorOf } from './helpers/http.js'
 
 const PREFIX = '/jwt-login/v1'
 const APP = 'https://app.example.com'

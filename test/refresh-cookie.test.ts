@@ -9,7 +9,7 @@ import { resolveSettings } from '../lib/settings.js'
 import { stateKeys } from '../lib/tokens.js'
 import { MemoryUserAdapter } from '../lib/testing.js'
 import { ALICE, buildApp, HS_SECRET, testClock } from './helpers/app.js'
-import { claimsOf, errorCode, login, post } from './helpers/http.js'
+import { claimsOf, errorOf, login, post } from './helpers/http.js'
 import { buildOAuthApp, collect, postToken, providers } from './helpers/oauth.js'
 import { ACCOUNTS, startIdp } from './helpers/oidc-provider.js'
 import { buildTwoFactorApp, totpAt } from './helpers/two-factor.js'
@@ -68,7 +68,6 @@ async function revokeWithCookie (app: FastifyInstance, cookie: string, csrf?: st
   return await post(app, '/auth/revoke', {}, { ...jar(cookie), ...(csrf === undefined ? {} : { 'x-csrf-token': csrf }) })
 }
 
-const errorOf = (res: LightMyRequestResponse): [number, number | undefined] => [res.statusCode, errorCode(res)]
 const sidOf = (refreshToken: string): string => refreshToken.slice(0, refreshToken.indexOf('.'))
 /** The CSRF token jwt-login would answer for `sessionId` under key k1, for refresh tokens no sign-in handed out as cookies. */
 const csrfUnder = (sessionId: string): string => csrfTokenFor(resolveSettings(K1), sessionId)

@@ -46,6 +46,11 @@ export function errorCode (res: LightMyRequestResponse): number | undefined {
   return body.data.errorCode
 }
 
+/** An answer's status and `errorCode` together, for one assertion. */
+export function errorOf (res: LightMyRequestResponse): [number, number | undefined] {
+  return [res.statusCode, errorCode(res)]
+}
+
 /** Decodes a JWT payload without verifying it. */
 export function claimsOf (jwt: string): Record<string, unknown> {
   return JSON.parse(Buffer.from(jwt.split('.')[1] as string, 'base64url').toString('utf8'))

@@ -47,6 +47,4 @@ export function collect<E extends JwtLoginEventName> (app: FastifyInstance, even
   return seen
 }
 
-export function errorOf (res: LightMyRequestResponse): [number, number] {
-  return [res.statusCode, res.json().data.errorCode]
-}
+export { errorOf } from './http.js'
