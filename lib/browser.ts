@@ -5,6 +5,7 @@ import { CodeHasher } from './code-hash.js'
 import { JwtLoginError } from './errors.js'
 import { stringField, type Fields } from './params.js'
 import type { Settings } from './settings.js'
+import { trimPrefix } from './rest-route.js'
 import { refreshTokenSession } from './tokens.js'
 
 /**
@@ -64,7 +65,7 @@ export async function registerBrowserSupport (instance: FastifyInstance, prefix:
   if (instance.hasPlugin('@fastify/cors')) {
     if (initial.cors.enabled) log.warn('jwt-login: the host registered @fastify/cors itself, so the cors settings are not used; list the allowed pages in cors.origins only (see docs/browser-apps.md)')
   } else if (initial.cors.enabled) {
-    const under = `${prefix.replace(/\/+$/, '')}/`
+    const under = `${trimPrefix(prefix)}/`
     // @fastify/cors's catch-all preflight route would be `<prefix>*`, which also takes host paths such as `<prefix>-admin/x`
     instance.addHook('onRoute', (route) => {
       if (route.method === 'OPTIONS' && route.url === `${prefix}*`) route.url = `${under}*`
@@ -120,7 +121,7 @@ const csrfHasher = new CodeHasher('csrf token')
  * rotation does not break it while the old key is still listed.
  */
 export function csrfTokenFor (settings: Settings, sessionId: string): string {
-  return csrfHasher.hash(settings.tokens, `csrf:${sessionId}`).hash
+  return csrfHasher.first(settings.tokens, `csrf:${sessionId}`)
 }
 
 /** The CSRF token a request carries: the `X-CSRF-Token` header, or the `csrf_token` field. */

@@ -56,6 +56,16 @@ export class CodeHasher {
   }
 
   /**
+   * The keyed hash of `value` under the first key alone: for a value handed
+   * to a client (a CSRF token) and checked later by `matches`, which tries
+   * every key, so it needs no hash per key.
+   */
+  first (tokens: Settings['tokens'], value: string): string {
+    const [key] = this.#keysOf(tokens) as [CodeKey]
+    return hmacSha256(key.key, value).toString('base64url')
+  }
+
+  /**
    * Whether `value` is the code `stored` was made from (`null`: no code, a
    * decoy is compared). Every key of the snapshot is tried, each once, in
    * constant time and without stopping at a match: the work depends only on

@@ -8,7 +8,7 @@ import { addGateHooks } from './gates.js'
 import { AttemptLimiter } from './limits.js'
 import { acceptReload, checkOptions, checkSettings, type JwtLoginOptions } from './options.js'
 import { createPasswordReset } from './reset-password.js'
-import { DEFAULT_PREFIX, redactedRequest, serveRestRoute } from './rest-route.js'
+import { DEFAULT_PREFIX, redactedRequest, serveRestRoute, trimPrefix } from './rest-route.js'
 import { registerRoutes } from './routes/index.js'
 import { setUpScope } from './scope.js'
 import { SettingsHolder, type Settings } from './settings.js'
@@ -97,7 +97,7 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
       bodyLimit: initial.bodyLimit,
       multipart: options.multipart === true,
       store,
-      ownNotFound: prefix.replace(/\/+$/, '') !== '',
+      ownNotFound: trimPrefix(prefix) !== '',
       authCodeNames: () => settings.current.authCodes,
       initial
     })

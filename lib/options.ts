@@ -1,6 +1,6 @@
 import type { SettingsInput } from '../schemas/settings.js'
 import type { Clock } from './clock.js'
-import { DEFAULT_PREFIX } from './rest-route.js'
+import { DEFAULT_PREFIX, trimPrefix } from './rest-route.js'
 import type { SecondFactorGate } from './context.js'
 import { DURATION_HINT, toMs } from './duration.js'
 import type { Mailer } from './mail/types.js'
@@ -137,7 +137,7 @@ export function checkOptions (options: JwtLoginOptions): { userCache: UserCacheL
 export function checkSettings (settings: Settings, options: JwtLoginOptions): void {
   checkResetSetup(settings, options.users, options.mailer)
   checkAdapterFor(settings, options.users)
-  if (settings.cors.enabled && (options.prefix ?? DEFAULT_PREFIX).replace(/\/+$/, '') === '') {
+  if (settings.cors.enabled && trimPrefix(options.prefix ?? DEFAULT_PREFIX) === '') {
     throw new JwtLoginSettingsError('cors/enabled', "with prefix '' the plugin's routes share the host's root, and its CORS would answer the preflights of every host route: leave cors.enabled off and register @fastify/cors for the whole app (docs/browser-apps.md)")
   }
 }

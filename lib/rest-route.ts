@@ -3,6 +3,11 @@ import { JwtLoginSettingsError } from './settings.js'
 
 export const DEFAULT_PREFIX = '/jwt-login/v1'
 
+/** The prefix without trailing slashes: `''` when the routes sit at the host's root. */
+export function trimPrefix (prefix: string): string {
+  return prefix.replace(/\/+$/, '')
+}
+
 const SECRET_QUERY = /([?&])([^=&]*)=[^&]*/g
 
 /** Request log lines keep the path and the parameter names, never their values (a JWT may be there). */
