@@ -8,6 +8,7 @@ import { StoreRateLimit } from '../lib/rate-limit-store.js'
 import { guardStore } from '../lib/store/guard.js'
 import { ALICE, buildApp, testClock } from './helpers/app.js'
 import { ruledStore } from './helpers/faults.js'
+import { deleteClusterKeys, startRedisCluster, type LocalCluster } from './helpers/redis-cluster.js'
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
 
@@ -49,6 +50,24 @@ const redisFactory: Factory = async (t) => {
     await admin.quit()
   })
   // real time: add a margin so the server has expired the key
+  return { store, pass: async (ms) => { await sleep(ms + 30) } }
+}
+
+// one local cluster (three masters) for this file, started by the first cluster test
+let localCluster: Promise<LocalCluster> | null = null
+t.teardown(async () => { await (await localCluster)?.stop() })
+
+const clusterFactory: Factory = async (t) => {
+  localCluster ??= startRedisCluster({ masters: 3 })
+  const cluster = await localCluster
+  const prefix = uniquePrefix()
+  const store = new RedisStore({ cluster: { nodes: cluster.nodes }, prefix })
+  const admin = cluster.client()
+  t.teardown(async () => {
+    await store.close()
+    await deleteClusterKeys(admin, prefix)
+    await admin.quit()
+  })
   return { store, pass: async (ms) => { await sleep(ms + 30) } }
 }
 
@@ -174,6 +193,7 @@ function conformance (name: string, make: Factory): void {
 
 conformance('MemoryStore', memoryFactory)
 conformance('RedisStore', redisFactory)
+conformance('RedisStore on a Redis Cluster', clusterFactory)
 
 t.test('RedisStore specifics', async (t) => {
   const admin = new Redis(REDIS_URL)

@@ -1,14 +1,27 @@
-import type { Redis, RedisOptions } from 'ioredis'
+import type { ChainableCommander, Cluster, ClusterNode, ClusterOptions, Redis, RedisOptions } from 'ioredis'
 import { requirePeer } from '../peer.js'
 import type { StateStore, StoreLogger } from './types.js'
 
 const ioredis = requirePeer<typeof import('ioredis')>('ioredis', 'jwt-login/redis')
 
 export interface RedisStoreOptions {
-  /** An ioredis client the host owns, or a URL / options for one the store creates and closes. */
-  client?: Redis
+  /**
+   * An ioredis client the host owns (a `Redis`, or a `Cluster` for a Redis
+   * Cluster), or a URL / options, or cluster nodes, for one the store
+   * creates and closes.
+   */
+  client?: Redis | Cluster
   url?: string
   redisOptions?: RedisOptions
+  /** The seed nodes of a Redis Cluster (and its options) for a `Cluster` the store creates. */
+  cluster?: { nodes: ClusterNode[], options?: ClusterOptions }
+  /**
+   * Answer a write only once this many replicas have it (`WAIT`), so a
+   * failover cannot lose a revocation or bring back a spent secret; a write
+   * fewer replicas acknowledge within `timeoutMs` (default 500) fails closed
+   * (503). Off by default (Redis replicates asynchronously).
+   */
+  waitForReplicas?: { replicas: number, timeoutMs?: number }
   /** Prepended to every key so several apps can share one Redis (default `jwt-login:`). */
   prefix?: string
   /**
@@ -48,6 +61,19 @@ export function durabilityWarnings (config: RedisDurability): Array<{ details: o
   return warnings
 }
 
+/** A TTL Redis takes: whole milliseconds, at least one. */
+function wholeMs (ttlMs: number): number {
+  return Math.max(1, Math.ceil(ttlMs))
+}
+
+function waitOption (option: RedisStoreOptions['waitForReplicas']): { replicas: number, timeoutMs: number } | null {
+  if (option === undefined) return null
+  const { replicas, timeoutMs = 500 } = option
+  if (!Number.isInteger(replicas) || replicas < 1) throw new TypeError('RedisStore: waitForReplicas.replicas must be a whole number of at least 1')
+  if (!Number.isInteger(timeoutMs) || timeoutMs < 1) throw new TypeError('RedisStore: waitForReplicas.timeoutMs must be a whole number of ms of at least 1')
+  return { replicas, timeoutMs }
+}
+
 // INCR, set the expiry on the first increment, answer the count and the time left.
 const INCREMENT = `
 local count = redis.call('INCR', KEYS[1])
@@ -72,20 +98,41 @@ end
 return 0
 `
 
-type IncrementingRedis = Redis & {
+interface StoreCommands {
   jwtLoginIncrement: (key: string, ttlMs: number) => Promise<[number, number]>
   jwtLoginCompareAndSet: (key: string, absent: string, expected: string, value: string, ttlMs: number) => Promise<number>
 }
 
+type StoreClient = (Redis | Cluster) & StoreCommands
+type StorePipeline = ChainableCommander & { [name in keyof StoreCommands]: (...args: Parameters<StoreCommands[name]>) => ChainableCommander }
+
+/** Fail-closed defaults for a connection the store opens: one retry, a 2 s answer, commands batched per tick. */
+const CONNECTION_DEFAULTS: RedisOptions = { maxRetriesPerRequest: 1, commandTimeout: 2000 }
+
+function ownClient (options: RedisStoreOptions): Redis | Cluster {
+  if (options.cluster !== undefined) {
+    return new ioredis.Cluster(options.cluster.nodes, {
+      enableAutoPipelining: true,
+      ...options.cluster.options,
+      redisOptions: { ...CONNECTION_DEFAULTS, ...options.cluster.options?.redisOptions }
+    })
+  }
+  return new ioredis.Redis(options.url ?? 'redis://127.0.0.1:6379', { ...CONNECTION_DEFAULTS, enableAutoPipelining: true, ...options.redisOptions })
+}
+
 /**
- * Shared state for many instances. `getMany` is one MGET, `consume` one
- * GETDEL, `increment` and `compareAndSet` one Lua script each, so single
- * use, counting and session updates stay atomic across processes.
+ * Shared state for many instances, on one Redis or a Redis Cluster.
+ * `consume` is one GETDEL, `increment` and `compareAndSet` one Lua script
+ * each, all on one key, so single use, counting and session updates stay
+ * atomic across processes and no command spans two hash slots. `getMany`
+ * is one MGET on a single Redis, and one GET per key on a cluster (pipelined
+ * per node), since the keys it reads lie in different slots.
  */
 export class RedisStore implements StateStore {
-  readonly #client: IncrementingRedis
+  readonly #client: StoreClient
   readonly #owned: boolean
   readonly #prefix: string
+  readonly #wait: { replicas: number, timeoutMs: number } | null
   #log: StoreLogger | null
   #durabilityChecked = false
   #lastErrorLineAt = -Infinity
@@ -95,19 +142,19 @@ export class RedisStore implements StateStore {
 
   constructor (options: RedisStoreOptions = {}) {
     this.#prefix = options.prefix ?? 'jwt-login:'
-    const client = options.client ?? new ioredis.Redis(options.url ?? 'redis://127.0.0.1:6379', {
-      maxRetriesPerRequest: 1,
-      commandTimeout: 2000,
-      enableAutoPipelining: true,
-      ...options.redisOptions
-    })
+    const client = options.client ?? ownClient(options)
     this.#owned = options.client === undefined
     client.defineCommand('jwtLoginIncrement', { numberOfKeys: 1, lua: INCREMENT })
     client.defineCommand('jwtLoginCompareAndSet', { numberOfKeys: 1, lua: COMPARE_AND_SET })
-    this.#client = client as IncrementingRedis
+    this.#client = client as StoreClient
+    this.#wait = waitOption(options.waitForReplicas)
     this.#log = options.log ?? null
     // a client the host owns keeps the host's own error handling
-    if (this.#owned) client.on('error', (error: Error) => { this.#failed(error) })
+    if (this.#owned) {
+      client.on('error', (error: Error) => { this.#failed(error) })
+      // a Cluster reports each node's connection errors apart
+      client.on('node error', (error: Error) => { this.#failed(error) })
+    }
     client.on('ready', this.#onReady)
     this.#checkDurability()
   }
@@ -164,32 +211,52 @@ export class RedisStore implements StateStore {
   async getMany (keys: readonly string[]): Promise<Array<string | null>> {
     // MGET takes at least one key
     if (keys.length === 0) return []
-    // one MGET; a Redis Cluster refuses it for keys in different hash slots (CROSSSLOT): see issue 11
-    return await this.#client.mget(keys.map(key => this.#prefix + key))
+    const prefixed = keys.map(key => this.#prefix + key)
+    // a cluster refuses an MGET across hash slots (CROSSSLOT): one GET each, in parallel
+    if (this.#client.isCluster) return await Promise.all(prefixed.map(async key => await this.#client.get(key)))
+    return await this.#client.mget(prefixed)
   }
 
   async set (key: string, value: string, ttlMs: number): Promise<void> {
-    await this.#client.set(this.#prefix + key, value, 'PX', Math.max(1, Math.ceil(ttlMs)))
+    await this.#write(client => client.set(this.#prefix + key, value, 'PX', wholeMs(ttlMs)), p => p.set(this.#prefix + key, value, 'PX', wholeMs(ttlMs)))
   }
 
   async consume (key: string): Promise<string | null> {
-    return await this.#client.getdel(this.#prefix + key)
+    return await this.#write(client => client.getdel(this.#prefix + key), p => p.getdel(this.#prefix + key))
   }
 
   async increment (key: string, ttlMs: number): Promise<{ count: number, ttlMs: number }> {
-    const [count, ttl] = await this.#client.jwtLoginIncrement(this.#prefix + key, Math.max(1, Math.ceil(ttlMs)))
+    const [count, ttl] = await this.#write(
+      client => client.jwtLoginIncrement(this.#prefix + key, wholeMs(ttlMs)),
+      p => p.jwtLoginIncrement(this.#prefix + key, wholeMs(ttlMs))
+    )
     return { count, ttlMs: ttl }
   }
 
   async compareAndSet (key: string, expected: string | null, value: string, ttlMs: number): Promise<boolean> {
-    const written = await this.#client.jwtLoginCompareAndSet(
-      this.#prefix + key, expected === null ? '1' : '0', expected ?? '', value, Math.max(1, Math.ceil(ttlMs))
-    )
+    const args = [this.#prefix + key, expected === null ? '1' : '0', expected ?? '', value, wholeMs(ttlMs)] as const
+    const written = await this.#write(client => client.jwtLoginCompareAndSet(...args), p => p.jwtLoginCompareAndSet(...args))
     return written === 1
   }
 
   async delete (key: string): Promise<void> {
-    await this.#client.del(this.#prefix + key)
+    await this.#write(client => client.del(this.#prefix + key), p => p.del(this.#prefix + key))
+  }
+
+  /**
+   * One write: the command alone, or, with `waitForReplicas`, the command and
+   * a WAIT in one pipeline (on a cluster both go to the key's master), and an
+   * error when fewer replicas than asked have it.
+   */
+  async #write<T> (alone: (client: StoreClient) => Promise<T>, queued: (pipeline: StorePipeline) => ChainableCommander): Promise<T> {
+    const wait = this.#wait
+    if (wait === null) return await alone(this.#client)
+    const answers = await queued(this.#client.pipeline() as StorePipeline).wait(wait.replicas, wait.timeoutMs).exec() as Array<[Error | null, unknown]>
+    const [[writeError, result], [waitError, acknowledged]] = answers as [[Error | null, T], [Error | null, number]]
+    if (writeError !== null) throw writeError
+    if (waitError !== null) throw waitError
+    if (acknowledged < wait.replicas) throw new Error(`only ${acknowledged} of ${wait.replicas} replicas acknowledged the write within ${wait.timeoutMs} ms`)
+    return result
   }
 
   async close (): Promise<void> {
