@@ -142,12 +142,12 @@ export class RedisStore implements StateStore {
 
   constructor (options: RedisStoreOptions = {}) {
     this.#prefix = options.prefix ?? 'jwt-login:'
+    this.#wait = waitOption(options.waitForReplicas)
     const client = options.client ?? ownClient(options)
     this.#owned = options.client === undefined
     client.defineCommand('jwtLoginIncrement', { numberOfKeys: 1, lua: INCREMENT })
     client.defineCommand('jwtLoginCompareAndSet', { numberOfKeys: 1, lua: COMPARE_AND_SET })
     this.#client = client as StoreClient
-    this.#wait = waitOption(options.waitForReplicas)
     this.#log = options.log ?? null
     // a client the host owns keeps the host's own error handling
     if (this.#owned) {
