@@ -6,6 +6,7 @@ import { subjectKey } from '../lib/limits.js'
 import { ALICE, buildApp, testClock } from './helpers/app.js'
 import { errorCode, login } from './helpers/http.js'
 import { redisStore } from './helpers/redis-store.js'
+import { clusterStore } from './helpers/shared-stores.js'
 
 type Teardown = Parameters<typeof redisStore>[0]
 
@@ -47,14 +48,15 @@ async function fire (app: FastifyInstance, bodies: Array<Record<string, unknown>
   }))
 }
 
-const stores: Array<[string, (t: Teardown) => StateStore | undefined]> = [
-  ['memory store', () => undefined],
-  ['Redis store', (t) => redisStore(t, 'login-lockout').store]
+const stores: Array<[string, (t: Teardown) => Promise<StateStore | undefined>]> = [
+  ['memory store', async () => undefined],
+  ['Redis store', async (t) => redisStore(t, 'login-lockout').store],
+  ['Redis Cluster store', async (t) => (await clusterStore(t, 'login-lockout')).store]
 ]
 
 for (const [name, makeStore] of stores) {
   t.test(`${name}: ${WRONG} parallel wrong passwords and the right one are verified at most ${LIMIT} times`, async (t) => {
-    const { app, users } = await buildApp({}, { store: makeStore(t) })
+    const { app, users } = await buildApp({}, { store: await makeStore(t) })
     t.teardown(() => app.close())
     const failures: Array<Record<string, unknown>> = []
     app.jwtLogin.events.on('login.failed', (e) => failures.push(e))
@@ -80,7 +82,7 @@ for (const [name, makeStore] of stores) {
   })
 
   t.test(`${name}: ${WRONG + 1} parallel guesses at an unknown account are evaluated at most ${LIMIT} times`, async (t) => {
-    const { app } = await buildApp({}, { store: makeStore(t) })
+    const { app } = await buildApp({}, { store: await makeStore(t) })
     t.teardown(() => app.close())
     // each evaluated guess spends one dummy verification and emits one `wrong_credentials` event
     let evaluated = 0

@@ -9,7 +9,7 @@ import { redisStore } from './redis-store.js'
 /** The stores a suite can run on: memory, one Redis, a Redis Cluster. */
 export type StoreKind = 'memory' | 'redis' | 'cluster'
 
-interface Teardown { teardown: (fn: () => Promise<void> | void) => void }
+interface Teardown { teardown: (fn: () => Promise<void>) => void }
 
 // one local cluster (three masters) per test process, started by the first store that needs it
 let localCluster: Promise<LocalCluster> | null = null
