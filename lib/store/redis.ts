@@ -253,8 +253,8 @@ export class RedisStore implements StateStore {
     if (wait === null) return await alone(this.#client)
     const answers = await queued(this.#client.pipeline() as StorePipeline).wait(wait.replicas, wait.timeoutMs).exec() as Array<[Error | null, unknown]>
     const [[writeError, result], [waitError, acknowledged]] = answers as [[Error | null, T], [Error | null, number]]
-    if (writeError !== null) throw writeError
-    if (waitError !== null) throw waitError
+    const failed = writeError ?? waitError
+    if (failed !== null) throw failed
     if (acknowledged < wait.replicas) throw new Error(`only ${acknowledged} of ${wait.replicas} replicas acknowledged the write within ${wait.timeoutMs} ms`)
     return result
   }
