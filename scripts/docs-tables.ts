@@ -85,6 +85,7 @@ export function errorTable (): string {
 export const ENTRIES: Array<[string, string]> = [
   ['jwt-login', 'lib/index.ts'],
   ['jwt-login/redis', 'lib/redis.ts'],
+  ['jwt-login/postgres', 'lib/postgres.ts'],
   ['jwt-login/nodemailer', 'lib/nodemailer.ts'],
   ['jwt-login/testing', 'lib/testing.ts']
 ]

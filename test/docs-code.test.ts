@@ -22,6 +22,7 @@ const OPTIONS: ts.CompilerOptions = {
   paths: {
     'jwt-login': ['lib/index.ts'],
     'jwt-login/redis': ['lib/redis.ts'],
+    'jwt-login/postgres': ['lib/postgres.ts'],
     'jwt-login/nodemailer': ['lib/nodemailer.ts'],
     'jwt-login/testing': ['lib/testing.ts']
   }

@@ -12,6 +12,7 @@ const root = fileURLToPath(new URL('..', import.meta.url))
 const ENTRIES: Record<string, string> = {
   'jwt-login': 'lib/index.ts',
   'jwt-login/redis': 'lib/redis.ts',
+  'jwt-login/postgres': 'lib/postgres.ts',
   'jwt-login/nodemailer': 'lib/nodemailer.ts',
   'jwt-login/testing': 'lib/testing.ts'
 }

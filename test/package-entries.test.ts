@@ -8,6 +8,8 @@ t.test('a missing optional peer is named, with the command that installs it', as
   })
   const ioredis = requirePeer<typeof import('ioredis')>('ioredis', 'jwt-login/redis')
   t.type(ioredis.Redis, 'function', 'an installed peer loads')
+  const pg = requirePeer<typeof import('pg')>('pg', 'jwt-login/postgres')
+  t.type(pg.Pool, 'function', 'and so does pg')
 })
 
 t.test('MemoryUserAdapter finds users by email and login through its indexes', async (t) => {

@@ -74,13 +74,14 @@ const cjsHost = host('cjs', [`fastify@${currentFastify}`])
 esmHost.catch(() => {})
 cjsHost.catch(() => {})
 
-t.test('a new ESM host on the lowest supported Fastify type-checks and logs in; a missing optional peer is named', async (t) => {
+t.test('a new ESM host on the lowest supported Fastify type-checks and logs in; missing optional peers are named', async (t) => {
   const answer = await esmHost
   t.same(answer, {
     fastify: LOWEST_FASTIFY,
     login: 200,
     me: { login: 'alice' },
-    redis: 'jwt-login/redis needs the package "ioredis", an optional peer dependency of jwt-login: npm install ioredis'
+    redis: 'jwt-login/redis needs the package "ioredis", an optional peer dependency of jwt-login: npm install ioredis',
+    postgres: 'jwt-login/postgres needs the package "pg", an optional peer dependency of jwt-login: npm install pg'
   })
 })
 

@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Redis } from 'ioredis'
+import pg from 'pg'
 import t, { type Test } from 'tap'
 import { JwtLoginError, MemoryStore, type StateStore } from '../lib/index.js'
+import { PostgresStore } from '../lib/postgres.js'
 import { RedisStore } from '../lib/redis.js'
 import { StoreRateLimit } from '../lib/rate-limit-store.js'
 import { guardStore } from '../lib/store/guard.js'
@@ -11,6 +13,7 @@ import { ruledStore } from './helpers/faults.js'
 import { deleteClusterKeys, startRedisCluster, type LocalCluster } from './helpers/redis-cluster.js'
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
+const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 
 interface Subject {
   store: StateStore
@@ -68,6 +71,27 @@ const clusterFactory: Factory = async (t) => {
     await deleteClusterKeys(admin, prefix)
     await admin.quit()
   })
+  return { store, pass: async (ms) => { await sleep(ms + 30) } }
+}
+
+// PostgreSQL: one schema of this file's own on the shared database, dropped with everything in it at the end
+const pgSchema = `jwt_login_test_${randomBytes(6).toString('hex')}`
+const pgTable = `${pgSchema}.state`
+const pgAdmin = new pg.Pool({ connectionString: DATABASE_URL, max: 2 })
+t.teardown(async () => {
+  await pgAdmin.query(`DROP SCHEMA IF EXISTS ${pg.escapeIdentifier(pgSchema)} CASCADE`)
+  await pgAdmin.end()
+})
+await pgAdmin.query(`CREATE SCHEMA ${pg.escapeIdentifier(pgSchema)}`)
+const pgMigrator = new PostgresStore({ pool: pgAdmin, table: pgTable })
+await pgMigrator.migrate()
+await pgMigrator.close()
+
+const postgresFactory: Factory = async (t) => {
+  // each test its own prefix on the one table
+  const store = new PostgresStore({ connectionString: DATABASE_URL, table: pgTable, prefix: uniquePrefix() })
+  t.teardown(async () => { await store.close() })
+  // real time on the database's clock: add a margin so the row has expired
   return { store, pass: async (ms) => { await sleep(ms + 30) } }
 }
 
@@ -194,6 +218,7 @@ function conformance (name: string, make: Factory): void {
 conformance('MemoryStore', memoryFactory)
 conformance('RedisStore', redisFactory)
 conformance('RedisStore on a Redis Cluster', clusterFactory)
+conformance('PostgresStore', postgresFactory)
 
 t.test('RedisStore specifics', async (t) => {
   const admin = new Redis(REDIS_URL)

@@ -24,12 +24,16 @@ const login = await app.inject({
 const jwt: string = login.json().data.jwt
 const me = await app.inject({ url: '/me', headers: { authorization: `Bearer ${jwt}` } })
 
-// ioredis is an optional peer this host did not install
-let redis = 'loaded'
-try {
-  await import('jwt-login/redis')
-} catch (error) {
-  redis = (error as Error).message
+// ioredis and pg are optional peers this host did not install
+async function loadError (load: () => Promise<unknown>): Promise<string> {
+  try {
+    await load()
+    return 'loaded'
+  } catch (error) {
+    return (error as Error).message
+  }
 }
-console.log(JSON.stringify({ fastify: app.version, login: login.statusCode, me: me.json(), redis }))
+const redis = await loadError(async () => await import('jwt-login/redis'))
+const postgres = await loadError(async () => await import('jwt-login/postgres'))
+console.log(JSON.stringify({ fastify: app.version, login: login.statusCode, me: me.json(), redis, postgres }))
 await app.close()

@@ -1,0 +1,6 @@
+/**
+ * `jwt-login/postgres`: the state store on PostgreSQL (needs the optional
+ * peer `pg`), and the SQL of its table for hosts that run their own
+ * migrations.
+ */
+export { PostgresStore, postgresSchemaSql, type PostgresStoreOptions } from './store/postgres.js'

@@ -1,0 +1,268 @@
+import type { Pool, PoolConfig } from 'pg'
+import { requirePeer } from '../peer.js'
+import type { StateStore, StoreLogger } from './types.js'
+
+const pg = requirePeer<typeof import('pg')>('pg', 'jwt-login/postgres')
+
+export interface PostgresStoreOptions {
+  /**
+   * A connection string for a pool the store creates (with fail-closed
+   * timeouts) and ends on `close()`. Give this or `pool`, not both.
+   */
+  connectionString?: string
+  /** A `pg` pool the host owns: the store adds no listener to it and never ends it. */
+  pool?: Pool
+  /** Overrides the settings of the pool the store creates (only with `connectionString`). */
+  poolOptions?: PoolConfig
+  /** Prepended to every key so several apps can share one table (default `jwt-login:`). */
+  prefix?: string
+  /** The table, `name` or `schema.name` (default `jwt_login_state`); `migrate()` creates it. */
+  table?: string
+  /** How often expired rows are deleted, in ms (default 60 000). */
+  sweepIntervalMs?: number
+  /** Most rows one sweep deletes (default 1 000). */
+  sweepBatch?: number
+  /**
+   * Where the store reports a lost connection of its own pool, a failing
+   * sweep (each at most one line per 10 s) and an UNLOGGED table. Without it
+   * the plugin hands the store the Fastify logger at registration.
+   */
+  log?: StoreLogger
+}
+
+/** The default table. */
+export const POSTGRES_DEFAULT_TABLE = 'jwt_login_state'
+
+/** At most one log line per this many ms about a failure that keeps coming back. */
+export const POSTGRES_ERROR_LOG_INTERVAL_MS = 10_000
+
+/** What a pool the store creates gets unless `poolOptions` says otherwise: a stalled database fails fast. */
+export const POSTGRES_POOL_DEFAULTS: Readonly<PoolConfig> = Object.freeze({
+  max: 10,
+  connectionTimeoutMillis: 2000,
+  statement_timeout: 2000,
+  query_timeout: 2000
+})
+
+// the key of the advisory lock migrate() takes ('jwl_mig' in ASCII)
+const MIGRATE_LOCK = 0x6a776c5f6d6967n
+
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/
+// the index is named after the table with this suffix, and the whole must fit PostgreSQL's 63 bytes
+const INDEX_SUFFIX = '_expires_at_idx'
+const MAX_TABLE_NAME = 63 - INDEX_SUFFIX.length
+
+interface TableNames { table: string, index: string }
+
+/** The quoted table and index names for `table` (`name` or `schema.name`), or an Error naming the option. */
+function tableNames (table: string): TableNames {
+  const parts = table.split('.')
+  const name = parts.at(-1) as string
+  const valid = parts.length <= 2 && parts.every(part => IDENTIFIER.test(part) && part.length <= 63) && name.length <= MAX_TABLE_NAME
+  if (!valid) {
+    throw new Error(`PostgresStore: the option "table" must be a name or schema.name of letters, digits and underscores (the name at most ${MAX_TABLE_NAME} characters); got ${JSON.stringify(table)}`)
+  }
+  return { table: parts.map(part => pg.escapeIdentifier(part)).join('.'), index: pg.escapeIdentifier(name + INDEX_SUFFIX) }
+}
+
+/**
+ * The SQL `migrate()` runs: the store's table and its sweep index, created
+ * when missing, under a transaction-level advisory lock so that instances
+ * migrating at once never race on the catalog. A host with its own
+ * migrations can run it there instead, as one transaction.
+ */
+export function postgresSchemaSql (table = POSTGRES_DEFAULT_TABLE): string {
+  const names = tableNames(table)
+  return [
+    `SELECT pg_advisory_xact_lock(${MIGRATE_LOCK});`,
+    `CREATE TABLE IF NOT EXISTS ${names.table} (`,
+    '  key text COLLATE "C" PRIMARY KEY,',
+    '  value text NOT NULL,',
+    '  expires_at timestamptz NOT NULL',
+    ');',
+    `CREATE INDEX IF NOT EXISTS ${names.index} ON ${names.table} (expires_at);`
+  ].join('\n')
+}
+
+/** Logs one line for a burst of failures, then at most one per interval, with the count of those not logged. */
+class RateLimitedLine {
+  #lastAt = -Infinity
+  #notLogged = 0
+
+  constructor (readonly message: string) {}
+
+  report (log: StoreLogger | null, error: Error): void {
+    const now = Date.now()
+    if (now - this.#lastAt < POSTGRES_ERROR_LOG_INTERVAL_MS) {
+      this.#notLogged++
+      return
+    }
+    // the message and the SQLSTATE only: never the connection settings
+    const details = { err: { message: error.message, code: (error as NodeJS.ErrnoException).code }, notLogged: this.#notLogged }
+    this.#lastAt = now
+    this.#notLogged = 0
+    if (log === null) console.error(this.message, details)
+    else log.error(details, this.message)
+  }
+}
+
+/** The store's statements on one table; `$1` is always the prefixed key. */
+function statements (table: string): Record<'get' | 'getMany' | 'set' | 'consume' | 'increment' | 'insertIfAbsent' | 'replace' | 'delete' | 'sweep', string> {
+  const ttl = (n: number): string => `now() + $${n}::float8 * interval '1 millisecond'`
+  return {
+    get: `SELECT value FROM ${table} WHERE key = $1 AND expires_at > now()`,
+    getMany: `SELECT key, value FROM ${table} WHERE key = ANY($1::text[]) AND expires_at > now()`,
+    set: `INSERT INTO ${table} (key, value, expires_at) VALUES ($1, $2, ${ttl(3)})
+      ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at`,
+    consume: `DELETE FROM ${table} WHERE key = $1 RETURNING value, expires_at > now() AS live`,
+    // a live counter counts on and keeps its expiry; an expired one starts again at 1 with the new TTL
+    increment: `INSERT INTO ${table} AS s (key, value, expires_at) VALUES ($1, '1', ${ttl(2)})
+      ON CONFLICT (key) DO UPDATE SET
+        value = CASE WHEN s.expires_at > now() THEN (s.value::bigint + 1)::text ELSE '1' END,
+        expires_at = CASE WHEN s.expires_at > now() THEN s.expires_at ELSE EXCLUDED.expires_at END
+      RETURNING value::float8 AS count, ceil(extract(epoch FROM s.expires_at - now()) * 1000)::float8 AS ttl`,
+    insertIfAbsent: `INSERT INTO ${table} AS s (key, value, expires_at) VALUES ($1, $2, ${ttl(3)})
+      ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at
+      WHERE s.expires_at <= now()`,
+    replace: `UPDATE ${table} SET value = $3, expires_at = ${ttl(4)} WHERE key = $1 AND value = $2 AND expires_at > now()`,
+    delete: `DELETE FROM ${table} WHERE key = $1`,
+    // instances sweeping at once skip each other's rows instead of waiting on them
+    sweep: `DELETE FROM ${table} WHERE key IN (
+      SELECT key FROM ${table} WHERE expires_at <= now() LIMIT $1 FOR UPDATE SKIP LOCKED)`
+  }
+}
+
+/**
+ * Shared state on PostgreSQL, one row per key. Time is the database's
+ * (`now()`), so every instance agrees on expiry. `getMany` is one query,
+ * `consume` one `DELETE … RETURNING`, `increment` and `compareAndSet` one
+ * statement each, so single use, counting and session updates stay atomic
+ * across processes. Expired rows read as absent and are deleted by a
+ * periodic sweep.
+ */
+export class PostgresStore implements StateStore {
+  readonly #pool: Pool
+  readonly #owned: boolean
+  readonly #prefix: string
+  readonly #table: string
+  readonly #sql: ReturnType<typeof statements>
+  readonly #sweepBatch: number
+  readonly #timer: NodeJS.Timeout
+  readonly #poolErrors = new RateLimitedLine('jwt-login: the PostgreSQL store lost a connection to the database; requests that need it answer 503 until it is back')
+  readonly #sweepErrors = new RateLimitedLine('jwt-login: the PostgreSQL store could not delete expired rows; they read as absent and wait for the next sweep')
+  #log: StoreLogger | null
+  #sweeping = false
+  #closed = false
+
+  constructor (options: PostgresStoreOptions = {}) {
+    this.#owned = ownsPool(options)
+    this.#table = options.table ?? POSTGRES_DEFAULT_TABLE
+    this.#sql = statements(tableNames(this.#table).table)
+    this.#prefix = options.prefix ?? 'jwt-login:'
+    this.#sweepBatch = options.sweepBatch ?? 1000
+    this.#log = options.log ?? null
+    this.#pool = options.pool ?? new pg.Pool({ ...POSTGRES_POOL_DEFAULTS, ...options.poolOptions, connectionString: options.connectionString })
+    // an idle client's error would otherwise crash the process; a pool the host owns keeps the host's handling
+    if (this.#owned) this.#pool.on('error', (error: Error) => { this.#poolErrors.report(this.#log, error) })
+    this.#timer = setInterval(() => { this.#sweepOnTimer() }, options.sweepIntervalMs ?? 60_000)
+    this.#timer.unref()
+  }
+
+  attachLogger (log: StoreLogger): void {
+    this.#log ??= log
+  }
+
+  /**
+   * Creates the table and its sweep index when they are missing (safe to
+   * run on every start, by several instances at once), and warns when the
+   * table is UNLOGGED: a crash would empty it, forgetting revocations.
+   */
+  async migrate (): Promise<void> {
+    // one simple query is one implicit transaction: the lock is held until the CREATEs are done
+    await this.#pool.query(postgresSchemaSql(this.#table))
+    const { rows } = await this.#pool.query<{ persistence: string }>(
+      'SELECT relpersistence AS persistence FROM pg_class WHERE oid = to_regclass($1)', [tableNames(this.#table).table]
+    )
+    if (rows[0]?.persistence !== 'u') return
+    const details = { table: this.#table }
+    const message = 'jwt-login: the PostgreSQL store\'s table is UNLOGGED: a database crash empties it, and revocations and spent refresh tokens are forgotten; ALTER TABLE … SET LOGGED'
+    // migrate() usually runs before the plugin could hand its logger over
+    if (this.#log === null) console.warn(message, details)
+    else this.#log.warn(details, message)
+  }
+
+  /** Deletes at most `sweepBatch` expired rows in one statement; answers how many. Runs on the timer. */
+  async sweep (): Promise<number> {
+    const result = await this.#pool.query(this.#sql.sweep, [this.#sweepBatch])
+    return Number(result.rowCount)
+  }
+
+  #sweepOnTimer (): void {
+    // a slow sweep is never overlapped by the next one
+    if (this.#sweeping) return
+    this.#sweeping = true
+    this.sweep().catch((error: Error) => { this.#sweepErrors.report(this.#log, error) }).finally(() => { this.#sweeping = false })
+  }
+
+  async get (key: string): Promise<string | null> {
+    const { rows } = await this.#pool.query<{ value: string }>(this.#sql.get, [this.#prefix + key])
+    return rows[0]?.value ?? null
+  }
+
+  async getMany (keys: readonly string[]): Promise<Array<string | null>> {
+    if (keys.length === 0) return []
+    // one query, one primary-key lookup per key
+    const { rows } = await this.#pool.query<{ key: string, value: string }>(this.#sql.getMany, [keys.map(key => this.#prefix + key)])
+    const found = new Map(rows.map(row => [row.key, row.value]))
+    return keys.map(key => found.get(this.#prefix + key) ?? null)
+  }
+
+  async set (key: string, value: string, ttlMs: number): Promise<void> {
+    await this.#pool.query(this.#sql.set, [this.#prefix + key, value, ttlMs])
+  }
+
+  async consume (key: string): Promise<string | null> {
+    const { rows } = await this.#pool.query<{ value: string, live: boolean }>(this.#sql.consume, [this.#prefix + key])
+    // an expired row is deleted too, but was never there for the caller
+    return rows[0]?.live === true ? rows[0].value : null
+  }
+
+  async increment (key: string, ttlMs: number): Promise<{ count: number, ttlMs: number }> {
+    const { rows } = await this.#pool.query<{ count: number, ttl: number }>(this.#sql.increment, [this.#prefix + key, ttlMs])
+    const row = rows[0] as { count: number, ttl: number }
+    return { count: row.count, ttlMs: row.ttl }
+  }
+
+  async compareAndSet (key: string, expected: string | null, value: string, ttlMs: number): Promise<boolean> {
+    const result = expected === null
+      ? await this.#pool.query(this.#sql.insertIfAbsent, [this.#prefix + key, value, ttlMs])
+      : await this.#pool.query(this.#sql.replace, [this.#prefix + key, expected, value, ttlMs])
+    return result.rowCount === 1
+  }
+
+  async delete (key: string): Promise<void> {
+    await this.#pool.query(this.#sql.delete, [this.#prefix + key])
+  }
+
+  /** Stops the sweep; ends the pool only when the store created it. */
+  async close (): Promise<void> {
+    clearInterval(this.#timer)
+    if (this.#closed) return
+    this.#closed = true
+    if (this.#owned) await this.#pool.end()
+  }
+}
+
+/** Whether the store creates (and ends) its pool: exactly one of `connectionString` and `pool`. */
+function ownsPool (options: PostgresStoreOptions): boolean {
+  const hasPool = options.pool !== undefined
+  if (hasPool === (options.connectionString !== undefined)) {
+    throw new Error(hasPool
+      ? 'PostgresStore: give either the option "connectionString" (the store creates and ends its pool) or "pool" (yours), not both'
+      : 'PostgresStore needs the option "connectionString" (the store creates and ends its pool) or "pool" (a pg Pool you own)')
+  }
+  if (hasPool && options.poolOptions !== undefined) {
+    throw new Error('PostgresStore: the option "poolOptions" applies only to the pool the store creates from "connectionString"; configure your own "pool" yourself')
+  }
+  return !hasPool
+}
