@@ -6,7 +6,7 @@ import { subjectKey } from '../lib/limits.js'
 import { ALICE, buildApp, testClock } from './helpers/app.js'
 import { errorCode, login } from './helpers/http.js'
 import { redisStore } from './helpers/redis-store.js'
-import { clusterStore } from './helpers/shared-stores.js'
+import { clusterStore, postgresStore } from './helpers/shared-stores.js'
 
 type Teardown = Parameters<typeof redisStore>[0]
 
@@ -51,7 +51,8 @@ async function fire (app: FastifyInstance, bodies: Array<Record<string, unknown>
 const stores: Array<[string, (t: Teardown) => Promise<StateStore | undefined>]> = [
   ['memory store', async () => undefined],
   ['Redis store', async (t) => redisStore(t, 'login-lockout').store],
-  ['Redis Cluster store', async (t) => (await clusterStore(t, 'login-lockout')).store]
+  ['Redis Cluster store', async (t) => (await clusterStore(t, 'login-lockout')).store],
+  ['PostgreSQL store', async (t) => (await postgresStore(t, 'login-lockout')).store]
 ]
 
 for (const [name, makeStore] of stores) {

@@ -177,10 +177,10 @@ t.test('a master killed under load: requests fail closed until its replica takes
   const replica = await cluster.replicaOf(master)
 
   const answers = new Answers()
-  let running = true
+  const load = { running: true }
   let step = 0
   const workers = Array.from({ length: 4 }, async () => {
-    while (running) await turn(app, step++, ledger, answers)
+    while (load.running) await turn(app, step++, ledger, answers)
   })
   await sleep(500)
   const before = answers.failedClosed
@@ -193,7 +193,7 @@ t.test('a master killed under load: requests fail closed until its replica takes
     quiet = answers.failedClosed === settledAt ? quiet + 1 : 0
     settledAt = answers.failedClosed
   }
-  running = false
+  load.running = false
   await Promise.all(workers)
 
   t.equal(before, 0, 'no failure before the kill')

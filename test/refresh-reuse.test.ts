@@ -2,7 +2,7 @@ import t from 'tap'
 import { buildApp, testClock } from './helpers/app.js'
 import { claimsOf, errorCode, loginTokens, post } from './helpers/http.js'
 import { redisStore } from './helpers/redis-store.js'
-import { clusterStore } from './helpers/shared-stores.js'
+import { clusterStore, postgresStore } from './helpers/shared-stores.js'
 
 type TapTest = Parameters<Parameters<typeof t.test>[0]>[0]
 
@@ -56,6 +56,11 @@ t.test('a reused refresh token revokes its family (Redis store)', async (t) => {
 
 t.test('a reused refresh token revokes its family (Redis Cluster store)', async (t) => {
   const { store } = await clusterStore(t, 'refresh-reuse')
+  await reuseRevokesTheFamily(t, { store })
+})
+
+t.test('a reused refresh token revokes its family (PostgreSQL store)', async (t) => {
+  const { store } = await postgresStore(t, 'refresh-reuse')
   await reuseRevokesTheFamily(t, { store })
 })
 

@@ -2,7 +2,7 @@ import { Redis } from 'ioredis'
 import t, { type Test } from 'tap'
 import { MemoryStore, type StateStore } from '../lib/index.js'
 import { redisStore, REDIS_URL } from './helpers/redis-store.js'
-import { clusterStore } from './helpers/shared-stores.js'
+import { clusterStore, postgresStore } from './helpers/shared-stores.js'
 import { ALICE } from './helpers/app.js'
 import { buildResetApp, codeIn, NEW_PASSWORD, RESET_URL } from './helpers/reset.js'
 import { startSmtp, type SmtpPeer } from './helpers/smtp.js'
@@ -29,7 +29,8 @@ const backends: Array<{ name: string, make: (t: Test) => Promise<StateStore> }> 
     name: 'redis',
     make: async (t) => redisStore(t, 'reset-race').store
   },
-  { name: 'redis cluster', make: async (t) => (await clusterStore(t, 'reset-race')).store }
+  { name: 'redis cluster', make: async (t) => (await clusterStore(t, 'reset-race')).store },
+  { name: 'postgres', make: async (t) => (await postgresStore(t, 'reset-race')).store }
 ]
 
 for (const backend of backends) {

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { MemoryStore, type StateStore } from '../lib/index.js'
 import { redisStore } from './helpers/redis-store.js'
-import { clusterStore } from './helpers/shared-stores.js'
+import { clusterStore, postgresStore } from './helpers/shared-stores.js'
 import { buildTwoFactorApp, totpAt } from './helpers/two-factor.js'
 import { startSmtp } from './helpers/smtp.js'
 import { NodemailerMailer } from '../lib/nodemailer.js'
@@ -13,7 +13,8 @@ const stores: Array<[string, (t: { teardown: (fn: () => Promise<void>) => void }
     return store
   }],
   ['redis', async (t) => redisStore(t, '2fa-race').store],
-  ['redis cluster', async (t) => (await clusterStore(t, '2fa-race')).store]
+  ['redis cluster', async (t) => (await clusterStore(t, '2fa-race')).store],
+  ['postgres', async (t) => (await postgresStore(t, '2fa-race')).store]
 ]
 
 for (const [name, makeStore] of stores) {

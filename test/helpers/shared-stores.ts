@@ -1,13 +1,17 @@
-import { randomUUID } from 'node:crypto'
+import { randomBytes, randomUUID } from 'node:crypto'
+import pg from 'pg'
 import t from 'tap'
 import { MemoryStore, type StateStore } from '../../lib/index.js'
+import { PostgresStore } from '../../lib/postgres.js'
 import { RedisStore } from '../../lib/redis.js'
 import type { Clock } from '../../lib/clock.js'
 import { deleteClusterKeys, startRedisCluster, type LocalCluster } from './redis-cluster.js'
 import { redisStore } from './redis-store.js'
 
-/** The stores a suite can run on: memory, one Redis, a Redis Cluster. */
-export type StoreKind = 'memory' | 'redis' | 'cluster'
+/** The stores a suite can run on: memory, one Redis, a Redis Cluster, PostgreSQL. */
+export type StoreKind = 'memory' | 'redis' | 'cluster' | 'postgres'
+
+export const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 
 interface Teardown { teardown: (fn: () => Promise<void>) => void }
 
@@ -37,6 +41,37 @@ export async function clusterStore (t: Teardown, name: string): Promise<{ store:
   return { store, prefix }
 }
 
+// one schema (with the store's table) per test process on the test database, dropped when its tests end
+let localTable: Promise<string> | null = null
+
+/** This process's state table on the local PostgreSQL, created on first use. */
+export async function sharedTable (): Promise<string> {
+  if (localTable === null) {
+    const schema = `jwt_login_test_${randomBytes(6).toString('hex')}`
+    const admin = new pg.Pool({ connectionString: DATABASE_URL, max: 1 })
+    t.teardown(async () => {
+      await admin.query(`DROP SCHEMA IF EXISTS ${pg.escapeIdentifier(schema)} CASCADE`)
+      await admin.end()
+    })
+    localTable = (async () => {
+      await admin.query(`CREATE SCHEMA ${pg.escapeIdentifier(schema)}`)
+      const migrator = new PostgresStore({ pool: admin, table: `${schema}.state` })
+      await migrator.migrate()
+      await migrator.close()
+      return `${schema}.state`
+    })()
+  }
+  return await localTable
+}
+
+/** A PostgresStore on this process's table with a unique prefix; closed when `t` ends (the schema goes with the process). */
+export async function postgresStore (t: Teardown, name: string): Promise<{ store: PostgresStore, prefix: string }> {
+  const prefix = `jwt-login-test:${name}:${randomUUID()}:`
+  const store = new PostgresStore({ connectionString: DATABASE_URL, table: await sharedTable(), prefix })
+  t.teardown(async () => { await store.close() })
+  return { store, prefix }
+}
+
 /** A fresh store of `kind` for one test, cleaned up when it ends; the memory store takes `clock`. */
 export async function storeOf (t: Teardown, kind: StoreKind, name: string, clock?: Clock): Promise<StateStore> {
   switch (kind) {
@@ -47,5 +82,6 @@ export async function storeOf (t: Teardown, kind: StoreKind, name: string, clock
     }
     case 'redis': return redisStore(t, name).store
     case 'cluster': return (await clusterStore(t, name)).store
+    case 'postgres': return (await postgresStore(t, name)).store
   }
 }
