@@ -1,9 +1,16 @@
 /**
- * Creates the example's tables in a PostgreSQL schema of the host's choice.
+ * Creates the example's tables, and the plugin's state table, in a
+ * PostgreSQL schema of the host's choice.
  * (A host imports from 'jwt-login'; this example imports the source.)
  */
 import { readFile } from 'node:fs/promises'
 import pg from 'pg'
+import { PostgresStore } from '../../lib/postgres.js'
+
+/** The plugin's state table in `schema` (PostgresStore quotes each part itself). */
+export function stateTable (schema: string): string {
+  return `${schema}.jwt_login_state`
+}
 
 /**
  * `schema` is an identifier, quoted here, never a value spliced in raw. The
@@ -14,6 +21,8 @@ export async function migrate (pool: pg.Pool, schema: string): Promise<void> {
   const ddl = await readFile(new URL('./schema.sql', import.meta.url), 'utf8')
   const name = pg.escapeIdentifier(schema)
   await pool.query(`CREATE SCHEMA IF NOT EXISTS ${name}; SET LOCAL search_path TO ${name}; ${ddl}`)
+  // the plugin's own table, by the store's idempotent migrate()
+  await new PostgresStore({ pool, table: stateTable(schema) }).migrate()
 }
 
 /** `schema.table`, quoted, for the adapters' queries (they never rely on search_path). */
