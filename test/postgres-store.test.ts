@@ -175,17 +175,38 @@ t.test('the table option: a name or schema.name, validated, each part quoted so 
   t.same(rows, [{ tablename: `Mixed_Case_${'n'.repeat(37)}` }], 'a 48-character name, its case kept')
 })
 
-t.test('sweep() deletes only expired rows, at most sweepBatch per call', async (t) => {
+t.test('sweep() deletes only expired rows, at most sweepBatch per statement, statement after statement while batches are full', async (t) => {
   const { table, quoted } = await migratedTable()
-  const swept = store(t, { connectionString: DATABASE_URL, table, sweepBatch: 2 })
+  const pool = hostPool(t)
+  const sweeps: number[] = []
+  const query = pool.query.bind(pool) as (...args: unknown[]) => Promise<{ rowCount: number }>
+  pool.query = (async (...args: unknown[]) => {
+    const result = await query(...args)
+    if (String(args[0]).startsWith('DELETE') && String(args[0]).includes('LIMIT')) sweeps.push(result.rowCount)
+    return result
+  }) as unknown as typeof pool.query
+  const swept = store(t, { pool, table, sweepBatch: 2 })
   for (let i = 0; i < 5; i++) await swept.set(`brief-${i}`, 'v', 1)
   await swept.set('live', 'v', 60_000)
   await swept.increment('counter', 60_000)
   // real time on the database's clock
   await sleep(30)
-  t.same([await swept.sweep(), await swept.sweep(), await swept.sweep(), await swept.sweep()], [2, 2, 1, 0])
+  t.equal(await swept.sweep(), 5, 'one sweep deletes the whole backlog')
+  t.same(sweeps, [2, 2, 1], 'in statements of at most sweepBatch rows, until one finds fewer')
+  t.equal(await swept.sweep(), 0)
   t.equal(await count(quoted), 2)
   t.same(await swept.getMany(['live', 'counter']), ['v', '1'], 'live rows stay')
+})
+
+t.test('a sweep draining a backlog stops at close()', async (t) => {
+  const { table, quoted } = await migratedTable()
+  const swept = new PostgresStore({ pool: hostPool(t), table, sweepBatch: 1 })
+  for (let i = 0; i < 5; i++) await swept.set(`brief-${i}`, 'v', 1)
+  await sleep(30)
+  const sweeping = swept.sweep()
+  await swept.close()
+  t.equal(await sweeping, 1, 'the statement under way finishes; no other follows')
+  t.equal(await count(quoted), 4)
 })
 
 t.test('the sweep runs on its timer', async (t) => {

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { Pool, PoolConfig } from 'pg'
 import { requirePeer } from '../peer.js'
 import type { StateStore, StoreLogger } from './types.js'
@@ -20,7 +21,7 @@ export interface PostgresStoreOptions {
   table?: string
   /** How often expired rows are deleted, in ms (default 60 000). */
   sweepIntervalMs?: number
-  /** Most rows one sweep deletes (default 1 000). */
+  /** Most rows one sweep statement deletes (default 1 000); while statements find full batches, more follow. */
   sweepBatch?: number
   /**
    * Where the store reports a lost connection of its own pool, a failing
@@ -34,6 +35,9 @@ export interface PostgresStoreOptions {
 export const POSTGRES_DEFAULT_TABLE = 'jwt_login_state'
 
 /** At most one log line per this many ms about a failure that keeps coming back. */
+/** The pause between two sweep statements while expired rows fill whole batches. */
+const SWEEP_PAUSE_MS = 100
+
 export const POSTGRES_ERROR_LOG_INTERVAL_MS = 10_000
 
 /** What a pool the store creates gets unless `poolOptions` says otherwise: a stalled database fails fast. */
@@ -191,10 +195,20 @@ export class PostgresStore implements StateStore {
     else this.#log.warn(details, message)
   }
 
-  /** Deletes at most `sweepBatch` expired rows in one statement; answers how many. Runs on the timer. */
+  /**
+   * Deletes the expired rows, at most `sweepBatch` per statement: while a
+   * statement finds a full batch, the next follows after a short pause, so a
+   * backlog drains without one long statement. Answers how many rows went.
+   * Runs on the timer, never two at once.
+   */
   async sweep (): Promise<number> {
-    const result = await this.#pool.query(this.#sql.sweep, [this.#sweepBatch])
-    return Number(result.rowCount)
+    let total = 0
+    for (;;) {
+      const deleted = Number((await this.#pool.query(this.#sql.sweep, [this.#sweepBatch])).rowCount)
+      total += deleted
+      if (deleted < this.#sweepBatch || this.#closed) return total
+      await sleep(SWEEP_PAUSE_MS, undefined, { ref: false })
+    }
   }
 
   #sweepOnTimer (): void {
