@@ -1,0 +1,456 @@
+/**
+ * The measurements behind the capacity model (docs/deployment.md, "Capacity
+ * model"): each route's usual path run through the plugin on a memory store
+ * that records every call, and the way the docs write those calls.
+ * test/capacity-model.test.ts checks the docs' tables against them, and
+ * scripts/capacity-measure.ts replays the entries they write on Redis and
+ * PostgreSQL to measure their size.
+ */
+import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify'
+import { generate } from 'otplib'
+import jwtLogin, { createTotpSecret, MemoryStore, type Mailer, type MailMessage, type NewProviderUser, type PublicUser, type StateStore, type UserAdapter } from '../../lib/index.js'
+import { MemoryTwoFactorStore, MemoryUserAdapter, type MemoryUser } from '../../lib/testing.js'
+import { ALICE, HS_SECRET } from './app.js'
+import { providers } from './oauth.js'
+import { ACCOUNTS, type TestIdp } from './oidc-provider.js'
+import { codeIn as resetCodeIn } from './reset.js'
+
+type Method = 'get' | 'getMany' | 'set' | 'consume' | 'increment' | 'compareAndSet' | 'delete'
+
+/** One call the plugin made on the store. */
+export interface StoreCall {
+  method: Method
+  keys: string[]
+  /** What the call stored: the value of a set or of a compare-and-set that wrote, the new count of an increment; else `null`. */
+  written: string | null
+  ttlMs: number | null
+  /**
+   * The round trip the call rides: one more than the latest round trip
+   * finished when it was made. Calls made together (in parallel) share one.
+   */
+  wave: number
+}
+
+/** A store that records every call and passes it on. */
+export class RecordingStore implements StateStore {
+  readonly calls: StoreCall[] = []
+  readonly inner: MemoryStore
+  #finished = 0
+
+  constructor (inner: MemoryStore) {
+    this.inner = inner
+  }
+
+  /** Forgets the calls so far: what follows is one measured request. */
+  start (): void {
+    this.calls.length = 0
+    this.#finished = 0
+  }
+
+  async #record<T> (method: Method, keys: string[], ttlMs: number | null, run: () => Promise<T>, written: (result: T) => string | null): Promise<T> {
+    const call: StoreCall = { method, keys, written: null, ttlMs, wave: this.#finished + 1 }
+    this.calls.push(call)
+    try {
+      const result = await run()
+      call.written = written(result)
+      return result
+    } finally {
+      this.#finished = Math.max(this.#finished, call.wave)
+    }
+  }
+
+  async get (key: string): Promise<string | null> {
+    return await this.#record('get', [key], null, async () => await this.inner.get(key), () => null)
+  }
+
+  async getMany (keys: readonly string[]): Promise<Array<string | null>> {
+    return await this.#record('getMany', [...keys], null, async () => await this.inner.getMany(keys), () => null)
+  }
+
+  async set (key: string, value: string, ttlMs: number): Promise<void> {
+    await this.#record('set', [key], ttlMs, async () => { await this.inner.set(key, value, ttlMs) }, () => value)
+  }
+
+  async consume (key: string): Promise<string | null> {
+    return await this.#record('consume', [key], null, async () => await this.inner.consume(key), () => null)
+  }
+
+  async increment (key: string, ttlMs: number): Promise<{ count: number, ttlMs: number }> {
+    return await this.#record('increment', [key], ttlMs, async () => await this.inner.increment(key, ttlMs), (result) => String(result.count))
+  }
+
+  async compareAndSet (key: string, expected: string | null, value: string, ttlMs: number): Promise<boolean> {
+    return await this.#record('compareAndSet', [key], ttlMs, async () => await this.inner.compareAndSet(key, expected, value, ttlMs), (wrote) => wrote ? value : null)
+  }
+
+  async delete (key: string): Promise<void> {
+    await this.#record('delete', [key], null, async () => { await this.inner.delete(key) }, () => null)
+  }
+
+  async close (): Promise<void> {
+    await this.inner.close()
+  }
+}
+
+const SESSION_ID = /^[0-9a-z]{1,12}-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+const HASH = /^[A-Za-z0-9_-]{43}$/
+const RECORD_ID = /^[A-Za-z0-9_-]{22}$/
+const DIGITS = /^\d+$/
+
+/**
+ * A key as the docs write it: its variable parts as `<ip>` (a client),
+ * `<sid>` (a session or challenge id), `<h>` (a SHA-256, base64url),
+ * `<uid>` (a user id), `<step>` (a TOTP step), `<rid>` (a reset code's id).
+ */
+export function keyFamily (key: string): string {
+  if (key.startsWith('rate:')) return 'rate:<ip>'
+  const parts = key.split(':')
+  return parts.map((part, i) => {
+    if (SESSION_ID.test(part)) return '<sid>'
+    if (HASH.test(part)) return '<h>'
+    if (RECORD_ID.test(part)) return '<rid>'
+    if (DIGITS.test(part)) return i > 0 && DIGITS.test(parts[i - 1] as string) ? '<step>' : '<uid>'
+    return part
+  }).join(':')
+}
+
+/** The four keys the attempt limiter reads per subject, in its order. */
+const PEEK = ['released', 'forgiven', 'lock', 'fails']
+
+/** The subjects of a getMany that is the limiter's read (`peek`), or `null`. */
+function peekSubjects (keys: string[]): string[] | null {
+  if (keys.length === 0 || keys.length % PEEK.length !== 0) return null
+  const subjects: string[] = []
+  for (let i = 0; i < keys.length; i += PEEK.length) {
+    const first = keys[i] as string
+    const subject = first.slice(first.indexOf(':') + 1)
+    if (!PEEK.every((name, j) => keys[i + j] === `${name}:${subject}`)) return null
+    subjects.push(keyFamily(subject))
+  }
+  return subjects
+}
+
+/** One call as the docs write it, e.g. `increment rate:<ip>` or `getMany peek(login:user:<h>)`. */
+export function renderCall (call: StoreCall): string {
+  if (call.method !== 'getMany') return `${call.method} ${keyFamily(call.keys[0] as string)}`
+  const subjects = peekSubjects(call.keys)
+  if (subjects !== null) return `getMany peek(${subjects.join(', ')})`
+  return `getMany [${call.keys.map(keyFamily).join(', ')}]`
+}
+
+/** The calls in order, each in backticks: `+` between calls made together, `→` between round trips. */
+export function renderCalls (calls: StoreCall[]): string {
+  if (calls.length === 0) return 'none'
+  let text = ''
+  calls.forEach((call, i) => {
+    if (i > 0) text += (calls[i - 1] as StoreCall).wave === call.wave ? ' + ' : ' → '
+    text += `\`${renderCall(call)}\``
+  })
+  return text
+}
+
+/** What a request costs: calls, round trips, commands on a Redis Cluster, and the key and value bytes written. */
+export interface Cost {
+  calls: number
+  /** Calls that change the store (set, compare-and-set, increment, consume, delete): INSERT, UPDATE or DELETE on PostgreSQL. */
+  writes: number
+  roundTrips: number
+  /** A getMany of n keys is n GETs on a cluster (pipelined per node); everything else one command. */
+  clusterCommands: number
+  bytesWritten: number
+}
+
+const READS = new Set<Method>(['get', 'getMany'])
+
+export function costOf (calls: StoreCall[]): Cost {
+  return {
+    calls: calls.length,
+    writes: calls.filter(call => !READS.has(call.method)).length,
+    roundTrips: Math.max(0, ...calls.map(call => call.wave)),
+    clusterCommands: calls.reduce((sum, call) => sum + (call.method === 'getMany' ? call.keys.length : 1), 0),
+    bytesWritten: calls.reduce((sum, call) => sum + (call.written === null ? 0 : entryBytes(call.keys[0] as string, call.written)), 0)
+  }
+}
+
+/** Key and value bytes of one entry (without a store's key prefix). */
+export function entryBytes (key: string, value: string): number {
+  return Buffer.byteLength(key) + Buffer.byteLength(value)
+}
+
+/** User ids as a host with ten million users has them: eight digits. */
+export const ID_OFFSET = 12_000_000
+
+/** The memory users, their ids shifted by `ID_OFFSET`, so keys and records that hold an id have their real size. */
+export class LargeIdUsers implements UserAdapter<MemoryUser> {
+  readonly inner = new MemoryUserAdapter()
+  async findByEmail (email: string): Promise<MemoryUser | null> { return await this.inner.findByEmail(email) }
+  async findByLogin (login: string): Promise<MemoryUser | null> { return await this.inner.findByLogin(login) }
+  async findById (id: number): Promise<MemoryUser | null> { return await this.inner.findById(id - ID_OFFSET) }
+  async verifyPassword (user: MemoryUser, password: string): Promise<boolean> { return await this.inner.verifyPassword(user, password) }
+  async getPasswordHash (user: MemoryUser): Promise<string | null> { return await this.inner.getPasswordHash(user) }
+  async setPassword (user: MemoryUser, password: string): Promise<void> { await this.inner.setPassword(user, password) }
+  async createUser (input: NewProviderUser): Promise<MemoryUser> { return await this.inner.createUser(input) }
+  toPublicUser (user: MemoryUser): PublicUser {
+    const shown = this.inner.toPublicUser(user)
+    return { ...shown, ID: shown.ID + ID_OFFSET }
+  }
+}
+
+/** A mailer that keeps what it is given; `next` waits for the next message. */
+export class MailBox implements Mailer {
+  readonly #queue: MailMessage[] = []
+  readonly #waiting: Array<(message: MailMessage) => void> = []
+
+  async send (message: MailMessage): Promise<void> {
+    const waiter = this.#waiting.shift()
+    if (waiter === undefined) this.#queue.push(message)
+    else waiter(message)
+  }
+
+  async next (): Promise<MailMessage> {
+    const queued = this.#queue.shift()
+    if (queued !== undefined) return queued
+    return await new Promise(resolve => { this.#waiting.push(resolve) })
+  }
+}
+
+export const CLIENT_IP = '203.0.113.147'
+export const PREFIX = '/jwt-login/v1'
+export const BOB = { login: 'bob', email: 'bob@example.com', password: 'bob has a long password' }
+export const CAROL = { login: 'carol', email: 'carol@example.com', password: 'carol has a long password' }
+const WRONG_PASSWORD = 'not the password at all'
+const NEW_PASSWORD = 'a brand new passphrase'
+
+/** The plugin as a host with refresh tokens, two-factor, password reset and (with an IdP) OpenID sign-in would run it. */
+export interface Rig {
+  app: FastifyInstance
+  store: RecordingStore
+  mail: MailBox
+  /** Bob's TOTP secret (bob: TOTP, carol: email codes, alice: no second factor). */
+  totpSecret: string
+  idp: TestIdp | null
+  send: (method: 'GET' | 'POST' | 'PUT', path: string, payload?: Record<string, string>, token?: string) => Promise<LightMyRequestResponse>
+}
+
+export async function buildRig (idp: TestIdp | null): Promise<Rig> {
+  const users = new LargeIdUsers()
+  await users.inner.addUser(ALICE)
+  const bob = users.toPublicUser(await users.inner.addUser(BOB))
+  const carol = users.toPublicUser(await users.inner.addUser(CAROL))
+  const port = new MemoryTwoFactorStore()
+  const { secret } = createTotpSecret('jwt-login capacity', BOB.email)
+  await port.setTotpSecret(bob.ID, secret)
+  port.enable(bob.ID, 'totp')
+  port.enable(carol.ID, 'email')
+  const store = new RecordingStore(new MemoryStore())
+  const mail = new MailBox()
+  const app = Fastify()
+  await app.register(jwtLogin, {
+    users,
+    store,
+    mailer: mail,
+    twoFactor: { port, mailer: mail },
+    settings: {
+      tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }] },
+      refresh: { enabled: true },
+      resetPassword: { enabled: true },
+      oauth: { providers: idp === null ? {} : providers(idp) }
+    }
+  })
+  app.get('/profile', { preHandler: app.jwtLogin.authenticate }, async (request) => ({ id: request.jwtLogin?.user.ID }))
+  await app.ready()
+  const send: Rig['send'] = async (method, path, payload, token) => await app.inject({
+    method,
+    url: path.startsWith('/profile') ? path : `${PREFIX}${path}`,
+    remoteAddress: CLIENT_IP,
+    headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
+    ...(payload === undefined ? {} : { payload })
+  })
+  return { app, store, mail, totpSecret: secret, idp, send }
+}
+
+/** The data of an answer that must have `status`. */
+function dataOf (res: LightMyRequestResponse, status = 200): Record<string, string> {
+  if (res.statusCode !== status) throw new Error(`expected ${status}, got ${res.statusCode}: ${res.body}`)
+  return res.json().data
+}
+
+async function signIn (rig: Rig, who: { email: string, password: string } = ALICE): Promise<Record<string, string>> {
+  return dataOf(await rig.send('POST', '/auth', { email: who.email, password: who.password }))
+}
+
+/** The store calls of one request, which must answer `status`. */
+async function measured (rig: Rig, request: () => Promise<LightMyRequestResponse>, status = 200): Promise<StoreCall[]> {
+  rig.store.start()
+  dataOf(await request(), status)
+  return [...rig.store.calls]
+}
+
+const wrongLogin = (rig: Rig): Promise<LightMyRequestResponse> => rig.send('POST', '/auth', { email: ALICE.email, password: WRONG_PASSWORD })
+
+async function totpNow (secret: string): Promise<string> {
+  return await generate({ secret, epoch: Math.floor(Date.now() / 1000) })
+}
+
+/** A route's usual path: the setup it needs, then the one request measured. */
+export interface Scenario {
+  /** The route and path as the docs' tables name them. */
+  route: string
+  run: (rig: Rig) => Promise<StoreCall[]>
+}
+
+/** Every route's usual paths, in the docs' order. A route may be run more than once (GET and POST validate). */
+export const SCENARIOS: Scenario[] = [
+  { route: 'POST /auth — success', run: async (rig) => await measured(rig, async () => await rig.send('POST', '/auth', { email: ALICE.email, password: ALICE.password })) },
+  { route: 'POST /auth — wrong password', run: async (rig) => await measured(rig, async () => await wrongLogin(rig), 401) },
+  {
+    route: 'POST /auth — success after a wrong password',
+    run: async (rig) => {
+      dataOf(await wrongLogin(rig), 401)
+      return await measured(rig, async () => await rig.send('POST', '/auth', { email: ALICE.email, password: ALICE.password }))
+    }
+  },
+  {
+    route: 'POST /auth — the attempt that locks the account',
+    run: async (rig) => {
+      for (let i = 0; i < 10; i++) dataOf(await wrongLogin(rig), 401)
+      return await measured(rig, async () => await wrongLogin(rig), 429)
+    }
+  },
+  {
+    route: 'POST /auth — while the account is locked',
+    run: async (rig) => {
+      for (let i = 0; i < 10; i++) dataOf(await wrongLogin(rig), 401)
+      dataOf(await wrongLogin(rig), 429)
+      return await measured(rig, async () => await wrongLogin(rig), 429)
+    }
+  },
+  { route: 'POST /auth — two-factor challenge (TOTP)', run: async (rig) => await measured(rig, async () => await rig.send('POST', '/auth', { email: BOB.email, password: BOB.password })) },
+  {
+    route: 'POST /auth — two-factor challenge (email code)',
+    run: async (rig) => {
+      const calls = await measured(rig, async () => await rig.send('POST', '/auth', { email: CAROL.email, password: CAROL.password }))
+      await rig.mail.next()
+      return calls
+    }
+  },
+  {
+    route: 'POST /auth/2fa — TOTP code',
+    run: async (rig) => {
+      const { jwt } = await signIn(rig, BOB)
+      const code = await totpNow(rig.totpSecret)
+      return await measured(rig, async () => await rig.send('POST', '/auth/2fa', { code }, jwt))
+    }
+  },
+  {
+    route: 'POST /auth/2fa — email code',
+    run: async (rig) => {
+      const { jwt } = await signIn(rig, CAROL)
+      const code = (/\b(\d{6})\b/.exec((await rig.mail.next()).text) as RegExpExecArray)[1] as string
+      return await measured(rig, async () => await rig.send('POST', '/auth/2fa', { code }, jwt))
+    }
+  },
+  { route: 'GET /auth/validate', run: async (rig) => { const { jwt } = await signIn(rig); return await measured(rig, async () => await rig.send('GET', '/auth/validate', undefined, jwt)) } },
+  { route: 'POST /auth/validate', run: async (rig) => { const { jwt } = await signIn(rig); return await measured(rig, async () => await rig.send('POST', '/auth/validate', {}, jwt)) } },
+  { route: 'authenticate hook on a host route', run: async (rig) => { const { jwt } = await signIn(rig); return await measured(rig, async () => await rig.send('GET', '/profile', undefined, jwt)) } },
+  {
+    route: 'POST /auth/refresh',
+    run: async (rig) => {
+      const { refresh_token: token } = await signIn(rig)
+      return await measured(rig, async () => await rig.send('POST', '/auth/refresh', { refresh_token: token as string }))
+    }
+  },
+  { route: 'POST /auth/revoke', run: async (rig) => { const { jwt } = await signIn(rig); return await measured(rig, async () => await rig.send('POST', '/auth/revoke', {}, jwt)) } },
+  {
+    route: 'POST /user/reset_password — known email',
+    run: async (rig) => {
+      const calls = await measured(rig, async () => await rig.send('POST', '/user/reset_password', { email: ALICE.email }))
+      await rig.mail.next()
+      return calls
+    }
+  },
+  { route: 'POST /user/reset_password — unknown email', run: async (rig) => await measured(rig, async () => await rig.send('POST', '/user/reset_password', { email: 'nobody@example.com' })) },
+  {
+    route: 'PUT /user/reset_password — right code',
+    run: async (rig) => {
+      dataOf(await rig.send('POST', '/user/reset_password', { email: ALICE.email }))
+      const code = resetCodeIn((await rig.mail.next()).text)
+      return await measured(rig, async () => await rig.send('PUT', '/user/reset_password', { email: ALICE.email, code, new_password: NEW_PASSWORD }))
+    }
+  },
+  {
+    route: 'POST /oauth/token — code flow, known user',
+    run: async (rig) => {
+      const { code } = await (rig.idp as TestIdp).code({ account: ACCOUNTS.alice })
+      return await measured(rig, async () => await rig.send('POST', '/oauth/token', { provider: 'idp1', code }))
+    }
+  }
+]
+
+/** Runs one scenario on a rig of its own (a fresh store), and closes it. */
+export async function runScenario (scenario: Scenario, idp: TestIdp | null): Promise<StoreCall[]> {
+  const rig = await buildRig(idp)
+  try {
+    return await scenario.run(rig)
+  } finally {
+    await rig.app.close()
+    await rig.store.close()
+  }
+}
+
+/** The headers of the capacity model's tables in docs/deployment.md. */
+export const TABLES = {
+  calls: ['route (usual path)', 'store calls, in order'],
+  costs: ['route (usual path)', 'calls', 'writes', 'Redis commands', 'round trips', 'Redis Cluster commands', 'PostgreSQL statements', 'bytes written'],
+  entries: ['entry', 'key', 'written by', 'TTL (defaults)', 'key + value bytes', 'Redis bytes per entry', 'PostgreSQL bytes per row']
+} as const
+
+function cells (line: string): string[] {
+  return line.trim().replace(/^\|/, '').replace(/\|$/, '').split('|').map(cell => cell.trim())
+}
+
+/** The rows of the table in `markdown` whose header is exactly `header`, each as its trimmed cells. */
+export function docTable (markdown: string, header: readonly string[]): string[][] {
+  const lines = markdown.split('\n')
+  const start = lines.findIndex(line => line.startsWith('|') && cells(line).join('|') === header.join('|'))
+  if (start === -1) throw new Error(`no table with the header | ${header.join(' | ')} |`)
+  const rows: string[][] = []
+  for (const line of lines.slice(start + 2)) {
+    if (!line.startsWith('|')) break
+    rows.push(cells(line))
+  }
+  return rows
+}
+
+/** A route as the docs' cells write it: its method and path (or the hook's name) as code. */
+export function routeCell (route: string): string {
+  return route.replace(/^((?:GET|POST|PUT) \S+|authenticate)/, '`$1`')
+}
+
+/** A cell without its code spans' backticks. */
+export function plain (cell: string): string {
+  return cell.replace(/`/g, '')
+}
+
+const UNITS: Record<string, number> = { d: 86_400_000, h: 3_600_000, min: 60_000, s: 1000 }
+
+/** The duration a cell starts with (`14 d`, `15 min 5 s`), in ms. */
+export function durationOf (cell: string): number {
+  const head = /^(?:\d+ (?:d|h|min|s)\b\s*)+/.exec(plain(cell))
+  if (head === null) throw new Error(`no duration at the start of "${cell}"`)
+  return [...head[0].matchAll(/(\d+) (d|h|min|s)/g)].reduce((sum, [, n, unit]) => sum + Number(n) * (UNITS[unit as string] as number), 0)
+}
+
+/** The last entry a scenario's calls wrote under a key family, as a template for more of its kind. */
+export interface EntryTemplate {
+  method: Method
+  key: string
+  value: string
+  ttlMs: number
+}
+
+export function writtenEntry (calls: StoreCall[], family: string): EntryTemplate | null {
+  const call = calls.findLast(c => c.written !== null && keyFamily(c.keys[0] as string) === family)
+  if (call === undefined) return null
+  return { method: call.method, key: call.keys[0] as string, value: call.written as string, ttlMs: call.ttlMs as number }
+}
