@@ -255,6 +255,30 @@ t.test('without waitForReplicas the same failover loses a revocation that answer
   t.equal((await untilServed(async () => await validate(app, tokens.jwt))).statusCode, 200, 'the replica that took over never had it: the revoked token validates again')
 })
 
+t.test('waitForReplicas after a graceful failover (CLUSTER FAILOVER): the next write follows the new layout', async (t) => {
+  const prefix = `jwt-login-test:failover:${randomUUID()}:`
+  const store = new RedisStore({ cluster: { nodes: cluster.nodes }, prefix, waitForReplicas: { replicas: 1, timeoutMs: 2000 } })
+  t.teardown(async () => {
+    await store.close()
+    const admin = cluster.client()
+    await deleteClusterKeys(admin, prefix)
+    await admin.quit()
+  })
+  await store.set('k', 'before', 60_000)
+  const master = await cluster.masterOf(`${prefix}k`)
+  const replica = await cluster.replicaOf(master)
+  const promoted = new Redis(replica, '127.0.0.1')
+  t.teardown(() => { promoted.disconnect() })
+  // the replica takes over with its master's consent: nothing is lost, and no connection of the store's drops
+  await promoted.cluster('FAILOVER')
+  while (await roleOf(replica) !== 'master') await sleep(50)
+  await cluster.settled()
+  // the store still sends the key's commands to the old master, which answers MOVED
+  await store.set('k', 'after', 60_000)
+  t.equal(await store.get('k'), 'after', 'the write was sent again to the new master and a replica acknowledged it')
+  t.equal(await promoted.get(`${prefix}k`), 'after')
+})
+
 t.test('waitForReplicas is checked at construction', async (t) => {
   t.throws(() => new RedisStore({ cluster: { nodes: cluster.nodes }, waitForReplicas: { replicas: 0 } }), /replicas must be a whole number of at least 1/)
   t.throws(() => new RedisStore({ cluster: { nodes: cluster.nodes }, waitForReplicas: { replicas: 1, timeoutMs: 0.5 } }), /timeoutMs must be a whole number/)
