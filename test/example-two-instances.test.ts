@@ -1,81 +1,37 @@
-import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes, randomUUID } from 'node:crypto'
-import { createInterface } from 'node:readline'
-import { fileURLToPath } from 'node:url'
 import { Redis } from 'ioredis'
 import t from 'tap'
 import { ALICE, BOB, LOCKOUT_MAX } from '../examples/two-instances/users.js'
+import { refusedStart, startHost, stopHost, type Answer, type Host } from './helpers/example-hosts.js'
 import { claimsOf } from './helpers/http.js'
 import { deleteKeys, REDIS_URL } from './helpers/redis-store.js'
 
-/**
- * The hosts load TypeScript as this test process does (tap's loader, which
- * keeps line numbers), so their coverage of lib/ merges with the tests'.
- * With tsx, whose output is one minified line, the merged line coverage of
- * every module a host loads would be wrong.
- */
-const LOADERS = process.execArgv.filter((arg) => arg.startsWith('--import') || arg === '--enable-source-maps')
-
-const HOST = fileURLToPath(new URL('../examples/two-instances/host.ts', import.meta.url))
 const PREFIX = `jwt-login-test:two-instances:${randomUUID()}:`
 const JWT_SECRET = randomBytes(32).toString('base64url')
 
-interface Instance { base: string, child: ChildProcess }
-
-/** Starts one host process and resolves with its address once it prints it. */
-async function startInstance (env: Record<string, string>): Promise<Instance> {
-  const child = spawn(process.execPath, [...LOADERS, HOST], {
-    env: { ...process.env, REDIS_URL, ...env },
-    stdio: ['ignore', 'pipe', 'inherit']
-  })
-  const lines = createInterface({ input: child.stdout as NonNullable<typeof child.stdout> })
-  return await new Promise((resolve, reject) => {
-    child.once('exit', (code) => { reject(new Error(`the host exited with ${String(code)} before listening`)) })
-    // stdout also carries the host's log lines (Fastify's JSON logger): wait for the address
-    lines.on('line', (line) => {
-      const { listening } = JSON.parse(line) as { listening?: string }
-      if (listening !== undefined) resolve({ base: listening, child })
-    })
-  })
-}
-
-/** SIGTERM and wait: the host closes the app and its Redis connection, then exits. */
-async function stop ({ child }: Instance): Promise<void> {
-  if (child.exitCode !== null) return
-  const exited = new Promise((resolve) => child.once('exit', resolve))
-  child.kill('SIGTERM')
-  await exited
-}
-
-const env = { REDIS_PREFIX: PREFIX, JWT_SECRET, PORT: '0' }
-const [a, b] = await Promise.all([startInstance(env), startInstance(env)]) as [Instance, Instance]
+const env = { REDIS_URL, REDIS_PREFIX: PREFIX, JWT_SECRET, PORT: '0' }
+const [a, b] = await Promise.all([startHost(env, 'a'), startHost(env, 'b')])
 t.teardown(async () => {
-  await Promise.all([stop(a), stop(b)])
+  await Promise.all([stopHost(a), stopHost(b)])
   await deleteKeys(PREFIX)
 })
 
-interface Answer { status: number, data: Record<string, any>, retryAfter: string | null }
+const call = async (instance: Host, path: string, body: Record<string, unknown>): Promise<Answer> => await instance.call(path, body)
 
-async function call (instance: Instance, path: string, body: Record<string, unknown>): Promise<Answer> {
-  const res = await fetch(`${instance.base}/jwt-login/v1${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body)
-  })
-  return { status: res.status, data: (await res.json() as { data: Record<string, any> }).data, retryAfter: res.headers.get('retry-after') }
-}
-
-const login = async (on: Instance, who: { email: string, password: string }): Promise<Answer> =>
+const login = async (on: Host, who: { email: string, password: string }): Promise<Answer> =>
   await call(on, '/auth', { email: who.email, password: who.password })
 
 t.test('a host without JWT_SECRET refuses to start (no made-up key)', async (t) => {
   const { JWT_SECRET: _unset, ...withoutKey } = { ...process.env, ...env }
-  const child = spawn(process.execPath, [...LOADERS, HOST], { env: withoutKey, stdio: ['ignore', 'ignore', 'pipe'] })
-  let stderr = ''
-  child.stderr?.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
-  const code = await new Promise((resolve) => child.once('exit', resolve))
+  const { code, stderr } = await refusedStart(withoutKey)
   t.not(code, 0)
   t.match(stderr, 'JWT_SECRET is required')
+})
+
+t.test('a host refuses a STORE it does not know (no silent fallback to memory)', async (t) => {
+  const { code, stderr } = await refusedStart({ ...process.env, ...env, STORE: 'memory' })
+  t.not(code, 0)
+  t.match(stderr, "unknown STORE 'memory'")
 })
 
 t.test('two processes listen on their own ports', async (t) => {

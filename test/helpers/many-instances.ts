@@ -1,0 +1,269 @@
+import { randomBytes } from 'node:crypto'
+import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type t from 'tap'
+import type { SettingsInput } from '../../lib/index.js'
+import { ALICE, BOB, CAROL, DAVE, ERIN, TOTP_SECRET } from '../../examples/two-instances/users.js'
+import { startHost, stopHost, type Answer, type Host } from './example-hosts.js'
+import { codeIn } from './reset.js'
+import { totpAt } from './two-factor.js'
+
+type Test = Parameters<Parameters<typeof t.test>[0]>[0]
+type Who = { email: string, password: string }
+/** The three instances, A, B and C. */
+type Trio = [Host, Host, Host]
+
+/**
+ * The invariants of test/fault-injection.test.ts, across processes: three
+ * host processes (examples/two-instances/host.ts) on one shared store, the
+ * flows spread over them, concurrent where a race would show. Never a 5xx;
+ * a revoked token never validates anywhere; a single-use secret (an interim
+ * token, a TOTP step, an email code, a reset code, a refresh token past its
+ * retry) is used once across all instances; failed logins add up across
+ * them; a settings change reaches every instance.
+ *
+ * The store kind is a parameter: `kind` is the hosts' STORE, `env` the
+ * variables that kind reads (its server and a namespace of this run), and
+ * `cleanup` removes that namespace once the hosts have stopped.
+ */
+export interface StoreUnderTest {
+  kind: string
+  env: Record<string, string>
+  cleanup: () => Promise<void>
+}
+
+/** Failed logins per account in this run's settings (a reset below costs three). */
+const ACCOUNT_MAX = 5
+/** How long every instance may take to follow a settings change: the TTL plus a generous margin, not a speed claim. */
+const SETTINGS_TTL_MS = 300
+const CONVERGE_MS = 30_000
+
+/** The settings file every host reads (the hosts add the signing key). */
+type SharedSettings = Omit<SettingsInput, 'tokens'>
+
+const SETTINGS: SharedSettings = {
+  refresh: { enabled: true },
+  resetPassword: { enabled: true },
+  // every request of the run comes from 127.0.0.1: the per-IP limits would count them all
+  limits: { loginPerAccount: { max: ACCOUNT_MAX, window: '15m' }, loginPerIp: { max: 10_000, window: '15m' }, requestsPerIp: { max: 100_000, window: '1m' } }
+}
+
+/** Replaces the file in one rename, so no host ever reads half of it. */
+async function writeSettings (file: string, settings: SharedSettings): Promise<void> {
+  await writeFile(`${file}.next`, JSON.stringify(settings))
+  await rename(`${file}.next`, file)
+}
+
+const pairOf = (answer: Answer): [number, unknown] => [answer.status, answer.data.errorCode]
+const login = async (on: Host, who: Who): Promise<Answer> => await on.call('/auth', { email: who.email, password: who.password })
+
+async function signIn (on: Host, who: Who): Promise<{ jwt: string, refresh_token: string, two_factor_required?: boolean }> {
+  const answer = await login(on, who)
+  if (answer.status !== 200) throw new Error(`login of ${who.email} on ${on.name}: ${answer.status} ${JSON.stringify(answer.data)}`)
+  return answer.data as { jwt: string, refresh_token: string, two_factor_required?: boolean }
+}
+
+/** Validates `jwt` on every host at once. */
+async function validateEverywhere (hosts: Host[], jwt: string): Promise<Answer[]> {
+  return await Promise.all(hosts.map(async (host) => await host.call('/auth/validate', { JWT: jwt })))
+}
+
+/** Starts A, B and C on the store with a settings file; stops them, cleans the store and removes the file at the end. */
+async function startThree (t: Test, store: StoreUnderTest): Promise<{ hosts: Trio, settingsFile: string }> {
+  const dir = await mkdtemp(join(tmpdir(), 'jwt-login-many-instances-'))
+  const settingsFile = join(dir, 'settings.json')
+  await writeSettings(settingsFile, SETTINGS)
+  const env = {
+    ...store.env,
+    STORE: store.kind,
+    JWT_SECRET: randomBytes(32).toString('base64url'),
+    SETTINGS_FILE: settingsFile,
+    SETTINGS_TTL: `${SETTINGS_TTL_MS}ms`,
+    PORT: '0'
+  }
+  const started = await Promise.allSettled(['A', 'B', 'C'].map(async (name) => await startHost(env, name)))
+  const running = started.flatMap((result) => result.status === 'fulfilled' ? [result.value] : [])
+  t.teardown(async () => {
+    await Promise.all(running.map(stopHost))
+    await store.cleanup()
+    await rm(dir, { recursive: true, force: true })
+  })
+  const failed = started.find((result) => result.status === 'rejected')
+  if (failed !== undefined) throw failed.reason
+  return { hosts: running as Trio, settingsFile }
+}
+
+/** Starts three hosts on the store, runs every flow, and stops them (and cleans the store) at the end. */
+export async function runManyInstances (t: Test, store: StoreUnderTest): Promise<void> {
+  t.setTimeout(300_000)
+  const { hosts, settingsFile } = await startThree(t, store)
+
+  await t.test('logins on each instance; every token validates on every instance', async (t) => { await tokensEverywhere(t, hosts) })
+  await t.test('two-factor by TOTP: one interim token and code sent to all three at once signs in once; the step is not replayed elsewhere', async (t) => { await totpOnce(t, hosts) })
+  await t.test('two-factor by email: the mailed code works once, on one instance, for its own challenge', async (t) => { await emailCodeOnce(t, hosts) })
+  await t.test('refresh: one token sent to all three at once gets one successor; an older token replayed ends the session everywhere', async (t) => { await refreshAcross(t, hosts) })
+  await t.test('revoke on B: the very next validate on A and on C is refused', async (t) => { await revokeAcross(t, hosts) })
+  await t.test('reset: one code sent to all three at once with three passwords sets exactly one of them', async (t) => { await resetOnce(t, hosts) })
+  await t.test('lockout: failed logins spread over the instances, even concurrent, lock the account on all of them', async (t) => { await lockoutAcross(t, hosts) })
+  await t.test('settings: a change of the settings file reaches every instance', async (t) => { await settingsConverge(t, hosts, settingsFile) })
+  await t.test('never a 5xx in any answer of the run (nothing was made to fail: not even a 503)', async (t) => {
+    const answered = hosts.flatMap((host) => host.answered)
+    t.ok(answered.length > 80, `${answered.length} answers`)
+    t.same(answered.filter(({ status }) => status >= 500), [])
+    const errors = hosts.flatMap((host) => host.logged).filter(({ level }) => Number(level) >= 50)
+    t.same(errors, [], 'and no error in the hosts\' logs')
+  })
+}
+
+async function tokensEverywhere (t: Test, hosts: Host[]): Promise<void> {
+  const tokens = await Promise.all(hosts.map(async (host) => await signIn(host, ALICE)))
+  for (const [i, { jwt }] of tokens.entries()) {
+    const answers = await validateEverywhere(hosts, jwt)
+    t.same(answers.map(({ status, data }) => [status, data.user?.user_email]), hosts.map(() => [200, ALICE.email]), `the token from ${hosts[i]?.name as string}`)
+  }
+}
+
+/** Exactly one answer is 200; the others are refused with one of `codes` (401). */
+function oneWinner (t: Test, answers: Answer[], status: number, codes: number[]): number {
+  const winners = answers.flatMap((answer, i) => answer.status === 200 ? [i] : [])
+  t.equal(winners.length, 1, 'exactly one succeeds')
+  for (const answer of answers.filter(({ status }) => status !== 200)) {
+    t.equal(answer.status, status, 'the others are refused')
+    t.ok(codes.includes(answer.data.errorCode), `with errorCode ${String(answer.data.errorCode)} (one of ${codes.join(', ')})`)
+  }
+  return winners[0] as number
+}
+
+async function totpOnce (t: Test, hosts: Trio): Promise<void> {
+  const [a, b, c] = hosts
+  const interim = await signIn(a, CAROL)
+  t.equal(interim.two_factor_required, true, 'the password gives an interim token')
+  const code = await totpAt(TOTP_SECRET, Date.now())
+  const answers = await Promise.all(hosts.map(async (host) => await host.call('/auth/2fa', { JWT: interim.jwt, code })))
+  // a loser finds the challenge spent (107) or the step claimed (109), whichever it meets first
+  const winner = answers[oneWinner(t, answers, 401, [107, 109])] as Answer
+  const validated = await validateEverywhere(hosts, winner.data.jwt)
+  t.same(validated.map(({ status }) => status), [200, 200, 200], 'the final token validates everywhere')
+
+  // the same code on a fresh challenge from B, sent to C: the step is spent for every instance
+  const again = await signIn(b, CAROL)
+  t.same(pairOf(await c.call('/auth/2fa', { JWT: again.jwt, code })), [401, 109], 'the TOTP code is not replayed')
+}
+
+async function emailCodeOnce (t: Test, hosts: Trio): Promise<void> {
+  const [a, b, c] = hosts
+  const interim = await signIn(a, DAVE)
+  const mail = await a.nextMail(DAVE.email)
+  const code = /sign-in code is (\d{6})/.exec(mail.text)?.[1] as string
+  t.match(code, /^\d{6}$/, 'the code came by mail from the instance that served the login')
+  const answers = await Promise.all(hosts.map(async (host) => await host.call('/auth/2fa', { JWT: interim.jwt, code })))
+  // a loser finds the challenge spent (107) or the code gone with it (109), whichever it meets first
+  oneWinner(t, answers, 401, [107, 109])
+  t.same(pairOf(await b.call('/auth/2fa', { JWT: interim.jwt, code })), [401, 107], 'the interim token is spent')
+
+  // a new login on C mails a new code; the old one does not open the new challenge anywhere
+  const fresh = await signIn(c, DAVE)
+  t.same(pairOf(await a.call('/auth/2fa', { JWT: fresh.jwt, code })), [401, 109], 'an old code is bound to its own challenge')
+  const newCode = /sign-in code is (\d{6})/.exec((await c.nextMail(DAVE.email)).text)?.[1] as string
+  t.equal((await b.call('/auth/2fa', { JWT: fresh.jwt, code: newCode })).status, 200, 'its own code opens it, on another instance')
+}
+
+async function refreshAcross (t: Test, hosts: Trio): Promise<void> {
+  const [a, b, c] = hosts
+  const first = await signIn(a, ALICE)
+  // within refresh.reuseInterval (30 s by default) every use of the token gets the one successor
+  const answers = await Promise.all(hosts.map(async (host) => await host.call('/auth/refresh', { refresh_token: first.refresh_token })))
+  t.same(answers.map(({ status }) => status), [200, 200, 200], 'every concurrent use succeeds')
+  const successor = answers[0]?.data.refresh_token as string
+  t.same(answers.map(({ data }) => data.refresh_token), [successor, successor, successor], 'with the same successor')
+  t.not(successor, first.refresh_token)
+
+  const next = await a.call('/auth/refresh', { refresh_token: successor })
+  t.equal(next.status, 200, 'the successor rotates on A')
+  // the first token is now two rotations old: neither current nor previous, so a reuse at any time
+  t.same(pairOf(await b.call('/auth/refresh', { refresh_token: first.refresh_token })), [401, 51], 'replayed on B: refused')
+  t.same(pairOf(await c.call('/auth/refresh', { refresh_token: next.data.refresh_token })), [401, 51], 'the newest refresh token ends with the session')
+  for (const jwt of [first.jwt, ...answers.map(({ data }) => data.jwt as string), next.data.jwt as string]) {
+    const refused = await validateEverywhere(hosts, jwt)
+    t.same(refused.map(pairOf), [[401, 55], [401, 55], [401, 55]], 'every access token of the session is revoked on every instance')
+  }
+}
+
+async function revokeAcross (t: Test, [a, b, c]: Trio): Promise<void> {
+  const tokens = await signIn(c, ALICE)
+  t.equal((await a.call('/auth/validate', { JWT: tokens.jwt })).status, 200, 'valid on A before')
+  t.equal((await b.call('/auth/revoke', { JWT: tokens.jwt })).status, 200, 'revoked on B')
+  // issued as soon as B answered, no wait
+  const after = await Promise.all([a, c].map(async (host) => await host.call('/auth/validate', { JWT: tokens.jwt })))
+  t.same(after.map(pairOf), [[401, 55], [401, 55]], 'refused on A and on C')
+  t.same(pairOf(await a.call('/auth/refresh', { refresh_token: tokens.refresh_token })), [401, 51], 'its refresh token too')
+}
+
+async function resetOnce (t: Test, hosts: Trio): Promise<void> {
+  const [a, b, c] = hosts
+  const before = await signIn(b, ERIN)
+  t.equal((await c.call('/user/reset_password', { email: ERIN.email })).status, 200, 'the code is asked for on C')
+  const code = codeIn((await c.nextMail(ERIN.email)).text)
+  const passwords = hosts.map((host) => `erin's new password, set through ${host.name}`)
+  const answers = await Promise.all(hosts.map(async (host, i) => await host.call('/user/reset_password', { email: ERIN.email, code, new_password: passwords[i] }, 'PUT')))
+  const w = oneWinner(t, answers, 400, [62])
+  const winner = hosts[w] as Host
+
+  // The example's users live in each process, so the new password is in the winner's users only
+  // (a real host has one user database); the code and the sessions are in the shared store.
+  t.equal((await login(winner, { email: ERIN.email, password: passwords[w] as string })).status, 200, `the password is the one sent to ${winner.name}`)
+  for (const password of [...passwords.filter((_, i) => i !== w), ERIN.password]) {
+    t.same(pairOf(await login(winner, { email: ERIN.email, password })), [401, 48], 'no other password')
+  }
+  for (const host of hosts) {
+    const reused = await host.call('/user/reset_password', { email: ERIN.email, code, new_password: 'one more new password' }, 'PUT')
+    t.same(pairOf(reused), [400, 62], `the code is spent for ${host.name} too`)
+  }
+  t.same((await validateEverywhere(hosts, before.jwt)).map(pairOf), [[401, 55], [401, 55], [401, 55]], 'a session from before the reset ends everywhere')
+  t.same(pairOf(await a.call('/auth/refresh', { refresh_token: before.refresh_token })), [401, 51])
+}
+
+async function lockoutAcross (t: Test, hosts: Trio): Promise<void> {
+  const wrong = { email: BOB.email, password: 'not the password' }
+  const tries = Array.from({ length: ACCOUNT_MAX + 3 }, (_, i) => hosts[i % hosts.length] as Host)
+  const answers = await Promise.all(tries.map(async (host) => await login(host, wrong)))
+  const checked = answers.filter(({ status }) => status === 401)
+  t.same(answers.filter(({ status }) => status !== 401).map(pairOf), Array(answers.length - checked.length).fill([429, 200]), 'the others are refused unchecked')
+  t.same(checked.map(pairOf), Array(checked.length).fill([401, 48]))
+  t.ok(checked.length <= ACCOUNT_MAX, `at most ${ACCOUNT_MAX} passwords checked (${checked.length})`)
+  for (const host of hosts) {
+    const res = await login(host, BOB)
+    t.same(pairOf(res), [429, 200], `locked on ${host.name}: even the right password is refused`)
+    t.ok(Number(res.retryAfter) > 0, 'with Retry-After')
+  }
+  t.equal((await login(hosts[0], ALICE)).status, 200, 'another account is not locked')
+}
+
+/** Polls every host until `answers` says yes for each, or the deadline passes; whether they converged. */
+async function converged (hosts: Host[], check: (host: Host) => Promise<boolean>): Promise<boolean> {
+  const deadline = Date.now() + CONVERGE_MS
+  const pending = new Set(hosts)
+  while (pending.size > 0 && Date.now() < deadline) {
+    for (const host of [...pending]) if (await check(host)) pending.delete(host)
+    if (pending.size > 0) await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  return pending.size === 0
+}
+
+async function settingsConverge (t: Test, hosts: Trio, file: string): Promise<void> {
+  const { jwt } = await signIn(hosts[0], ALICE)
+  const seen = new Set<string>()
+  const validateIs = (expected: [number, unknown]) => async (host: Host): Promise<boolean> => {
+    const answer = pairOf(await host.call('/auth/validate', { JWT: jwt }))
+    seen.add(JSON.stringify(answer))
+    return JSON.stringify(answer) === JSON.stringify(expected)
+  }
+  t.ok(await converged(hosts, validateIs([200, undefined])), 'valid everywhere before')
+
+  await writeSettings(file, { ...SETTINGS, validate: { enabled: false } })
+  t.ok(await converged(hosts, validateIs([403, 82])), `validate off on every instance within ${CONVERGE_MS} ms`)
+  await writeSettings(file, SETTINGS)
+  t.ok(await converged(hosts, validateIs([200, undefined])), `and on again within ${CONVERGE_MS} ms`)
+  t.same([...seen].sort(), ['[200,null]', '[403,82]'], 'no other answer while they changed over')
+}
