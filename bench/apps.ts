@@ -7,7 +7,7 @@ import argon2 from 'argon2'
 import Fastify, { type FastifyInstance } from 'fastify'
 import jwtLogin, { ARGON2_OPTIONS, type StateStore } from '../lib/index.js'
 import { MemoryUserAdapter } from '../lib/testing.js'
-import { AUDIENCE, ISSUER, SECRET, USER } from './shared.js'
+import { AUDIENCE, ISSUER, REFRESH_LIFETIME, SECRET, USER } from './shared.js'
 
 /** The baselines verify what @fastify/jwt can check itself: the pinned algorithm, issuer and audience. */
 const BASELINE_VERIFY = { algorithms: ['HS256' as const], allowedIss: ISSUER, allowedAud: AUDIENCE }
@@ -25,7 +25,7 @@ export async function subjectApp (store?: StateStore): Promise<FastifyInstance> 
     settings: {
       // an hour, so a long bench never validates an expired token; the lifetime costs nothing per request
       tokens: { keys: [{ kid: 'bench', secret: SECRET }], lifetime: '1h' },
-      refresh: { enabled: true },
+      refresh: { enabled: true, lifetime: REFRESH_LIFETIME },
       // the baselines have no request limit; the login lockouts stay on (successes do not count)
       limits: { requestsPerIp: { max: 1_000_000_000, window: '1m' } }
     }

@@ -1,19 +1,29 @@
 /**
  * `npm run bench`: each jwt-login path against a baseline measured in the
- * same run (see the README's Benchmarks section).
+ * same run, each store against memory, and the stores' scaling with the
+ * number of live sessions (see docs/benchmarks.md).
  *
  * Every server runs in its own child process (`server.ts`); autocannon runs
- * here, in the parent. Each comparison warms both servers, then runs them in
- * interleaved rounds (baseline, jwt-login, baseline, jwt-login, …) and
- * reports the median ratio of req/s with its range, and each server's own CPU
- * time per request. The last lines are the four median ratios.
+ * here, in the parent. Each comparison warms its servers, then runs them in
+ * interleaved rounds (baseline, contender(s), baseline, …) and reports the
+ * median ratio of req/s with its range, and each server's own CPU time per
+ * request. The last lines are the nine median ratios.
+ *
+ * `BENCH_ONLY=comparisons` skips the scaling run, `BENCH_ONLY=scaling` runs
+ * it alone; `BENCH_SESSIONS` lists its levels (default 10000,100000,1000000).
  */
+import { once } from 'node:events'
 import os from 'node:os'
 import { MemoryStore } from '../lib/index.js'
 import { subjectApp } from './apps.js'
-import { measure, probe, warmUp, type Run, type Target } from './load.js'
+import { deleteClusterKeys } from '../test/helpers/redis-cluster.js'
+import { Backends } from './backends.js'
+import { compare, failures, median, ratioFigure, ratios, row, skipped, type Comparison, type Contender, type Rounds } from './compare.js'
+import { probe, type Target } from './load.js'
+import { printScaling, scaling, type ScalingRow } from './scaling.js'
 import { ServerProcess, stopAll } from './servers.js'
-import { PREFIX, USER } from './shared.js'
+import { PREFIX, type ServerKind } from './shared.js'
+import { JSON_HEADERS, LOGIN_BODY, loginTarget, signIn, validateTarget } from './targets.js'
 
 function positiveInteger (name: string, fallback: number): number {
   const raw = process.env[name]
@@ -23,80 +33,47 @@ function positiveInteger (name: string, fallback: number): number {
   return value
 }
 
+function sessionLevels (): number[] {
+  const raw = process.env.BENCH_SESSIONS
+  const levels = raw === undefined || raw === '' ? [10_000, 100_000, 1_000_000] : raw.split(',').map(Number)
+  if (levels.some((n, i) => !Number.isInteger(n) || n < 2 || (i > 0 && n <= (levels[i - 1] as number)))) {
+    throw new Error(`BENCH_SESSIONS must list increasing integers above 1, not ${raw}`)
+  }
+  return levels
+}
+
+function only (): 'comparisons' | 'scaling' | null {
+  const raw = process.env.BENCH_ONLY
+  if (raw === undefined || raw === '') return null
+  if (raw === 'comparisons' || raw === 'scaling') return raw
+  throw new Error(`BENCH_ONLY must be comparisons or scaling, not ${raw}`)
+}
+
 const SECONDS = positiveInteger('BENCH_SECONDS', 5)
 const ROUNDS = positiveInteger('BENCH_ROUNDS', 3)
+const ONLY = only()
+const SESSIONS = sessionLevels()
 const WARM_UP_SECONDS = 1
-const JSON_HEADERS = { 'content-type': 'application/json' }
-const LOGIN_BODY = JSON.stringify({ email: USER.email, password: USER.password })
+const backends = new Backends()
 
-type Name = 'validate' | 'authenticate' | 'redis-validate' | 'login'
-
-interface Comparison {
-  name: Name
-  subjectLabel: string
-  baselineLabel: string
-  goal: number
-  baseline: Run[]
-  subject: Run[]
-}
-
-function median (values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b)
-  const middle = Math.floor(sorted.length / 2)
-  return sorted.length % 2 === 1 ? sorted[middle] as number : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2
-}
-
-function ratios (c: Comparison): number[] {
-  return c.subject.map((run, i) => run.reqPerSec / (c.baseline[i] as Run).reqPerSec)
-}
-
-function failures (run: Run): number {
-  return run.non2xx + run.errors
-}
-
-function describeRun (run: Run): string {
-  return `${run.reqPerSec.toFixed(0)} req/s, p99 ${run.p99Ms} ms, ${run.cpuPerRequest.toFixed(0)} µs CPU/req`
-}
-
-async function compare (
-  name: Name,
-  labels: { subject: string, baseline: string },
-  goal: number,
-  targets: { baseline: Target, subject: Target },
-  connections: number
-): Promise<Comparison> {
-  await warmUp(targets.baseline, connections, WARM_UP_SECONDS)
-  await warmUp(targets.subject, connections, WARM_UP_SECONDS)
-  const comparison: Comparison = { name, subjectLabel: labels.subject, baselineLabel: labels.baseline, goal, baseline: [], subject: [] }
-  for (let round = 1; round <= ROUNDS; round++) {
-    const baseline = await measure(targets.baseline, connections, SECONDS)
-    const subject = await measure(targets.subject, connections, SECONDS)
-    comparison.baseline.push(baseline)
-    comparison.subject.push(subject)
-    console.log(`${name} round ${round}/${ROUNDS}: baseline ${describeRun(baseline)} | jwt-login ${describeRun(subject)} | ratio ${(subject.reqPerSec / baseline.reqPerSec).toFixed(2)}`)
-    for (const [side, run] of [['baseline', baseline], ['jwt-login', subject]] as const) {
-      if (failures(run) > 0) console.log(`WARNING: ${name} round ${round} ${side}: ${run.non2xx} non-2xx answers, ${run.errors} errors`)
-    }
-  }
-  return comparison
-}
-
-async function signIn (server: ServerProcess): Promise<string> {
-  const answer = await probe({ server, method: 'POST', path: `${PREFIX}/auth`, headers: JSON_HEADERS, body: LOGIN_BODY })
-  return (answer.json as { data: { jwt: string } }).data.jwt
-}
-
-function validateTarget (server: ServerProcess, token: string): Target {
-  return { server, method: 'POST', path: `${PREFIX}/auth/validate`, headers: JSON_HEADERS, body: JSON.stringify({ JWT: token }) }
+function rounds (connections: number): Rounds {
+  return { rounds: ROUNDS, seconds: SECONDS, warmUpSeconds: WARM_UP_SECONDS, connections }
 }
 
 /** Runs one comparison on fresh servers and stops them afterwards, whatever happens. */
-async function withServers (run: () => Promise<Comparison>): Promise<Comparison> {
+async function withServers<T> (run: () => Promise<T>): Promise<T> {
   try {
     return await run()
   } finally {
     await stopAll()
   }
+}
+
+/** One contender against one baseline, as the first three comparisons are. */
+async function versus (name: string, labels: { subject: string, baseline: string }, goal: number, targets: { baseline: Target, subject: Target }, connections: number): Promise<Comparison> {
+  const [comparison] = await compare(name, { side: 'baseline', label: labels.baseline, target: targets.baseline },
+    [{ name, side: 'jwt-login', label: labels.subject, goal, target: targets.subject }], rounds(connections))
+  return comparison as Comparison
 }
 
 async function validate (): Promise<Comparison> {
@@ -109,7 +86,7 @@ async function validate (): Promise<Comparison> {
     const bareTarget: Target = { server: bare, method: 'POST', path: '/verify', headers: JSON_HEADERS, body: JSON.stringify({ JWT: token }) }
     const bareAnswer = await probe(bareTarget)
     console.log(`validate answer bodies: jwt-login ${answer.bytes} bytes, baseline ${bareAnswer.bytes} bytes`)
-    return await compare('validate', { subject: '`POST /auth/validate`', baseline: '@fastify/jwt verify, answer of the same size' }, 0.9,
+    return await versus('validate', { subject: '`POST /auth/validate`', baseline: '@fastify/jwt verify, answer of the same size' }, 0.9,
       { baseline: bareTarget, subject: subjectTarget }, 50)
   })
 }
@@ -123,21 +100,8 @@ async function authenticate (): Promise<Comparison> {
     const bareTarget: Target = { server: bare, method: 'GET', path: '/private', headers }
     const sizes = [await probe(bareTarget), await probe(subjectTarget)].map(answer => answer.bytes)
     console.log(`authenticate answer bodies: jwt-login ${sizes[1]} bytes, baseline ${sizes[0]} bytes`)
-    return await compare('authenticate', { subject: 'host route + `jwtLogin.authenticate`', baseline: 'host route + `request.jwtVerify()`' }, 0.95,
+    return await versus('authenticate', { subject: 'host route + `jwtLogin.authenticate`', baseline: 'host route + `request.jwtVerify()`' }, 0.95,
       { baseline: bareTarget, subject: subjectTarget }, 50)
-  })
-}
-
-async function redisValidate (): Promise<Comparison> {
-  return await withServers(async () => {
-    const memory = await ServerProcess.start('subject')
-    const redis = await ServerProcess.start('subject-redis', `bench:${process.pid}:${Date.now()}:`)
-    const memoryTarget = validateTarget(memory, await signIn(memory))
-    const redisTarget = validateTarget(redis, await signIn(redis))
-    await probe(memoryTarget)
-    await probe(redisTarget)
-    return await compare('redis-validate', { subject: '`POST /auth/validate` on RedisStore', baseline: 'the same on MemoryStore' }, 0.8,
-      { baseline: memoryTarget, subject: redisTarget }, 50)
   })
 }
 
@@ -145,12 +109,87 @@ async function login (): Promise<Comparison> {
   return await withServers(async () => {
     const subject = await ServerProcess.start('subject')
     const bare = await ServerProcess.start('bare-argon2')
-    const subjectTarget: Target = { server: subject, method: 'POST', path: `${PREFIX}/auth`, headers: JSON_HEADERS, body: LOGIN_BODY }
+    const subjectTarget = loginTarget(subject)
     const bareTarget: Target = { server: bare, method: 'POST', path: '/argon2', headers: JSON_HEADERS, body: LOGIN_BODY }
     await probe(subjectTarget)
     await probe(bareTarget)
-    return await compare('login', { subject: '`POST /auth`', baseline: 'argon2id verify, same parameters' }, 0.95,
+    return await versus('login', { subject: '`POST /auth`', baseline: 'argon2id verify, same parameters' }, 0.95,
       { baseline: bareTarget, subject: subjectTarget }, 8)
+  })
+}
+
+type Path = 'validate' | 'login'
+type StoreName = 'redis' | 'cluster' | 'postgres'
+
+/** Each store's name in the round lines, in the stores table, and in the comparison's label. */
+const STORES: Record<StoreName, { side: string, title: string, label: string }> = {
+  redis: { side: 'Redis', title: 'Redis', label: 'RedisStore (the shared Redis)' },
+  cluster: { side: 'Cluster', title: 'Redis Cluster', label: 'RedisStore on a local Redis Cluster (3 masters)' },
+  postgres: { side: 'PostgreSQL', title: 'PostgreSQL', label: 'PostgresStore (the local PostgreSQL)' }
+}
+
+function storePrefix (path: Path, store: string): string {
+  return `bench:${process.pid}:${path}-${store}:`
+}
+
+/** The store servers of one store comparison: memory, Redis, the cluster, PostgreSQL when this tree has it. */
+async function storeServers (path: Path): Promise<{ memory: ServerProcess, others: Array<{ store: StoreName, server: ServerProcess }>, postgres: boolean }> {
+  const prefix = (store: string): string => storePrefix(path, store)
+  const cluster = await backends.cluster()
+  const postgres = await backends.postgres()
+  const specs: Array<{ store: StoreName | 'memory', kind: ServerKind, args: string[] }> = [
+    { store: 'memory', kind: 'subject', args: [] },
+    { store: 'redis', kind: 'subject-redis', args: [prefix('redis')] },
+    { store: 'cluster', kind: 'subject-cluster', args: [prefix('cluster'), cluster.nodes.map(node => node.port).join(',')] },
+    ...(postgres === null ? [] : [{ store: 'postgres' as const, kind: 'subject-postgres' as const, args: [prefix('postgres'), postgres.table('state')] }])
+  ]
+  const started = await Promise.allSettled(specs.map(async spec => await ServerProcess.start(spec.kind, ...spec.args)))
+  const failed = started.find((result): result is PromiseRejectedResult => result.status === 'rejected')
+  if (failed !== undefined) throw failed.reason
+  const servers = started.map(result => (result as PromiseFulfilledResult<ServerProcess>).value)
+  return {
+    memory: servers[0] as ServerProcess,
+    others: specs.slice(1).map((spec, i) => ({ store: spec.store as StoreName, server: servers[i + 1] as ServerProcess })),
+    postgres: postgres !== null
+  }
+}
+
+/** `path` on each store against the same on memory, interleaved in the same rounds. */
+async function storeComparisons (path: Path): Promise<Comparison[]> {
+  try {
+    return await storeRounds(path)
+  } finally {
+    // the cluster stays up for the scaling run: this comparison's keys go (the shared Redis's go with their server)
+    const cluster = (await backends.cluster()).client()
+    try {
+      // before 'ready' the client knows no masters, and would delete nothing
+      await once(cluster, 'ready')
+      await deleteClusterKeys(cluster, storePrefix(path, 'cluster'))
+    } finally {
+      cluster.disconnect()
+    }
+  }
+}
+
+async function storeRounds (path: Path): Promise<Comparison[]> {
+  return await withServers(async () => {
+    const { memory, others, postgres } = await storeServers(path)
+    const target = async (server: ServerProcess): Promise<Target> => path === 'validate' ? validateTarget(server, await signIn(server)) : loginTarget(server)
+    const route = path === 'validate' ? '`POST /auth/validate`' : '`POST /auth`'
+    const contenders: Contender[] = []
+    for (const { store, server } of others) {
+      // the one goal of the store rows, from before they were several; the others are measured only
+      const goal = store === 'redis' && path === 'validate' ? 0.8 : undefined
+      contenders.push({ name: `${store}-${path}`, side: STORES[store].side, label: `${route} on ${STORES[store].label}`, goal, target: await target(server) })
+    }
+    const baseline = { side: 'memory', label: 'the same on MemoryStore', target: await target(memory) }
+    for (const side of [baseline, ...contenders]) await probe(side.target)
+    const comparisons = await compare(`store ${path}`, baseline, contenders, rounds(path === 'validate' ? 50 : 8))
+    if (!postgres) {
+      console.log(`${path} on PostgreSQL skipped: this tree has no lib/postgres.ts`)
+      comparisons.push(skipped({ name: `postgres-${path}`, label: `${route} on ${STORES.postgres.label}` }, baseline.label, 'no lib/postgres.ts in this tree'))
+    }
+    return comparisons
   })
 }
 
@@ -186,52 +225,82 @@ function loadAverage (): string {
   return os.loadavg().map(n => n.toFixed(2)).join(' ')
 }
 
-function row (c: Comparison): string {
-  const r = ratios(c)
-  const ratio = median(r)
-  const met = ratio >= c.goal ? 'met' : '**not met**'
-  const cpuBaseline = median(c.baseline.map(run => run.cpuPerRequest))
-  const cpuSubject = median(c.subject.map(run => run.cpuPerRequest))
-  const failed = `${c.baseline.reduce((n, run) => n + failures(run), 0)} / ${c.subject.reduce((n, run) => n + failures(run), 0)}`
-  return [
-    `${c.name}: ${c.subjectLabel} vs ${c.baselineLabel}`,
-    median(c.baseline.map(run => run.reqPerSec)).toFixed(0),
-    median(c.subject.map(run => run.reqPerSec)).toFixed(0),
-    `**${ratio.toFixed(2)}** [${Math.min(...r).toFixed(2)}–${Math.max(...r).toFixed(2)}]`,
-    `≥ ${c.goal.toFixed(2)}: ${met}`,
-    `${median(c.baseline.map(run => run.p99Ms))} / ${median(c.subject.map(run => run.p99Ms))}`,
-    `${cpuBaseline.toFixed(0)} / ${cpuSubject.toFixed(0)}`,
-    (cpuBaseline / cpuSubject).toFixed(2),
-    failed
-  ].join(' | ')
+interface Measured {
+  comparisons: Comparison[]
+  growth: { perSession: number, refreshesPerSecond: number } | null
+  scaled: { rows: ScalingRow[], weighing: string[] } | null
 }
 
-async function main (): Promise<void> {
-  console.log(`jwt-login benchmarks: node ${process.version}, ${os.availableParallelism()} CPUs, ${SECONDS} s per run, ${ROUNDS} interleaved rounds, ${WARM_UP_SECONDS} s warm-up per server, load average ${loadAverage()}`)
-  const comparisons = [await validate(), await authenticate(), await redisValidate(), await login()]
-  const growth = await storeGrowth(100, 200)
+/** Everything the run measures; its servers and backends are stopped afterwards, whatever happens. */
+async function measureAll (): Promise<Measured> {
+  const measured: Measured = { comparisons: [], growth: null, scaled: null }
+  try {
+    if (ONLY !== 'scaling') {
+      measured.comparisons.push(await validate(), await authenticate(), await login())
+      measured.comparisons.push(...await storeComparisons('validate'), ...await storeComparisons('login'))
+      measured.growth = await storeGrowth(100, 200)
+    }
+    if (ONLY !== 'comparisons') measured.scaled = await scaling(backends, { sizes: SESSIONS, seconds: SECONDS, warmUpSeconds: WARM_UP_SECONDS })
+  } finally {
+    await stopAll()
+    await backends.stop()
+  }
+  return measured
+}
 
+/** The stores side by side: req/s and the median ratio to memory, for validate and for login. */
+function printStores (comparisons: Comparison[]): void {
+  const byName = new Map(comparisons.map(c => [c.name, c]))
+  const cells = (name: string): string => {
+    const c = byName.get(name) as Comparison
+    return c.skipped !== undefined ? 'skipped | n/a' : `${median(c.subject.map(run => run.reqPerSec)).toFixed(0)} | ${ratioFigure(c)}`
+  }
+  const memory = (path: Path): string => median((byName.get(`redis-${path}`) as Comparison).baseline.map(run => run.reqPerSec)).toFixed(0)
+  console.log('\n| store | validate req/s | validate ratio to memory | login req/s | login ratio to memory |')
+  console.log('| --- | --- | --- | --- | --- |')
+  console.log(`| memory | ${memory('validate')} | 1.00 | ${memory('login')} | 1.00 |`)
+  for (const [store, { title }] of Object.entries(STORES)) {
+    console.log(`| ${title} | ${cells(`${store}-validate`)} | ${cells(`${store}-login`)} |`)
+  }
+}
+
+function printComparisons (comparisons: Comparison[], growth: Measured['growth']): void {
   console.log('\n| comparison | baseline req/s | jwt-login req/s | ratio, median [min–max] | goal | p99 ms (baseline / jwt-login) | CPU µs/req (baseline / jwt-login) | CPU ratio (baseline / jwt-login) | non-2xx + errors (baseline / jwt-login) |')
   console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- |')
   for (const c of comparisons) console.log(`| ${row(c)} |`)
-
-  const loginRuns = (comparisons[3] as Comparison).subject.map(run => run.loopDelayP99Ms)
+  printStores(comparisons)
+  const loginRuns = (comparisons.find(c => c.name === 'login') as Comparison).subject.map(run => run.loopDelayP99Ms)
   console.log(`\nEvent-loop delay in jwt-login's process during the login load: p99 ${median(loginRuns).toFixed(1)} ms (median of ${ROUNDS} runs) [${Math.min(...loginRuns).toFixed(1)}–${Math.max(...loginRuns).toFixed(1)}].`)
-  console.log(`Store growth: 100 sessions × 200 refreshes each → ${growth.perSession.toFixed(2)} state entries per live session (${growth.refreshesPerSecond.toFixed(0)} refreshes/s in process).`)
+  if (growth !== null) console.log(`Store growth: 100 sessions × 200 refreshes each → ${growth.perSession.toFixed(2)} state entries per live session (${growth.refreshesPerSecond.toFixed(0)} refreshes/s in process).`)
+}
+
+/** The closing lines; the ratios come last, one per line, for `tail`. */
+function printVerdict (comparisons: Comparison[]): void {
   // other work on the machine skews both sides; the load average says how busy it was
   console.log(`Load average at the end: ${loadAverage()}.`)
-  const failedRuns = comparisons.flatMap(c => [...c.baseline, ...c.subject]).filter(run => failures(run) > 0).length
+  // a memory run is the baseline of several store comparisons: count it once
+  const runs = new Set(comparisons.flatMap(c => [...c.baseline, ...c.subject]))
+  const failedRuns = [...runs].filter(run => failures(run) > 0).length
   if (failedRuns > 0) console.log(`WARNING: ${failedRuns} runs had non-2xx answers or errors; their figures are not comparable.`)
-  const missed = comparisons.filter(c => median(ratios(c)) < c.goal).map(c => c.name)
+  if (comparisons.length === 0) return
+  const missed = comparisons.filter(c => c.goal !== undefined && c.skipped === undefined && median(ratios(c)) < c.goal).map(c => c.name)
   console.log(missed.length === 0 ? 'All ratios meet their goals.' : `Below goal: ${missed.join(', ')}.`)
   console.log('')
-  for (const c of comparisons) console.log(`ratio ${c.name}: ${median(ratios(c)).toFixed(2)}`)
+  for (const c of comparisons) console.log(`ratio ${c.name}: ${ratioFigure(c)}`)
+}
+
+async function main (): Promise<void> {
+  console.log(`jwt-login benchmarks: node ${process.version}, ${os.availableParallelism()} CPUs, ${SECONDS} s per run, ${ROUNDS} interleaved rounds, ${WARM_UP_SECONDS} s warm-up per server, load average ${loadAverage()}${ONLY === null ? '' : `, ${ONLY} only`}`)
+  const { comparisons, growth, scaled } = await measureAll()
+  if (comparisons.length > 0) printComparisons(comparisons, growth)
+  if (scaled !== null) printScaling(scaled)
+  printVerdict(comparisons)
 }
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
     const exit = (): never => process.exit(130)
-    stopAll().then(exit, exit)
+    stopAll().then(async () => { await backends.stop() }).then(exit, exit)
   })
 }
 
@@ -239,6 +308,8 @@ try {
   await main()
 } catch (error) {
   console.error('bench failed:', error)
+  // measureAll has stopped its servers and backends; this is for a failure before it
   await stopAll()
+  await backends.stop().catch(() => {})
   process.exitCode = 1
 }

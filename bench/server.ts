@@ -1,21 +1,39 @@
 /**
  * One benchmark server in its own process:
- * `node --import tsx bench/server.ts <kind> [arg]`, started by `run.ts` with
- * an IPC channel. It listens on 127.0.0.1:0, reports its port, and measures
- * its own CPU time and event-loop delay between the parent's `start` and
- * `stop`. It shuts down on `close`, SIGINT, SIGTERM or a lost parent.
+ * `node --import tsx bench/server.ts <kind> [args…]`, started by `run.ts`
+ * with an IPC channel. It listens on 127.0.0.1:0, reports its port, and
+ * measures its own CPU time and event-loop delay between the parent's `start`
+ * and `stop`. It shuts down on `close`, SIGINT, SIGTERM or a lost parent.
  *
- * Arguments: `bare-validate <answer bytes>`, `subject-redis <key prefix>`
- * (the prefix's keys are deleted on shutdown).
+ * Arguments:
+ * - `bare-validate <answer bytes>`
+ * - `subject-memory <maxEntries>`: a MemoryStore of that bound, which takes
+ *   the parent's `seed` messages (run with `--expose-gc`, to weigh its heap)
+ * - `subject-redis <key prefix> [url]`: on the shared Redis, the prefix's keys
+ *   are deleted on shutdown; on a Redis of the bench's own (`url`), the parent
+ *   stops the whole server
+ * - `subject-cluster <key prefix> <port,port,…>`: on the bench's local Redis
+ *   Cluster (the parent stops it, keys and all)
+ * - `subject-postgres <key prefix> <schema.table>`: in the bench's schema
+ *   (the parent drops it)
  */
+import { randomUUID } from 'node:crypto'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import type { FastifyInstance } from 'fastify'
 import { Redis } from 'ioredis'
+import { MemoryStore } from '../lib/index.js'
 import { RedisStore } from '../lib/redis.js'
 import { bareArgon2App, bareHookApp, bareValidateApp, subjectApp, subjectHookApp } from './apps.js'
-import { isServerKind, type ChildMessage, type ParentMessage } from './shared.js'
+import { postgresStore } from './postgres.js'
+import { isServerKind, REDIS_URL, type ChildMessage, type ParentMessage, type Seeded } from './shared.js'
 
-const REDIS_URL = 'redis://127.0.0.1:6379'
+type Seeder = (key: string, count: number, ttlMs: number) => Promise<Seeded>
+
+interface Built {
+  app: FastifyInstance
+  cleanup: () => Promise<void>
+  seed?: Seeder
+}
 
 /** A parent that is gone gets nothing (the `disconnect` handler shuts down). */
 function send (message: ChildMessage): void {
@@ -33,11 +51,65 @@ async function deleteKeys (prefix: string): Promise<void> {
   }
 }
 
-async function build (kind: string, arg: string | undefined): Promise<{ app: FastifyInstance, cleanup: () => Promise<void> }> {
+function memoryInUse (): { heap: number, rss: number } {
+  globalThis.gc?.()
+  const usage = process.memoryUsage()
+  return { heap: usage.heapUsed, rss: usage.rss }
+}
+
+/**
+ * Writes `count` more sessions beside the real one under `key`: fresh session
+ * ids (base-36 time, '-', a random UUID), each with its own copy of the real
+ * record (a shared string would weigh nothing), and the refresh lifetime.
+ */
+function memorySeeder (store: MemoryStore): Seeder {
+  let before: { heap: number, rss: number } | null = null
+  return async (key, count, ttlMs) => {
+    before ??= memoryInUse()
+    const value = await store.get(key)
+    if (value === null) throw new Error(`subject-memory: no session under ${key} to copy`)
+    const head = `session:${Date.now().toString(36)}-`
+    for (let i = 0; i < count; i++) await store.set(head + randomUUID(), Buffer.from(value).toString(), ttlMs)
+    const now = memoryInUse()
+    return { entries: store.counts.state, heapBytes: now.heap - before.heap, rssBytes: now.rss - before.rss }
+  }
+}
+
+function benchPrefix (kind: string, prefix: string | undefined): string {
+  if (prefix === undefined || !prefix.startsWith('bench:')) throw new Error(`${kind} needs a key prefix starting with bench:`)
+  return prefix
+}
+
+async function storeSubject (kind: string, args: string[]): Promise<Built> {
+  const [first, second] = args
+  if (kind === 'subject-memory') {
+    const maxEntries = Number(first)
+    if (!Number.isInteger(maxEntries) || maxEntries <= 0) throw new Error('subject-memory needs its maxEntries')
+    const store = new MemoryStore({ maxEntries })
+    return { app: await subjectApp(store), cleanup: async () => { await store.close() }, seed: memorySeeder(store) }
+  }
+  const prefix = benchPrefix(kind, first)
+  if (kind === 'subject-redis') {
+    const store = new RedisStore({ url: second ?? REDIS_URL, prefix })
+    const shared = second === undefined
+    const cleanup = async (): Promise<void> => {
+      await store.close()
+      if (shared) await deleteKeys(prefix)
+    }
+    return { app: await subjectApp(store), cleanup }
+  }
+  if (second === undefined) throw new Error(`${kind} needs ${kind === 'subject-cluster' ? 'the cluster ports' : 'its table'}`)
+  const store = kind === 'subject-cluster'
+    ? new RedisStore({ cluster: { nodes: second.split(',').map(port => ({ host: '127.0.0.1', port: Number(port) })) }, prefix })
+    : await postgresStore(prefix, second)
+  return { app: await subjectApp(store), cleanup: async () => { await store.close() } }
+}
+
+async function build (kind: string, args: string[]): Promise<Built> {
   const nothing = async (): Promise<void> => {}
   switch (kind) {
     case 'bare-validate': {
-      const bytes = Number(arg)
+      const bytes = Number(args[0])
       if (!Number.isInteger(bytes) || bytes <= 0) throw new Error('bare-validate needs the answer size in bytes')
       return { app: await bareValidateApp(bytes), cleanup: nothing }
     }
@@ -45,27 +117,50 @@ async function build (kind: string, arg: string | undefined): Promise<{ app: Fas
     case 'bare-argon2': return { app: await bareArgon2App(), cleanup: nothing }
     case 'subject': return { app: await subjectApp(), cleanup: nothing }
     case 'subject-hook': return { app: await subjectHookApp(), cleanup: nothing }
-    default: {
-      // subject-redis (the kind was checked before)
-      if (arg === undefined || !arg.startsWith('bench:')) throw new Error('subject-redis needs a key prefix starting with bench:')
-      const store = new RedisStore({ url: REDIS_URL, prefix: arg })
-      return {
-        app: await subjectApp(store),
-        cleanup: async () => {
-          await store.close()
-          await deleteKeys(arg)
-        }
-      }
+    // the store kinds (the kind was checked before)
+    default: return await storeSubject(kind, args)
+  }
+}
+
+/** The parent's messages: a measurement window's `start` and `stop`, `seed` (a store that can), `close`. */
+function answerer (seed: Seeder | undefined, shutdown: () => void): (message: ParentMessage) => void {
+  const delay = monitorEventLoopDelay({ resolution: 10 })
+  let cpuAt = process.cpuUsage()
+  return (message) => {
+    if (message.type === 'start') {
+      delay.reset()
+      delay.enable()
+      cpuAt = process.cpuUsage()
+      send({ type: 'started', id: message.id })
+    } else if (message.type === 'stop') {
+      const cpu = process.cpuUsage(cpuAt)
+      delay.disable()
+      send({
+        type: 'measured',
+        id: message.id,
+        cpuMicros: cpu.user + cpu.system,
+        loopDelayP99Ms: delay.percentile(99) / 1e6,
+        loopDelayMaxMs: delay.max / 1e6
+      })
+    } else if (message.type === 'seed') {
+      if (seed === undefined) throw new Error(`bench server ${process.argv[2] ?? '?'} cannot seed`)
+      // a failed seed ends the process: the parent's waiting call fails with "exited"
+      seed(message.key, message.count, message.ttlMs).then(
+        (seeded) => { send({ type: 'seeded', id: message.id, ...seeded }) },
+        (error: unknown) => { console.error('bench server seed:', error); process.exit(1) }
+      )
+    } else {
+      shutdown()
     }
   }
 }
 
 async function main (): Promise<void> {
-  const [kind, arg] = process.argv.slice(2)
+  const [kind, ...args] = process.argv.slice(2)
   if (!isServerKind(kind) || process.send === undefined) {
-    throw new Error('usage: started by bench/run.ts with an IPC channel, as server.ts <kind> [arg]')
+    throw new Error('usage: started by bench/run.ts with an IPC channel, as server.ts <kind> [args…]')
   }
-  const { app, cleanup } = await build(kind, arg)
+  const { app, cleanup, seed } = await build(kind, args)
 
   let closing: Promise<void> | null = null
   const shutdown = (): void => {
@@ -84,28 +179,7 @@ async function main (): Promise<void> {
   // a parent lost while the app was being built
   if (!process.connected) shutdown()
 
-  const delay = monitorEventLoopDelay({ resolution: 10 })
-  let cpuAt = process.cpuUsage()
-  process.on('message', (message: ParentMessage) => {
-    if (message.type === 'start') {
-      delay.reset()
-      delay.enable()
-      cpuAt = process.cpuUsage()
-      send({ type: 'started', id: message.id })
-    } else if (message.type === 'stop') {
-      const cpu = process.cpuUsage(cpuAt)
-      delay.disable()
-      send({
-        type: 'measured',
-        id: message.id,
-        cpuMicros: cpu.user + cpu.system,
-        loopDelayP99Ms: delay.percentile(99) / 1e6,
-        loopDelayMaxMs: delay.max / 1e6
-      })
-    } else {
-      shutdown()
-    }
-  })
+  process.on('message', answerer(seed, shutdown))
 
   await app.listen({ host: '127.0.0.1', port: 0 })
   const address = app.server.address()

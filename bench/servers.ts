@@ -5,7 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
-import type { ChildMessage, ParentMessage, ServerKind, Usage } from './shared.js'
+import type { ChildMessage, ParentMessage, Seeded, ServerKind, Usage } from './shared.js'
 
 const SERVER_SCRIPT = fileURLToPath(new URL('./server.ts', import.meta.url))
 const START_TIMEOUT_MS = 60_000
@@ -44,8 +44,10 @@ export class ServerProcess {
     })
   }
 
-  static async start (kind: ServerKind, arg?: string): Promise<ServerProcess> {
-    const child = spawn(process.execPath, ['--import', 'tsx', SERVER_SCRIPT, kind, ...(arg === undefined ? [] : [arg])], {
+  static async start (kind: ServerKind, ...args: string[]): Promise<ServerProcess> {
+    // a memory store's heap is weighed after a full collection
+    const flags = kind === 'subject-memory' ? ['--expose-gc'] : []
+    const child = spawn(process.execPath, [...flags, '--import', 'tsx', SERVER_SCRIPT, kind, ...args], {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc']
     })
     live.add(child)
@@ -73,12 +75,12 @@ export class ServerProcess {
     return new ServerProcess(kind, child, port, exited)
   }
 
-  async #ask (type: 'start' | 'stop'): Promise<ChildMessage> {
-    const id = this.#nextId++
+  async #ask (message: Exclude<ParentMessage, { type: 'close' }>): Promise<ChildMessage> {
+    const id = message.id
     return await new Promise<ChildMessage>((resolve, reject) => {
       this.#waiting.set(id, { resolve, reject })
       // a child gone meanwhile: the callback gets the error instead of an unhandled 'error' event
-      this.#child.send({ type, id } satisfies ParentMessage, (error) => {
+      this.#child.send(message, (error) => {
         if (error === null) return
         this.#waiting.delete(id)
         reject(new Error(`bench server ${this.kind} is gone`, { cause: error }))
@@ -88,11 +90,18 @@ export class ServerProcess {
 
   /** Runs `work` (the load) between the child's `start` and `stop`, and answers what the child measured. */
   async measure<T> (work: () => Promise<T>): Promise<{ result: T, usage: Usage }> {
-    await this.#ask('start')
+    await this.#ask({ type: 'start', id: this.#nextId++ })
     const result = await work()
-    const answer = await this.#ask('stop')
+    const answer = await this.#ask({ type: 'stop', id: this.#nextId++ })
     if (answer.type !== 'measured') throw new Error(`bench server ${this.kind}: unexpected answer ${answer.type}`)
     return { result, usage: { cpuMicros: answer.cpuMicros, loopDelayP99Ms: answer.loopDelayP99Ms, loopDelayMaxMs: answer.loopDelayMaxMs } }
+  }
+
+  /** Has a `subject-memory` child write `count` more sessions like the one under `key`, and answers what its store holds then. */
+  async seed (key: string, count: number, ttlMs: number): Promise<Seeded> {
+    const answer = await this.#ask({ type: 'seed', id: this.#nextId++, key, count, ttlMs })
+    if (answer.type !== 'seeded') throw new Error(`bench server ${this.kind}: unexpected answer ${answer.type}`)
+    return { entries: answer.entries, heapBytes: answer.heapBytes, rssBytes: answer.rssBytes }
   }
 
   /** Asks the child to close (it cleans up its store), and kills it if it has not exited in time. */

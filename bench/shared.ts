@@ -6,18 +6,30 @@ export const USER = { login: 'bench', email: 'bench@example.com', password: 'ben
 export const ISSUER = 'jwt-login'
 export const AUDIENCE = 'jwt-login'
 export const PREFIX = '/jwt-login/v1'
+/** jwt-login's default refresh lifetime, set explicitly so the scaling run seeds sessions with the same TTL. */
+export const REFRESH_LIFETIME = '14d'
+export const REFRESH_LIFETIME_MS = 14 * 24 * 60 * 60 * 1000
 
-export const SERVER_KINDS = ['bare-validate', 'bare-hook', 'bare-argon2', 'subject', 'subject-hook', 'subject-redis'] as const
+/** The shared local Redis of the store comparisons. */
+export const REDIS_URL = 'redis://127.0.0.1:6379'
+/** The local PostgreSQL; the bench works in a schema of its own, dropped at the end. */
+export const POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+
+export const SERVER_KINDS = [
+  'bare-validate', 'bare-hook', 'bare-argon2', 'subject', 'subject-hook',
+  'subject-memory', 'subject-redis', 'subject-cluster', 'subject-postgres'
+] as const
 export type ServerKind = typeof SERVER_KINDS[number]
 
 export function isServerKind (value: unknown): value is ServerKind {
   return (SERVER_KINDS as readonly unknown[]).includes(value)
 }
 
-/** Parent → child: start or stop a measurement window, or shut down. */
+/** Parent → child: start or stop a measurement window, seed sessions (`subject-memory`), or shut down. */
 export type ParentMessage =
   | { type: 'start', id: number }
   | { type: 'stop', id: number }
+  | { type: 'seed', id: number, key: string, count: number, ttlMs: number }
   | { type: 'close' }
 
 /** What a child measured in its own process between `start` and `stop`. */
@@ -28,8 +40,18 @@ export interface Usage {
   loopDelayMaxMs: number
 }
 
+/** What a `subject-memory` child holds after seeding: its store's state entries and its memory growth since the first seed. */
+export interface Seeded {
+  entries: number
+  /** V8 heap in use (after a full GC) minus the same before the first seed, bytes */
+  heapBytes: number
+  /** resident set size minus the same before the first seed, bytes */
+  rssBytes: number
+}
+
 /** Child → parent. */
 export type ChildMessage =
   | { type: 'ready', port: number }
   | { type: 'started', id: number }
   | ({ type: 'measured', id: number } & Usage)
+  | ({ type: 'seeded', id: number } & Seeded)

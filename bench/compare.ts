@@ -1,0 +1,116 @@
+/**
+ * Interleaved comparisons: one baseline and one or more contenders, warmed
+ * up, then measured in turns (baseline, each contender, baseline, …) for
+ * `rounds` rounds; each contender's ratio is its req/s over the baseline's
+ * in the same round.
+ */
+import { measure, warmUp, type Run, type Target } from './load.js'
+
+export interface Comparison {
+  name: string
+  subjectLabel: string
+  baselineLabel: string
+  /** reported, not enforced; none for a row that is measured only */
+  goal: number | undefined
+  baseline: Run[]
+  subject: Run[]
+  /** why the row was not measured (its runs are empty) */
+  skipped?: string
+}
+
+export interface Side {
+  /** its name in the round lines */
+  side: string
+  target: Target
+}
+
+export interface Contender extends Side {
+  name: string
+  label: string
+  goal?: number
+}
+
+export interface Rounds {
+  rounds: number
+  seconds: number
+  warmUpSeconds: number
+  connections: number
+}
+
+export function median (values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[middle] as number : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2
+}
+
+export function ratios (c: Comparison): number[] {
+  return c.subject.map((run, i) => run.reqPerSec / (c.baseline[i] as Run).reqPerSec)
+}
+
+export function failures (run: Run): number {
+  return run.non2xx + run.errors
+}
+
+export function describeRun (run: Run): string {
+  return `${run.reqPerSec.toFixed(0)} req/s, p99 ${run.p99Ms} ms, ${run.cpuPerRequest.toFixed(0)} µs CPU/req`
+}
+
+/** A row that could not be measured: it stays in the table and the ratio lines, as skipped. */
+export function skipped (contender: Omit<Contender, 'side' | 'target'>, baselineLabel: string, reason: string): Comparison {
+  return { name: contender.name, subjectLabel: contender.label, baselineLabel, goal: contender.goal, baseline: [], subject: [], skipped: reason }
+}
+
+function warn (title: string, round: number, side: string, run: Run): void {
+  if (failures(run) > 0) console.log(`WARNING: ${title} round ${round} ${side}: ${run.non2xx} non-2xx answers, ${run.errors} errors`)
+}
+
+/** Runs the rounds; answers one comparison per contender, each against the baseline runs of the same rounds. */
+export async function compare (title: string, baseline: Side & { label: string }, contenders: Contender[], how: Rounds): Promise<Comparison[]> {
+  for (const side of [baseline, ...contenders]) await warmUp(side.target, how.connections, how.warmUpSeconds)
+  const comparisons: Comparison[] = contenders.map(c => ({ name: c.name, subjectLabel: c.label, baselineLabel: baseline.label, goal: c.goal, baseline: [], subject: [] }))
+  for (let round = 1; round <= how.rounds; round++) {
+    const base = await measure(baseline.target, how.connections, how.seconds)
+    warn(title, round, baseline.side, base)
+    const parts = [`${baseline.side} ${describeRun(base)}`]
+    for (const [i, contender] of contenders.entries()) {
+      const run = await measure(contender.target, how.connections, how.seconds)
+      warn(title, round, contender.side, run)
+      const comparison = comparisons[i] as Comparison
+      comparison.baseline.push(base)
+      comparison.subject.push(run)
+      parts.push(`${contender.side} ${describeRun(run)}${contenders.length > 1 ? `, ratio ${(run.reqPerSec / base.reqPerSec).toFixed(2)}` : ''}`)
+    }
+    // one contender: the ratio at the end of the line, as before there were several
+    const only = contenders.length === 1 ? (comparisons[0] as Comparison).subject.at(-1) as Run : null
+    const single = only === null ? '' : ` | ratio ${(only.reqPerSec / base.reqPerSec).toFixed(2)}`
+    console.log(`${title} round ${round}/${how.rounds}: ${parts.join(' | ')}${single}`)
+  }
+  return comparisons
+}
+
+/** One line of the results table. */
+export function row (c: Comparison): string {
+  if (c.skipped !== undefined) return `${c.name}: ${c.subjectLabel} vs ${c.baselineLabel} | skipped: ${c.skipped} | | | | | | | `
+  const r = ratios(c)
+  const ratio = median(r)
+  const goal = c.goal === undefined ? '— (measured only)' : `≥ ${c.goal.toFixed(2)}: ${ratio >= c.goal ? 'met' : '**not met**'}`
+  const cpuBaseline = median(c.baseline.map(run => run.cpuPerRequest))
+  const cpuSubject = median(c.subject.map(run => run.cpuPerRequest))
+  const failed = `${c.baseline.reduce((n, run) => n + failures(run), 0)} / ${c.subject.reduce((n, run) => n + failures(run), 0)}`
+  return [
+    `${c.name}: ${c.subjectLabel} vs ${c.baselineLabel}`,
+    median(c.baseline.map(run => run.reqPerSec)).toFixed(0),
+    median(c.subject.map(run => run.reqPerSec)).toFixed(0),
+    `**${ratio.toFixed(2)}** [${Math.min(...r).toFixed(2)}–${Math.max(...r).toFixed(2)}]`,
+    goal,
+    `${median(c.baseline.map(run => run.p99Ms))} / ${median(c.subject.map(run => run.p99Ms))}`,
+    `${cpuBaseline.toFixed(0)} / ${cpuSubject.toFixed(0)}`,
+    (cpuBaseline / cpuSubject).toFixed(2),
+    failed
+  ].join(' | ')
+}
+
+/** The median ratio with two decimals, or `n/a` for a skipped row. */
+export function ratioFigure (c: Comparison): string {
+  return c.skipped !== undefined ? 'n/a' : median(ratios(c)).toFixed(2)
+}
