@@ -258,19 +258,19 @@ export class RedisStore implements StateStore {
   async #write<T> (alone: (client: StoreClient) => Promise<T>, queued: (pipeline: StorePipeline) => ChainableCommander): Promise<T> {
     const wait = this.#wait
     if (wait === null) return await alone(this.#client)
-    for (let attempt = 1; ; attempt++) {
-      const answers = await queued(this.#client.pipeline() as StorePipeline).wait(wait.replicas, wait.timeoutMs).exec() as Array<[Error | null, unknown]>
-      const [[writeError, result], [waitError, acknowledged]] = answers as [[Error | null, T], [Error | null, number]]
-      // a moved slot: the write did not run, and ioredis follows no redirect in a pipeline whose WAIT answered
-      if (writeError !== null && REDIRECT.test(writeError.message) && attempt < MAX_WRITE_ATTEMPTS) {
-        await this.#learnSlots()
-        continue
-      }
-      const failed = writeError ?? waitError
-      if (failed !== null) throw failed
-      if (acknowledged < wait.replicas) throw new Error(`only ${acknowledged} of ${wait.replicas} replicas acknowledged the write within ${wait.timeoutMs} ms`)
-      return result
+    const send = async (): Promise<[[Error | null, T], [Error | null, number]]> =>
+      await queued(this.#client.pipeline() as StorePipeline).wait(wait.replicas, wait.timeoutMs).exec() as [[Error | null, T], [Error | null, number]]
+    let answers = await send()
+    // a moved slot: the write did not run, and ioredis follows no redirect in a pipeline whose WAIT answered
+    for (let attempt = 1; attempt < MAX_WRITE_ATTEMPTS && REDIRECT.test(answers[0][0]?.message ?? ''); attempt++) {
+      await this.#learnSlots()
+      answers = await send()
     }
+    const [[writeError, result], [waitError, acknowledged]] = answers
+    const failed = writeError ?? waitError
+    if (failed !== null) throw failed
+    if (acknowledged < wait.replicas) throw new Error(`only ${acknowledged} of ${wait.replicas} replicas acknowledged the write within ${wait.timeoutMs} ms`)
+    return result
   }
 
   /** Asks the cluster for its slot layout again (after a failover the client still sends to the old master). */

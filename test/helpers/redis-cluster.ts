@@ -61,6 +61,8 @@ function startNode (port: number, dir: string): ChildProcess {
 
 async function answers (port: number): Promise<boolean> {
   const probe = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
+  // a node not up yet refuses the connection: that is the answer, not an error to print
+  probe.on('error', () => {})
   try {
     await probe.connect()
     return await probe.ping() === 'PONG'
