@@ -5,13 +5,13 @@
  * end to end, what the store logs, and waitForReplicas.
  */
 import { randomUUID } from 'node:crypto'
-import { createServer } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Redis } from 'ioredis'
 import t from 'tap'
 import { RedisStore } from '../lib/redis.js'
 import { ALICE, buildApp } from './helpers/app.js'
 import { errorOf, login, post } from './helpers/http.js'
+import { closedPort } from './helpers/net.js'
 import { deleteClusterKeys } from './helpers/redis-cluster.js'
 import { deleteKeys, REDIS_URL } from './helpers/redis-store.js'
 import { sharedCluster } from './helpers/shared-stores.js'
@@ -78,17 +78,25 @@ t.test('a cluster the store creates: warns when its servers keep nothing on disk
   for (let i = 0; i < 50 && lines.length === 0; i++) await sleep(20)
   t.match(lines, [{ level: 'warn', message: /keeps nothing on disk/ }], 'the durability check runs on a cluster too')
 
-  const closed = await new Promise<number>((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => { resolve(port) })
-    })
-  })
+  // with ioredis's defaults the client retries for ever and queues commands meanwhile: the store's deadline answers
   const down = recorder()
-  const unreachable = new RedisStore({ cluster: { nodes: [{ host: '127.0.0.1', port: closed }], options: { clusterRetryStrategy: () => null } }, log: down.log })
+  const unreachable = new RedisStore({ cluster: { nodes: [{ host: '127.0.0.1', port: await closedPort() }], options: { redisOptions: { commandTimeout: 300 } } }, log: down.log })
   t.teardown(async () => { await unreachable.close().catch(() => {}) })
-  await t.rejects(unreachable.get('k'), 'a request fails')
+  await t.rejects(unreachable.get('k'), /did not answer within 300 ms/, 'a read fails instead of waiting')
+  await t.rejects(unreachable.getMany(['a', 'b']), /did not answer within 300 ms/)
+  await t.rejects(unreachable.set('k', 'v', 1000), /did not answer within 300 ms/, 'a write too')
   t.match(down.lines[0], { level: 'error', message: /cannot reach Redis/ }, 'logged once, through the store\'s logger')
+})
+
+t.test('options that contradict each other, and a cluster reading from replicas, are refused', async (t) => {
+  const host = cluster.client({ lazyConnect: true })
+  t.teardown(() => { host.disconnect() })
+  t.throws(() => new RedisStore({ client: host, url: REDIS_URL }), /give one of client, cluster, or url \/ redisOptions/)
+  t.throws(() => new RedisStore({ cluster: { nodes: cluster.nodes }, redisOptions: {} }), /give one of/)
+  const replicaReads = cluster.client({ lazyConnect: true, scaleReads: 'slave' })
+  t.teardown(() => { replicaReads.disconnect() })
+  t.throws(() => new RedisStore({ client: replicaReads }), /reads from replicas \(scaleReads\) could find a revoked session still live/)
+  t.throws(() => new RedisStore({ cluster: { nodes: cluster.nodes, options: { scaleReads: 'all' } } }), /scaleReads/)
 })
 
 t.test('waitForReplicas on a Redis without replicas: every write fails closed (503 / 201), reads still work', async (t) => {

@@ -61,8 +61,10 @@ export function durabilityWarnings (config: RedisDurability): Array<{ details: o
   return warnings
 }
 
-/** A cluster's answer that the key's slot is served elsewhere now. */
-const REDIRECT = /^(MOVED|ASK) /
+/** A cluster's answer that the key's slot is served elsewhere now (an ASK, during resharding, is not retried). */
+const MOVED = /^MOVED /
+/** How long a call on a cluster may wait for an answer when its node options set no `commandTimeout`. */
+const CLUSTER_DEADLINE_MS = 2000
 /** A write moved by a failover is sent again after the slots are read again, this many times in all at most. */
 const MAX_WRITE_ATTEMPTS = 3
 
@@ -114,6 +116,20 @@ type StorePipeline = ChainableCommander & { [name in keyof StoreCommands]: (...a
 /** Fail-closed defaults for a connection the store opens: one retry, a 2 s answer. */
 const CONNECTION_DEFAULTS: RedisOptions = { maxRetriesPerRequest: 1, commandTimeout: 2000 }
 
+/**
+ * Refuses options that contradict each other (only one way to reach Redis
+ * is used), and a cluster that reads from replicas: a replica may not have
+ * a revocation yet, so a revoked token would validate on another instance.
+ */
+function checkConnection (options: RedisStoreOptions): void {
+  const ways = [options.client !== undefined, options.cluster !== undefined, options.url !== undefined || options.redisOptions !== undefined]
+  if (ways.filter(Boolean).length > 1) throw new TypeError('RedisStore: give one of client, cluster, or url / redisOptions')
+  const scaleReads = options.client?.isCluster === true ? (options.client as Cluster).options.scaleReads : options.cluster?.options?.scaleReads
+  if (scaleReads !== undefined && scaleReads !== 'master') {
+    throw new TypeError('RedisStore: a cluster that reads from replicas (scaleReads) could find a revoked session still live; use scaleReads: \'master\'')
+  }
+}
+
 function ownClient (options: RedisStoreOptions): Redis | Cluster {
   if (options.cluster !== undefined) {
     return new ioredis.Cluster(options.cluster.nodes, {
@@ -132,14 +148,16 @@ function ownClient (options: RedisStoreOptions): Redis | Cluster {
  * `consume` is one GETDEL, `increment` and `compareAndSet` one Lua script
  * each, all on one key, so single use, counting and session updates stay
  * atomic across processes and no command spans two hash slots. `getMany`
- * is one MGET on a single Redis, and one GET per key on a cluster (pipelined
- * per node), since the keys it reads lie in different slots.
+ * is one MGET on a single Redis, and one GET per key on a cluster (all sent
+ * at once), since the keys it reads lie in different slots. On a cluster
+ * every call has a deadline (`commandTimeout`, default 2 s).
  */
 export class RedisStore implements StateStore {
   readonly #client: StoreClient
   readonly #owned: boolean
   readonly #prefix: string
   readonly #wait: { replicas: number, timeoutMs: number } | null
+  readonly #deadlineMs: number | null
   #log: StoreLogger | null
   #durabilityChecked = false
   #lastErrorLineAt = -Infinity
@@ -150,8 +168,10 @@ export class RedisStore implements StateStore {
   constructor (options: RedisStoreOptions = {}) {
     this.#prefix = options.prefix ?? 'jwt-login:'
     this.#wait = waitOption(options.waitForReplicas)
+    checkConnection(options)
     const client = options.client ?? ownClient(options)
     this.#owned = options.client === undefined
+    this.#deadlineMs = client.isCluster ? (client as Cluster).options.redisOptions?.commandTimeout ?? CLUSTER_DEADLINE_MS : null
     client.defineCommand('jwtLoginIncrement', { numberOfKeys: 1, lua: INCREMENT })
     client.defineCommand('jwtLoginCompareAndSet', { numberOfKeys: 1, lua: COMPARE_AND_SET })
     this.#client = client as StoreClient
@@ -212,7 +232,7 @@ export class RedisStore implements StateStore {
   }
 
   async get (key: string): Promise<string | null> {
-    return await this.#client.get(this.#prefix + key)
+    return await this.#bounded(this.#client.get(this.#prefix + key))
   }
 
   async getMany (keys: readonly string[]): Promise<Array<string | null>> {
@@ -220,7 +240,7 @@ export class RedisStore implements StateStore {
     if (keys.length === 0) return []
     const prefixed = keys.map(key => this.#prefix + key)
     // a cluster refuses an MGET across hash slots (CROSSSLOT): one GET each, in parallel
-    if (this.#client.isCluster) return await Promise.all(prefixed.map(async key => await this.#client.get(key)))
+    if (this.#client.isCluster) return await this.#bounded(Promise.all(prefixed.map(async key => await this.#client.get(key))))
     return await this.#client.mget(prefixed)
   }
 
@@ -257,12 +277,13 @@ export class RedisStore implements StateStore {
    */
   async #write<T> (alone: (client: StoreClient) => Promise<T>, queued: (pipeline: StorePipeline) => ChainableCommander): Promise<T> {
     const wait = this.#wait
-    if (wait === null) return await alone(this.#client)
+    if (wait === null) return await this.#bounded(alone(this.#client))
     const send = async (): Promise<[[Error | null, T], [Error | null, number]]> =>
-      await queued(this.#client.pipeline() as StorePipeline).wait(wait.replicas, wait.timeoutMs).exec() as [[Error | null, T], [Error | null, number]]
+      await this.#bounded(queued(this.#client.pipeline() as StorePipeline).wait(wait.replicas, wait.timeoutMs).exec() as Promise<[[Error | null, T], [Error | null, number]]>)
     let answers = await send()
     // a moved slot: the write did not run, and ioredis follows no redirect in a pipeline whose WAIT answered
-    for (let attempt = 1; attempt < MAX_WRITE_ATTEMPTS && REDIRECT.test(answers[0][0]?.message ?? ''); attempt++) {
+    const moved = (): boolean => this.#client.isCluster && MOVED.test(answers[0][0]?.message ?? '')
+    for (let attempt = 1; attempt < MAX_WRITE_ATTEMPTS && moved(); attempt++) {
       await this.#learnSlots()
       answers = await send()
     }
@@ -271,6 +292,27 @@ export class RedisStore implements StateStore {
     if (failed !== null) throw failed
     if (acknowledged < wait.replicas) throw new Error(`only ${acknowledged} of ${wait.replicas} replicas acknowledged the write within ${wait.timeoutMs} ms`)
     return result
+  }
+
+  /**
+   * On a cluster, a call unanswered after the deadline fails (503 / 201):
+   * while no node is reachable, ioredis keeps commands in its offline queue
+   * with no timeout of its own. A write that fails this way may still run
+   * later, which the flows treat like any write whose answer was lost.
+   */
+  async #bounded<T> (call: Promise<T>): Promise<T> {
+    const deadlineMs = this.#deadlineMs
+    if (deadlineMs === null) return await call
+    let timer: NodeJS.Timeout | undefined
+    const late = new Promise<never>((resolve, reject) => {
+      timer = setTimeout(() => { reject(new Error(`the Redis Cluster did not answer within ${deadlineMs} ms`)) }, deadlineMs)
+      timer.unref()
+    })
+    try {
+      return await Promise.race([call, late])
+    } finally {
+      clearTimeout(timer)
+    }
   }
 
   /** Asks the cluster for its slot layout again (after a failover the client still sends to the old master). */
