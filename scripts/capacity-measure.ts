@@ -23,6 +23,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
 import { Redis } from 'ioredis'
 import pg from 'pg'
+import { postgresSchemaSql } from '../lib/postgres.js'
 import { RedisStore } from '../lib/redis.js'
 import {
   costOf, docTable, entryBytes, plain, renderCalls, routeCell, runScenario, SCENARIOS, TABLES, writtenEntry,
@@ -130,8 +131,8 @@ async function measurePostgres (entries: EntryTemplate[]): Promise<number[]> {
     const version = (await client.query('SHOW server_version')).rows[0].server_version as string
     console.log(`PostgreSQL ${version}, scratch schema ${schema}, ${N} rows per kind, median of ${ROUNDS} rounds`)
     await client.query(`CREATE SCHEMA ${schema}`)
-    await client.query(`CREATE TABLE ${table} (key text COLLATE "C" PRIMARY KEY, value text NOT NULL, expires_at timestamptz NOT NULL)`)
-    await client.query(`CREATE INDEX ON ${table} (expires_at)`)
+    // the store's own table and indexes, as migrate() creates them
+    await client.query(postgresSchemaSql(table))
     const size = async (): Promise<number> => Number((await client.query(`SELECT pg_total_relation_size('${table}') AS size`)).rows[0].size)
     const figures: number[] = []
     for (const entry of entries) {

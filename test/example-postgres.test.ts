@@ -13,9 +13,9 @@ import { ACCOUNTS, startIdp } from './helpers/oidc-provider.js'
 import { codeIn, NEW_PASSWORD, RESET_URL, smtpMailer } from './helpers/reset.js'
 import { startSmtp } from './helpers/smtp.js'
 import { totpAt } from './helpers/two-factor.js'
+import { DATABASE_URL } from './helpers/shared-stores.js'
 
 const AUTH = '/jwt-login/v1/auth'
-const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 const ALICE = { login: 'alice', email: 'Alice@Example.com', password: 'correct horse battery staple', displayName: 'Alice Example', roles: ['editor'] }
 
 // One schema of our own on the shared database, dropped with everything in it at the end.

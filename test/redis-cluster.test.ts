@@ -11,6 +11,7 @@ import t from 'tap'
 import { RedisStore } from '../lib/redis.js'
 import { ALICE, buildApp } from './helpers/app.js'
 import { errorOf, login, post } from './helpers/http.js'
+import { Recorder } from './helpers/log-recorder.js'
 import { closedPort } from './helpers/net.js'
 import { deleteClusterKeys } from './helpers/redis-cluster.js'
 import { deleteKeys, REDIS_URL } from './helpers/redis-store.js'
@@ -20,19 +21,6 @@ const cluster = await sharedCluster()
 
 function prefixed (): string {
   return `jwt-login-test:cluster:${randomUUID()}:`
-}
-
-interface Line { level: string, details: object, message: string }
-
-function recorder (): { lines: Line[], log: { error: (d: object, m: string) => void, warn: (d: object, m: string) => void } } {
-  const lines: Line[] = []
-  return {
-    lines,
-    log: {
-      error: (details, message) => { lines.push({ level: 'error', details, message }) },
-      warn: (details, message) => { lines.push({ level: 'warn', details, message }) }
-    }
-  }
 }
 
 t.test('a Cluster client the host owns: keys in several slots read in one getMany, where one MGET would be refused; close() leaves the client open', async (t) => {
@@ -71,7 +59,8 @@ t.test('the routes on a cluster: login, validate, refresh, revoke; a revoked tok
 })
 
 t.test('a cluster the store creates: warns when its servers keep nothing on disk, and logs unreachable nodes', async (t) => {
-  const { lines, log } = recorder()
+  const log = new Recorder()
+  const { lines } = log
   const store = new RedisStore({ cluster: { nodes: cluster.nodes }, prefix: prefixed(), log })
   t.teardown(async () => { await store.close() })
   await store.get('warm-up')
@@ -79,8 +68,8 @@ t.test('a cluster the store creates: warns when its servers keep nothing on disk
   t.match(lines, [{ level: 'warn', message: /keeps nothing on disk/ }], 'the durability check runs on a cluster too')
 
   // with ioredis's defaults the client retries for ever and queues commands meanwhile: the store's deadline answers
-  const down = recorder()
-  const unreachable = new RedisStore({ cluster: { nodes: [{ host: '127.0.0.1', port: await closedPort() }], options: { redisOptions: { commandTimeout: 300 } } }, log: down.log })
+  const down = new Recorder()
+  const unreachable = new RedisStore({ cluster: { nodes: [{ host: '127.0.0.1', port: await closedPort() }], options: { redisOptions: { commandTimeout: 300 } } }, log: down })
   t.teardown(async () => { await unreachable.close().catch(() => {}) })
   await t.rejects(unreachable.get('k'), /did not answer within 300 ms/, 'a read fails instead of waiting')
   await t.rejects(unreachable.getMany(['a', 'b']), /did not answer within 300 ms/)

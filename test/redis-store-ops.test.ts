@@ -4,45 +4,14 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import Fastify from 'fastify'
 import { Redis } from 'ioredis'
 import t from 'tap'
-import jwtLogin, { type StoreLogger } from '../lib/index.js'
+import jwtLogin from '../lib/index.js'
 import { MemoryUserAdapter } from '../lib/testing.js'
 import { RedisStore } from '../lib/redis.js'
 import { durabilityWarnings, type RedisDurability } from '../lib/store/redis.js'
 import { HS_SECRET } from './helpers/app.js'
 import { deleteKeys, REDIS_URL } from './helpers/redis-store.js'
 import { closedPort } from './helpers/net.js'
-
-interface Line { level: 'error' | 'warn' | 'debug', details: Record<string, any>, message: string }
-
-/** A pino-shaped logger that keeps its lines. */
-class Recorder implements StoreLogger {
-  readonly lines: Line[] = []
-  error (details: object, message: string): void { this.lines.push({ level: 'error', details, message }) }
-  warn (details: object, message: string): void { this.lines.push({ level: 'warn', details, message }) }
-  debug (details: object, message: string): void { this.lines.push({ level: 'debug', details, message }) }
-  at (level: Line['level']): Line[] { return this.lines.filter(line => line.level === level) }
-}
-
-async function until (what: string, check: () => boolean, ms = 8_000): Promise<void> {
-  const deadline = Date.now() + ms
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await sleep(20)
-  }
-}
-
-/** Everything written to stderr while `run` runs (console.error included). */
-async function stderrDuring (run: () => Promise<void>): Promise<string> {
-  let written = ''
-  const write = process.stderr.write
-  process.stderr.write = ((chunk: string | Uint8Array) => { written += String(chunk); return true }) as typeof process.stderr.write
-  try {
-    await run()
-  } finally {
-    process.stderr.write = write
-  }
-  return written
-}
+import { Recorder, stderrDuring, until } from './helpers/log-recorder.js'
 
 /** What the test Redis itself says, to know which warnings it calls for. */
 async function testRedisDurability (): Promise<RedisDurability> {

@@ -21,8 +21,13 @@ export async function migrate (pool: pg.Pool, schema: string): Promise<void> {
   const ddl = await readFile(new URL('./schema.sql', import.meta.url), 'utf8')
   const name = pg.escapeIdentifier(schema)
   await pool.query(`CREATE SCHEMA IF NOT EXISTS ${name}; SET LOCAL search_path TO ${name}; ${ddl}`)
-  // the plugin's own table, by the store's idempotent migrate()
-  await new PostgresStore({ pool, table: stateTable(schema) }).migrate()
+  // the plugin's own table, by the store's idempotent migrate(); this store only migrates, so close it (its sweep timer stops)
+  const store = new PostgresStore({ pool, table: stateTable(schema) })
+  try {
+    await store.migrate()
+  } finally {
+    await store.close()
+  }
 }
 
 /** `schema.table`, quoted, for the adapters' queries (they never rely on search_path). */

@@ -34,10 +34,10 @@ export interface PostgresStoreOptions {
 /** The default table. */
 export const POSTGRES_DEFAULT_TABLE = 'jwt_login_state'
 
-/** At most one log line per this many ms about a failure that keeps coming back. */
 /** The pause between two sweep statements while expired rows fill whole batches. */
 const SWEEP_PAUSE_MS = 100
 
+/** At most one log line per this many ms about a failure that keeps coming back. */
 export const POSTGRES_ERROR_LOG_INTERVAL_MS = 10_000
 
 /** What a pool the store creates gets unless `poolOptions` says otherwise: a stalled database fails fast. */
@@ -58,6 +58,18 @@ const MAX_TABLE_NAME = 63 - INDEX_SUFFIX.length
 
 interface TableNames { table: string, index: string }
 
+/** A checked identifier (letters, digits, underscores) in double quotes, its case kept; pg's own escapeIdentifier is missing from early pg 8 releases. */
+function quote (identifier: string): string {
+  return `"${identifier}"`
+}
+
+/** A whole number of at least 1 for the option `name`, or an Error naming it. */
+function atLeastOne (name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback
+  if (!Number.isInteger(value) || value < 1) throw new Error(`PostgresStore: the option "${name}" must be a whole number of at least 1; got ${String(value)}`)
+  return value
+}
+
 /** The quoted table and index names for `table` (`name` or `schema.name`), or an Error naming the option. */
 function tableNames (table: string): TableNames {
   const parts = table.split('.')
@@ -66,7 +78,7 @@ function tableNames (table: string): TableNames {
   if (!valid) {
     throw new Error(`PostgresStore: the option "table" must be a name or schema.name of letters, digits and underscores (the name at most ${MAX_TABLE_NAME} characters); got ${JSON.stringify(table)}`)
   }
-  return { table: parts.map(part => pg.escapeIdentifier(part)).join('.'), index: pg.escapeIdentifier(name + INDEX_SUFFIX) }
+  return { table: parts.map(quote).join('.'), index: quote(name + INDEX_SUFFIX) }
 }
 
 /**
@@ -163,12 +175,13 @@ export class PostgresStore implements StateStore {
     this.#table = options.table ?? POSTGRES_DEFAULT_TABLE
     this.#sql = statements(tableNames(this.#table).table)
     this.#prefix = options.prefix ?? 'jwt-login:'
-    this.#sweepBatch = options.sweepBatch ?? 1000
+    this.#sweepBatch = atLeastOne('sweepBatch', options.sweepBatch, 1000)
+    const sweepIntervalMs = atLeastOne('sweepIntervalMs', options.sweepIntervalMs, 60_000)
     this.#log = options.log ?? null
     this.#pool = options.pool ?? new pg.Pool({ ...POSTGRES_POOL_DEFAULTS, ...options.poolOptions, connectionString: options.connectionString })
     // an idle client's error would otherwise crash the process; a pool the host owns keeps the host's handling
     if (this.#owned) this.#pool.on('error', (error: Error) => { this.#poolErrors.report(this.#log, error) })
-    this.#timer = setInterval(() => { this.#sweepOnTimer() }, options.sweepIntervalMs ?? 60_000)
+    this.#timer = setInterval(() => { this.#sweepOnTimer() }, sweepIntervalMs)
     this.#timer.unref()
   }
 
@@ -203,12 +216,14 @@ export class PostgresStore implements StateStore {
    */
   async sweep (): Promise<number> {
     let total = 0
-    for (;;) {
+    // close() during a pause ends the drain before the next statement meets an ended pool
+    while (!this.#closed) {
       const deleted = Number((await this.#pool.query(this.#sql.sweep, [this.#sweepBatch])).rowCount)
       total += deleted
-      if (deleted < this.#sweepBatch || this.#closed) return total
+      if (deleted < this.#sweepBatch) break
       await sleep(SWEEP_PAUSE_MS, undefined, { ref: false })
     }
+    return total
   }
 
   #sweepOnTimer (): void {
@@ -244,7 +259,8 @@ export class PostgresStore implements StateStore {
   async increment (key: string, ttlMs: number): Promise<{ count: number, ttlMs: number }> {
     const { rows } = await this.#pool.query<{ count: number, ttl: number }>(this.#sql.increment, [this.#prefix + key, ttlMs])
     const row = rows[0] as { count: number, ttl: number }
-    return { count: row.count, ttlMs: row.ttl }
+    // Number(): a host pool may parse float8 into strings
+    return { count: Number(row.count), ttlMs: Number(row.ttl) }
   }
 
   async compareAndSet (key: string, expected: string | null, value: string, ttlMs: number): Promise<boolean> {

@@ -108,6 +108,9 @@ export async function startRedisCluster ({ masters = 3, replicas = 0 } = {}): Pr
   const ports: number[] = []
   for (let i = 0; i < masters * (1 + replicas); i++) ports.push(await sparePort(taken))
   const processes = new Map(ports.map(port => [port, startNode(port, dir)]))
+  // a test process that dies (a tap timeout, Ctrl-C) takes its nodes with it
+  const orphans = (): void => { for (const child of processes.values()) child.kill('SIGKILL') }
+  process.once('exit', orphans)
   const stop = async (): Promise<void> => {
     await Promise.all([...processes.values()].map(async (child) => {
       if (child.exitCode !== null || child.signalCode !== null) return
@@ -116,6 +119,7 @@ export async function startRedisCluster ({ masters = 3, replicas = 0 } = {}): Pr
       await exited
     }))
     await rm(dir, { recursive: true, force: true })
+    process.off('exit', orphans)
   }
   try {
     for (const port of ports) await waitFor(`port ${port} answers`, async () => await answers(port))
