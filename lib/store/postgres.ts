@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Pool, PoolConfig } from 'pg'
 import { requirePeer } from '../peer.js'
+import { RateLimitedLine } from './log-line.js'
 import type { StateStore, StoreLogger } from './types.js'
 
 const pg = requirePeer<typeof import('pg')>('pg', 'jwt-login/postgres')
@@ -36,9 +37,6 @@ export const POSTGRES_DEFAULT_TABLE = 'jwt_login_state'
 
 /** The pause between two sweep statements while expired rows fill whole batches. */
 const SWEEP_PAUSE_MS = 100
-
-/** At most one log line per this many ms about a failure that keeps coming back. */
-export const POSTGRES_ERROR_LOG_INTERVAL_MS = 10_000
 
 /** What a pool the store creates gets unless `poolOptions` says otherwise: a stalled database fails fast. */
 export const POSTGRES_POOL_DEFAULTS: Readonly<PoolConfig> = Object.freeze({
@@ -98,28 +96,6 @@ export function postgresSchemaSql (table = POSTGRES_DEFAULT_TABLE): string {
     ');',
     `CREATE INDEX IF NOT EXISTS ${names.index} ON ${names.table} (expires_at);`
   ].join('\n')
-}
-
-/** Logs one line for a burst of failures, then at most one per interval, with the count of those not logged. */
-class RateLimitedLine {
-  #lastAt = -Infinity
-  #notLogged = 0
-
-  constructor (readonly message: string) {}
-
-  report (log: StoreLogger | null, error: Error): void {
-    const now = Date.now()
-    if (now - this.#lastAt < POSTGRES_ERROR_LOG_INTERVAL_MS) {
-      this.#notLogged++
-      return
-    }
-    // the message and the SQLSTATE only: never the connection settings
-    const details = { err: { message: error.message, code: (error as NodeJS.ErrnoException).code }, notLogged: this.#notLogged }
-    this.#lastAt = now
-    this.#notLogged = 0
-    if (log === null) console.error(this.message, details)
-    else log.error(details, this.message)
-  }
 }
 
 /** The store's statements on one table; `$1` is always the prefixed key. */

@@ -1,5 +1,6 @@
 import type { ChainableCommander, Cluster, ClusterNode, ClusterOptions, Redis, RedisOptions } from 'ioredis'
 import { requirePeer } from '../peer.js'
+import { RateLimitedLine } from './log-line.js'
 import type { StateStore, StoreLogger } from './types.js'
 
 const ioredis = requirePeer<typeof import('ioredis')>('ioredis', 'jwt-login/redis')
@@ -31,9 +32,6 @@ export interface RedisStoreOptions {
    */
   log?: StoreLogger
 }
-
-/** At most one log line per this many ms about a connection that keeps failing. */
-export const REDIS_ERROR_LOG_INTERVAL_MS = 10_000
 
 /** What the store's Redis says about keeping its data (`CONFIG GET` answers; absent when not known). */
 export interface RedisDurability {
@@ -160,8 +158,7 @@ export class RedisStore implements StateStore {
   readonly #deadlineMs: number | null
   #log: StoreLogger | null
   #durabilityChecked = false
-  #lastErrorLineAt = -Infinity
-  #errorsSinceLine = 0
+  readonly #connectionErrors = new RateLimitedLine('jwt-login: the Redis store cannot reach Redis; requests that need it answer 503')
   #errorReported = false
   readonly #onReady = (): void => { this.#ready() }
 
@@ -193,24 +190,13 @@ export class RedisStore implements StateStore {
 
   /** One line per burst of connection errors, then at most one per interval, with the count of those not logged. */
   #failed (error: Error): void {
-    const now = Date.now()
-    if (now - this.#lastErrorLineAt < REDIS_ERROR_LOG_INTERVAL_MS) {
-      this.#errorsSinceLine++
-      return
-    }
-    const details = { err: { message: error.message, code: (error as NodeJS.ErrnoException).code }, notLogged: this.#errorsSinceLine }
-    const message = 'jwt-login: the Redis store cannot reach Redis; requests that need it answer 503'
-    this.#lastErrorLineAt = now
-    this.#errorsSinceLine = 0
-    this.#errorReported = true
-    if (this.#log === null) console.error(message, details)
-    else this.#log.error(details, message)
+    if (this.#connectionErrors.report(this.#log, error)) this.#errorReported = true
   }
 
   #ready (): void {
     if (this.#errorReported) {
       this.#errorReported = false
-      this.#log?.warn({ notLogged: this.#errorsSinceLine }, 'jwt-login: the Redis store reaches Redis again')
+      this.#log?.warn({ notLogged: this.#connectionErrors.notLogged }, 'jwt-login: the Redis store reaches Redis again')
     }
     this.#checkDurability()
   }
