@@ -6,10 +6,10 @@
  * Redis), and the bench's PostgreSQL schema.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { createServer } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Redis } from 'ioredis'
-import { startRedisCluster, type LocalCluster } from '../test/helpers/redis-cluster.js'
+import { closedPort } from '../test/helpers/net.js'
+import { answers, startRedisCluster, type LocalCluster } from '../test/helpers/redis-cluster.js'
 import { BenchPostgres } from './postgres.js'
 
 const CLUSTER_MASTERS = 3
@@ -19,37 +19,12 @@ export interface LocalRedis {
   port: number
 }
 
-async function freePort (): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => { typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port')) })
-    })
-  })
-}
-
-async function answersPing (port: number): Promise<boolean> {
-  const probe = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
-  // a refused connection is the answer "not yet", not an error to report
-  probe.on('error', () => {})
-  try {
-    await probe.connect()
-    return await probe.ping() === 'PONG'
-  } catch {
-    return false
-  } finally {
-    probe.disconnect()
-  }
-}
-
 /** A `redis-server` on a spare loopback port, nothing kept on disk. */
 async function startRedis (): Promise<{ redis: LocalRedis, child: ChildProcess }> {
-  const port = await freePort()
+  const port = await closedPort()
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })
   const deadline = Date.now() + 10_000
-  while (!await answersPing(port)) {
+  while (!await answers(port)) {
     if (child.exitCode !== null || Date.now() > deadline) {
       child.kill('SIGKILL')
       throw new Error(`the bench's own redis-server on port ${port} did not answer`)

@@ -12,11 +12,9 @@
  * `BENCH_ONLY=comparisons` skips the scaling run, `BENCH_ONLY=scaling` runs
  * it alone; `BENCH_SESSIONS` lists its levels (default 10000,100000,1000000).
  */
-import { once } from 'node:events'
 import os from 'node:os'
 import { MemoryStore } from '../lib/index.js'
 import { subjectApp } from './apps.js'
-import { deleteClusterKeys } from '../test/helpers/redis-cluster.js'
 import { Backends } from './backends.js'
 import { compare, failures, median, ratioFigure, ratios, row, skipped, type Comparison, type Contender, type Rounds } from './compare.js'
 import { probe, type Target } from './load.js'
@@ -160,14 +158,7 @@ async function storeComparisons (path: Path): Promise<Comparison[]> {
     return await storeRounds(path)
   } finally {
     // the cluster stays up for the scaling run: this comparison's keys go (the shared Redis's go with their server)
-    const cluster = (await backends.cluster()).client()
-    try {
-      // before 'ready' the client knows no masters, and would delete nothing
-      await once(cluster, 'ready')
-      await deleteClusterKeys(cluster, storePrefix(path, 'cluster'))
-    } finally {
-      cluster.disconnect()
-    }
+    await (await backends.cluster()).deleteKeys(storePrefix(path, 'cluster'))
   }
 }
 

@@ -3,7 +3,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import t from 'tap'
 import { CodeHasher } from '../lib/code-hash.js'
 import { hmacSha256, keyFromSigningKey } from '../lib/crypto.js'
-import jwtLogin, { MemoryStore, type Mailer, type MailMessage, type SettingsInput } from '../lib/index.js'
+import jwtLogin, { MemoryStore, type SettingsInput } from '../lib/index.js'
 import { resolveSettings } from '../lib/settings.js'
 import { EmailCodeProvider } from '../lib/two-factor/email-code.js'
 import type { RedisStore } from '../lib/redis.js'
@@ -11,27 +11,10 @@ import { MemoryTwoFactorStore, MemoryUserAdapter } from '../lib/testing.js'
 import { claimsOf, errorCode, post } from './helpers/http.js'
 import { redisStore } from './helpers/redis-store.js'
 import { codeIn, RESET_URL } from './helpers/reset.js'
+import { MailBox } from './helpers/mail-box.js'
 
 type TapTest = Parameters<Parameters<typeof t.test>[0]>[0]
 type KeyInput = NonNullable<NonNullable<SettingsInput['tokens']>['keys']>[number]
-
-/** Every mail of the fleet, taken in the order it was sent. */
-class CapturingMailer implements Mailer {
-  readonly #queue: MailMessage[] = []
-  readonly #waiting: Array<(message: MailMessage) => void> = []
-
-  async send (message: MailMessage): Promise<void> {
-    const waiter = this.#waiting.shift()
-    if (waiter === undefined) this.#queue.push(message)
-    else waiter(message)
-  }
-
-  async next (): Promise<MailMessage> {
-    const queued = this.#queue.shift()
-    if (queued !== undefined) return queued
-    return await new Promise(resolve => this.#waiting.push(resolve))
-  }
-}
 
 const PASSWORD = 'a long enough password for the fleet'
 const USERS = {
@@ -47,7 +30,7 @@ interface Shared {
   store: RedisStore
   users: MemoryUserAdapter
   port: MemoryTwoFactorStore
-  mailer: CapturingMailer
+  mailer: MailBox
   algorithm: 'HS256' | 'ES256'
 }
 
@@ -114,7 +97,7 @@ async function login (app: FastifyInstance, email: string): Promise<Record<strin
   return res.json().data
 }
 
-async function requestReset (app: FastifyInstance, mailer: CapturingMailer, email: string): Promise<string> {
+async function requestReset (app: FastifyInstance, mailer: MailBox, email: string): Promise<string> {
   const res = await app.inject({ method: 'POST', url: RESET_URL, payload: { email } })
   if (res.statusCode !== 200) throw new Error(`reset request failed: ${res.body}`)
   const mail = await mailer.next()
@@ -122,7 +105,7 @@ async function requestReset (app: FastifyInstance, mailer: CapturingMailer, emai
   return codeIn(mail.text)
 }
 
-async function issue (app: FastifyInstance, mailer: CapturingMailer, resetUser: string): Promise<Issued> {
+async function issue (app: FastifyInstance, mailer: MailBox, resetUser: string): Promise<Issued> {
   const resetCode = await requestReset(app, mailer, resetUser)
   const challenge = await login(app, USERS.bob)
   if (challenge.two_factor_required !== true) throw new Error('bob has two-factor on')
@@ -151,7 +134,7 @@ async function fleet (t: TapTest, algorithm: Shared['algorithm'], keys: { old: [
   const port = new MemoryTwoFactorStore()
   for (const email of Object.values(USERS)) await users.addUser({ login: email.split('@')[0] as string, email, password: PASSWORD })
   port.enable(2, 'email')
-  const shared: Shared = { store, users, port, mailer: new CapturingMailer(), algorithm }
+  const shared: Shared = { store, users, port, mailer: new MailBox(), algorithm }
   // each instance is given the same keys, possibly written differently (one PEM form each)
   const a = new Instance(shared, [keys.old[0]])
   const b = new Instance(shared, [keys.old[1]])
@@ -267,7 +250,7 @@ t.test('CodeHasher: a public key is no secret and keys nothing; a private key co
 t.test('email codes: one stored by an earlier version (a bare hash) still checks; a new one is stored as keyed hashes only', async (t) => {
   const store = new MemoryStore()
   t.teardown(() => store.close())
-  const mailer = new CapturingMailer()
+  const mailer = new MailBox()
   const provider = new EmailCodeProvider(store, mailer)
   const legacyHash = hmacSha256(keyFromSigningKey(K1, 'two-factor email code'), 'challenge-1:123456').toString('base64url')
   await store.set('2fa:email:challenge-1', legacyHash, 60_000)

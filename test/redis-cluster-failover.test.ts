@@ -18,7 +18,8 @@ import t from 'tap'
 import { RedisStore, type RedisStoreOptions } from '../lib/redis.js'
 import { buildApp } from './helpers/app.js'
 import { claimsOf, errorOf, login, post } from './helpers/http.js'
-import { deleteClusterKeys, startRedisCluster } from './helpers/redis-cluster.js'
+import { startRedisCluster } from './helpers/redis-cluster.js'
+import { clusterStore } from './helpers/shared-stores.js'
 
 t.setTimeout(240_000)
 
@@ -33,18 +34,11 @@ t.teardown(async () => { await cluster.stop() })
 interface Tokens { jwt: string, refresh_token: string }
 
 /** An app on its own store and prefix, with a clock the test can move past the reuse interval. */
-async function appOn (t: Test, options: Partial<RedisStoreOptions> = {}): Promise<{ app: FastifyInstance, prefix: string, advance: (ms: number) => void }> {
-  const prefix = `jwt-login-test:failover:${randomUUID()}:`
-  const store = new RedisStore({ cluster: { nodes: cluster.nodes }, prefix, ...options })
+async function appOn (t: Test, options: Pick<RedisStoreOptions, 'waitForReplicas'> = {}): Promise<{ app: FastifyInstance, prefix: string, advance: (ms: number) => void }> {
+  const { store, prefix } = await clusterStore(t, 'failover', { cluster, options })
   let offset = 0
   const { app } = await buildApp(SETTINGS, { store, clock: () => Date.now() + offset })
-  t.teardown(async () => {
-    await app.close()
-    await store.close()
-    const admin = cluster.client()
-    await deleteClusterKeys(admin, prefix)
-    await admin.quit()
-  })
+  t.teardown(async () => { await app.close() })
   return { app, prefix, advance: (ms) => { offset += ms } }
 }
 type Test = Parameters<Parameters<typeof t.test>[0]>[0]
@@ -257,14 +251,7 @@ t.test('without waitForReplicas the same failover loses a revocation that answer
 })
 
 t.test('waitForReplicas after a graceful failover (CLUSTER FAILOVER): the next write follows the new layout', async (t) => {
-  const prefix = `jwt-login-test:failover:${randomUUID()}:`
-  const store = new RedisStore({ cluster: { nodes: cluster.nodes }, prefix, waitForReplicas: { replicas: 1, timeoutMs: 2000 } })
-  t.teardown(async () => {
-    await store.close()
-    const admin = cluster.client()
-    await deleteClusterKeys(admin, prefix)
-    await admin.quit()
-  })
+  const { store, prefix } = await clusterStore(t, 'failover', { cluster, options: { waitForReplicas: { replicas: 1, timeoutMs: 2000 } } })
   await store.set('k', 'before', 60_000)
   const master = await cluster.masterOf(`${prefix}k`)
   const replica = await cluster.replicaOf(master)

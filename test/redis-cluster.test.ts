@@ -13,9 +13,8 @@ import { ALICE, buildApp } from './helpers/app.js'
 import { errorOf, login, post } from './helpers/http.js'
 import { Recorder } from './helpers/log-recorder.js'
 import { closedPort } from './helpers/net.js'
-import { deleteClusterKeys } from './helpers/redis-cluster.js'
 import { deleteKeys, REDIS_URL } from './helpers/redis-store.js'
-import { sharedCluster } from './helpers/shared-stores.js'
+import { clusterStore, sharedCluster } from './helpers/shared-stores.js'
 
 const cluster = await sharedCluster()
 
@@ -26,7 +25,7 @@ function prefixed (): string {
 t.test('a Cluster client the host owns: keys in several slots read in one getMany, where one MGET would be refused; close() leaves the client open', async (t) => {
   const client = cluster.client()
   const prefix = prefixed()
-  t.teardown(async () => { await deleteClusterKeys(client, prefix); await client.quit() })
+  t.teardown(async () => { await cluster.deleteKeys(prefix); await client.quit() })
   const store = new RedisStore({ client, prefix })
   const keys = Array.from({ length: 12 }, (_, i) => `k${i}`)
   for (const key of keys) await store.set(key, `v-${key}`, 60_000)
@@ -39,16 +38,9 @@ t.test('a Cluster client the host owns: keys in several slots read in one getMan
 })
 
 t.test('the routes on a cluster: login, validate, refresh, revoke; a revoked token is refused', async (t) => {
-  const prefix = prefixed()
-  const store = new RedisStore({ cluster: { nodes: cluster.nodes }, prefix })
+  const { store } = await clusterStore(t, 'cluster-routes')
   const { app } = await buildApp({ refresh: { enabled: true } }, { store })
-  t.teardown(async () => {
-    await app.close()
-    await store.close()
-    const admin = cluster.client()
-    await deleteClusterKeys(admin, prefix)
-    await admin.quit()
-  })
+  t.teardown(async () => { await app.close() })
   const first = (await login(app)).json().data
   t.equal((await post(app, '/auth/validate', { JWT: first.jwt })).statusCode, 200)
   const next = (await post(app, '/auth/refresh', { refresh_token: first.refresh_token })).json().data

@@ -137,6 +137,7 @@ export class PostgresStore implements StateStore {
   readonly #owned: boolean
   readonly #prefix: string
   readonly #table: string
+  readonly #quotedTable: string
   readonly #sql: ReturnType<typeof statements>
   readonly #sweepBatch: number
   readonly #timer: NodeJS.Timeout
@@ -149,7 +150,8 @@ export class PostgresStore implements StateStore {
   constructor (options: PostgresStoreOptions = {}) {
     this.#owned = ownsPool(options)
     this.#table = options.table ?? POSTGRES_DEFAULT_TABLE
-    this.#sql = statements(tableNames(this.#table).table)
+    this.#quotedTable = tableNames(this.#table).table
+    this.#sql = statements(this.#quotedTable)
     this.#prefix = options.prefix ?? 'jwt-login:'
     this.#sweepBatch = atLeastOne('sweepBatch', options.sweepBatch, 1000)
     const sweepIntervalMs = atLeastOne('sweepIntervalMs', options.sweepIntervalMs, 60_000)
@@ -174,7 +176,7 @@ export class PostgresStore implements StateStore {
     // one simple query is one implicit transaction: the lock is held until the CREATEs are done
     await this.#pool.query(postgresSchemaSql(this.#table))
     const { rows } = await this.#pool.query<{ persistence: string }>(
-      'SELECT relpersistence AS persistence FROM pg_class WHERE oid = to_regclass($1)', [tableNames(this.#table).table]
+      'SELECT relpersistence AS persistence FROM pg_class WHERE oid = to_regclass($1)', [this.#quotedTable]
     )
     if (rows[0]?.persistence !== 'u') return
     const details = { table: this.#table }

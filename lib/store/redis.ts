@@ -109,7 +109,10 @@ interface StoreCommands {
 }
 
 type StoreClient = (Redis | Cluster) & StoreCommands
-type StorePipeline = ChainableCommander & { [name in keyof StoreCommands]: (...args: Parameters<StoreCommands[name]>) => ChainableCommander }
+
+/** The commands a write is one of; the client and a pipeline both have each under the same name. */
+type WriteCommand = 'set' | 'getdel' | 'del' | keyof StoreCommands
+type Sends<R> = Record<WriteCommand, (...args: Array<string | number>) => R>
 
 /** Fail-closed defaults for a connection the store opens: one retry, a 2 s answer. */
 const CONNECTION_DEFAULTS: RedisOptions = { maxRetriesPerRequest: 1, commandTimeout: 2000 }
@@ -119,6 +122,20 @@ const CONNECTION_DEFAULTS: RedisOptions = { maxRetriesPerRequest: 1, commandTime
  * is used), and a cluster that reads from replicas: a replica may not have
  * a revocation yet, so a revoked token would validate on another instance.
  */
+/** `call`, or a rejection naming the deadline when it has not settled within `deadlineMs`. */
+async function withDeadline<T> (call: Promise<T>, deadlineMs: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<never>((resolve, reject) => {
+    timer = setTimeout(() => { reject(new Error(`the Redis Cluster did not answer within ${deadlineMs} ms`)) }, deadlineMs)
+    timer.unref()
+  })
+  try {
+    return await Promise.race([call, late])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
 function checkConnection (options: RedisStoreOptions): void {
   const ways = [options.client !== undefined, options.cluster !== undefined, options.url !== undefined || options.redisOptions !== undefined]
   if (ways.filter(Boolean).length > 1) throw new TypeError('RedisStore: give one of client, cluster, or url / redisOptions')
@@ -231,29 +248,25 @@ export class RedisStore implements StateStore {
   }
 
   async set (key: string, value: string, ttlMs: number): Promise<void> {
-    await this.#write(client => client.set(this.#prefix + key, value, 'PX', wholeMs(ttlMs)), p => p.set(this.#prefix + key, value, 'PX', wholeMs(ttlMs)))
+    await this.#write('set', this.#prefix + key, value, 'PX', wholeMs(ttlMs))
   }
 
   async consume (key: string): Promise<string | null> {
-    return await this.#write(client => client.getdel(this.#prefix + key), p => p.getdel(this.#prefix + key))
+    return await this.#write<string | null>('getdel', this.#prefix + key)
   }
 
   async increment (key: string, ttlMs: number): Promise<{ count: number, ttlMs: number }> {
-    const [count, ttl] = await this.#write(
-      client => client.jwtLoginIncrement(this.#prefix + key, wholeMs(ttlMs)),
-      p => p.jwtLoginIncrement(this.#prefix + key, wholeMs(ttlMs))
-    )
+    const [count, ttl] = await this.#write<[number, number]>('jwtLoginIncrement', this.#prefix + key, wholeMs(ttlMs))
     return { count, ttlMs: ttl }
   }
 
   async compareAndSet (key: string, expected: string | null, value: string, ttlMs: number): Promise<boolean> {
-    const args = [this.#prefix + key, expected === null ? '1' : '0', expected ?? '', value, wholeMs(ttlMs)] as const
-    const written = await this.#write(client => client.jwtLoginCompareAndSet(...args), p => p.jwtLoginCompareAndSet(...args))
+    const written = await this.#write<number>('jwtLoginCompareAndSet', this.#prefix + key, expected === null ? '1' : '0', expected ?? '', value, wholeMs(ttlMs))
     return written === 1
   }
 
   async delete (key: string): Promise<void> {
-    await this.#write(client => client.del(this.#prefix + key), p => p.del(this.#prefix + key))
+    await this.#write('del', this.#prefix + key)
   }
 
   /**
@@ -261,11 +274,13 @@ export class RedisStore implements StateStore {
    * a WAIT in one pipeline (on a cluster both go to the key's master), and an
    * error when fewer replicas than asked have it.
    */
-  async #write<T> (alone: (client: StoreClient) => Promise<T>, queued: (pipeline: StorePipeline) => ChainableCommander): Promise<T> {
+  async #write<T = unknown> (command: WriteCommand, ...args: Array<string | number>): Promise<T> {
     const wait = this.#wait
-    if (wait === null) return await this.#bounded(alone(this.#client))
-    const send = async (): Promise<[[Error | null, T], [Error | null, number]]> =>
-      await this.#bounded(queued(this.#client.pipeline() as StorePipeline).wait(wait.replicas, wait.timeoutMs).exec() as Promise<[[Error | null, T], [Error | null, number]]>)
+    if (wait === null) return await this.#bounded((this.#client as unknown as Sends<Promise<T>>)[command](...args))
+    const send = async (): Promise<[[Error | null, T], [Error | null, number]]> => {
+      const pipeline = this.#client.pipeline() as unknown as Sends<ChainableCommander>
+      return await this.#bounded(pipeline[command](...args).wait(wait.replicas, wait.timeoutMs).exec() as Promise<[[Error | null, T], [Error | null, number]]>)
+    }
     let answers = await send()
     // a moved slot: the write did not run, and ioredis follows no redirect in a pipeline whose WAIT answered
     const moved = (): boolean => this.#client.isCluster && MOVED.test(answers[0][0]?.message ?? '')
@@ -286,19 +301,8 @@ export class RedisStore implements StateStore {
    * with no timeout of its own. A write that fails this way may still run
    * later, which the flows treat like any write whose answer was lost.
    */
-  async #bounded<T> (call: Promise<T>): Promise<T> {
-    const deadlineMs = this.#deadlineMs
-    if (deadlineMs === null) return await call
-    let timer: NodeJS.Timeout | undefined
-    const late = new Promise<never>((resolve, reject) => {
-      timer = setTimeout(() => { reject(new Error(`the Redis Cluster did not answer within ${deadlineMs} ms`)) }, deadlineMs)
-      timer.unref()
-    })
-    try {
-      return await Promise.race([call, late])
-    } finally {
-      clearTimeout(timer)
-    }
+  #bounded<T> (call: Promise<T>): Promise<T> {
+    return this.#deadlineMs === null ? call : withDeadline(call, this.#deadlineMs)
   }
 
   /** Asks the cluster for its slot layout again (after a failover the client still sends to the old master). */

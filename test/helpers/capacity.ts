@@ -8,12 +8,13 @@
  */
 import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify'
 import { generate } from 'otplib'
-import jwtLogin, { createTotpSecret, MemoryStore, type Mailer, type MailMessage, type NewProviderUser, type PublicUser, type StateStore, type UserAdapter } from '../../lib/index.js'
+import jwtLogin, { createTotpSecret, MemoryStore, type NewProviderUser, type PublicUser, type StateStore, type UserAdapter } from '../../lib/index.js'
 import { MemoryTwoFactorStore, MemoryUserAdapter, type MemoryUser } from '../../lib/testing.js'
 import { ALICE, HS_SECRET } from './app.js'
 import { providers } from './oauth.js'
 import { ACCOUNTS, type TestIdp } from './oidc-provider.js'
 import { codeIn as resetCodeIn } from './reset.js'
+import { MailBox } from './mail-box.js'
 
 type Method = 'get' | 'getMany' | 'set' | 'consume' | 'increment' | 'compareAndSet' | 'delete'
 
@@ -193,24 +194,6 @@ export class LargeIdUsers implements UserAdapter<MemoryUser> {
   toPublicUser (user: MemoryUser): PublicUser {
     const shown = this.inner.toPublicUser(user)
     return { ...shown, ID: shown.ID + ID_OFFSET }
-  }
-}
-
-/** A mailer that keeps what it is given; `next` waits for the next message. */
-export class MailBox implements Mailer {
-  readonly #queue: MailMessage[] = []
-  readonly #waiting: Array<(message: MailMessage) => void> = []
-
-  async send (message: MailMessage): Promise<void> {
-    const waiter = this.#waiting.shift()
-    if (waiter === undefined) this.#queue.push(message)
-    else waiter(message)
-  }
-
-  async next (): Promise<MailMessage> {
-    const queued = this.#queue.shift()
-    if (queued !== undefined) return queued
-    return await new Promise(resolve => { this.#waiting.push(resolve) })
   }
 }
 

@@ -1,4 +1,5 @@
 import { spawn, execFile, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -23,6 +24,8 @@ export interface LocalCluster {
   replicaOf: (port: number) => Promise<number>
   /** The port of the master that serves `key` now. */
   masterOf: (key: string) => Promise<number>
+  /** Deletes every key under `prefix` on every master (through a client of its own). */
+  deleteKeys: (prefix: string) => Promise<void>
   /** Waits until every node says the cluster is ok and every master has its replicas in sync. */
   settled: () => Promise<void>
   stop: () => Promise<void>
@@ -59,7 +62,8 @@ function startNode (port: number, dir: string): ChildProcess {
   ], { stdio: 'ignore' })
 }
 
-async function answers (port: number): Promise<boolean> {
+/** Whether a Redis answers PING on `port` (a refused connection is a plain `false`). */
+export async function answers (port: number): Promise<boolean> {
   const probe = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
   // a node not up yet refuses the connection: that is the answer, not an error to print
   probe.on('error', () => {})
@@ -133,6 +137,16 @@ export async function startRedisCluster ({ masters = 3, replicas = 0 } = {}): Pr
     return {
       nodes,
       client: (options) => new Cluster(nodes, options),
+      deleteKeys: async (prefix) => {
+        const admin = new Cluster(nodes)
+        try {
+          // before 'ready' the client knows no masters, and would delete nothing
+          await once(admin, 'ready')
+          await deleteClusterKeys(admin, prefix)
+        } finally {
+          await admin.quit()
+        }
+      },
       signal: (port, signal) => { processes.get(port)?.kill(signal) },
       restart: async (port) => {
         const old = processes.get(port) as ChildProcess
@@ -172,8 +186,8 @@ export async function startRedisCluster ({ masters = 3, replicas = 0 } = {}): Pr
   }
 }
 
-/** Deletes every key under `prefix` on every master of the cluster. */
-export async function deleteClusterKeys (cluster: Cluster, prefix: string): Promise<void> {
+/** Deletes every key under `prefix` on every master that `cluster` reaches. */
+async function deleteClusterKeys (cluster: Cluster, prefix: string): Promise<void> {
   await Promise.all(cluster.nodes('master').map(async (node) => {
     let cursor = '0'
     do {

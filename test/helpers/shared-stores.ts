@@ -3,9 +3,9 @@ import pg from 'pg'
 import t from 'tap'
 import { MemoryStore, type StateStore } from '../../lib/index.js'
 import { PostgresStore } from '../../lib/postgres.js'
-import { RedisStore } from '../../lib/redis.js'
+import { RedisStore, type RedisStoreOptions } from '../../lib/redis.js'
 import type { Clock } from '../../lib/clock.js'
-import { deleteClusterKeys, startRedisCluster, type LocalCluster } from './redis-cluster.js'
+import { startRedisCluster, type LocalCluster } from './redis-cluster.js'
 import { redisStore } from './redis-store.js'
 
 /** The stores a suite can run on: memory, one Redis, a Redis Cluster, PostgreSQL. */
@@ -27,16 +27,18 @@ export async function sharedCluster (): Promise<LocalCluster> {
   return await localCluster
 }
 
-/** A RedisStore on this process's local cluster with a unique prefix; its keys go and it closes when `t` ends. */
-export async function clusterStore (t: Teardown, name: string): Promise<{ store: RedisStore, prefix: string }> {
-  const cluster = await sharedCluster()
+/** A RedisStore on `cluster` (default: this process's local cluster) with a unique prefix; its keys go and it closes when `t` ends. */
+export async function clusterStore (
+  t: Teardown,
+  name: string,
+  { cluster, options = {} }: { cluster?: LocalCluster, options?: Pick<RedisStoreOptions, 'waitForReplicas'> } = {}
+): Promise<{ store: RedisStore, prefix: string }> {
+  const on = cluster ?? await sharedCluster()
   const prefix = `jwt-login-test:${name}:${randomUUID()}:`
-  const store = new RedisStore({ cluster: { nodes: cluster.nodes }, prefix })
+  const store = new RedisStore({ cluster: { nodes: on.nodes }, prefix, ...options })
   t.teardown(async () => {
     await store.close()
-    const admin = cluster.client()
-    await deleteClusterKeys(admin, prefix)
-    await admin.quit()
+    await on.deleteKeys(prefix)
   })
   return { store, prefix }
 }
