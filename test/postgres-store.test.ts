@@ -154,7 +154,8 @@ t.test('sweep() deletes only expired rows, at most sweepBatch per statement, sta
   const query = pool.query.bind(pool) as (...args: unknown[]) => Promise<{ rowCount: number }>
   pool.query = (async (...args: unknown[]) => {
     const result = await query(...args)
-    if (String(args[0]).startsWith('DELETE') && String(args[0]).includes('LIMIT')) sweeps.push(result.rowCount)
+    const { text } = args[0] as { text: string }
+    if (text.startsWith('DELETE') && text.includes('LIMIT')) sweeps.push(result.rowCount)
     return result
   }) as unknown as typeof pool.query
   const swept = store(t, { pool, table, sweepBatch: 2 })
@@ -286,6 +287,27 @@ t.test('getMany is one query, and none for no keys', async (t) => {
   t.equal(queries, 0)
   t.same(await counted.getMany(['b', 'absent', 'a', 'b']), ['2', null, '1', '2'])
   t.equal(queries, 1)
+})
+
+t.test('statements are prepared once per connection, named after their text; preparedStatements: false sends them plain', async (t) => {
+  const pool = hostPool(t)
+  const sent: Array<{ name?: string, text: string }> = []
+  const query = pool.query.bind(pool) as (...args: unknown[]) => Promise<unknown>
+  pool.query = ((...args: unknown[]) => { sent.push(args[0] as { name?: string, text: string }); return query(...args) }) as typeof pool.query
+  const other = await migratedTable()
+  // two stores on two tables share the pool: a name used for two texts would be refused by pg
+  const first = store(t, { pool, table: shared.table, prefix: `prep-${randomBytes(4).toString('hex')}:` })
+  const second = store(t, { pool, table: other.table })
+  await first.set('k', '1', 60_000)
+  await second.set('k', '2', 60_000)
+  t.same([await first.getMany(['k']), await second.getMany(['k'])], [['1'], ['2']])
+  t.ok(sent.every(statement => statement.name?.startsWith('jwt_login_') === true), 'every statement has a name')
+  t.equal(new Set(sent.map(statement => statement.name)).size, 4, 'one name per text: set and getMany on each table')
+
+  sent.length = 0
+  const plain = store(t, { pool, table: other.table, preparedStatements: false })
+  t.same(await plain.getMany(['k']), ['2'])
+  t.same(sent.map(statement => statement.name), [undefined], 'no name: parsed per request, as a pooler without prepared statements needs')
 })
 
 /** Another session holds `quoted` (ACCESS EXCLUSIVE) until `release` or the test's end. */

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Pool, PoolConfig } from 'pg'
 import { requirePeer } from '../peer.js'
@@ -20,6 +21,13 @@ export interface PostgresStoreOptions {
   prefix?: string
   /** The table, `name` or `schema.name` (default `jwt_login_state`); `migrate()` creates it. */
   table?: string
+  /**
+   * Prepare each statement once per connection (default `true`): validate's
+   * one query is then neither parsed nor planned per request. Turn it off
+   * behind a pooler that cannot keep prepared statements (PgBouncer before
+   * 1.21 in transaction mode).
+   */
+  preparedStatements?: boolean
   /** How often expired rows are deleted, in ms (default 60 000). */
   sweepIntervalMs?: number
   /** Most rows one sweep statement deletes (default 1 000); while statements find full batches, more follow. */
@@ -98,8 +106,26 @@ export function postgresSchemaSql (table = POSTGRES_DEFAULT_TABLE): string {
   ].join('\n')
 }
 
-/** The store's statements on one table; `$1` is always the prefixed key. */
-function statements (table: string): Record<'get' | 'getMany' | 'set' | 'consume' | 'increment' | 'insertIfAbsent' | 'replace' | 'delete' | 'sweep', string> {
+type Operation = 'get' | 'getMany' | 'set' | 'consume' | 'increment' | 'insertIfAbsent' | 'replace' | 'delete' | 'sweep'
+
+/** A statement's text, and its name when it is prepared once per connection. */
+interface Statement { text: string, name?: string }
+
+/**
+ * The store's statements on one table; `$1` is always the prefixed key.
+ * Prepared, each is parsed and planned once per pooled connection instead
+ * of on every request. The name is derived from the text, so two stores on
+ * different tables sharing a pool never clash.
+ */
+function statements (table: string, prepared: boolean): Record<Operation, Statement> {
+  const texts = statementTexts(table)
+  return Object.fromEntries(Object.entries(texts).map(([operation, text]) => {
+    const name = `jwt_login_${operation}_${createHash('sha256').update(text).digest('hex').slice(0, 16)}`
+    return [operation, prepared ? { text, name } : { text }]
+  })) as Record<Operation, Statement>
+}
+
+function statementTexts (table: string): Record<Operation, string> {
   const ttl = (n: number): string => `now() + $${n}::float8 * interval '1 millisecond'`
   return {
     get: `SELECT value FROM ${table} WHERE key = $1 AND expires_at > now()`,
@@ -138,7 +164,7 @@ export class PostgresStore implements StateStore {
   readonly #prefix: string
   readonly #table: string
   readonly #quotedTable: string
-  readonly #sql: ReturnType<typeof statements>
+  readonly #sql: Record<Operation, Statement>
   readonly #sweepBatch: number
   readonly #timer: NodeJS.Timeout
   readonly #poolErrors = new RateLimitedLine('jwt-login: the PostgreSQL store lost a connection to the database; requests that need it answer 503 until it is back')
@@ -151,7 +177,7 @@ export class PostgresStore implements StateStore {
     this.#owned = ownsPool(options)
     this.#table = options.table ?? POSTGRES_DEFAULT_TABLE
     this.#quotedTable = tableNames(this.#table).table
-    this.#sql = statements(this.#quotedTable)
+    this.#sql = statements(this.#quotedTable, options.preparedStatements ?? true)
     this.#prefix = options.prefix ?? 'jwt-login:'
     this.#sweepBatch = atLeastOne('sweepBatch', options.sweepBatch, 1000)
     const sweepIntervalMs = atLeastOne('sweepIntervalMs', options.sweepIntervalMs, 60_000)
@@ -196,7 +222,7 @@ export class PostgresStore implements StateStore {
     let total = 0
     // close() during a pause ends the drain before the next statement meets an ended pool
     while (!this.#closed) {
-      const deleted = Number((await this.#pool.query(this.#sql.sweep, [this.#sweepBatch])).rowCount)
+      const deleted = Number((await this.#pool.query({ ...this.#sql.sweep, values: [this.#sweepBatch] })).rowCount)
       total += deleted
       if (deleted < this.#sweepBatch) break
       await sleep(SWEEP_PAUSE_MS, undefined, { ref: false })
@@ -212,30 +238,30 @@ export class PostgresStore implements StateStore {
   }
 
   async get (key: string): Promise<string | null> {
-    const { rows } = await this.#pool.query<{ value: string }>(this.#sql.get, [this.#prefix + key])
+    const { rows } = await this.#pool.query<{ value: string }>({ ...this.#sql.get, values: [this.#prefix + key] })
     return rows[0]?.value ?? null
   }
 
   async getMany (keys: readonly string[]): Promise<Array<string | null>> {
     if (keys.length === 0) return []
     // one query, one primary-key lookup per key
-    const { rows } = await this.#pool.query<{ key: string, value: string }>(this.#sql.getMany, [keys.map(key => this.#prefix + key)])
+    const { rows } = await this.#pool.query<{ key: string, value: string }>({ ...this.#sql.getMany, values: [keys.map(key => this.#prefix + key)] })
     const found = new Map(rows.map(row => [row.key, row.value]))
     return keys.map(key => found.get(this.#prefix + key) ?? null)
   }
 
   async set (key: string, value: string, ttlMs: number): Promise<void> {
-    await this.#pool.query(this.#sql.set, [this.#prefix + key, value, ttlMs])
+    await this.#pool.query({ ...this.#sql.set, values: [this.#prefix + key, value, ttlMs] })
   }
 
   async consume (key: string): Promise<string | null> {
-    const { rows } = await this.#pool.query<{ value: string, live: boolean }>(this.#sql.consume, [this.#prefix + key])
+    const { rows } = await this.#pool.query<{ value: string, live: boolean }>({ ...this.#sql.consume, values: [this.#prefix + key] })
     // an expired row is deleted too, but was never there for the caller
     return rows[0]?.live === true ? rows[0].value : null
   }
 
   async increment (key: string, ttlMs: number): Promise<{ count: number, ttlMs: number }> {
-    const { rows } = await this.#pool.query<{ count: number, ttl: number }>(this.#sql.increment, [this.#prefix + key, ttlMs])
+    const { rows } = await this.#pool.query<{ count: number, ttl: number }>({ ...this.#sql.increment, values: [this.#prefix + key, ttlMs] })
     const row = rows[0] as { count: number, ttl: number }
     // Number(): a host pool may parse float8 into strings
     return { count: Number(row.count), ttlMs: Number(row.ttl) }
@@ -243,13 +269,13 @@ export class PostgresStore implements StateStore {
 
   async compareAndSet (key: string, expected: string | null, value: string, ttlMs: number): Promise<boolean> {
     const result = expected === null
-      ? await this.#pool.query(this.#sql.insertIfAbsent, [this.#prefix + key, value, ttlMs])
-      : await this.#pool.query(this.#sql.replace, [this.#prefix + key, expected, value, ttlMs])
+      ? await this.#pool.query({ ...this.#sql.insertIfAbsent, values: [this.#prefix + key, value, ttlMs] })
+      : await this.#pool.query({ ...this.#sql.replace, values: [this.#prefix + key, expected, value, ttlMs] })
     return result.rowCount === 1
   }
 
   async delete (key: string): Promise<void> {
-    await this.#pool.query(this.#sql.delete, [this.#prefix + key])
+    await this.#pool.query({ ...this.#sql.delete, values: [this.#prefix + key] })
   }
 
   /** Stops the sweep; ends the pool only when the store created it. */

@@ -24,7 +24,7 @@ export interface LocalCluster {
   replicaOf: (port: number) => Promise<number>
   /** The port of the master that serves `key` now. */
   masterOf: (key: string) => Promise<number>
-  /** Deletes every key under `prefix` on every master (through a client of its own). */
+  /** Deletes every key under `prefix` (through a client of its own). */
   deleteKeys: (prefix: string) => Promise<void>
   /** Waits until every node says the cluster is ok and every master has its replicas in sync. */
   settled: () => Promise<void>
@@ -186,15 +186,17 @@ export async function startRedisCluster ({ masters = 3, replicas = 0 } = {}): Pr
   }
 }
 
-/** Deletes every key under `prefix` on every master that `cluster` reaches. */
+/** Deletes every key under `prefix` that `cluster` reaches. */
 async function deleteClusterKeys (cluster: Cluster, prefix: string): Promise<void> {
-  await Promise.all(cluster.nodes('master').map(async (node) => {
+  // every node, replicas too: right after a failover the client's idea of who is master may be the older one
+  await Promise.all(cluster.nodes('all').map(async (node) => {
     let cursor = '0'
     do {
       const [next, keys] = await node.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500)
       cursor = next
-      // one DEL per key: keys of one node can still lie in different slots
-      await Promise.all(keys.map(async key => await node.del(key)))
+      // one DEL per key, through the cluster client: keys of one node lie in different slots, and a node
+      // that has just become a replica (its view of the layout may be the older one) answers MOVED
+      await Promise.all(keys.map(async key => await cluster.del(key)))
     } while (cursor !== '0')
   }))
 }
