@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Clock } from './clock.js'
 import type { JwtLoginEvents } from './events.js'
 import type { AttemptLimiter } from './limits.js'
+import type { SessionIndex } from './session-index.js'
 import type { Settings } from './settings.js'
 import type { StateStore } from './store/types.js'
 import type { TokenService } from './tokens.js'
@@ -39,6 +40,8 @@ export interface JwtLoginContext {
   readonly store: StateStore
   readonly tokens: TokenService
   readonly limiter: AttemptLimiter
+  /** Each user's sessions, kept within `sessions.maxPerUser`. */
+  readonly sessions: SessionIndex
   readonly events: JwtLoginEvents
   readonly clock: Clock
   readonly log: FastifyBaseLogger

@@ -85,7 +85,9 @@ export const errorDefinitions = {
   ERR_JWT_LOGIN_BAD_REQUEST: def(203, 400, 'The request is malformed.'),
   ERR_JWT_LOGIN_NOT_FOUND: def(207, 404, 'No such route.'),
   ERR_JWT_LOGIN_ORIGIN_NOT_ALLOWED: def(208, 403, 'The Origin of this request is not allowed.'),
-  ERR_JWT_LOGIN_CSRF_TOKEN_INVALID: def(209, 403, 'The CSRF token is missing or wrong.')
+  ERR_JWT_LOGIN_CSRF_TOKEN_INVALID: def(209, 403, 'The CSRF token is missing or wrong.'),
+  ERR_JWT_LOGIN_ID_TOKEN_REPLAYED: def(210, 401, 'The ID token has been used already.'),
+  ERR_JWT_LOGIN_PROVIDER_EMAIL_MISMATCH: def(211, 403, 'The account found does not have the email the provider vouches for.')
 } as const satisfies Record<string, ErrorDefinition>
 
 export type JwtLoginErrorCode = keyof typeof errorDefinitions
@@ -128,13 +130,4 @@ export function envelope (error: JwtLoginError): ErrorEnvelope {
 /** The numeric code of an error, as audit events report it. */
 export function errorNumber (code: JwtLoginErrorCode): number {
   return errorDefinitions[code].errorCode
-}
-
-/**
- * An error as a log may carry it, with `secret` cut out of its message: a
- * mailer's error text can echo the message it failed to send, code and all.
- */
-export function redactedError (error: unknown, secret: string): { message: string, code?: unknown } {
-  const { message, code } = error instanceof Error ? error as NodeJS.ErrnoException : { message: String(error), code: undefined }
-  return { message: message.split(secret).join('[redacted]'), code }
 }

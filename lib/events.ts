@@ -13,6 +13,10 @@ export interface JwtLoginEventMap {
   'refresh.reused': { userId: number, sessionId: string, ip: string }
   'token.revoked': { userId: number, sessionId: string, jti?: string, ip: string }
   'validation.failed': { ip: string, errorCode: number }
+  /** A session was ended to keep its user within `sessions.maxPerUser`: the user's oldest, when a new one started. */
+  'session.evicted': { userId: number, sessionId: string, reason: 'max_per_user' }
+  /** A sign-in with the right credentials was refused: the account is over `limits.signInsPerAccount`. */
+  'signin.limited': { userId: number, ip: string }
   /** A reset code was asked for; `userId` is `null` when the email has no account (the client cannot tell). */
   'reset.requested': { userId: number | null, ip: string }
   /** The reset mail was accepted by the mailer after `attempts` tries. */

@@ -10,30 +10,63 @@ export interface NewSession {
 
 /**
  * Issues the final token (and a refresh token when enabled) for a new
- * session. Its only store call is the one write of the session's refresh
- * family, so a flow can prepare the session before it spends a single-use
- * secret, and nothing can fail after the secret is spent. The session starts
- * at `startedAt` (default: when the request started).
+ * session. Its store calls: the user's session index (read, then one
+ * compare-and-set; the user's oldest session ended first when the user
+ * would hold more than `sessions.maxPerUser`), then the one write of the
+ * session's refresh family. A flow prepares the session before it spends a
+ * single-use secret, so nothing can fail after the secret is spent; a
+ * session prepared and then discarded leaves only an index entry that
+ * names nothing. The session starts at `startedAt` (default: when the
+ * request started).
  */
 export async function prepareSession (ctx: JwtLoginContext, call: Call, user: PublicUser, startedAt: number = call.startedAt): Promise<NewSession> {
+  const { settings } = call
   const sessionId = ctx.tokens.newSessionId(startedAt)
-  const { token } = ctx.tokens.sign(call.settings, user, 'access', { sessionId })
-  if (!call.settings.refresh.enabled) return { sessionId, tokens: { jwt: token } }
-  return { sessionId, tokens: { jwt: token, refresh_token: await ctx.tokens.issueRefreshToken(call.settings, user.ID, sessionId) } }
+  const { token } = ctx.tokens.sign(settings, user, 'access', { sessionId })
+  const family = settings.refresh.enabled
+  const evicted = await ctx.sessions.add({
+    userId: user.ID,
+    sessionId,
+    endsAt: ctx.clock() + (family ? settings.refresh.lifetimeMs : settings.tokens.lifetimeMs),
+    family,
+    max: settings.sessions.maxPerUser
+  }, {
+    live: async (ids) => await ctx.tokens.liveSessions(ids),
+    end: async (id) => { await ctx.tokens.revokeSession(settings, id) }
+  })
+  for (const id of evicted) ctx.events.emit('session.evicted', { userId: user.ID, sessionId: id, reason: 'max_per_user' })
+  if (!family) return { sessionId, tokens: { jwt: token } }
+  return { sessionId, tokens: { jwt: token, refresh_token: await ctx.tokens.issueRefreshToken(settings, user.ID, sessionId) } }
 }
 
 /**
- * The end of every first factor (password or provider): a user with
- * two-factor on gets a challenge, everyone else a session. Both start when
- * the sign-in request did.
+ * Counts a sign-in with the right credentials on its account
+ * (`limits.signInsPerAccount`): each starts a session or a two-factor
+ * challenge, so one account cannot fill the state store. Over the limit,
+ * 429 / 200 with `Retry-After`.
  */
-export async function completeSignIn (ctx: JwtLoginContext, call: Call, user: unknown): Promise<SignInResult> {
+async function countSignIn (ctx: JwtLoginContext, call: Call, userId: number): Promise<void> {
+  const limit = call.settings.limits.signInsPerAccount
+  const { count, ttlMs } = await ctx.store.increment(`signins:${userId}`, limit.windowMs)
+  if (count <= limit.max) return
+  ctx.events.emit('signin.limited', { userId, ip: call.ip })
+  throw new JwtLoginError('ERR_JWT_LOGIN_RATE_LIMITED', { retryAfter: Math.max(1, Math.ceil(ttlMs / 1000)) })
+}
+
+/**
+ * The end of every first factor (password or provider): the sign-in is
+ * counted on its account, then a user with two-factor on gets a challenge,
+ * everyone else a session. Both start at `startedAt` (default: when the
+ * sign-in request did).
+ */
+export async function completeSignIn (ctx: JwtLoginContext, call: Call, user: unknown, startedAt: number = call.startedAt): Promise<SignInResult> {
   const publicUser = ctx.users.toPublicUser(user)
+  await countSignIn(ctx, call, publicUser.ID)
   if (ctx.secondFactor !== null) {
-    const challenge = await ctx.secondFactor(user, publicUser, call)
+    const challenge = await ctx.secondFactor(user, publicUser, { ...call, startedAt })
     if (challenge !== null) return challenge
   }
-  return (await prepareSession(ctx, call, publicUser)).tokens
+  return (await prepareSession(ctx, call, publicUser, startedAt)).tokens
 }
 
 export interface Authenticated {

@@ -15,7 +15,7 @@ export type ResolvedKey = Static<typeof KeySchema>
 export interface ResolvedLimit { max: number, windowMs: number }
 
 /** The settings whose values are durations; resolved, each becomes `<name>Ms`, in milliseconds. */
-type DurationField = 'lifetime' | 'reuseInterval' | 'leeway' | 'window' | 'interimLifetime' | 'emailCodeLifetime' | 'retryDelay' | 'maxAge'
+type DurationField = 'lifetime' | 'reuseInterval' | 'leeway' | 'window' | 'interimLifetime' | 'emailCodeLifetime' | 'retryDelay' | 'maxAge' | 'clockSkew'
 
 /**
  * A settings group of the schema after defaults: every field present (each
@@ -108,7 +108,8 @@ export function resolveSettings (input: unknown): Settings {
   if (interimLifetimeMs > MAX_INTERIM_LIFETIME_MS) throw new JwtLoginSettingsError('twoFactor/interimLifetime', 'must be at most 5 minutes')
   const reuseIntervalMs = s.refresh.reuseInterval === 0 ? 0 : ms(s.refresh.reuseInterval, 'refresh/reuseInterval')
   if (reuseIntervalMs > MAX_REUSE_INTERVAL_MS) throw new JwtLoginSettingsError('refresh/reuseInterval', 'must be at most 5 minutes')
-  const limits = s.limits as Record<'loginPerAccount' | 'loginPerIp' | 'requestsPerIp', { max?: number, window?: string | number }>
+  const limits = s.limits as Record<'loginPerAccount' | 'loginPerIp' | 'requestsPerIp' | 'signInsPerAccount', { max?: number, window?: string | number }>
+  const sessions = s.sessions as { maxPerUser: number, clockSkew: string | number }
   const resetPassword = resolveResetPassword(s.resetPassword, limit, ms)
   const cors = resolveCors(s.cors, ms)
   if (s.refresh.enabled === true && s.refresh.cookie.enabled === true && cors.enabled && cors.origins.length > 0 && !cors.credentials) {
@@ -139,7 +140,12 @@ export function resolveSettings (input: unknown): Settings {
     limits: {
       loginPerAccount: limit(limits.loginPerAccount, 'limits/loginPerAccount'),
       loginPerIp: limit(limits.loginPerIp, 'limits/loginPerIp'),
-      requestsPerIp: limit(limits.requestsPerIp, 'limits/requestsPerIp')
+      requestsPerIp: limit(limits.requestsPerIp, 'limits/requestsPerIp'),
+      signInsPerAccount: limit(limits.signInsPerAccount, 'limits/signInsPerAccount')
+    },
+    sessions: {
+      maxPerUser: sessions.maxPerUser,
+      clockSkewMs: sessions.clockSkew === 0 ? 0 : ms(sessions.clockSkew, 'sessions/clockSkew')
     },
     resetPassword,
     twoFactor: {

@@ -163,8 +163,37 @@ interface Key extends KeyMaterial {
 
 /** The one rule for a revoked session: its entry says it ended, or it started before its user's cutoff. */
 function sessionEnded (sessionId: string, entry: string | null, cutoff: string | null): boolean {
-  return entry === REVOKED || (cutoff !== null && sessionStart(sessionId) < Number(cutoff))
+  return entry === REVOKED || (cutoff !== null && sessionStart(sessionId) < cutoffTime(cutoff))
 }
+
+/**
+ * A user's cutoff as stored: sessions started before `t` (ms) are ended,
+ * and so are those started before any provisional cutoff in `h` (a password
+ * change in progress, by its id). Written as the bare time when there is no
+ * provisional one, so the check on every request reads a number.
+ */
+interface CutoffRecord {
+  t: number
+  h?: Record<string, number>
+}
+
+function parseCutoff (raw: string | null): CutoffRecord | null {
+  if (raw === null) return null
+  return raw.startsWith('{') ? JSON.parse(raw) as CutoffRecord : { t: Number(raw) }
+}
+
+function writeCutoff (record: CutoffRecord): string {
+  return record.h === undefined || Object.keys(record.h).length === 0 ? String(record.t) : JSON.stringify(record)
+}
+
+/** The time before which a user's sessions are ended: the latest of the cutoff and every provisional one. */
+export function cutoffTime (raw: string): number {
+  const record = parseCutoff(raw) as CutoffRecord
+  return Math.max(record.t, ...Object.values(record.h ?? {}))
+}
+
+/** Writes of a cutoff that keep losing to concurrent ones give up after this many tries (503). */
+const CUTOFF_ATTEMPTS = 5
 
 /** The start time (ms) written at the head of a session id; NaN-safe (0 for a foreign id). */
 export function sessionStart (sessionId: string): number {
@@ -494,12 +523,66 @@ export class TokenService {
   }
 
   /**
-   * Ends every session of the user started before `at` (default now): their
-   * access and refresh tokens are refused from then on.
+   * Ends every session of the user started before `at` (default now), plus
+   * `sessions.clockSkew`: their access and refresh tokens are refused from
+   * then on. The cutoff only moves forward: a later write with an earlier
+   * time leaves it as it is.
    */
   async revokeUserTokens (settings: Settings, userId: number, at: number = this.#clock()): Promise<void> {
+    const until = at + settings.sessions.clockSkewMs
+    await this.#changeCutoff(settings, userId, (record) => ({ ...record, t: Math.max(record.t, until) }))
+  }
+
+  /**
+   * A provisional cutoff at `until` while a password changes (`id` names the
+   * change): it ends every session started before it, including those that
+   * start while the change runs, until `releaseUserTokens` with the same id
+   * replaces it by the moment the change ended. Never lowers the cutoff.
+   */
+  async holdUserTokens (settings: Settings, userId: number, id: string, until: number): Promise<void> {
+    await this.#changeCutoff(settings, userId, (record) => ({ t: record.t, h: { ...record.h, [id]: until } }))
+  }
+
+  /**
+   * Replaces the provisional cutoff `id` by `at` (default now, plus
+   * `sessions.clockSkew`), never lowering the cutoff below what another
+   * write set: a newer change's provisional cutoff stays.
+   */
+  async releaseUserTokens (settings: Settings, userId: number, id: string, at: number = this.#clock()): Promise<void> {
+    const until = at + settings.sessions.clockSkewMs
+    await this.#changeCutoff(settings, userId, (record) => {
+      const { [id]: _released, ...held } = record.h ?? {}
+      return { t: Math.max(record.t, until), h: held }
+    })
+  }
+
+  /**
+   * One change of a user's cutoff, as a compare-and-set from the value read,
+   * so concurrent writes (other instances, other changes) are never lost.
+   * Provisional cutoffs already past are folded into the time.
+   */
+  async #changeCutoff (settings: Settings, userId: number, change: (record: CutoffRecord) => CutoffRecord): Promise<void> {
+    const key = stateKeys.userCutoff(userId)
     const ttl = Math.max(settings.refresh.lifetimeMs, settings.tokens.lifetimeMs, this.#longestTokenMs, this.#longestSessionMs) + settings.tokens.leewayMs
-    await this.#store.set(stateKeys.userCutoff(userId), String(at), ttl)
+    for (let attempt = 0; attempt < CUTOFF_ATTEMPTS; attempt++) {
+      const raw = await this.#store.get(key)
+      const next = change(parseCutoff(raw) ?? { t: 0 })
+      const now = this.#clock()
+      const held = Object.entries(next.h ?? {})
+      const record: CutoffRecord = {
+        t: Math.max(next.t, ...held.filter(([, until]) => until <= now).map(([, until]) => until)),
+        h: Object.fromEntries(held.filter(([, until]) => until > now))
+      }
+      const value = writeCutoff(record)
+      if (value === raw || await this.#store.compareAndSet(key, raw, value, ttl)) return
+    }
+    throw new JwtLoginError('ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', { cause: new Error('the user\'s cutoff kept changing') })
+  }
+
+  /** The time (ms) before which the user's sessions are ended, or `null` when none is set. */
+  async userCutoff (userId: number): Promise<number | null> {
+    const raw = await this.#store.get(stateKeys.userCutoff(userId))
+    return raw === null ? null : cutoffTime(raw)
   }
 
   /**
@@ -520,6 +603,12 @@ export class TokenService {
     this.#longestSessionMs = Math.max(this.#longestSessionMs, settings.refresh.lifetimeMs)
     await this.#store.set(stateKeys.session(sessionId), JSON.stringify(record), settings.refresh.lifetimeMs)
     return `${sessionId}.${secret}`
+  }
+
+  /** Whether each session's refresh family is still there: not ended, not expired (one read). */
+  async liveSessions (sessionIds: string[]): Promise<boolean[]> {
+    const entries = await readMany(this.#store, sessionIds.map(stateKeys.session))
+    return entries.map(entry => entry !== null && entry !== REVOKED)
   }
 
   /** Forgets a session prepared for an answer that was not given (best effort: unused, it only expires). */

@@ -27,3 +27,10 @@ export const OAuthTokenReply = Success({
   two_factor_required: Type.Optional(Type.Boolean()),
   user: Type.Optional(OAuthUser)
 })
+
+/** `GET /oauth/nonce`: a nonce this server issued, for an ID-token sign-in (`requireNonce`). */
+export const OAuthNonceReply = Success({
+  nonce: Type.String(),
+  /** Seconds the nonce is accepted. */
+  expires_in: Type.Integer()
+})

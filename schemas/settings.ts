@@ -79,6 +79,11 @@ export const OAuthProviderSchema = Type.Object({
   redirectUris: Type.Optional(Type.Array(HttpUrl, { default: [] })),
   /** Accept an ID token the browser obtained from the provider. */
   acceptIdToken: Flag(false),
+  /**
+   * An ID token must carry a nonce this server issued (`GET /oauth/nonce`)
+   * within its lifetime, presented beside it as `nonce`.
+   */
+  requireNonce: Flag(false),
   /** Match a user by an email the provider does not mark as verified. */
   allowUnverifiedEmail: Flag(false),
   /** Create a user when no user has the email. */
@@ -188,7 +193,29 @@ export const SettingsSchema = Type.Object({
     /** Failed logins per client IP. */
     loginPerIp: Limit(50, '15m'),
     /** Requests per client IP on every route of the plugin (@fastify/rate-limit on the state store). */
-    requestsPerIp: Limit(300, '1m')
+    requestsPerIp: Limit(300, '1m'),
+    /**
+     * Successful sign-ins per account (password or provider; each starts a
+     * session or a two-factor challenge), so one account cannot fill the
+     * state store: over it, 429 / 200.
+     */
+    signInsPerAccount: Limit(100, '1h')
+  }),
+
+  /** The sessions of each user. */
+  sessions: Group({
+    /**
+     * Live sessions one user may hold (each sign-in starts one); beyond it
+     * the oldest ends (`session.evicted` event).
+     */
+    maxPerUser: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 50 })),
+    /**
+     * How far the clocks of the instances sharing a store may differ. A
+     * password change ends the sessions started before it by this much more,
+     * so a sign-in that checked the old password on a slower clock ends too.
+     * `0` (the default) for one instance or clocks kept in step.
+     */
+    clockSkew: Type.Optional(Type.Union([Type.Literal(0), ...DurationSchema.anyOf], { default: 0 }))
   }),
 
   /** Password reset by an emailed one-time code (`POST` and `PUT /user/reset_password`). */
@@ -210,7 +237,11 @@ export const SettingsSchema = Type.Object({
       maxLength: Type.Optional(Type.Integer({ minimum: 1, maximum: 4096, default: 1024 }))
     }),
     limits: Group({
-      /** Code requests per email address (known or not). */
+      /**
+       * Code requests per account (the user the email finds, however spelled),
+       * or per address, NFKC lower case, when the email has none. Named
+       * `perEmail` for compatibility.
+       */
       perEmail: Limit(5, '1h'),
       /** Code requests per client IP. */
       perIp: Limit(20, '1h')

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import { randomNonce } from 'openid-client'
 import t from 'tap'
 import { ALICE, testClock } from './helpers/app.js'
@@ -13,7 +14,8 @@ const b64 = (value: unknown): string => Buffer.from(JSON.stringify(value)).toStr
 /** ID-token claims for alice at the test provider, valid for 10 minutes from `nowMs`. */
 function claims (overrides: Record<string, unknown> = {}, nowMs = Date.now()): Record<string, unknown> {
   const now = Math.floor(nowMs / 1000)
-  return { iss: idp.issuer, aud: CLIENTS.idp1.client_id, sub: ACCOUNTS.alice.id, email: ALICE.email, email_verified: true, iat: now, exp: now + 600, ...overrides }
+  // a jti of its own, so two tokens minted in one second are two tokens (each signs in once)
+  return { iss: idp.issuer, aud: CLIENTS.idp1.client_id, sub: ACCOUNTS.alice.id, email: ALICE.email, email_verified: true, iat: now, exp: now + 600, jti: randomUUID(), ...overrides }
 }
 
 t.test('an ID token minted by the provider signs the user in', async (t) => {
@@ -26,7 +28,8 @@ t.test('an ID token minted by the provider signs the user in', async (t) => {
   t.equal(res.statusCode, 200)
   t.equal(res.json().data.user.user_email, ALICE.email)
   t.equal(succeeded[0]?.flow, 'id_token')
-  t.equal((await postToken(app, { provider: 'idp1', id_token: idToken })).statusCode, 200, 'the nonce is checked only when given')
+  t.same(errorOf(await postToken(app, { provider: 'idp1', id_token: idToken })), [401, 73], 'a token that carries a nonce needs the same nonce beside it')
+  t.same(errorOf(await postToken(app, { provider: 'idp1', id_token: idToken, nonce })), [401, 210], 'and signs in once')
   t.notOk(JSON.stringify(succeeded).includes(idToken), 'no token in the event')
 })
 

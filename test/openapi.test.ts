@@ -57,7 +57,7 @@ t.test('the document is valid OpenAPI 3 and has every route of the plugin, and n
 
   const plugin = routes.filter(route => route.url.startsWith(PREFIX))
   t.same(plugin.map(r => `${String(r.method)} ${r.url}`).sort(), [
-    'GET /jwt-login/v1/auth/validate', 'GET /jwt-login/v1/jwks', 'GET /jwt-login/v1/oauth/token',
+    'GET /jwt-login/v1/auth/validate', 'GET /jwt-login/v1/jwks', 'GET /jwt-login/v1/oauth/nonce', 'GET /jwt-login/v1/oauth/token',
     'POST /jwt-login/v1/auth', 'POST /jwt-login/v1/auth/2fa', 'POST /jwt-login/v1/auth/refresh', 'POST /jwt-login/v1/auth/revoke',
     'POST /jwt-login/v1/auth/validate', 'POST /jwt-login/v1/oauth/token', 'POST /jwt-login/v1/user/reset_password', 'PUT /jwt-login/v1/user/reset_password'
   ])

@@ -10,6 +10,7 @@ import type { GateAudit } from '../gates.js'
 import { completeSignIn } from '../session.js'
 import type { UserAdapter } from '../users.js'
 import type { OAuthProviderSettings } from './presets.js'
+import { isIssuedNonce } from './nonce.js'
 import { withDeadline, type BoundFetch, type OAuthRegistry } from './registry.js'
 
 /** A provider's codes live at most 10 minutes (RFC 6749 §4.1.2); a used one is remembered that long. */
@@ -27,6 +28,14 @@ interface Identity {
   email: string | undefined
   emailVerified: unknown
   name: string | undefined
+}
+
+/** A verified ID token presented by the client: what it vouches for, and what its single use needs. */
+interface PresentedIdToken {
+  identity: Identity
+  /** Its issue time and expiry (ms). */
+  issuedAt: number
+  expiresAt: number
 }
 
 function identityOf (claims: Record<string, unknown>): Identity {
@@ -92,8 +101,19 @@ async function exchangeCode (ctx: JwtLoginContext, registry: OAuthRegistry, prov
   })
 }
 
+/**
+ * The nonce rule of an ID token the client presents: a token that carries a
+ * nonce is accepted only beside the same nonce (and a nonce presented needs
+ * a token that carries it); with `requireNonce`, the nonce must be one this
+ * server issued, not yet expired.
+ */
+function checkNonce (call: Call, provider: OAuthProviderSettings, carried: unknown, presented: string | undefined, now: number): void {
+  if (carried !== presented) throw new Error('nonce')
+  if (provider.requireNonce && (presented === undefined || !isIssuedNonce(call.settings.tokens, presented, now))) throw new Error('nonce')
+}
+
 /** Verifies an ID token the browser obtained: signature by the provider's keys, iss, aud, exp, azp, nonce. */
-async function verifyIdToken (ctx: JwtLoginContext, call: Call, registry: OAuthRegistry, provider: OAuthProviderSettings, idToken: string, nonce: string | undefined): Promise<Identity> {
+async function verifyIdToken (ctx: JwtLoginContext, call: Call, registry: OAuthRegistry, provider: OAuthProviderSettings, idToken: string, nonce: string | undefined): Promise<PresentedIdToken> {
   return await withDeadline(provider.timeoutMs, async (fetchFn: BoundFetch) => {
     try {
       const server = await registry.metadata(provider, fetchFn)
@@ -120,8 +140,8 @@ async function verifyIdToken (ctx: JwtLoginContext, call: Call, registry: OAuthR
       // another JWT of the provider for us (an access or logout token) is not an ID token
       if (protectedHeader.typ !== undefined && protectedHeader.typ.toLowerCase() !== 'jwt') throw new Error('typ')
       if (Array.isArray(payload.aud) && payload.aud.length > 1 && payload.azp !== provider.clientId) throw new Error('azp')
-      if (nonce !== undefined && payload.nonce !== nonce) throw new Error('nonce')
-      return identityOf(payload)
+      checkNonce(call, provider, payload.nonce, nonce, ctx.clock())
+      return { identity: identityOf(payload), issuedAt: (payload.iat as number) * 1000, expiresAt: (payload.exp as number) * 1000 }
     } catch (error) {
       if (error instanceof JwtLoginError) throw error
       throw new JwtLoginError('ERR_JWT_LOGIN_ID_TOKEN_INVALID', { cause: error })
@@ -162,17 +182,57 @@ export interface OAuthInput {
   redirectUri: string | undefined
 }
 
-/** The provider's word on the user: a code exchanged, or an ID token verified. */
-async function identify (ctx: JwtLoginContext, call: Call, registry: OAuthRegistry, provider: OAuthProviderSettings, input: OAuthInput): Promise<{ identity: Identity, flow: 'code' | 'id_token' }> {
+/** The provider's word on the user: a code exchanged, or an ID token verified (`presented`). */
+interface Identified {
+  identity: Identity
+  flow: 'code' | 'id_token'
+  presented?: PresentedIdToken & { token: string }
+}
+
+async function identify (ctx: JwtLoginContext, call: Call, registry: OAuthRegistry, provider: OAuthProviderSettings, input: OAuthInput): Promise<Identified> {
   const { code, idToken, nonce } = input
   if (code !== undefined && provider.redirectUris.length > 0) {
     const redirectUri = redirectUriOf(provider, input.redirectUri)
     return { identity: await exchangeCode(ctx, registry, provider, { code, codeVerifier: input.codeVerifier, nonce, redirectUri }), flow: 'code' }
   }
   if (idToken !== undefined && provider.acceptIdToken) {
-    return { identity: await verifyIdToken(ctx, call, registry, provider, idToken, nonce), flow: 'id_token' }
+    const presented = await verifyIdToken(ctx, call, registry, provider, idToken, nonce)
+    return { identity: presented.identity, flow: 'id_token', presented: { ...presented, token: idToken } }
   }
   throw new JwtLoginError('ERR_JWT_LOGIN_PROVIDER_CODE_MISSING')
+}
+
+/**
+ * Spends a verified ID token: one compare-and-set records it until it
+ * expires (with the leeway), so of any number of uses, concurrent or not, on
+ * any instance, one goes on; the others are refused (401 / 210). Answers
+ * how to give it back when the sign-in fails before it answered (nothing
+ * was issued, so the client may try again). Only the token's hash is kept.
+ */
+async function spendIdToken (ctx: JwtLoginContext, call: Call, provider: OAuthProviderSettings, presented: PresentedIdToken & { token: string }): Promise<() => Promise<void>> {
+  const key = `oauth-id-token:${sha256Base64url(`${provider.name}\u0000${presented.token}`)}`
+  // nobody else can hold the key while this claim lives: deleting it gives back only this claim
+  const giveBack = async (): Promise<void> => { await ctx.store.delete(key).catch(() => {}) }
+  const ttlMs = Math.max(1000, presented.expiresAt + call.settings.tokens.leewayMs - ctx.clock())
+  let won: boolean
+  try {
+    won = await ctx.store.compareAndSet(key, null, 'used', ttlMs)
+  } catch (error) {
+    await giveBack()
+    throw error
+  }
+  if (!won) throw new JwtLoginError('ERR_JWT_LOGIN_ID_TOKEN_REPLAYED')
+  return giveBack
+}
+
+/**
+ * Emails compared as jwt-login compares them: ASCII letters folded to lower
+ * case first, then both in Unicode NFC; nothing else is folded, so a
+ * look-alike (the Kelvin sign for K, a full-width letter) is another email.
+ */
+export function sameEmail (a: string, b: string): boolean {
+  const fold = (email: string): string => email.replace(/[A-Z]+/g, letters => letters.toLowerCase()).normalize('NFC')
+  return fold(a) === fold(b)
 }
 
 /**
@@ -186,7 +246,7 @@ async function signIn (ctx: JwtLoginContext, call: Call, registry: OAuthRegistry
   const provider = providerOf(call, input.provider)
   known.provider = provider.name
   if (!provider.enabled) throw new JwtLoginError('ERR_JWT_LOGIN_PROVIDER_DISABLED')
-  const { identity, flow } = await identify(ctx, call, registry, provider, input)
+  const { identity, flow, presented } = await identify(ctx, call, registry, provider, input)
 
   // Apple writes the flag as the string "true"
   const verified = identity.emailVerified === true || identity.emailVerified === 'true'
@@ -194,11 +254,19 @@ async function signIn (ctx: JwtLoginContext, call: Call, registry: OAuthRegistry
     throw new JwtLoginError('ERR_JWT_LOGIN_EMAIL_UNVERIFIED')
   }
   const email = identity.email
-
-  const user = await ctx.users.findByEmail(email) ?? await register(ctx, call, provider, email, identity.name)
-
-  // the same end as a password login: a user with two-factor on gets the challenge, not a token
-  const result: SignInResult = await completeSignIn(ctx, call, user)
+  const giveBack = presented === undefined ? null : await spendIdToken(ctx, call, provider, presented)
+  let result: SignInResult
+  let user: unknown
+  try {
+    user = await userFor(ctx, call, provider, email, identity.name, presented)
+    // the same end as a password login: a user with two-factor on gets the challenge, not a token.
+    // A session from an ID token starts no later than the token was issued, so a cutoff set
+    // after that (a password reset, a sign-out everywhere) ends it too.
+    result = await completeSignIn(ctx, call, user, Math.min(call.startedAt, presented?.issuedAt ?? Infinity))
+  } catch (error) {
+    await giveBack?.()
+    throw error
+  }
   if ('two_factor_required' in result) return result
   const publicUser = ctx.users.toPublicUser(user)
   ctx.events.emit('oauth.succeeded', { userId: publicUser.ID, ip: call.ip, provider: provider.name, flow })
@@ -206,6 +274,23 @@ async function signIn (ctx: JwtLoginContext, call: Call, registry: OAuthRegistry
     ...result,
     user: { ID: publicUser.ID, user_login: publicUser.user_login, user_email: publicUser.user_email, display_name: publicUser.display_name }
   }
+}
+
+/**
+ * The user the provider's email names: found (and its own email must be
+ * that email, compared by `sameEmail`, else 403 / 211), or registered. An
+ * ID token issued before the user's cutoff is refused (401 / 73).
+ */
+async function userFor (ctx: JwtLoginContext, call: Call, provider: OAuthProviderSettings, email: string, name: string | undefined, presented: PresentedIdToken | undefined): Promise<unknown> {
+  const found = await ctx.users.findByEmail(email)
+  if (found === null) return await register(ctx, call, provider, email, name)
+  const publicUser = ctx.users.toPublicUser(found)
+  if (!sameEmail(publicUser.user_email, email)) throw new JwtLoginError('ERR_JWT_LOGIN_PROVIDER_EMAIL_MISMATCH')
+  if (presented !== undefined) {
+    const cutoff = await ctx.tokens.userCutoff(publicUser.ID)
+    if (cutoff !== null && presented.issuedAt < cutoff) throw new JwtLoginError('ERR_JWT_LOGIN_ID_TOKEN_INVALID')
+  }
+  return found
 }
 
 /** A new user for a verified email the host does not know, when the provider registers users. */

@@ -28,6 +28,7 @@ export interface OAuthProviderSettings {
   clientAuthMethod: ClientAuthMethod
   redirectUris: string[]
   acceptIdToken: boolean
+  requireNonce: boolean
   allowUnverifiedEmail: boolean
   autoRegister: boolean
   defaultRole: string
@@ -116,6 +117,7 @@ function resolveProvider (name: string, p: OAuthProviderInput): OAuthProviderSet
     clientAuthMethod,
     redirectUris,
     acceptIdToken: p.acceptIdToken as boolean,
+    requireNonce: p.requireNonce as boolean,
     allowUnverifiedEmail: p.allowUnverifiedEmail as boolean,
     autoRegister: p.autoRegister as boolean,
     defaultRole: p.defaultRole as string,

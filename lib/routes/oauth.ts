@@ -1,9 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { OAuthTokenFields, OAuthTokenReply } from '../../schemas/oauth.js'
+import { OAuthNonceReply, OAuthTokenFields, OAuthTokenReply } from '../../schemas/oauth.js'
 import { deliver } from '../browser.js'
 import type { JwtLoginContext } from '../context.js'
 import { stateOf, type RouteGate } from '../gates.js'
 import { auditOAuthGate, oauthSignIn, type OAuthInput } from '../oauth/flow.js'
+import { issueNonce } from '../oauth/nonce.js'
 import { OAuthRegistry } from '../oauth/registry.js'
 import type { RouteDoc } from '../openapi.js'
 import { stringField, type Fields } from '../params.js'
@@ -22,7 +23,8 @@ function inputOf (fields: Fields): OAuthInput {
 const ERRORS = [
   'ERR_JWT_LOGIN_PROVIDER_UNKNOWN', 'ERR_JWT_LOGIN_PROVIDER_DISABLED', 'ERR_JWT_LOGIN_PROVIDER_CODE_MISSING', 'ERR_JWT_LOGIN_PROVIDER_CODE_INVALID',
   'ERR_JWT_LOGIN_ID_TOKEN_INVALID', 'ERR_JWT_LOGIN_PROVIDER_USER_NOT_FOUND', 'ERR_JWT_LOGIN_EMAIL_UNVERIFIED', 'ERR_JWT_LOGIN_USER_CREATE_FAILED',
-  'ERR_JWT_LOGIN_PROVIDER_TIMEOUT', 'ERR_JWT_LOGIN_PROVIDER_ERROR', 'ERR_JWT_LOGIN_TWO_FACTOR_DISABLED'
+  'ERR_JWT_LOGIN_PROVIDER_TIMEOUT', 'ERR_JWT_LOGIN_PROVIDER_ERROR', 'ERR_JWT_LOGIN_TWO_FACTOR_DISABLED',
+  'ERR_JWT_LOGIN_ID_TOKEN_REPLAYED', 'ERR_JWT_LOGIN_PROVIDER_EMAIL_MISMATCH'
 ] as const
 
 const gate = (authCodeFrom: 'query' | 'body'): RouteGate => ({ authCode: 'oauth', authCodeFrom, audit: auditOAuthGate, refreshCookie: 'issues', errors: ERRORS })
@@ -53,4 +55,19 @@ export function oauthRoutes (instance: FastifyInstance, ctx: JwtLoginContext): v
     config: { jwtLogin: gate('body') },
     schema: { ...doc('POST'), response, body: OAuthTokenFields }
   }, async (request, reply) => await signIn(request, reply, request.body as Fields))
+
+  instance.get('/oauth/nonce', {
+    config: { jwtLogin: {} },
+    schema: {
+      tags: ['openid'],
+      operationId: 'jwtLoginOAuthNonce',
+      summary: 'A nonce for an ID-token sign-in',
+      description: 'Pass it to the provider when asking for the ID token, then send it beside the `id_token` to `/oauth/token`. ' +
+        'Required by providers with `requireNonce`; accepted for ten minutes; the ID token that carries it is spent once.',
+      response: { 200: OAuthNonceReply }
+    }
+  }, async (request) => {
+    const { nonce, expiresIn } = issueNonce(stateOf(request).call.settings.tokens, ctx.clock())
+    return { success: true, data: { nonce, expires_in: expiresIn } }
+  })
 }

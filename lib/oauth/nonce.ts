@@ -1,0 +1,42 @@
+import { hmacSha256, keyFromSigningKey, randomToken, safeEqual } from '../crypto.js'
+import type { Settings } from '../settings.js'
+
+/** How long a nonce this server issued is accepted: as long as a provider's code lives (RFC 6749 §4.1.2). */
+export const NONCE_LIFETIME_MS = 10 * 60 * 1000
+const PREFIX = 'n1'
+
+/** The nonce keys of a settings snapshot, one per signing key (so nonces survive a key rotation). */
+const keysOf = new WeakMap<Settings['tokens']['keys'], Buffer[]>()
+
+function nonceKeys (tokens: Settings['tokens']): Buffer[] {
+  let keys = keysOf.get(tokens.keys)
+  if (keys === undefined) {
+    keys = tokens.keys.filter(key => key.secret !== undefined || key.privateKey !== undefined).map(key => keyFromSigningKey(key, 'jwt-login oauth nonce'))
+    keysOf.set(tokens.keys, keys)
+  }
+  return keys
+}
+
+function mac (key: Buffer, body: string): string {
+  return hmacSha256(key, body).subarray(0, 16).toString('base64url')
+}
+
+/**
+ * A nonce for an ID-token sign-in, issued by this server: its expiry and 128
+ * random bits, signed with a key derived from the first signing key, so any
+ * instance checks it without the store. Its single use is the ID token's:
+ * the token that carries it is spent once (see `spendIdToken`).
+ */
+export function issueNonce (tokens: Settings['tokens'], now: number): { nonce: string, expiresIn: number } {
+  const body = `${PREFIX}.${(now + NONCE_LIFETIME_MS).toString(36)}.${randomToken(16)}`
+  return { nonce: `${body}.${mac(nonceKeys(tokens)[0] as Buffer, body)}`, expiresIn: NONCE_LIFETIME_MS / 1000 }
+}
+
+/** Whether `nonce` was issued by this server (under any of its keys) and has not expired. */
+export function isIssuedNonce (tokens: Settings['tokens'], nonce: string, now: number): boolean {
+  const parts = nonce.split('.')
+  if (parts.length !== 4 || parts[0] !== PREFIX) return false
+  const body = parts.slice(0, 3).join('.')
+  const signed = nonceKeys(tokens).some(key => safeEqual(mac(key, body), parts[3] as string))
+  return signed && parseInt(parts[1] as string, 36) > now
+}

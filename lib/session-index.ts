@@ -1,0 +1,86 @@
+import { JwtLoginError } from './errors.js'
+import type { Clock } from './clock.js'
+import type { StateStore } from './store/types.js'
+import { sessionStart } from './tokens.js'
+
+/**
+ * One session in its user's index: its id, when it ends at the latest (ms),
+ * and `1` when it has a refresh family (which a refresh keeps alive past
+ * that time, so it leaves the index only once its family is gone).
+ */
+type Entry = [sessionId: string, endsAt: number, family: 0 | 1]
+
+/** The store key of a user's session index: one entry per user, however many sessions. */
+export const sessionIndexKey = (userId: number): string => `sessions:user:${userId}`
+
+/** Updates that keep losing to concurrent ones give up after this many tries (503). */
+const ATTEMPTS = 5
+
+function parse (raw: string | null): Entry[] {
+  return raw === null ? [] : JSON.parse(raw) as Entry[]
+}
+
+export interface NewIndexEntry {
+  userId: number
+  sessionId: string
+  endsAt: number
+  family: boolean
+  /** The most live sessions the user may hold. */
+  max: number
+}
+
+/** What the index asks of the token state. */
+export interface SessionState {
+  /** Whether each refresh family is still there (not ended, not expired). */
+  live: (sessionIds: string[]) => Promise<boolean[]>
+  /** Ends a session; it must be ended before the index forgets it, so the bound never lapses silently. */
+  end: (sessionId: string) => Promise<void>
+}
+
+/**
+ * The sessions of each user, so that one user holds at most `max` live
+ * sessions: one store entry per user, changed by compare-and-set (one key,
+ * so it works on every store, a Redis Cluster included), holding only ids
+ * and end times. It grows with live sessions, never with requests.
+ */
+export class SessionIndex {
+  readonly #store: StateStore
+  readonly #clock: Clock
+
+  constructor (store: StateStore, clock: Clock) {
+    this.#store = store
+    this.#clock = clock
+  }
+
+  /**
+   * Adds a session. Sessions without a refresh family leave the index when
+   * they expire; when the user would hold more than `max`, the families are
+   * checked (one read) and those gone leave it, then the oldest sessions
+   * still over the bound are ended and answered.
+   */
+  async add (entry: NewIndexEntry, state: SessionState): Promise<string[]> {
+    const key = sessionIndexKey(entry.userId)
+    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+      const raw = await this.#store.get(key)
+      const now = this.#clock()
+      let entries = parse(raw).filter(([, endsAt, family]) => family === 1 || endsAt > now)
+      // the new session's own family is written after this: only the others are checked
+      if (entries.length >= entry.max) entries = await this.#withoutEnded(entries, state)
+      entries.push([entry.sessionId, entry.endsAt, entry.family ? 1 : 0])
+      entries.sort((a, b) => sessionStart(a[0]) - sessionStart(b[0]))
+      const evicted = entries.splice(0, Math.max(0, entries.length - entry.max)).map(([id]) => id)
+      for (const id of evicted) await state.end(id)
+      const ttl = Math.max(...entries.map(([, endsAt]) => endsAt)) - now
+      if (await this.#store.compareAndSet(key, raw, JSON.stringify(entries), Math.max(1, ttl))) return evicted
+    }
+    throw new JwtLoginError('ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', { cause: new Error('the session index kept changing') })
+  }
+
+  /** The entries whose refresh family is still there, and every entry without one. */
+  async #withoutEnded (entries: Entry[], state: SessionState): Promise<Entry[]> {
+    const families = entries.filter(([, , family]) => family === 1)
+    const live = await state.live(families.map(([id]) => id))
+    const gone = new Set(families.filter((_, i) => live[i] !== true).map(([id]) => id))
+    return entries.filter(([id]) => !gone.has(id))
+  }
+}
