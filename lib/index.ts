@@ -7,10 +7,12 @@ import { JwtLoginEvents } from './events.js'
 import { addGateHooks } from './gates.js'
 import { AttemptLimiter } from './limits.js'
 import { acceptReload, checkOptions, checkSettings, type JwtLoginOptions } from './options.js'
+import { guardPorts, type HostPorts } from './port-errors.js'
 import { createPasswordReset } from './reset-password.js'
 import { DEFAULT_PREFIX, redactedRequest, serveRestRoute, trimPrefix } from './rest-route.js'
 import { registerRoutes } from './routes/index.js'
 import { setUpScope } from './scope.js'
+import { SessionIndex } from './session-index.js'
 import { SettingsHolder, type Settings } from './settings.js'
 import { guardStore } from './store/guard.js'
 import { MemoryStore } from './store/memory.js'
@@ -27,24 +29,30 @@ import { hashPassword, verifyPasswordHash } from './users.js'
  */
 const SCOPE_SERIALIZERS = { req: redactedRequest } as unknown as Record<string, (value: unknown) => string>
 
-/** The one context of the flows, frozen, with the two-factor module when the host gave its port. */
-async function buildContext (fastify: FastifyInstance, options: JwtLoginOptions, cacheLimits: UserCacheLimits | null, initial: Settings, store: StateStore, clock: Clock): Promise<{ ctx: JwtLoginContext, twoFactor: TwoFactor | null }> {
+/**
+ * The one context of the flows, frozen, with the two-factor module when the
+ * host gave its port. The host's ports are guarded first (the user cache in
+ * front of the guard), so what a port throws reaches the log redacted.
+ */
+async function buildContext (fastify: FastifyInstance, options: JwtLoginOptions, cacheLimits: UserCacheLimits | null, initial: Settings, store: StateStore, clock: Clock): Promise<{ ctx: JwtLoginContext, twoFactor: TwoFactor | null, ports: HostPorts }> {
   const dummyHash = await hashPassword(`jwt-login-dummy-${Math.random()}`)
-  const cache = cacheLimits === null ? null : cacheUsers(options.users, cacheLimits, clock)
+  const ports = guardPorts(options)
+  const cache = cacheLimits === null ? null : cacheUsers(ports.users, cacheLimits, clock)
   const base = {
-    users: cache ?? options.users,
+    users: cache ?? ports.users,
     forgetUser: cache === null ? () => {} : cache.forget,
     store,
     tokens: new TokenService(buildKeyMaterial(initial.tokens), initial.tokens.algorithm, store, clock),
     limiter: new AttemptLimiter(store, clock),
+    sessions: new SessionIndex(store, clock),
     events: new JwtLoginEvents(),
     clock,
     log: fastify.log,
     spendPasswordTime: async (password: string) => { await verifyPasswordHash(dummyHash, password) }
   }
-  const twoFactor = options.twoFactor === undefined ? null : createTwoFactor(base, options.twoFactor, fastify.log)
-  const secondFactor = twoFactor === null ? options.secondFactor ?? null : secondFactorGate(base, twoFactor)
-  return { ctx: Object.freeze({ ...base, secondFactor }), twoFactor }
+  const twoFactor = ports.twoFactor === undefined ? null : createTwoFactor(base, ports.twoFactor, fastify.log)
+  const secondFactor = twoFactor === null ? ports.secondFactor ?? null : secondFactorGate(base, twoFactor)
+  return { ctx: Object.freeze({ ...base, secondFactor }), twoFactor, ports }
 }
 
 /**
@@ -79,8 +87,8 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
   const store = guardStore(backing)
   const settings = await readSettings(fastify, options, settingsTtlMs)
   const initial = settings.current
-  const { ctx, twoFactor } = await buildContext(fastify, options, userCache, initial, store, clock)
-  const reset = createPasswordReset(ctx, options.mailer, options.passwordPolicy ?? null)
+  const { ctx, twoFactor, ports } = await buildContext(fastify, options, userCache, initial, store, clock)
+  const reset = createPasswordReset(ctx, ports.mailer, ports.passwordPolicy ?? null)
 
   fastify.decorate('jwtLogin', buildApi(ctx, settings, twoFactor?.enrollment ?? null))
   fastify.decorateRequest('jwtLogin', null)
@@ -115,6 +123,7 @@ export { BEARER_SCHEME, jwtLoginOpenApi } from './openapi.js'
 export type { JwtLoginOptions, UserCacheOptions } from './options.js'
 export type { JwtLoginApi, JwtLoginRequestState } from './api.js'
 export { JwtLoginError, errorDefinitions, isJwtLoginError, type JwtLoginErrorCode } from './errors.js'
+export { HostPortError } from './port-errors.js'
 export { JwtLoginSettingsError, type Settings, type SettingsSource } from './settings.js'
 export type { SettingsInput } from '../schemas/settings.js'
 export { MemoryStore, type MemoryStoreOptions } from './store/memory.js'

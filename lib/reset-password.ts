@@ -3,12 +3,13 @@ import { clientKey } from './client-key.js'
 import { CodeHasher, type KeyedHashes } from './code-hash.js'
 import { randomCode, randomToken } from './crypto.js'
 import type { Call, JwtLoginContext } from './context.js'
-import { errorNumber, JwtLoginError, redactedError } from './errors.js'
+import { errorNumber, JwtLoginError } from './errors.js'
 import type { GateAudit } from './gates.js'
 import { subjectKey } from './limits.js'
 import { renderMail } from './mail/templates.js'
 import type { Mailer, MailMessage } from './mail/types.js'
-import { JwtLoginSettingsError, type Settings } from './settings.js'
+import { JwtLoginSettingsError, type ResolvedLimit, type Settings } from './settings.js'
+import { loggedError, type LoggedError } from './port-errors.js'
 import { claimOnce, isClaimed } from './store/claim.js'
 import type { PublicUser, UserAdapter } from './users.js'
 
@@ -88,39 +89,55 @@ export function auditResetGate (step: 'request' | 'complete'): GateAudit {
   }
 }
 
-/** Counts the request per email and per IP (known email or not); over either limit answers 429. */
-async function countRequest (reset: PasswordReset, call: Call, email: string): Promise<void> {
-  const { limits } = call.settings.resetPassword
-  const subjects = [
-    { key: subjectKey('reset-requests:email', email.toLowerCase()), limit: limits.perEmail },
-    { key: subjectKey('reset-requests:ip', clientKey(call.ip)), limit: limits.perIp }
-  ]
-  const counts = await Promise.all(subjects.map(async s => await reset.ctx.store.increment(s.key, s.limit.windowMs)))
-  let waitMs = 0
-  counts.forEach((counted, index) => {
-    if (counted.count > (subjects[index] as typeof subjects[number]).limit.max) waitMs = Math.max(waitMs, counted.ttlMs)
-  })
-  if (waitMs > 0) {
-    reset.ctx.events.emit('reset.failed', { step: 'request', userId: null, ip: call.ip, reason: 'rate_limited', errorCode: errorNumber('ERR_JWT_LOGIN_RATE_LIMITED') })
-    throw new JwtLoginError('ERR_JWT_LOGIN_RATE_LIMITED', { retryAfter: Math.max(1, Math.ceil(waitMs / 1000)) })
-  }
+/** One counter a code request is counted on: the client, or the account the email names. */
+interface RequestSubject {
+  key: string
+  limit: ResolvedLimit
+  /** The account's id, reported when its limit refuses the request. */
+  userId: number | null
+}
+
+/**
+ * The account the request is counted on: the user once the lookup found one
+ * (so every spelling the host matches to it counts together), or else the
+ * email as typed, normalised (NFKC, lower case, trimmed), so the spellings of
+ * an unknown address count together too.
+ */
+function requestAccount (call: Call, email: string, user: PublicUser | null): RequestSubject {
+  const limit = call.settings.resetPassword.limits.perEmail
+  return user === null
+    ? { key: subjectKey('reset-requests:email', email.normalize('NFKC').toLowerCase().trim()), limit, userId: null }
+    : { key: subjectKey('reset-requests:user', String(user.ID)), limit, userId: user.ID }
+}
+
+/** Counts the request on one subject (one store increment); over its limit answers 429. */
+async function countRequest (reset: PasswordReset, call: Call, subject: RequestSubject): Promise<void> {
+  const counted = await reset.ctx.store.increment(subject.key, subject.limit.windowMs)
+  if (counted.count <= subject.limit.max) return
+  reset.ctx.events.emit('reset.failed', { step: 'request', userId: subject.userId, ip: call.ip, reason: 'rate_limited', errorCode: errorNumber('ERR_JWT_LOGIN_RATE_LIMITED') })
+  throw new JwtLoginError('ERR_JWT_LOGIN_RATE_LIMITED', { retryAfter: Math.max(1, Math.ceil(counted.ttlMs / 1000)) })
 }
 
 /**
  * `POST /user/reset_password`: stores a new code for a known email and mails
  * it after the answer; unknown emails get the same answer after the same work.
- * Order: the request counters, the user lookup, then one write of the code
- * (it replaces any older code); the mail goes after the answer. A failure
- * before the write changes nothing but the counters; the retry asks again.
+ * Order, the same store calls whether the email has an account or not: the
+ * request counted per IP (over the limit, refused before the host is asked),
+ * the user lookup, the request counted per account (the user, or the
+ * normalised email when there is none), then one store round trip: the write
+ * of the code (it replaces any older code), or a read for an unknown email.
+ * The mail goes after the answer. A failure before the write changes nothing
+ * but the counters; the retry asks again.
  */
 export async function requestPasswordReset (reset: PasswordReset, call: Call, email: string | undefined): Promise<{ message: string }> {
   const { ctx } = reset
   const settings = call.settings.resetPassword
   if (email === undefined || !isEmail(email)) throw new JwtLoginError('ERR_JWT_LOGIN_RESET_REQUEST_EMAIL_INVALID')
-  await countRequest(reset, call, email)
+  await countRequest(reset, call, { key: subjectKey('reset-requests:ip', clientKey(call.ip)), limit: settings.limits.perIp, userId: null })
 
   const user = await ctx.users.findByEmail(email)
   const publicUser: PublicUser | null = user === null ? null : ctx.users.toPublicUser(user)
+  await countRequest(reset, call, requestAccount(call, email, publicUser))
   // the same work for an unknown email: a code, its hash, the mail and one store round trip
   const code = randomCode(settings.code.length, settings.code.alphabet)
   const id = randomToken(16)
@@ -159,7 +176,8 @@ async function deliver (reset: PasswordReset, call: Call, written: WrittenCode, 
       return
     } catch (error) {
       if (attempt > retries || reset.stop.signal.aborted) {
-        await withdraw(reset, written, attempt, redactedError(error, code))
+        // the mailer's error may echo the message: its code and the recipient's address
+        await withdraw(reset, written, attempt, loggedError(error, [code, message]))
         return
       }
     }
@@ -172,13 +190,13 @@ async function deliver (reset: PasswordReset, call: Call, written: WrittenCode, 
  * value this request wrote): a newer code for the same user, written in
  * between, is another value and keeps working.
  */
-async function withdraw (reset: PasswordReset, written: WrittenCode, attempts: number, error: { message: string, code?: unknown }): Promise<void> {
+async function withdraw (reset: PasswordReset, written: WrittenCode, attempts: number, error: LoggedError): Promise<void> {
   const { ctx } = reset
   const { userId } = written
   try {
     await claimOnce(ctx.store, keys.record(userId), written.raw, () => Math.max(1, written.exp - ctx.clock()), () => {})
   } catch (storeError) {
-    ctx.log.error({ userId, err: storeError }, 'jwt-login: an undelivered reset code could not be withdrawn; it expires with its lifetime')
+    ctx.log.error({ userId, err: loggedError(storeError) }, 'jwt-login: an undelivered reset code could not be withdrawn; it expires with its lifetime')
   }
   ctx.log.error({ userId, attempts, err: error }, 'jwt-login: the reset mail could not be sent; its code was withdrawn')
   ctx.events.emit('reset.code_failed', { userId, attempts })
@@ -261,8 +279,11 @@ interface Change { user: unknown, userId: number, raw: string, record: CodeRecor
  * 2. a provisional cutoff, a minute ahead, ends every session of the
  *    user, including any started while the password changes;
  * 3. the host sets the password (and the user cache forgets the user);
- * 4. the cutoff moves to the moment the password changed, so the next
- *    sign-in counts.
+ * 4. this change's provisional cutoff is replaced by the moment the
+ *    password changed (plus `sessions.clockSkew`), so the next sign-in
+ *    counts. Cutoffs only move forward: a newer change's provisional
+ *    cutoff, or a later cutoff, stays (compare-and-set on the user's one
+ *    cutoff entry).
  * A failure in 1–3 gives the code back — only over this request's own
  * mark, so a code another request has claimed is never revived; from 2
  * on the answer says that sessions may have ended. After 3 the change
@@ -273,20 +294,22 @@ async function changePassword (reset: PasswordReset, call: Call, change: Change,
   const { ctx } = reset
   const { userId, record } = change
   const { won, giveBack } = await claimOnce(ctx.store, keys.record(userId), change.raw, () => Math.max(1, record.exp - ctx.clock()), (error) => {
-    ctx.log.error({ userId, err: error }, 'jwt-login: a reset code could not be given back after a failure; the user needs a new one')
+    ctx.log.error({ userId, err: loggedError(error) }, 'jwt-login: a reset code could not be given back after a failure; the user needs a new one')
   })
   if (!won) throw fail('code_invalid', userId)
+  const changeId = randomToken(12)
   try {
-    await ctx.tokens.revokeUserTokens(call.settings, userId, ctx.clock() + PROVISIONAL_CUTOFF_MS)
+    await ctx.tokens.holdUserTokens(call.settings, userId, changeId, ctx.clock() + PROVISIONAL_CUTOFF_MS)
     await (ctx.users as Required<UserAdapter<any>>).setPassword(change.user, change.newPassword)
   } catch (error) {
-    await Promise.all([giveBack(), ctx.tokens.revokeUserTokens(call.settings, userId).catch(() => {})])
+    await Promise.all([giveBack(), ctx.tokens.releaseUserTokens(call.settings, userId, changeId).catch(() => {})])
     throw new JwtLoginError('ERR_JWT_LOGIN_RESET_INCOMPLETE', { cause: error })
   }
   ctx.forgetUser(userId)
   // a session's start is the start of its sign-in request, so any sign-in
-  // that checked the old password started before this moment
-  await ctx.tokens.revokeUserTokens(call.settings, userId, ctx.clock()).catch((error: unknown) => {
-    ctx.log.warn({ userId, err: error }, 'jwt-login: the password changed, but its session cutoff stays a minute ahead; new sign-ins of this user are refused until then')
+  // that checked the old password started before this moment (plus the
+  // clock skew the settings allow between instances)
+  await ctx.tokens.releaseUserTokens(call.settings, userId, changeId, ctx.clock()).catch((error: unknown) => {
+    ctx.log.warn({ userId, err: loggedError(error) }, 'jwt-login: the password changed, but its session cutoff stays a minute ahead; new sign-ins of this user are refused until then')
   })
 }

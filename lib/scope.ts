@@ -10,6 +10,7 @@ import { JwtLoginError } from './errors.js'
 import { stateOf } from './gates.js'
 import { describeRoute, type DocOptions } from './openapi.js'
 import { storeRateLimitFor } from './rate-limit-store.js'
+import { redactedRequest } from './rest-route.js'
 import type { Settings } from './settings.js'
 import type { StateStore } from './store/types.js'
 
@@ -60,8 +61,30 @@ async function registerRequestLimit (instance: FastifyInstance, store: StateStor
   })
 }
 
+/**
+ * Every request of the scope logs with the routes' request serializer, the
+ * query's values redacted. The routes take it from the scope's
+ * `logSerializers`, but Fastify builds the not-found handler's context
+ * without them: its `incoming request` line (a wrong method, a trailing
+ * slash, a typo, under the prefix or through `?rest_route=`) would log the
+ * URL as sent, `?password=` and all. The child logger factory is the one
+ * setting that context takes from the scope; the host's own factory still
+ * makes the logger.
+ */
+function redactRequestLogs (instance: FastifyInstance): void {
+  const inherited = instance.childLoggerFactory
+  const factory: FastifyInstance['childLoggerFactory'] = function (logger, bindings, childOptions, rawRequest) {
+    const redacting = childOptions.serializers?.req === redactedRequest
+      ? childOptions
+      : { ...childOptions, serializers: { ...childOptions.serializers, req: redactedRequest } }
+    return inherited.call(this, logger, bindings, redacting, rawRequest)
+  }
+  instance.setChildLoggerFactory(factory)
+}
+
 /** Everything of the plugin's encapsulated scope but its routes and gates. */
 export async function setUpScope (instance: FastifyInstance, options: ScopeOptions): Promise<void> {
+  redactRequestLogs(instance)
   const bodyFault = await registerBodyReaders(instance, options)
   await registerRequestLimit(instance, options.store)
   await registerBrowserSupport(instance, instance.prefix, (request) => stateOf(request).call.settings, options.initial, instance.log)

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { MemoryStore, type StateStore } from '../lib/index.js'
 import { stateKeys } from '../lib/tokens.js'
 import { ALICE, testClock } from './helpers/app.js'
@@ -21,7 +21,7 @@ function claims (clock: Clock, overrides: Record<string, unknown> = {}): Record<
   return { iss: idp.issuer, aud: CLIENTS.idp1.client_id, sub: ACCOUNTS.alice.id, email: ALICE.email, email_verified: true, iat: now, exp: now + 600, jti: randomUUID(), ...overrides }
 }
 
-const stores: Array<[string, (t: Tap.Test) => StateStore]> = [
+const stores: Array<[string, (t: Test) => StateStore]> = [
   ['memory', () => new MemoryStore()],
   ['redis', (t) => redisStore(t, 'id-token-replay').store]
 ]

@@ -1,4 +1,5 @@
-import t from 'tap'
+import type { LightMyRequestResponse } from 'fastify'
+import t, { type Test } from 'tap'
 import { MemoryStore, type StateStore } from '../lib/index.js'
 import { sessionIndexKey } from '../lib/session-index.js'
 import { ALICE, buildApp, testClock } from './helpers/app.js'
@@ -10,12 +11,12 @@ import { redisStore } from './helpers/redis-store.js'
 // account filled a 2,000-entry memory store and every user's sign-in answered 503 afterwards.
 
 const AUTH = '/jwt-login/v1/auth'
-const signIn = async (app: Awaited<ReturnType<typeof buildApp>>['app'], password = ALICE.password): ReturnType<typeof app.inject> =>
+const signIn = async (app: Awaited<ReturnType<typeof buildApp>>['app'], password = ALICE.password): Promise<LightMyRequestResponse> =>
   await app.inject({ method: 'POST', url: AUTH, payload: { email: ALICE.email, password } })
 const validate = async (app: Awaited<ReturnType<typeof buildApp>>['app'], jwt: string): Promise<number> =>
   (await app.inject({ method: 'POST', url: `${AUTH}/validate`, headers: { authorization: `Bearer ${jwt}` } })).statusCode
 
-const stores: Array<[string, (t: Tap.Test) => StateStore]> = [
+const stores: Array<[string, (t: Test) => StateStore]> = [
   ['memory', () => new MemoryStore()],
   ['redis', (t) => redisStore(t, 'sessions-per-user').store]
 ]

@@ -90,6 +90,17 @@ t.test('two challenges racing with one backup code: exactly one wins, even on a 
 t.test('the memory port for a user without backup codes', async (t) => {
   const port = new MemoryTwoFactorStore()
   t.equal(port.backupCodesLeft(7), 0)
-  t.equal(await port.consumeBackupCode(7, 'hash'), false)
+  t.equal(await port.consumeBackupCode(7, 'hash', 'attempt'), false)
   t.equal(await port.methodOf(7), null)
+})
+
+t.test('the memory port: a code spent by one claim answers true to that claim only', async (t) => {
+  const port = new MemoryTwoFactorStore()
+  const { hashes } = generateBackupCodes(2)
+  await port.replaceBackupCodes(7, hashes)
+  t.equal(await port.consumeBackupCode(7, hashes[0] as string, 'first'), true)
+  t.equal(await port.consumeBackupCode(7, hashes[0] as string, 'first'), true, 'the retry of the attempt that spent it')
+  t.equal(await port.consumeBackupCode(7, hashes[0] as string, 'second'), false, 'any other attempt')
+  t.equal(await port.consumeBackupCode(7, 'not-a-hash', 'first'), false)
+  t.equal(port.backupCodesLeft(7), 1)
 })

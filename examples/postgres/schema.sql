@@ -28,8 +28,11 @@ CREATE TABLE IF NOT EXISTS two_factor (
 );
 
 -- Only SHA-256 hashes of backup codes (hashBackupCode): a database leak gives no usable code.
+-- A spent code stays, with the sign-in attempt that spent it (used_by), until the codes are replaced.
 CREATE TABLE IF NOT EXISTS backup_codes (
   user_id integer NOT NULL REFERENCES users (id) ON DELETE CASCADE,
   code_hash text NOT NULL,
+  used_by text,
   PRIMARY KEY (user_id, code_hash)
 );
+ALTER TABLE backup_codes ADD COLUMN IF NOT EXISTS used_by text;

@@ -51,11 +51,18 @@ export class PostgresTwoFactorStore implements TwoFactorPort {
   }
 
   /**
-   * One DELETE and its row count: of two requests racing with the same
-   * code, the database lets exactly one delete it, so a code works once.
+   * One UPDATE and its row count: of two requests racing with the same
+   * code, the database lets exactly one mark it used, so a code works once.
+   * The row keeps the claim (the sign-in attempt) that spent it, so that
+   * attempt's retry after a lost answer (COMMIT done, connection dropped)
+   * is answered `true` again instead of losing the code.
    */
-  async consumeBackupCode (userId: number, codeHash: string): Promise<boolean> {
-    const result = await this.#pool.query(`DELETE FROM ${this.#backupCodes} WHERE user_id = $1 AND code_hash = $2`, [userId, codeHash])
+  async consumeBackupCode (userId: number, codeHash: string, claim: string): Promise<boolean> {
+    const result = await this.#pool.query(
+      `UPDATE ${this.#backupCodes} SET used_by = $3
+       WHERE user_id = $1 AND code_hash = $2 AND (used_by IS NULL OR used_by = $3)`,
+      [userId, codeHash, claim]
+    )
     return result.rowCount === 1
   }
 

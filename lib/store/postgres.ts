@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { Pool, PoolConfig } from 'pg'
+import type { Pool, PoolConfig, QueryResult, QueryResultRow } from 'pg'
 import { requirePeer } from '../peer.js'
+import { deadlineOf, withinDeadline } from './deadline.js'
 import { RateLimitedLine } from './log-line.js'
 import type { StateStore, StoreLogger } from './types.js'
 
@@ -157,6 +158,12 @@ function statementTexts (table: string): Record<Operation, string> {
  * statement each, so single use, counting and session updates stay atomic
  * across processes. Expired rows read as absent and are deleted by a
  * periodic sweep.
+ *
+ * Every call has a deadline, the pool's `query_timeout` (default 2 s), over
+ * the whole call: the wait for a connection and the statement together. A
+ * pool's own timeouts apply one after the other (2 s for a connection, then
+ * 2 s for the statement), and a host's pool may have none, so without it a
+ * stalled server held requests for 4 s, or until it answered again.
  */
 export class PostgresStore implements StateStore {
   readonly #pool: Pool
@@ -166,6 +173,7 @@ export class PostgresStore implements StateStore {
   readonly #quotedTable: string
   readonly #sql: Record<Operation, Statement>
   readonly #sweepBatch: number
+  readonly #deadlineMs: number
   readonly #timer: NodeJS.Timeout
   readonly #poolErrors = new RateLimitedLine('jwt-login: the PostgreSQL store lost a connection to the database; requests that need it answer 503 until it is back')
   readonly #sweepErrors = new RateLimitedLine('jwt-login: the PostgreSQL store could not delete expired rows; they read as absent and wait for the next sweep')
@@ -183,6 +191,7 @@ export class PostgresStore implements StateStore {
     const sweepIntervalMs = atLeastOne('sweepIntervalMs', options.sweepIntervalMs, 60_000)
     this.#log = options.log ?? null
     this.#pool = options.pool ?? new pg.Pool({ ...POSTGRES_POOL_DEFAULTS, ...options.poolOptions, connectionString: options.connectionString })
+    this.#deadlineMs = deadlineOf(this.#pool.options.query_timeout)
     // an idle client's error would otherwise crash the process; a pool the host owns keeps the host's handling
     if (this.#owned) this.#pool.on('error', (error: Error) => { this.#poolErrors.report(this.#log, error) })
     this.#timer = setInterval(() => { this.#sweepOnTimer() }, sweepIntervalMs)
@@ -237,31 +246,36 @@ export class PostgresStore implements StateStore {
     this.sweep().catch((error: Error) => { this.#sweepErrors.report(this.#log, error) }).finally(() => { this.#sweeping = false })
   }
 
+  /** One statement of a store call, failing once the deadline has passed (see the class). */
+  async #run<R extends QueryResultRow = QueryResultRow> (statement: Statement, values: unknown[]): Promise<QueryResult<R>> {
+    return await withinDeadline(this.#pool.query<R>({ ...statement, values }), this.#deadlineMs, 'PostgreSQL')
+  }
+
   async get (key: string): Promise<string | null> {
-    const { rows } = await this.#pool.query<{ value: string }>({ ...this.#sql.get, values: [this.#prefix + key] })
+    const { rows } = await this.#run<{ value: string }>(this.#sql.get, [this.#prefix + key])
     return rows[0]?.value ?? null
   }
 
   async getMany (keys: readonly string[]): Promise<Array<string | null>> {
     if (keys.length === 0) return []
     // one query, one primary-key lookup per key
-    const { rows } = await this.#pool.query<{ key: string, value: string }>({ ...this.#sql.getMany, values: [keys.map(key => this.#prefix + key)] })
+    const { rows } = await this.#run<{ key: string, value: string }>(this.#sql.getMany, [keys.map(key => this.#prefix + key)])
     const found = new Map(rows.map(row => [row.key, row.value]))
     return keys.map(key => found.get(this.#prefix + key) ?? null)
   }
 
   async set (key: string, value: string, ttlMs: number): Promise<void> {
-    await this.#pool.query({ ...this.#sql.set, values: [this.#prefix + key, value, ttlMs] })
+    await this.#run(this.#sql.set, [this.#prefix + key, value, ttlMs])
   }
 
   async consume (key: string): Promise<string | null> {
-    const { rows } = await this.#pool.query<{ value: string, live: boolean }>({ ...this.#sql.consume, values: [this.#prefix + key] })
+    const { rows } = await this.#run<{ value: string, live: boolean }>(this.#sql.consume, [this.#prefix + key])
     // an expired row is deleted too, but was never there for the caller
     return rows[0]?.live === true ? rows[0].value : null
   }
 
   async increment (key: string, ttlMs: number): Promise<{ count: number, ttlMs: number }> {
-    const { rows } = await this.#pool.query<{ count: number, ttl: number }>({ ...this.#sql.increment, values: [this.#prefix + key, ttlMs] })
+    const { rows } = await this.#run<{ count: number, ttl: number }>(this.#sql.increment, [this.#prefix + key, ttlMs])
     const row = rows[0] as { count: number, ttl: number }
     // Number(): a host pool may parse float8 into strings
     return { count: Number(row.count), ttlMs: Number(row.ttl) }
@@ -269,13 +283,13 @@ export class PostgresStore implements StateStore {
 
   async compareAndSet (key: string, expected: string | null, value: string, ttlMs: number): Promise<boolean> {
     const result = expected === null
-      ? await this.#pool.query({ ...this.#sql.insertIfAbsent, values: [this.#prefix + key, value, ttlMs] })
-      : await this.#pool.query({ ...this.#sql.replace, values: [this.#prefix + key, expected, value, ttlMs] })
+      ? await this.#run(this.#sql.insertIfAbsent, [this.#prefix + key, value, ttlMs])
+      : await this.#run(this.#sql.replace, [this.#prefix + key, expected, value, ttlMs])
     return result.rowCount === 1
   }
 
   async delete (key: string): Promise<void> {
-    await this.#pool.query({ ...this.#sql.delete, values: [this.#prefix + key] })
+    await this.#run(this.#sql.delete, [this.#prefix + key])
   }
 
   /** Stops the sweep; ends the pool only when the store created it. */

@@ -1,5 +1,6 @@
 import type { ChainableCommander, Cluster, ClusterNode, ClusterOptions, Redis, RedisOptions } from 'ioredis'
 import { requirePeer } from '../peer.js'
+import { deadlineOf, withinDeadline } from './deadline.js'
 import { RateLimitedLine } from './log-line.js'
 import type { StateStore, StoreLogger } from './types.js'
 
@@ -20,7 +21,10 @@ export interface RedisStoreOptions {
    * Answer a write only once this many replicas have it (`WAIT`), so a
    * failover cannot lose a revocation or bring back a spent secret; a write
    * fewer replicas acknowledge within `timeoutMs` (default 500) fails closed
-   * (503). Off by default (Redis replicates asynchronously).
+   * (503). Off by default (Redis replicates asynchronously), and not turned
+   * on by itself when replicas are seen: after a failover every write would
+   * then answer 503 until a replica is back in sync, a trade the operator
+   * has to choose. A store that sees replicas with it off warns once at start.
    */
   waitForReplicas?: { replicas: number, timeoutMs?: number }
   /** Prepended to every key so several apps can share one Redis (default `jwt-login:`). */
@@ -61,8 +65,6 @@ export function durabilityWarnings (config: RedisDurability): Array<{ details: o
 
 /** A cluster's answer that the key's slot is served elsewhere now (an ASK, during resharding, is not retried). */
 const MOVED = /^MOVED /
-/** How long a call on a cluster may wait for an answer when its node options set no `commandTimeout`. */
-const CLUSTER_DEADLINE_MS = 2000
 /** A write moved by a failover is sent again after the slots are read again, this many times in all at most. */
 const MAX_WRITE_ATTEMPTS = 3
 
@@ -117,25 +119,32 @@ type Sends<R> = Record<WriteCommand, (...args: Array<string | number>) => R>
 /** Fail-closed defaults for a connection the store opens: one retry, a 2 s answer. */
 const CONNECTION_DEFAULTS: RedisOptions = { maxRetriesPerRequest: 1, commandTimeout: 2000 }
 
+const REPLICAS_UNACKNOWLEDGED = 'jwt-login: Redis has replicas but the Redis store\'s option waitForReplicas is off: a failover can lose revocations and spent single-use secrets that were already answered, so a revoked session may work again; set waitForReplicas so that a write answers only once a replica has it'
+const ON_A_REPLICA = 'jwt-login: the Redis store is connected to a replica (role:slave), which refuses writes: every request that writes answers 503; connect it to the master'
+
+/** What Redis says about its replication: whether the store talks to a replica, and how many replicas there are. */
+interface Replication { onReplica: boolean, replicas: number }
+
+/** From a single Redis's `INFO replication` (`role:slave`, `connected_slaves:N`). */
+function replicationOf (info: string): Replication {
+  const fields = new Map(info.split('\r\n').map(line => line.split(':', 2) as [string, string]))
+  return { onReplica: fields.get('role') === 'slave', replicas: Number(fields.get('connected_slaves')) }
+}
+
+/**
+ * From a cluster's `CLUSTER NODES`: every node flagged a replica, synced or
+ * not (`CLUSTER SLOTS`, which ioredis reads, leaves out a replica that has
+ * not yet reported its offset). The store's cluster client talks to masters.
+ */
+function clusterReplicationOf (nodes: string): Replication {
+  return { onReplica: false, replicas: nodes.split('\n').filter(line => /^\S+ \S+ \S*\bslave\b/.test(line)).length }
+}
+
 /**
  * Refuses options that contradict each other (only one way to reach Redis
  * is used), and a cluster that reads from replicas: a replica may not have
  * a revocation yet, so a revoked token would validate on another instance.
  */
-/** `call`, or a rejection naming the deadline when it has not settled within `deadlineMs`. */
-async function withDeadline<T> (call: Promise<T>, deadlineMs: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  const late = new Promise<never>((resolve, reject) => {
-    timer = setTimeout(() => { reject(new Error(`the Redis Cluster did not answer within ${deadlineMs} ms`)) }, deadlineMs)
-    timer.unref()
-  })
-  try {
-    return await Promise.race([call, late])
-  } finally {
-    clearTimeout(timer)
-  }
-}
-
 function checkConnection (options: RedisStoreOptions): void {
   const ways = [options.client !== undefined, options.cluster !== undefined, options.url !== undefined || options.redisOptions !== undefined]
   if (ways.filter(Boolean).length > 1) throw new TypeError('RedisStore: give one of client, cluster, or url / redisOptions')
@@ -155,7 +164,9 @@ function ownClient (options: RedisStoreOptions): Redis | Cluster {
       redisOptions: { ...CONNECTION_DEFAULTS, ...options.cluster.options?.redisOptions }
     })
   }
-  return new ioredis.Redis(options.url ?? 'redis://127.0.0.1:6379', { ...CONNECTION_DEFAULTS, enableAutoPipelining: true, ...options.redisOptions })
+  // off: an auto-pipelined call waits until the batch before it is answered, so on a stalled server
+  // later calls queued behind a stuck batch (3.5 s, a sign-in 8 s); plain commands are still sent at once
+  return new ioredis.Redis(options.url ?? 'redis://127.0.0.1:6379', { ...CONNECTION_DEFAULTS, enableAutoPipelining: false, ...options.redisOptions })
 }
 
 /**
@@ -164,17 +175,20 @@ function ownClient (options: RedisStoreOptions): Redis | Cluster {
  * each, all on one key, so single use, counting and session updates stay
  * atomic across processes and no command spans two hash slots. `getMany`
  * is one MGET on a single Redis, and one GET per key on a cluster (all sent
- * at once), since the keys it reads lie in different slots. On a cluster
- * every call has a deadline (`commandTimeout`, default 2 s).
+ * at once), since the keys it reads lie in different slots. Every call, on
+ * a single Redis or a cluster, on a client of the store's or of the host's,
+ * has a deadline (the client's `commandTimeout`, default 2 s), and a client
+ * the store creates does not auto-pipeline, so that no call waits behind
+ * another one's batch.
  */
 export class RedisStore implements StateStore {
   readonly #client: StoreClient
   readonly #owned: boolean
   readonly #prefix: string
   readonly #wait: { replicas: number, timeoutMs: number } | null
-  readonly #deadlineMs: number | null
+  readonly #deadlineMs: number
   #log: StoreLogger | null
-  #durabilityChecked = false
+  #serverChecked = false
   readonly #connectionErrors = new RateLimitedLine('jwt-login: the Redis store cannot reach Redis; requests that need it answer 503')
   #errorReported = false
   readonly #onReady = (): void => { this.#ready() }
@@ -185,7 +199,7 @@ export class RedisStore implements StateStore {
     checkConnection(options)
     const client = options.client ?? ownClient(options)
     this.#owned = options.client === undefined
-    this.#deadlineMs = client.isCluster ? (client as Cluster).options.redisOptions?.commandTimeout ?? CLUSTER_DEADLINE_MS : null
+    this.#deadlineMs = deadlineOf(client.isCluster ? (client as Cluster).options.redisOptions?.commandTimeout : (client as Redis).options.commandTimeout)
     client.defineCommand('jwtLoginIncrement', { numberOfKeys: 1, lua: INCREMENT })
     client.defineCommand('jwtLoginCompareAndSet', { numberOfKeys: 1, lua: COMPARE_AND_SET })
     this.#client = client as StoreClient
@@ -197,12 +211,12 @@ export class RedisStore implements StateStore {
       client.on('node error', (error: Error) => { this.#failed(error) })
     }
     client.on('ready', this.#onReady)
-    this.#checkDurability()
+    this.#checkServer()
   }
 
   attachLogger (log: StoreLogger): void {
     this.#log ??= log
-    this.#checkDurability()
+    this.#checkServer()
   }
 
   /** One line per burst of connection errors, then at most one per interval, with the count of those not logged. */
@@ -215,14 +229,20 @@ export class RedisStore implements StateStore {
       this.#errorReported = false
       this.#log?.warn({ notLogged: this.#connectionErrors.notLogged }, 'jwt-login: the Redis store reaches Redis again')
     }
-    this.#checkDurability()
+    this.#checkServer()
   }
 
-  /** Once, on the first connection with a logger: warns when the server would lose jwt-login's state. */
-  #checkDurability (): void {
+  /** Once per store, on the first connection with a logger (not on a reconnection): warns when the server could lose jwt-login's state. */
+  #checkServer (): void {
     const log = this.#log
-    if (log === null || this.#durabilityChecked || this.#client.status !== 'ready') return
-    this.#durabilityChecked = true
+    if (log === null || this.#serverChecked || this.#client.status !== 'ready') return
+    this.#serverChecked = true
+    this.#checkDurability(log)
+    this.#checkReplicas(log)
+  }
+
+  /** Warns when the server keeps nothing on disk or may evict keys. */
+  #checkDurability (log: StoreLogger): void {
     const names = ['save', 'appendonly', 'maxmemory-policy']
     Promise.all(names.map(async (name) => await this.#client.config('GET', name) as [string, string])).then((answers) => {
       for (const warning of durabilityWarnings(Object.fromEntries(answers))) {
@@ -231,6 +251,25 @@ export class RedisStore implements StateStore {
     }, (error: Error) => {
       // CONFIG is often disabled on managed Redis: nothing to check then
       log.debug?.({ err: { message: error.message } }, 'jwt-login: could not read the Redis persistence settings; not checked')
+    })
+  }
+
+  /**
+   * Warns when Redis has replicas and writes do not wait for them (a
+   * failover may then bring back what a write removed), or when the store
+   * talks to a replica, which refuses writes.
+   */
+  #checkReplicas (log: StoreLogger): void {
+    const wait = this.#wait
+    const replication = this.#client.isCluster
+      ? (this.#client as Cluster).cluster('NODES').then(nodes => clusterReplicationOf(nodes as string))
+      : this.#client.info('replication').then(replicationOf)
+    replication.then(({ onReplica, replicas }) => {
+      if (onReplica) log.warn({ role: 'slave' }, ON_A_REPLICA)
+      else if (replicas > 0 && wait === null) log.warn({ replicas }, REPLICAS_UNACKNOWLEDGED)
+    }, (error: Error) => {
+      // INFO or CLUSTER may be refused on managed Redis: nothing to check then
+      log.debug?.({ err: { message: error.message } }, 'jwt-login: could not read the Redis replication state; replicas not checked')
     })
   }
 
@@ -244,7 +283,7 @@ export class RedisStore implements StateStore {
     const prefixed = keys.map(key => this.#prefix + key)
     // a cluster refuses an MGET across hash slots (CROSSSLOT): one GET each, in parallel
     if (this.#client.isCluster) return await this.#bounded(Promise.all(prefixed.map(async key => await this.#client.get(key))))
-    return await this.#client.mget(prefixed)
+    return await this.#bounded(this.#client.mget(prefixed))
   }
 
   async set (key: string, value: string, ttlMs: number): Promise<void> {
@@ -296,13 +335,12 @@ export class RedisStore implements StateStore {
   }
 
   /**
-   * On a cluster, a call unanswered after the deadline fails (503 / 201):
-   * while no node is reachable, ioredis keeps commands in its offline queue
-   * with no timeout of its own. A write that fails this way may still run
-   * later, which the flows treat like any write whose answer was lost.
+   * A call unanswered after the deadline fails (503 / 201): ioredis has no
+   * timeout of its own on a client without `commandTimeout`, nor for
+   * commands in its offline queue while no node of a cluster is reachable.
    */
   #bounded<T> (call: Promise<T>): Promise<T> {
-    return this.#deadlineMs === null ? call : withDeadline(call, this.#deadlineMs)
+    return withinDeadline(call, this.#deadlineMs, 'Redis')
   }
 
   /** Asks the cluster for its slot layout again (after a failover the client still sends to the old master). */

@@ -7,7 +7,8 @@ import type { TwoFactorMethod, TwoFactorPort } from '../two-factor/types.js'
 export class MemoryTwoFactorStore implements TwoFactorPort {
   readonly #methods = new Map<number, TwoFactorMethod>()
   readonly #secrets = new Map<number, string>()
-  readonly #backupCodes = new Map<number, Set<string>>()
+  /** Each user's backup code hashes, with the claim that spent each (`null` while unused). */
+  readonly #backupCodes = new Map<number, Map<string, string | null>>()
 
   /** Turns two-factor on for a user with `method` as the primary one. */
   enable (userId: number, method: TwoFactorMethod): void {
@@ -20,7 +21,7 @@ export class MemoryTwoFactorStore implements TwoFactorPort {
 
   /** How many unused backup codes the user has. */
   backupCodesLeft (userId: number): number {
-    return this.#backupCodes.get(userId)?.size ?? 0
+    return [...this.#backupCodes.get(userId)?.values() ?? []].filter(usedBy => usedBy === null).length
   }
 
   async methodOf (userId: number): Promise<TwoFactorMethod | null> {
@@ -35,11 +36,17 @@ export class MemoryTwoFactorStore implements TwoFactorPort {
     this.#secrets.set(userId, secret)
   }
 
-  async consumeBackupCode (userId: number, codeHash: string): Promise<boolean> {
-    return this.#backupCodes.get(userId)?.delete(codeHash) ?? false
+  /** Marks the code spent by `claim`; the same claim's retry finds it spent by itself and answers `true` again. */
+  async consumeBackupCode (userId: number, codeHash: string, claim: string): Promise<boolean> {
+    const codes = this.#backupCodes.get(userId)
+    const usedBy = codes?.get(codeHash)
+    if (codes === undefined || usedBy === undefined) return false
+    if (usedBy !== null) return usedBy === claim
+    codes.set(codeHash, claim)
+    return true
   }
 
   async replaceBackupCodes (userId: number, codeHashes: string[]): Promise<void> {
-    this.#backupCodes.set(userId, new Set(codeHashes))
+    this.#backupCodes.set(userId, new Map(codeHashes.map(hash => [hash, null])))
   }
 }

@@ -52,16 +52,21 @@ export class BackupCodeProvider {
   }
 
   /**
-   * Spends the code with this hash (`hashBackupCode`) when it is one of the user's unused backup codes. The claim
-   * is given back whatever the host answers, so a failed call never costs a
-   * code; `claimant` (a challenge id) lets its own retry through a claim
-   * whose write answer was lost.
+   * Spends the code with this hash (`hashBackupCode`) when it is one of the
+   * user's unused backup codes. `claimant` (a challenge id) claims the code
+   * in the store while the host spends it, so no other challenge reaches the
+   * host with it meanwhile (the same challenge's retry does: its earlier
+   * claim write may have run and lost its answer). The host gets the
+   * challenge id too: a host that committed and then threw answers `true`
+   * to the same challenge's retry (the port's contract), so the code is not
+   * lost. The claim is given back whatever the host answers, so a failed
+   * call never costs a code.
    */
   async spend (userId: number, hash: string, claimant: string): Promise<boolean> {
     const key = `2fa:backup-claim:${userId}:${hash}`
     if (!await claimAs(this.#store, key, claimant, CLAIM_TTL_MS)) return false
     try {
-      return await this.#port.consumeBackupCode(userId, hash)
+      return await this.#port.consumeBackupCode(userId, hash, claimant)
     } finally {
       await this.#store.delete(key).catch(() => {})
     }

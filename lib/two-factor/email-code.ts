@@ -1,7 +1,7 @@
 import { CodeHasher, type KeyedHashes } from '../code-hash.js'
 import { randomCode } from '../crypto.js'
-import { redactedError } from '../errors.js'
 import type { Mailer, MailMessage } from '../mail/types.js'
+import { loggedError, type LoggedError } from '../port-errors.js'
 import type { Settings } from '../settings.js'
 import type { StateStore } from '../store/types.js'
 
@@ -24,10 +24,10 @@ export type EmailCodeDelivery = () => Promise<void>
 
 /** A code mail the mailer refused. The code was withdrawn unless `withdrawError` says why not. */
 export class EmailCodeUndelivered extends Error {
-  readonly mailError: { message: string, code?: unknown }
+  readonly mailError: LoggedError
   readonly withdrawError: unknown
 
-  constructor (mailError: { message: string, code?: unknown }, withdrawError: unknown) {
+  constructor (mailError: LoggedError, withdrawError: unknown) {
     super('the two-factor code mail could not be sent')
     this.name = 'EmailCodeUndelivered'
     this.mailError = mailError
@@ -60,7 +60,8 @@ export class EmailCodeProvider {
    * Stores a new code for the challenge (its keyed hash only) and answers its
    * delivery, for the caller to run once the sign-in has answered. The
    * delivery mails the code; when the mailer rejects, it withdraws the code so
-   * it cannot be used and rejects with the mailer's error, the code redacted.
+   * it cannot be used and rejects with the mailer's error as a log may carry
+   * it: the code and the message (the address too) cut out.
    */
   async issue (tokens: Settings['tokens'], challengeId: string, to: string, lifetimeMs: number): Promise<EmailCodeDelivery> {
     const code = newEmailCode()
@@ -70,7 +71,7 @@ export class EmailCodeProvider {
       try {
         await this.#mailer.send(message)
       } catch (error) {
-        throw new EmailCodeUndelivered(redactedError(error, code), await this.#withdraw(challengeId))
+        throw new EmailCodeUndelivered(loggedError(error, [code, message]), await this.#withdraw(challengeId))
       }
     }
   }

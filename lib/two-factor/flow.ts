@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Call, JwtLoginContext, SecondFactorGate } from '../context.js'
 import { JwtLoginError } from '../errors.js'
+import { loggedError } from '../port-errors.js'
 import { subjectKey, type Hold, type Reservable } from '../limits.js'
 import { admitVerified, prepareSession, type NewSession } from '../session.js'
 import { claimOnce, isClaimed } from '../store/claim.js'
@@ -59,7 +60,7 @@ async function deliverEmailCode (ctx: Pick<JwtLoginContext, 'events'>, twoFactor
   } catch (error) {
     const { mailError, withdrawError } = error as EmailCodeUndelivered
     if (withdrawError !== null) {
-      twoFactor.log.error({ userId, err: withdrawError }, 'jwt-login: an undelivered two-factor code could not be withdrawn; it expires with its lifetime')
+      twoFactor.log.error({ userId, err: loggedError(withdrawError) }, 'jwt-login: an undelivered two-factor code could not be withdrawn; it expires with its lifetime')
     }
     twoFactor.log.error({ userId, err: mailError }, 'jwt-login: the two-factor code mail could not be sent; its code was withdrawn')
     ctx.events.emit('two_factor.code_failed', { userId })
@@ -141,10 +142,15 @@ async function checkCode (twoFactor: TwoFactor, call: Call, userId: number, chal
  * 3. the new session is written (its refresh family; signing needs no store);
  * 4. the challenge is claimed: one compare-and-set replaces it with this
  *    request's mark, so of concurrent right answers exactly one goes on;
- * 5. the factor is spent (TOTP step claim, backup code deleted by the host).
+ * 5. the factor is spent (TOTP step claim; a backup code: claimed in the
+ *    store for this challenge, then deleted by the host).
  * A failure in 4–5 gives the challenge back — only over this request's own
  * mark, so a challenge another request has claimed is never revived — and
- * forgets the session; nothing that can fail comes after 5.
+ * forgets the session; nothing that can fail comes after 5. A backup code
+ * whose host threw stays claimed for this challenge, marked as asked: the
+ * host may have deleted it before failing, so on the retry of the same
+ * challenge its `false` counts as spent (`BackupCodeProvider.spend`), and
+ * the retry completes.
  */
 export async function completeTwoFactor (
   ctx: JwtLoginContext,
@@ -278,7 +284,7 @@ async function claimChallenge (ctx: JwtLoginContext, key: string, raw: string, c
   try {
     // a challenge that cannot be given back ends with its interim token: said in the log, as for reset codes
     claim = await claimOnce(ctx.store, key, raw, () => Math.max(1, claims.exp * 1000 - ctx.clock()), (error) => {
-      ctx.log.warn({ err: error, userId: Number(claims.sub) }, 'jwt-login: a two-factor challenge could not be given back; it ends with its interim token')
+      ctx.log.warn({ err: loggedError(error), userId: Number(claims.sub) }, 'jwt-login: a two-factor challenge could not be given back; it ends with its interim token')
     })
   } catch (error) {
     await ctx.tokens.discardSession(session.sessionId)

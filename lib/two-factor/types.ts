@@ -23,11 +23,24 @@ export interface TwoFactorPort<U = unknown> {
   /** Stores the user's TOTP secret once enrollment is confirmed (replaces an earlier one). */
   setTotpSecret (userId: number, secret: string): Promise<void>
   /**
-   * Deletes the user's backup code with this hash and resolves `true` only
-   * when it was there. Must be atomic on the host's side
-   * (`DELETE ... WHERE user_id = $1 AND hash = $2` and its row count).
+   * Spends the user's backup code with this hash and resolves `true` only
+   * when it was unused. Must be atomic on the host's side: of two calls
+   * with one code, one gets `true`.
+   *
+   * `claim` names the sign-in attempt (its two-factor challenge). Record it
+   * with the spent code, and answer `true` to a later call with the same
+   * hash and the same claim: that is the retry of a call whose answer was
+   * lost (the host committed, then its connection dropped and it threw),
+   * and it must not cost the user the code. With SQL:
+   * `UPDATE backup_codes SET used_by = $3 WHERE user_id = $1 AND code_hash = $2
+   * AND (used_by IS NULL OR used_by = $3)` and its row count. Any other call
+   * with a spent code answers `false`. Resolve `false`, never throw, for a
+   * hash the user does not hold; throw only when the outcome is unknown
+   * (503 / 201; the challenge stays open for the retry). A port that ignores
+   * `claim` still works: after such a failure the code is lost, never a
+   * wrong one let in.
    */
-  consumeBackupCode (userId: number, codeHash: string): Promise<boolean>
+  consumeBackupCode (userId: number, codeHash: string, claim: string): Promise<boolean>
   /** Replaces every backup code hash of the user (after regenerating them). */
   replaceBackupCodes (userId: number, codeHashes: string[]): Promise<void>
 }

@@ -12,6 +12,7 @@
  * clean run) is measured first; k = N+1 is the clean run that must pass.
  * The call sequence of every flow is printed as a test comment.
  */
+import { randomUUID } from 'node:crypto'
 import t from 'tap'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { generateBackupCodes, type JwtLoginOptions, type Mailer, type MailMessage, type SettingsInput, type StateStore } from '../../lib/index.js'
@@ -44,7 +45,10 @@ const BASE: Partial<SettingsInput> = {
   refresh: { enabled: true },
   // setup logins use password_hash to skip argon2 (see setupLogin)
   login: { allowPasswordHash: true },
-  limits: { loginPerAccount: MANY, loginPerIp: MANY, requestsPerIp: MANY },
+  limits: { loginPerAccount: MANY, loginPerIp: MANY, requestsPerIp: MANY, signInsPerAccount: MANY },
+  // the sweep signs one user in hundreds of times: the session index then never has to check its families,
+  // so every run of a flow makes the probe's calls
+  sessions: { maxPerUser: 1000 },
   twoFactor: { attemptsPerChallenge: 10, perAccount: MANY }
 }
 
@@ -393,12 +397,8 @@ function twoFactorFlows (rig: Rig, who: { totp: { email: string, id: number, sec
     let answer = res
     if (!ok(res)) {
       answer = await submit2fa(app, c.interim, c.code)
-      if (info.mode === 'after' && info.call?.method === 'consumeBackupCode') {
-        // the host deleted the code and then reported a failure: the one case the
-        // README names where a backup code is lost (the port's contract forbids it)
-        expect(t, answer, 401, 109, 'the host deleted the code before failing: the code is gone, and the answer says so', info)
-        return false
-      }
+      // an `after` fault on consumeBackupCode is a host that spent the code and then threw:
+      // it spent it under the challenge's claim, so the same challenge's retry is answered true
       if (!expect(t, answer, 200, null, 'a retry with the same interim token and code succeeds (nothing was burnt)', info)) return false
     }
     expect(t, await validate(app, dataOf<Session>(answer).jwt), 200, null, 'the final token validates', info)
@@ -555,7 +555,8 @@ function oauthFlows (rig: Rig, bob: { id: number }): Array<Flow<any>> {
 
   const idToken = async (email: string): Promise<string> => {
     const now = Math.floor(Date.now() / 1000)
-    return await idp.sign({ iss: idp.issuer, aud: CLIENTS.idp1.client_id, sub: `acct-${email}`, email, email_verified: true, iat: now, exp: now + 600 })
+    // a jti of its own: an ID token signs in once, and two minted in one second would be one token
+    return await idp.sign({ iss: idp.issuer, aud: CLIENTS.idp1.client_id, sub: `acct-${email}`, email, email_verified: true, iat: now, exp: now + 600, jti: randomUUID() })
   }
 
   const idTokenFlow: Flow<{ idToken: string }> = {
@@ -592,7 +593,8 @@ function oauthFlows (rig: Rig, bob: { id: number }): Array<Flow<any>> {
       const user = await users.findByEmail(c.email)
       t.equal(dataOf(answer).user.ID, user?.ID, `the answer names the registered user [${where(info)}]`)
       t.equal(await users.findByLogin(`${c.login}2`), null, `no duplicate user was registered [${where(info)}]`)
-      const again = await oauthToken(app, { provider: 'reg', id_token: c.idToken })
+      expect(t, await oauthToken(app, { provider: 'reg', id_token: c.idToken }), 401, 210, 'the ID token that signed in is spent', info)
+      const again = await oauthToken(app, { provider: 'reg', id_token: await idToken(c.email) })
       t.equal(again.statusCode === 200 ? dataOf(again).user.ID : again.statusCode, user?.ID, `a later sign-in finds the same user [${where(info)}]`)
     }
   }
