@@ -1,7 +1,7 @@
 import type { LightMyRequestResponse } from 'fastify'
 import t, { type Test } from 'tap'
 import { MemoryStore, type StateStore } from '../lib/index.js'
-import { sessionIndexKey } from '../lib/session-index.js'
+import { SessionIndex, sessionIndexKey } from '../lib/session-index.js'
 import { ALICE, buildApp, testClock } from './helpers/app.js'
 import { errorOf } from './helpers/http.js'
 import { collect } from './helpers/oauth.js'
@@ -95,4 +95,21 @@ t.test('one account cannot fill the memory store: every other user still signs i
   t.equal(answers.filter(s => s === 429).length, 60)
   t.ok(store.counts.state <= 101, `one entry per sign-in let through (50 live sessions, 50 ended ones until their access tokens expire) and the index (${store.counts.state})`)
   t.equal((await app.inject({ method: 'POST', url: AUTH, payload: { email: 'bob@example.com', password: 'bob password 1234' } })).statusCode, 200, 'another user signs in')
+})
+
+t.test('a session index update that keeps losing its compare-and-set gives up with 503 / 201', async (t) => {
+  const memory = new MemoryStore()
+  t.teardown(async () => { await memory.close() })
+  const contended: StateStore = {
+    get: async (key) => await memory.get(key),
+    set: async (key, value, ttlMs) => { await memory.set(key, value, ttlMs) },
+    consume: async (key) => await memory.consume(key),
+    increment: async (key, ttlMs) => await memory.increment(key, ttlMs),
+    compareAndSet: async () => false,
+    delete: async (key) => { await memory.delete(key) }
+  }
+  const index = new SessionIndex(contended, Date.now)
+  const state = { live: async (ids: string[]) => ids.map(() => true), end: async () => {} }
+  const error = await index.add({ userId: 1, sessionId: 's', endsAt: Date.now() + 1000, family: false, max: 5 }, state).then(() => null, (e: unknown) => e)
+  t.match(error, { code: 'ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', statusCode: 503 })
 })

@@ -52,8 +52,10 @@ t.test('defaults: every group resolved, durations in ms', async (t) => {
   t.same(s.limits, {
     loginPerAccount: { max: 10, windowMs: 15 * 60_000 },
     loginPerIp: { max: 50, windowMs: 15 * 60_000 },
-    requestsPerIp: { max: 300, windowMs: 60_000 }
+    requestsPerIp: { max: 300, windowMs: 60_000 },
+    signInsPerAccount: { max: 100, windowMs: 3_600_000 }
   })
+  t.same(s.sessions, { maxPerUser: 50, clockSkewMs: 0 })
   t.equal(s.bodyLimit, 16384)
 })
 
@@ -100,6 +102,9 @@ t.test('invalid settings are refused with the path of the field', async (t) => {
     ['zero leeway string', { tokens: { ...TOKENS, leeway: '0ms' } }, 'tokens/leeway'],
     ['zero limit window', { tokens: TOKENS, limits: { loginPerIp: { window: '0m' } } }, 'limits/loginPerIp/window'],
     ['zero limit max', { tokens: TOKENS, limits: { requestsPerIp: { max: 0 } } }, 'limits/requestsPerIp/max'],
+    ['zero sessions per user', { tokens: TOKENS, sessions: { maxPerUser: 0 } }, 'sessions/maxPerUser'],
+    ['a clock skew that is no duration', { tokens: TOKENS, sessions: { clockSkew: 'soon' } }, 'sessions/clockSkew'],
+    ['a zero clock skew written as a duration', { tokens: TOKENS, sessions: { clockSkew: '0s' } }, 'sessions/clockSkew'],
     ['fractional limit max', { tokens: TOKENS, limits: { loginPerAccount: { max: 1.5 } } }, 'limits/loginPerAccount/max'],
     ['bad date-time', { tokens: TOKENS, authCodes: { codes: [{ code: 'a', expiresAt: 'tomorrow' }] } }, 'authCodes/codes/0/expiresAt'],
     ['impossible date-time', { tokens: TOKENS, authCodes: { codes: [{ code: 'a' }, { code: 'b', expiresAt: '2026-13-45T99:00:00Z' }] } }, 'authCodes/codes/1/expiresAt'],

@@ -1,4 +1,5 @@
 import t from 'tap'
+import { MemoryStore, type StateStore } from '../lib/index.js'
 import { resolveSettings, type Settings } from '../lib/settings.js'
 import { buildKeyMaterial, TokenService } from '../lib/tokens.js'
 import type { PublicUser } from '../lib/users.js'
@@ -80,3 +81,22 @@ for (const kind of KINDS) {
     t.equal(await signingIn.isRevoked(survivor), false, 'clockSkew 0 trusts the clocks (documented)')
   })
 }
+
+t.test('a cutoff write that keeps losing its compare-and-set gives up with 503 / 201', async (t) => {
+  const clock = testClock()
+  const memory = new MemoryStore({ clock })
+  t.teardown(async () => { await memory.close() })
+  // another writer always gets there first
+  const contended: StateStore = {
+    get: async (key) => await memory.get(key),
+    set: async (key, value, ttlMs) => { await memory.set(key, value, ttlMs) },
+    consume: async (key) => await memory.consume(key),
+    increment: async (key, ttlMs) => await memory.increment(key, ttlMs),
+    compareAndSet: async () => false,
+    delete: async (key) => { await memory.delete(key) }
+  }
+  const tokens = new TokenService(buildKeyMaterial(settings().tokens), 'HS256', contended, clock)
+  const error = await tokens.revokeUserTokens(settings(), USER.ID).then(() => null, (e: unknown) => e)
+  t.match(error, { code: 'ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', statusCode: 503 })
+  t.equal(await tokens.userCutoff(USER.ID), null, 'nothing was written')
+})
