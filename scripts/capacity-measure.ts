@@ -17,7 +17,7 @@
  * PostgreSQL: DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test;
  * a schema of this run, dropped at the end).
  */
-import { randomBytes } from 'node:crypto'
+import { randomBytes, randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
@@ -157,6 +157,21 @@ async function measurePostgres (entries: EntryTemplate[]): Promise<number[]> {
   }
 }
 
+/** The most sessions a user's index lists (`sessions.maxPerUser`, default 50). */
+const MAX_PER_USER = 50
+
+/**
+ * A user's session index as it is when full: the one a sign-in wrote, with
+ * `MAX_PER_USER` sessions listed (ids of the plugin's form, a second apart).
+ * Sessions whose refresh family is gone stay listed until the index is full,
+ * so a user who signs in at least every `refresh.lifetime` comes to this.
+ */
+function fullIndex (entry: EntryTemplate): EntryTemplate {
+  const [, endsAt, family] = (JSON.parse(entry.value) as Array<[string, number, number]>)[0] as [string, number, number]
+  const listed = Array.from({ length: MAX_PER_USER }, (_, i) => [`${(endsAt - 1_209_600_000 - (MAX_PER_USER - i) * 1000).toString(36)}-${randomUUID()}`, endsAt - (MAX_PER_USER - i) * 1000, family])
+  return { ...entry, value: JSON.stringify(listed) }
+}
+
 function printRouteTables (results: Array<{ route: string, calls: StoreCall[] }>): void {
   console.log(`\n| ${TABLES.calls.join(' | ')} |\n| --- | --- |`)
   for (const { route, calls } of results) console.log(`| ${routeCell(route)} | ${renderCalls(calls)} |`)
@@ -185,6 +200,8 @@ async function main (): Promise<void> {
     if (entry === null) throw new Error(`no ${key} written by ${writtenBy}`)
     return entry
   })
+  const index = rows.findIndex(([, key]) => plain(key as string) === 'sessions:user:<uid>')
+  if (index !== -1) entries.push(fullIndex(entries[index] as EntryTemplate))
   console.log()
   const redis = await measureRedis(entries)
   const postgres = await measurePostgres(entries)
@@ -194,8 +211,18 @@ async function main (): Promise<void> {
     const r = redis[i] as RedisFigure
     console.log(`| ${name} | ${key} | ${writtenBy} | ${ttl} | ${entryBytes(entry.key, entry.value)} | ${Math.round(r.usedMemory)} | ${Math.round(postgres[i] as number)} |`)
   })
+  if (index !== -1) {
+    const figures = (i: number): Record<'bytes' | 'redis' | 'postgres', number> => {
+      const entry = entries[i] as EntryTemplate
+      return { bytes: entryBytes(entry.key, entry.value), redis: (redis[i] as RedisFigure).usedMemory, postgres: postgres[i] as number }
+    }
+    const [one, full] = [figures(index), figures(entries.length - 1)]
+    const each = (figure: 'bytes' | 'redis' | 'postgres'): number => Math.round((full[figure] - one[figure]) / (MAX_PER_USER - 1))
+    console.log(`\nA full session index (${MAX_PER_USER} sessions listed): ${full.bytes} key + value bytes, ${Math.round(full.redis)} on Redis, ${Math.round(full.postgres)} on PostgreSQL; each session listed after the first: ${each('bytes')}, ${each('redis')} and ${each('postgres')}`)
+  }
   console.log('\nRedis MEMORY USAGE per key (key, value and main-table entry; without the expiry-table entry and bucket pointers):')
   rows.forEach(([name], i) => { console.log(`  ${name}: ${Math.round((redis[i] as RedisFigure).memoryUsage)}`) })
+  if (index !== -1) console.log(`  session index, full: ${Math.round((redis[entries.length - 1] as RedisFigure).memoryUsage)}`)
 }
 
 await main()

@@ -82,9 +82,12 @@ t.test('defect 4 on PostgreSQL, a stalled server: every call through a host pool
   const owned = new PostgresStore({ connectionString: through(proxy.port), table, prefix: `deadlines-own:${randomUUID()}:`, log })
   t.teardown(async () => {
     proxy.resume()
-    await Promise.all([hosted.close(), owned.close()])
-    await hostPool.end()
-    await proxy.close()
+    try {
+      await Promise.all([hosted.close(), owned.close()])
+      await hostPool.end()
+    } finally {
+      await proxy.close()
+    }
   })
   // a few connections open in each pool before the stall
   await Promise.all([...wave(hosted, 'warm-up'), ...wave(owned, 'warm-up')])
@@ -113,10 +116,13 @@ t.test('defect 4 on PostgreSQL, the store\'s own pool: a call that gets its conn
   await admin.connect()
   t.teardown(async () => {
     proxy.resume()
-    await admin.query('ROLLBACK').catch(() => {})
-    await admin.end()
-    await owned.close()
-    await proxy.close()
+    try {
+      await admin.query('ROLLBACK').catch(() => {})
+      await admin.end()
+      await owned.close()
+    } finally {
+      await proxy.close()
+    }
   })
   await owned.set('locked', 'v', 60_000)
   // the pool's one connection is taken by a write that waits on a row lock; the next call waits for the connection

@@ -24,7 +24,7 @@ import { clusterStore } from './helpers/shared-stores.js'
 t.setTimeout(240_000)
 
 const MANY = { max: 1_000_000 }
-const SETTINGS = { refresh: { enabled: true }, limits: { loginPerAccount: MANY, loginPerIp: MANY, requestsPerIp: MANY } }
+const SETTINGS = { refresh: { enabled: true }, limits: { loginPerAccount: MANY, loginPerIp: MANY, requestsPerIp: MANY, signInsPerAccount: MANY } }
 /** Past `refresh.reuseInterval` (30 s): a spent refresh token no longer gets its successor again. */
 const PAST_REUSE_INTERVAL_MS = 31_000
 

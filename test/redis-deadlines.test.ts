@@ -109,10 +109,13 @@ t.test('defect 4, stalled single Redis: every call of a RedisStore made from jus
   const { app } = await buildApp({}, { store: defaults })
   t.teardown(async () => {
     server.signal('SIGCONT')
-    await app.close()
-    await Promise.all([defaults.close(), waiting.close(), hosted.close()])
-    hostClient.disconnect()
-    await server.stop()
+    try {
+      await app.close()
+      await Promise.all([defaults.close(), waiting.close(), hosted.close()])
+    } finally {
+      hostClient.disconnect()
+      await server.stop()
+    }
   })
   // every client connected, before the stall
   await Promise.all([defaults.get('warm-up'), hosted.get('warm-up'), waiting.get('warm-up')])
@@ -162,9 +165,12 @@ t.test('a stalled master of a Redis Cluster: every call on its keys fails within
   setTimeout(() => { cluster.signal(master, 'SIGCONT') }, STALL_MS).unref()
   t.teardown(async () => {
     cluster.signal(master, 'SIGCONT')
-    await Promise.all([defaults.close(), hosted.close()])
-    hostCluster.disconnect()
-    await cluster.stop()
+    try {
+      await Promise.all([defaults.close(), hosted.close()])
+    } finally {
+      hostCluster.disconnect()
+      await cluster.stop()
+    }
   })
 
   const onFrozen = (store: RedisStore, name: string): Array<Promise<Settled>> => [

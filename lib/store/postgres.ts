@@ -162,8 +162,9 @@ function statementTexts (table: string): Record<Operation, string> {
  * Every call has a deadline, the pool's `query_timeout` (default 2 s), over
  * the whole call: the wait for a connection and the statement together. A
  * pool's own timeouts apply one after the other (2 s for a connection, then
- * 2 s for the statement), and a host's pool may have none, so without it a
- * stalled server held requests for 4 s, or until it answered again.
+ * 2 s for the statement), and a host's pool may have none, so a stalled
+ * server could otherwise hold a call for 4 s, or, on such a pool, until it
+ * answers again.
  */
 export class PostgresStore implements StateStore {
   readonly #pool: Pool

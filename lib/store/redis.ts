@@ -10,7 +10,9 @@ export interface RedisStoreOptions {
   /**
    * An ioredis client the host owns (a `Redis`, or a `Cluster` for a Redis
    * Cluster), or a URL / options, or cluster nodes, for one the store
-   * creates and closes.
+   * creates and closes. Keep `enableAutoPipelining` off on a client of
+   * yours: an auto-pipelined call is not sent before the batch ahead of it
+   * is answered, so behind a stalled batch it reaches its deadline unsent.
    */
   client?: Redis | Cluster
   url?: string

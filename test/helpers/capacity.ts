@@ -367,6 +367,14 @@ export const SCENARIOS: Scenario[] = [
       const { code } = await (rig.idp as TestIdp).code({ account: ACCOUNTS.alice })
       return await measured(rig, async () => await rig.send('POST', '/oauth/token', { provider: 'idp1', code }))
     }
+  },
+  {
+    route: 'POST /oauth/token — ID token, known user',
+    run: async (rig) => {
+      const nonce = 'capacity-model-nonce'
+      const idToken = await (rig.idp as TestIdp).idToken({ account: ACCOUNTS.alice, nonce })
+      return await measured(rig, async () => await rig.send('POST', '/oauth/token', { provider: 'idp1', id_token: idToken, nonce }))
+    }
   }
 ]
 
