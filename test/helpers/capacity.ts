@@ -371,7 +371,8 @@ export const SCENARIOS: Scenario[] = [
   {
     route: 'POST /oauth/token — ID token, known user',
     run: async (rig) => {
-      const nonce = 'capacity-model-nonce'
+      // a nonce this server issued, as a provider with `requireNonce` needs (fetched before the measured request)
+      const { nonce } = dataOf(await rig.send('GET', '/oauth/nonce')) as { nonce: string }
       const idToken = await (rig.idp as TestIdp).idToken({ account: ACCOUNTS.alice, nonce })
       return await measured(rig, async () => await rig.send('POST', '/oauth/token', { provider: 'idp1', id_token: idToken, nonce }))
     }
