@@ -16,7 +16,7 @@ import pg from 'pg'
 import t from 'tap'
 import { PostgresStore } from '../lib/postgres.js'
 import { DATABASE_URL, sharedTable } from './helpers/shared-stores.js'
-import { Recorder } from './helpers/log-recorder.js'
+import { Recorder, timed, type Settled } from './helpers/log-recorder.js'
 import { startStallProxy } from './helpers/stall-proxy.js'
 
 type Test = Parameters<Parameters<typeof t.test>[0]>[0]
@@ -36,18 +36,6 @@ function through (port: number): string {
   const url = new URL(DATABASE_URL)
   url.host = `127.0.0.1:${port}`
   return url.toString()
-}
-
-interface Settled { call: string, ms: number, error: Error | null }
-
-async function timed (call: string, run: () => Promise<unknown>): Promise<Settled> {
-  const start = performance.now()
-  try {
-    await run()
-    return { call, ms: performance.now() - start, error: null }
-  } catch (error) {
-    return { call, ms: performance.now() - start, error: error as Error }
-  }
 }
 
 /** Every store call once. */

@@ -21,7 +21,7 @@ import { RedisStore } from '../lib/redis.js'
 import { deadlineOf } from '../lib/store/deadline.js'
 import { buildApp } from './helpers/app.js'
 import { errorOf, login } from './helpers/http.js'
-import { Recorder, until } from './helpers/log-recorder.js'
+import { Recorder, timed, until, type Settled } from './helpers/log-recorder.js'
 import { startRedisCluster } from './helpers/redis-cluster.js'
 import { startRedisServer, type PrivateRedis } from './helpers/redis-server.js'
 
@@ -33,18 +33,6 @@ const STALL_MS = 6000
 /** Waves start every WAVE_EVERY_MS until WAVES_FOR_MS: the last one fails well before the stall ends. */
 const WAVE_EVERY_MS = 500
 const WAVES_FOR_MS = 3500
-
-interface Settled { call: string, ms: number, error: Error | null }
-
-async function timed (call: string, run: () => Promise<unknown>): Promise<Settled> {
-  const start = performance.now()
-  try {
-    await run()
-    return { call, ms: performance.now() - start, error: null }
-  } catch (error) {
-    return { call, ms: performance.now() - start, error: error as Error }
-  }
-}
 
 /** Every store call once, on keys under `tag`. */
 function wave (store: RedisStore, tag: string): Array<Promise<Settled>> {

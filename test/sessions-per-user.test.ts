@@ -3,6 +3,7 @@ import t, { type Test } from 'tap'
 import { MemoryStore, type StateStore } from '../lib/index.js'
 import { SessionIndex, sessionIndexKey } from '../lib/session-index.js'
 import { ALICE, buildApp, testClock } from './helpers/app.js'
+import { contendedStore } from './helpers/faults.js'
 import { errorOf } from './helpers/http.js'
 import { collect } from './helpers/oauth.js'
 import { redisStore } from './helpers/redis-store.js'
@@ -100,14 +101,7 @@ t.test('one account cannot fill the memory store: every other user still signs i
 t.test('a session index update that keeps losing its compare-and-set gives up with 503 / 201', async (t) => {
   const memory = new MemoryStore()
   t.teardown(async () => { await memory.close() })
-  const contended: StateStore = {
-    get: async (key) => await memory.get(key),
-    set: async (key, value, ttlMs) => { await memory.set(key, value, ttlMs) },
-    consume: async (key) => await memory.consume(key),
-    increment: async (key, ttlMs) => await memory.increment(key, ttlMs),
-    compareAndSet: async () => false,
-    delete: async (key) => { await memory.delete(key) }
-  }
+  const contended = contendedStore(memory)
   const index = new SessionIndex(contended, Date.now)
   const state = { live: async (ids: string[]) => ids.map(() => true), end: async () => {} }
   const error = await index.add({ userId: 1, sessionId: 's', endsAt: Date.now() + 1000, family: false, max: 5 }, state).then(() => null, (e: unknown) => e)

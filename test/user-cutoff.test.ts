@@ -1,9 +1,10 @@
 import t from 'tap'
-import { MemoryStore, type StateStore } from '../lib/index.js'
+import { MemoryStore } from '../lib/index.js'
 import { resolveSettings, type Settings } from '../lib/settings.js'
 import { buildKeyMaterial, TokenService } from '../lib/tokens.js'
 import type { PublicUser } from '../lib/users.js'
 import { HS_SECRET, testClock } from './helpers/app.js'
+import { contendedStore } from './helpers/faults.js'
 import { storeOf, type StoreKind } from './helpers/shared-stores.js'
 
 // Defect 6 of the attack report: the per-user cutoff was a plain `set`, so a later write with an
@@ -87,14 +88,7 @@ t.test('a cutoff write that keeps losing its compare-and-set gives up with 503 /
   const memory = new MemoryStore({ clock })
   t.teardown(async () => { await memory.close() })
   // another writer always gets there first
-  const contended: StateStore = {
-    get: async (key) => await memory.get(key),
-    set: async (key, value, ttlMs) => { await memory.set(key, value, ttlMs) },
-    consume: async (key) => await memory.consume(key),
-    increment: async (key, ttlMs) => await memory.increment(key, ttlMs),
-    compareAndSet: async () => false,
-    delete: async (key) => { await memory.delete(key) }
-  }
+  const contended = contendedStore(memory)
   const tokens = new TokenService(buildKeyMaterial(settings().tokens), 'HS256', contended, clock)
   const error = await tokens.revokeUserTokens(settings(), USER.ID).then(() => null, (e: unknown) => e)
   t.match(error, { code: 'ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', statusCode: 503 })

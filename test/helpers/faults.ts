@@ -207,3 +207,15 @@ export async function measure<T> (faults: Faults, action: () => Promise<T>): Pro
     faults.disarm()
   }
 }
+
+/** `inner` as another writer always beats it: every compare-and-set answers `false`, the rest is `inner`'s. */
+export function contendedStore (inner: StateStore): StateStore {
+  return {
+    get: async (key) => await inner.get(key),
+    set: async (key, value, ttlMs) => { await inner.set(key, value, ttlMs) },
+    consume: async (key) => await inner.consume(key),
+    increment: async (key, ttlMs) => await inner.increment(key, ttlMs),
+    compareAndSet: async () => false,
+    delete: async (key) => { await inner.delete(key) }
+  }
+}

@@ -33,3 +33,17 @@ export async function stderrDuring (run: () => Promise<void>): Promise<string> {
   }
   return written
 }
+
+/** How one call settled: its name, how long it took (ms) and its error, if any. */
+export interface Settled { call: string, ms: number, error: Error | null }
+
+/** Runs `run` and answers how long it took to settle, never rejecting. */
+export async function timed (call: string, run: () => Promise<unknown>): Promise<Settled> {
+  const start = performance.now()
+  try {
+    await run()
+    return { call, ms: performance.now() - start, error: null }
+  } catch (error) {
+    return { call, ms: performance.now() - start, error: error as Error }
+  }
+}

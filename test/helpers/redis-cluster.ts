@@ -62,9 +62,12 @@ function startNode (port: number, dir: string): ChildProcess {
   ], { stdio: 'ignore' })
 }
 
-/** Whether a Redis answers PING on `port` (a refused connection is a plain `false`). */
+/**
+ * Whether a Redis answers PING on `port` (a refused connection is a plain
+ * `false`); no ready check, which is an INFO that an ACL may refuse.
+ */
 export async function answers (port: number): Promise<boolean> {
-  const probe = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
+  const probe = new Redis(port, '127.0.0.1', { lazyConnect: true, enableReadyCheck: false, maxRetriesPerRequest: 0, retryStrategy: () => null })
   // a node not up yet refuses the connection: that is the answer, not an error to print
   probe.on('error', () => {})
   try {

@@ -3,8 +3,8 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { Redis } from 'ioredis'
 import { closedPort } from './net.js'
+import { answers } from './redis-cluster.js'
 
 /** A `redis-server` of one test file's own, on a spare loopback port: it may be frozen or reconfigured freely. */
 export interface PrivateRedis {
@@ -13,20 +13,6 @@ export interface PrivateRedis {
   /** SIGSTOP freezes it (the kernel still accepts connections, nothing answers), SIGCONT thaws it. */
   signal: (signal: NodeJS.Signals) => void
   stop: () => Promise<void>
-}
-
-/** Whether a Redis answers PING on `port`; no ready check, which is an INFO that an ACL may refuse. */
-async function answers (port: number): Promise<boolean> {
-  const probe = new Redis(port, '127.0.0.1', { lazyConnect: true, enableReadyCheck: false, maxRetriesPerRequest: 0, retryStrategy: () => null })
-  probe.on('error', () => {})
-  try {
-    await probe.connect()
-    return await probe.ping() === 'PONG'
-  } catch {
-    return false
-  } finally {
-    probe.disconnect()
-  }
 }
 
 /**
