@@ -237,10 +237,13 @@ export function sameEmail (a: string, b: string): boolean {
 
 /**
  * Order: the provider code is marked used (one increment) before the
- * exchange, then the provider, the user lookup, the user's creation when
- * registration is on, and the session's one write. A failure after the mark
- * needs a new provider code (the provider would refuse the old one too); an
- * ID token can be retried, and the retry finds a user created before the failure.
+ * exchange, then the provider; an ID token is verified, then spent (one
+ * compare-and-set). Then the user lookup (for an ID token, the user's
+ * cutoff), the user's creation when registration is on, the sign-in count,
+ * and the session (its user's index, then its one write). A failure after
+ * the code's mark needs a new provider code (the provider would refuse the
+ * old one too); a failure after an ID token was spent gives it back, so it
+ * can be retried, and the retry finds a user created before the failure.
  */
 async function signIn (ctx: JwtLoginContext, call: Call, registry: OAuthRegistry, input: OAuthInput, known: { provider: string | null }): Promise<OAuthSignInResult> {
   const provider = providerOf(call, input.provider)
