@@ -89,55 +89,64 @@ export function auditResetGate (step: 'request' | 'complete'): GateAudit {
   }
 }
 
-/** One counter a code request is counted on: the client, or the account the email names. */
+/** One counter a code request is counted on. */
 interface RequestSubject {
   key: string
   limit: ResolvedLimit
-  /** The account's id, reported when its limit refuses the request. */
-  userId: number | null
+}
+
+/** An email as the request limit counts it: NFKC, lower case, trimmed, so its spellings count together. */
+function normalizedEmail (email: string): string {
+  return email.normalize('NFKC').toLowerCase().trim()
+}
+
+/** Counts the request on its subjects (one increment each, sent together); over any limit answers 429. */
+async function countRequest (reset: PasswordReset, call: Call, subjects: RequestSubject[]): Promise<void> {
+  const counts = await Promise.all(subjects.map(async s => await reset.ctx.store.increment(s.key, s.limit.windowMs)))
+  const over = counts.filter((counted, i) => counted.count > (subjects[i] as RequestSubject).limit.max)
+  if (over.length === 0) return
+  reset.ctx.events.emit('reset.failed', { step: 'request', userId: null, ip: call.ip, reason: 'rate_limited', errorCode: errorNumber('ERR_JWT_LOGIN_RATE_LIMITED') })
+  throw new JwtLoginError('ERR_JWT_LOGIN_RATE_LIMITED', { retryAfter: Math.max(1, Math.ceil(Math.max(...over.map(c => c.ttlMs)) / 1000)) })
 }
 
 /**
- * The account the request is counted on: the user once the lookup found one
- * (so every spelling the host matches to it counts together), or else the
- * email as typed, normalised (NFKC, lower case, trimmed), so the spellings of
- * an unknown address count together too.
+ * Whether the account may get one more code: counted per user, so every
+ * spelling the host matches to it counts together. Over the limit the
+ * request still answers as any other (a 429 here would tell that the email
+ * has an account): no code is written and no mail goes. An unknown email
+ * counts a decoy, for the same store work.
  */
-function requestAccount (call: Call, email: string, user: PublicUser | null): RequestSubject {
+async function accountMaySend (reset: PasswordReset, call: Call, user: PublicUser | null): Promise<boolean> {
   const limit = call.settings.resetPassword.limits.perEmail
-  return user === null
-    ? { key: subjectKey('reset-requests:email', email.normalize('NFKC').toLowerCase().trim()), limit, userId: null }
-    : { key: subjectKey('reset-requests:user', String(user.ID)), limit, userId: user.ID }
-}
-
-/** Counts the request on one subject (one store increment); over its limit answers 429. */
-async function countRequest (reset: PasswordReset, call: Call, subject: RequestSubject): Promise<void> {
-  const counted = await reset.ctx.store.increment(subject.key, subject.limit.windowMs)
-  if (counted.count <= subject.limit.max) return
-  reset.ctx.events.emit('reset.failed', { step: 'request', userId: subject.userId, ip: call.ip, reason: 'rate_limited', errorCode: errorNumber('ERR_JWT_LOGIN_RATE_LIMITED') })
-  throw new JwtLoginError('ERR_JWT_LOGIN_RATE_LIMITED', { retryAfter: Math.max(1, Math.ceil(counted.ttlMs / 1000)) })
+  const { count } = await reset.ctx.store.increment(subjectKey('reset-requests:user', user === null ? 'none' : String(user.ID)), limit.windowMs)
+  if (user === null || count <= limit.max) return true
+  reset.ctx.events.emit('reset.failed', { step: 'request', userId: user.ID, ip: call.ip, reason: 'rate_limited', errorCode: errorNumber('ERR_JWT_LOGIN_RATE_LIMITED') })
+  return false
 }
 
 /**
  * `POST /user/reset_password`: stores a new code for a known email and mails
  * it after the answer; unknown emails get the same answer after the same work.
  * Order, the same store calls whether the email has an account or not: the
- * request counted per IP (over the limit, refused before the host is asked),
- * the user lookup, the request counted per account (the user, or the
- * normalised email when there is none), then one store round trip: the write
- * of the code (it replaces any older code), or a read for an unknown email.
- * The mail goes after the answer. A failure before the write changes nothing
- * but the counters; the retry asks again.
+ * request counted per IP and per address (normalised), together (over either
+ * limit, 429, before the host is asked); the user lookup; the request
+ * counted per account (a decoy counter for an unknown email; over the limit,
+ * silently no code); then one store round trip: the write of the code (it
+ * replaces any older code), or a read. The mail goes after the answer. A
+ * failure before the write changes nothing but the counters; the retry asks again.
  */
 export async function requestPasswordReset (reset: PasswordReset, call: Call, email: string | undefined): Promise<{ message: string }> {
   const { ctx } = reset
   const settings = call.settings.resetPassword
   if (email === undefined || !isEmail(email)) throw new JwtLoginError('ERR_JWT_LOGIN_RESET_REQUEST_EMAIL_INVALID')
-  await countRequest(reset, call, { key: subjectKey('reset-requests:ip', clientKey(call.ip)), limit: settings.limits.perIp, userId: null })
+  await countRequest(reset, call, [
+    { key: subjectKey('reset-requests:ip', clientKey(call.ip)), limit: settings.limits.perIp },
+    { key: subjectKey('reset-requests:email', normalizedEmail(email)), limit: settings.limits.perEmail }
+  ])
 
   const user = await ctx.users.findByEmail(email)
   const publicUser: PublicUser | null = user === null ? null : ctx.users.toPublicUser(user)
-  await countRequest(reset, call, requestAccount(call, email, publicUser))
+  const sends = await accountMaySend(reset, call, publicUser)
   // the same work for an unknown email: a code, its hash, the mail and one store round trip
   const code = randomCode(settings.code.length, settings.code.alphabet)
   const id = randomToken(16)
@@ -149,8 +158,8 @@ export async function requestPasswordReset (reset: PasswordReset, call: Call, em
     site_name: settings.mail.siteName,
     expires_in_minutes: String(Math.ceil(settings.code.lifetimeMs / 60_000))
   })
-  if (publicUser === null) {
-    await ctx.store.get(keys.record(null))
+  if (publicUser === null || !sends) {
+    await ctx.store.get(keys.record(publicUser?.ID ?? null))
   } else {
     const raw = JSON.stringify(record)
     await ctx.store.set(keys.record(publicUser.ID), raw, settings.code.lifetimeMs)

@@ -1,7 +1,6 @@
 import { JwtLoginError } from './errors.js'
 import type { Clock } from './clock.js'
 import type { StateStore } from './store/types.js'
-import { sessionStart } from './tokens.js'
 
 /**
  * One session in its user's index: its id, when it ends at the latest (ms),
@@ -53,10 +52,11 @@ export class SessionIndex {
   }
 
   /**
-   * Adds a session. Sessions without a refresh family leave the index when
-   * they expire; when the user would hold more than `max`, the families are
-   * checked (one read) and those gone leave it, then the oldest sessions
-   * still over the bound are ended and answered.
+   * Adds a session whose sign-in is final. Sessions without a refresh
+   * family leave the index when they expire; when the user would hold more
+   * than `max`, the families are checked (one read) and those gone leave
+   * it, then the sessions that joined first, still over the bound, are
+   * ended and answered. The new session is never one of them.
    */
   async add (entry: NewIndexEntry, state: SessionState): Promise<string[]> {
     const key = sessionIndexKey(entry.userId)
@@ -64,11 +64,11 @@ export class SessionIndex {
       const raw = await this.#store.get(key)
       const now = this.#clock()
       let entries = parse(raw).filter(([, endsAt, family]) => family === 1 || endsAt > now)
-      // the new session's own family is written after this: only the others are checked
       if (entries.length >= entry.max) entries = await this.#withoutEnded(entries, state)
+      // in the order they joined, the new one last: the oldest sign-ins go first, never the new one
+      // (a session from an ID token or a second step may have started before others)
+      const evicted = entries.splice(0, Math.max(0, entries.length + 1 - entry.max)).map(([id]) => id)
       entries.push([entry.sessionId, entry.endsAt, entry.family ? 1 : 0])
-      entries.sort((a, b) => sessionStart(a[0]) - sessionStart(b[0]))
-      const evicted = entries.splice(0, Math.max(0, entries.length - entry.max)).map(([id]) => id)
       for (const id of evicted) await state.end(id)
       const ttl = Math.max(...entries.map(([, endsAt]) => endsAt)) - now
       if (await this.#store.compareAndSet(key, raw, JSON.stringify(entries), Math.max(1, ttl))) return evicted

@@ -142,3 +142,30 @@ t.test('the provider\'s email must be the email of the user found, compared by j
   t.equal(signedIn.statusCode, 200, 'ASCII case does not matter')
   t.equal(signedIn.json().data.user.user_email, 'kate@example.com')
 })
+
+t.test('another spelling of the same signature is the same ID token', async (t) => {
+  const clock = testClock(Date.now())
+  const { app } = await buildOAuthApp(providers(idp), {}, { clock })
+  t.teardown(() => app.close())
+  const idToken = await idp.sign(claims(clock))
+  // an RS256 signature of 256 bytes leaves the low 4 bits of its last base64url character unused
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
+  const last = alphabet.indexOf(idToken.slice(-1))
+  const respelled = `${idToken.slice(0, -1)}${alphabet[last ^ 1] as string}`
+  t.not(respelled, idToken)
+  t.equal((await postToken(app, { provider: 'idp1', id_token: idToken })).statusCode, 200)
+  t.same(errorOf(await postToken(app, { provider: 'idp1', id_token: respelled })), [401, 210], 'verified, and spent already')
+})
+
+t.test('a session from an ID token issued before the user\'s other sessions never ends itself', async (t) => {
+  const clock = testClock(Date.now())
+  const { app } = await buildOAuthApp(providers(idp), { sessions: { maxPerUser: 1 } }, { clock })
+  t.teardown(() => app.close())
+  const idToken = await idp.sign(claims(clock))
+  clock.advance(60_000)
+  const password = (await app.inject({ method: 'POST', url: '/jwt-login/v1/auth', payload: { email: ALICE.email, password: ALICE.password } })).json().data.jwt
+  const provider = (await postToken(app, { provider: 'idp1', id_token: idToken })).json().data.jwt
+  const validate = async (jwt: string): Promise<number> => (await app.inject({ method: 'POST', url: '/jwt-login/v1/auth/validate', headers: { authorization: `Bearer ${jwt}` } })).statusCode
+  t.equal(await validate(provider), 200, 'the new session lives, though it started (when its token was issued) before the other')
+  t.equal(await validate(password), 401, 'the session that joined first ended')
+})

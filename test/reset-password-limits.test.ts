@@ -31,10 +31,15 @@ function spellingsOf (local: string): string[] {
   ]
 }
 
-/** A host that matches emails as NFKC, lower case: every spelling above finds the same user. */
+/**
+ * A host that matches emails as NFKC, lower case, and further, as some mail
+ * systems do, without a `+tag` or dots in the local part: every spelling
+ * above finds the same user.
+ */
 class FoldingUsers extends MemoryUserAdapter {
   override async findByEmail (email: string): Promise<MemoryUser | null> {
-    return await super.findByEmail(email.normalize('NFKC').toLowerCase())
+    const [local, domain] = email.normalize('NFKC').toLowerCase().split('@') as [string, string]
+    return await super.findByEmail(`${(local.split('+')[0] as string).replaceAll('.', '')}@${domain}`)
   }
 }
 
@@ -79,7 +84,7 @@ async function rig (t: Test, store: StateStore): Promise<Rig> {
 
 for (const backend of backends) {
   t.test(`${backend.name}: defect 7 — spellings of one account share its perEmail limit`, async (t) => {
-    const { post, failures, mailsTo, kateId } = await rig(t, await backend.make(t))
+    const { post, failures, mailsTo } = await rig(t, await backend.make(t))
     const answers = []
     for (const email of spellingsOf('kate')) answers.push(await post(email))
     const accepted = answers.filter(res => res.statusCode === 200)
@@ -89,7 +94,20 @@ for (const backend of backends) {
       t.equal(res.headers['retry-after'], '3600')
     }
     t.equal(await mailsTo(KATE.email, accepted.length), PER_EMAIL, `kate gets ${PER_EMAIL} mails, not one limit per spelling`)
-    t.same(failures, Array.from({ length: 3 }, () => ({ userId: kateId, reason: 'rate_limited' })), 'reported on the account')
+    t.same(failures, Array.from({ length: 3 }, () => ({ userId: null, reason: 'rate_limited' })), 'refused on the address, before the lookup: the same as for an unknown one')
+  })
+
+  t.test(`${backend.name}: addresses the host folds further (tags, dots) share the account's limit, silently`, async (t) => {
+    const { post, failures, mailsTo, kateId } = await rig(t, await backend.make(t))
+    const variants = ['kate', 'kate+a', 'k.ate', 'kate+b', 'ka.te', 'kate+c', 'kat.e', 'kate+d'].map(local => `${local}@x.com`)
+    const answers = []
+    for (const email of variants) answers.push(await post(email))
+    t.same(answers.map(res => res.statusCode), Array(8).fill(200), 'every answer is the one an unknown address gets: no 429 tells the account exists')
+    t.same(new Set(answers.map(res => res.body)).size, 1)
+    t.equal(await mailsTo(KATE.email, PER_EMAIL), PER_EMAIL, `kate gets ${PER_EMAIL} mails`)
+    await new Promise(resolve => setTimeout(resolve, 200))
+    t.equal(await mailsTo(KATE.email, PER_EMAIL), PER_EMAIL, 'and no more')
+    t.same(failures, Array.from({ length: 3 }, () => ({ userId: kateId, reason: 'rate_limited' })), 'the audit events say which account')
   })
 
   t.test(`${backend.name}: defect 7 — spellings of an unknown address are limited together`, async (t) => {
@@ -113,13 +131,16 @@ t.test('known or unknown, allowed or refused: the same store calls in the same o
     const { result, calls } = await measure(faults, async () => await post(email))
     return { status: result.statusCode, calls: calls.map(c => `${c.method} ${c.key.replace(/:[A-Za-z0-9_-]+…$/, ':<h>')}`) }
   }
-  const counted = ['increment rate:127.0.0.1', 'increment reset-requests:ip:<h>']
+  const counted = ['increment rate:127.0.0.1', 'increment reset-requests:ip:<h>', 'increment reset-requests:email:<h>']
   t.same(await shape(KATE.email), { status: 200, calls: [...counted, 'increment reset-requests:user:<h>', 'set reset:1'] })
-  t.same(await shape('nobody@x.com'), { status: 200, calls: [...counted, 'increment reset-requests:email:<h>', 'get reset:none'] })
+  t.same(await shape('nobody@x.com'), { status: 200, calls: [...counted, 'increment reset-requests:user:<h>', 'get reset:none'] })
+  // kate's account reaches its limit through another address, which counts on its own
+  for (let i = 1; i < PER_EMAIL; i++) await post('kate+tag@x.com')
+  t.same(await shape('k.ate@x.com'), { status: 200, calls: [...counted, 'increment reset-requests:user:<h>', 'get reset:1'] }, 'over the account\'s limit: a read, as for an unknown email')
   for (let i = 1; i < PER_EMAIL; i++) {
     await post(KATE.email)
     await post('nobody@x.com')
   }
-  t.same(await shape(KATE.email), { status: 429, calls: [...counted, 'increment reset-requests:user:<h>'] })
-  t.same(await shape('nobody@x.com'), { status: 429, calls: [...counted, 'increment reset-requests:email:<h>'] })
+  t.same(await shape(KATE.email), { status: 429, calls: counted })
+  t.same(await shape('nobody@x.com'), { status: 429, calls: counted })
 })

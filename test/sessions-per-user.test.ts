@@ -1,12 +1,13 @@
 import type { LightMyRequestResponse } from 'fastify'
 import t, { type Test } from 'tap'
-import { MemoryStore, type StateStore } from '../lib/index.js'
+import { generateBackupCodes, MemoryStore, type StateStore } from '../lib/index.js'
 import { SessionIndex, sessionIndexKey } from '../lib/session-index.js'
 import { ALICE, buildApp, testClock } from './helpers/app.js'
 import { contendedStore } from './helpers/faults.js'
 import { errorOf } from './helpers/http.js'
 import { collect } from './helpers/oauth.js'
 import { redisStore } from './helpers/redis-store.js'
+import { BOB, buildTwoFactorApp, totpAt } from './helpers/two-factor.js'
 
 // Defect 5 of the attack report: nothing bounded one user's live sessions, so 1,999 sign-ins of one
 // account filled a 2,000-entry memory store and every user's sign-in answered 503 afterwards.
@@ -106,4 +107,37 @@ t.test('a session index update that keeps losing its compare-and-set gives up wi
   const state = { live: async (ids: string[]) => ids.map(() => true), end: async () => {} }
   const error = await index.add({ userId: 1, sessionId: 's', endsAt: Date.now() + 1000, family: false, max: 5 }, state).then(() => null, (e: unknown) => e)
   t.match(error, { code: 'ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', statusCode: 503 })
+})
+
+t.test('a wrong second factor ends none of the user\'s sessions; a right one ends the oldest beyond the bound', async (t) => {
+  const { app, submit, interim, secret, clock } = await buildTwoFactorApp({ settings: { sessions: { maxPerUser: 2 } } })
+  t.teardown(() => app.close())
+  const evicted = collect(app, 'session.evicted')
+  const sessions: string[] = []
+  for (let i = 0; i < 2; i++) {
+    clock.advance(30_000)
+    sessions.push((await submit({ JWT: await interim(), code: await totpAt(secret, clock.now) })).json().data.jwt)
+  }
+  // whoever holds only the password: any well-formed backup code reaches the spend, and fails there
+  for (let i = 0; i < 3; i++) {
+    t.same(errorOf(await submit({ JWT: await interim(), code: generateBackupCodes(1).codes[0] })), [401, 109])
+  }
+  t.same(await Promise.all(sessions.map(async jwt => await validate(app, jwt))), [200, 200], 'both sessions live')
+  t.equal(evicted.length, 0)
+  clock.advance(30_000)
+  const third = (await submit({ JWT: await interim(), code: await totpAt(secret, clock.now) })).json().data.jwt
+  t.same(await Promise.all([...sessions, third].map(async jwt => await validate(app, jwt))), [401, 200, 200], 'the first to join ended')
+  t.equal(evicted.length, 1)
+})
+
+t.test('two-factor challenges count per account and client: the password alone cannot lock the owner out', async (t) => {
+  const { app, login, submit, secret, clock } = await buildTwoFactorApp({ settings: { limits: { signInsPerAccount: { max: 3, window: '1h' } } } })
+  t.teardown(() => app.close())
+  const from = async (remoteAddress: string): Promise<LightMyRequestResponse> =>
+    await app.inject({ method: 'POST', url: `${AUTH}`, payload: { email: BOB.email, password: BOB.password }, remoteAddress })
+  for (let i = 0; i < 3; i++) t.equal((await from('198.51.100.7')).statusCode, 200, 'a challenge for the attacker')
+  t.same(errorOf(await from('198.51.100.7')), [429, 200], 'the attacker\'s address is over the limit')
+  const owner = await login()
+  t.equal(owner.statusCode, 200, 'the owner, from another address, still gets a challenge')
+  t.equal((await submit({ JWT: owner.json().data.jwt, code: await totpAt(secret, clock.now) })).statusCode, 200, 'and signs in')
 })

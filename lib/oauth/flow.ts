@@ -4,7 +4,7 @@ import {
 } from 'openid-client'
 import { createLocalJWKSet, errors as joseErrors, jwtVerify, type CryptoKey, type JWTHeaderParameters, type JWTPayload } from 'jose'
 import type { Call, JwtLoginContext, SignInResult } from '../context.js'
-import { randomCode, sha256Base64url } from '../crypto.js'
+import { randomCode, randomToken, sha256Base64url } from '../crypto.js'
 import { JwtLoginError } from '../errors.js'
 import type { GateAudit } from '../gates.js'
 import { completeSignIn } from '../session.js'
@@ -204,19 +204,27 @@ async function identify (ctx: JwtLoginContext, call: Call, registry: OAuthRegist
 
 /**
  * Spends a verified ID token: one compare-and-set records it until it
- * expires (with the leeway), so of any number of uses, concurrent or not, on
- * any instance, one goes on; the others are refused (401 / 210). Answers
+ * expires (with the leeway, in the whole seconds jose allows, and the clock
+ * skew between instances), so of any number of uses, concurrent or not, on
+ * any instance, one goes on; the others are refused (401 / 210). The record
+ * names what the token's signature covers (its header and claims), not its
+ * signature's text: a signature has more than one spelling that verifies
+ * (spare bits of the last base64url character; ECDSA's (r, n − s)). Answers
  * how to give it back when the sign-in fails before it answered (nothing
- * was issued, so the client may try again). Only the token's hash is kept.
+ * was issued, so the client may try again): only over this request's own
+ * claim. Only a hash is kept.
  */
 async function spendIdToken (ctx: JwtLoginContext, call: Call, provider: OAuthProviderSettings, presented: PresentedIdToken & { token: string }): Promise<() => Promise<void>> {
-  const key = `oauth-id-token:${sha256Base64url(`${provider.name}\u0000${presented.token}`)}`
-  // nobody else can hold the key while this claim lives: deleting it gives back only this claim
-  const giveBack = async (): Promise<void> => { await ctx.store.delete(key).catch(() => {}) }
-  const ttlMs = Math.max(1000, presented.expiresAt + call.settings.tokens.leewayMs - ctx.clock())
+  const signed = presented.token.slice(0, presented.token.lastIndexOf('.'))
+  const key = `oauth-id-token:${sha256Base64url(`${provider.name}\u0000${signed}`)}`
+  const { tokens, sessions } = call.settings
+  const ttlMs = Math.max(1000, presented.expiresAt + Math.ceil(tokens.leewayMs / 1000) * 1000 + sessions.clockSkewMs - ctx.clock())
+  const claim = randomToken(12)
+  // this claim's mark is replaced by one that expires at once: another request's claim is never released
+  const giveBack = async (): Promise<void> => { await ctx.store.compareAndSet(key, claim, 'released', 1).catch(() => false) }
   let won: boolean
   try {
-    won = await ctx.store.compareAndSet(key, null, 'used', ttlMs)
+    won = await ctx.store.compareAndSet(key, null, claim, ttlMs)
   } catch (error) {
     await giveBack()
     throw error

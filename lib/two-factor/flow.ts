@@ -1,9 +1,10 @@
 import type { FastifyBaseLogger } from 'fastify'
+import { clientKey } from '../client-key.js'
 import type { Call, JwtLoginContext, SecondFactorGate } from '../context.js'
 import { JwtLoginError } from '../errors.js'
 import { loggedError } from '../port-errors.js'
 import { subjectKey, type Hold, type Reservable } from '../limits.js'
-import { admitVerified, prepareSession, type NewSession } from '../session.js'
+import { admitVerified, countSignIn, prepareSession, type NewSession } from '../session.js'
 import { claimOnce, isClaimed } from '../store/claim.js'
 import { sessionStart, type TokenClaims } from '../tokens.js'
 import { BackupCodeProvider, hashBackupCode } from './backup-codes.js'
@@ -86,6 +87,8 @@ export function secondFactorGate (ctx: Omit<JwtLoginContext, 'secondFactor'>, tw
     if (method === 'email' && twoFactor.email === null) {
       throw new JwtLoginError('ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', { cause: new Error('a user has the email method but no mailer is configured') })
     }
+    // counted per account and client: whoever holds only the password spends no count of the owner's
+    await countSignIn(ctx, call, publicUser.ID, subjectKey('signins', `${publicUser.ID}:${clientKey(call.ip)}`))
     // a session id, so a per-user cutoff (password reset) also ends pending challenges
     const challengeId = ctx.tokens.newSessionId(call.startedAt)
     const record: ChallengeRecord = { method }
@@ -143,14 +146,15 @@ async function checkCode (twoFactor: TwoFactor, call: Call, userId: number, chal
  * 4. the challenge is claimed: one compare-and-set replaces it with this
  *    request's mark, so of concurrent right answers exactly one goes on;
  * 5. the factor is spent (TOTP step claim; a backup code: claimed in the
- *    store for this challenge, then deleted by the host).
+ *    store for this challenge, then spent by the host under the
+ *    challenge's id, so a host that committed and then threw answers
+ *    `true` to this challenge's retry);
+ * 6. the session joins its user's index, ending the user's oldest beyond
+ *    `sessions.maxPerUser` (best effort: a failure is logged).
  * A failure in 4–5 gives the challenge back — only over this request's own
  * mark, so a challenge another request has claimed is never revived — and
- * forgets the session; nothing that can fail comes after 5. A backup code
- * whose host threw stays claimed for this challenge, marked as asked: the
- * host may have deleted it before failing, so on the retry of the same
- * challenge its `false` counts as spent (`BackupCodeProvider.spend`), and
- * the retry completes.
+ * forgets the session; nothing that can fail the answer comes after 5, and
+ * a sign-in that fails ends no other session.
  */
 export async function completeTwoFactor (
   ctx: JwtLoginContext,
@@ -253,6 +257,10 @@ async function secondStep (
   }
 
   await settle('succeeded')
+  // after the spend nothing may fail: a session the index could not take is said in the log
+  await session.record().catch((error: unknown) => {
+    ctx.log.warn({ userId, err: loggedError(error) }, 'jwt-login: a new session could not join its user\'s session index; it does not count toward sessions.maxPerUser')
+  })
   ctx.events.emit('two_factor.code_accepted', { userId, method: checked.method, ip: call.ip })
   return session.tokens
 }
