@@ -18,13 +18,29 @@ export function sendError (reply: FastifyReply, error: JwtLoginError): FastifyRe
   return reply.code(error.statusCode).send(envelope(error))
 }
 
+/** Request fields that hold a secret or a personal datum: always cut out of a logged message, however short. */
+const SECRET_FIELDS = new Set(['password', 'password_hash', 'new_password', 'code', 'email', 'username', 'login', 'jwt', 'refresh_token', 'id_token', 'code_verifier', 'nonce', 'csrf_token'])
+/** Other fields are cut only from this length: a client could send `q=e` to blank out every `e` of the line. */
+const MIN_CUT_LENGTH = 6
+
+/** The string fields of a body or a query worth cutting out of a log line. */
+function fieldValues (fields: unknown, authCodeNames: ReadonlySet<string>): string[] {
+  if (fields === null || typeof fields !== 'object') return []
+  return Object.entries(fields).flatMap(([name, value]) => {
+    if (typeof value !== 'string') return []
+    const secret = SECRET_FIELDS.has(name.toLowerCase()) || authCodeNames.has(name)
+    return secret || value.length >= MIN_CUT_LENGTH ? [value] : []
+  })
+}
+
 /**
  * The values a request brought (its body's and query's fields, its
  * `Authorization` header, its cookies in cookie mode): cut out of a logged
- * error's message, in case a dependency echoed them.
+ * error's message, in case a dependency echoed them. The secret fields
+ * always; other fields only when long enough to be worth hiding.
  */
-function requestValues (request: FastifyRequest): unknown[] {
-  return [request.body, request.query, request.headers.authorization, request.cookies]
+function requestValues (request: FastifyRequest, authCodeNames: ReadonlySet<string>): unknown[] {
+  return [...fieldValues(request.body, authCodeNames), ...fieldValues(request.query, authCodeNames), request.headers.authorization, request.cookies]
 }
 
 /**
@@ -33,12 +49,12 @@ function requestValues (request: FastifyRequest): unknown[] {
  * so it is the client's (400). Dependency failures are logged once, here,
  * as `{ type, code, message }` without the request's values: never a stack.
  */
-export function setErrorHandling (instance: FastifyInstance, bodyFault: (request: FastifyRequest) => boolean): void {
+export function setErrorHandling (instance: FastifyInstance, bodyFault: (request: FastifyRequest) => boolean, authCodeNames: () => ReadonlySet<string>): void {
   instance.setErrorHandler((error: FastifyError | JwtLoginError, request, reply) => {
     const mapped = bodyFault(request)
       ? new JwtLoginError('ERR_JWT_LOGIN_BAD_REQUEST', { cause: error })
       : toJwtLoginError(error)
-    if (mapped.statusCode >= 500) request.log.error({ err: loggedError(mapped, requestValues(request)) }, 'jwt-login: dependency failed')
+    if (mapped.statusCode >= 500) request.log.error({ err: loggedError(mapped, requestValues(request, authCodeNames())) }, 'jwt-login: dependency failed')
     return sendError(reply, mapped)
   })
 }

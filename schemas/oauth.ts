@@ -30,7 +30,10 @@ export const OAuthTokenReply = Success({
 
 /** `GET /oauth/nonce`: a nonce this server issued, for an ID-token sign-in (`requireNonce`). */
 export const OAuthNonceReply = Success({
+  /** Kept by the client and sent beside the ID token. */
   nonce: Type.String(),
+  /** Its SHA-256 (hex): what the client gives the provider. */
+  nonce_sha256: Type.String(),
   /** Seconds the nonce is accepted. */
   expires_in: Type.Integer()
 })

@@ -80,8 +80,8 @@ export const OAuthProviderSchema = Type.Object({
   /** Accept an ID token the browser obtained from the provider. */
   acceptIdToken: Flag(false),
   /**
-   * An ID token must carry a nonce this server issued (`GET /oauth/nonce`)
-   * within its lifetime, presented beside it as `nonce`.
+   * An ID token must carry the SHA-256 of a nonce this server issued
+   * (`GET /oauth/nonce`), and the nonce must be presented beside it.
    */
   requireNonce: Flag(false),
   /** Match a user by an email the provider does not mark as verified. */

@@ -82,7 +82,7 @@ export const SETTING_MEANINGS: Record<string, string> = {
   'oauth.providers.<name>.clientAuthMethod': 'or `client_secret_post`, or `none` (a public client with PKCE)',
   'oauth.providers.<name>.redirectUris': 'the registered redirect URIs; the first is the default; empty means no code flow',
   'oauth.providers.<name>.acceptIdToken': 'accept an ID token the browser obtained; each signs in once',
-  'oauth.providers.<name>.requireNonce': 'an ID token must carry a nonce this server issued (`GET /oauth/nonce`, ten minutes), presented beside it as `nonce`; see [OpenID sign-in](openid.md#nonces)',
+  'oauth.providers.<name>.requireNonce': 'an ID token must carry the SHA-256 of a nonce this server issued (`GET /oauth/nonce`, ten minutes), and the nonce must come beside it, so the token alone cannot sign in; see [OpenID sign-in](openid.md#nonces)',
   'oauth.providers.<name>.allowUnverifiedEmail': 'match or create a user by an email the provider does not mark verified (do not turn on for providers that let users type any email)',
   'oauth.providers.<name>.autoRegister': 'create a user when none has the email',
   'oauth.providers.<name>.defaultRole': 'the role of created users',

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto'
+import { createHash, randomUUID } from 'node:crypto'
 import t, { type Test } from 'tap'
 import { MemoryStore, type StateStore } from '../lib/index.js'
 import { stateKeys } from '../lib/tokens.js'
@@ -100,33 +100,39 @@ t.test('a session from an ID token starts when the token was issued: a cutoff be
   t.same(errorOf(validated), [401, 55], 'the session started when the token was issued, before the cutoff')
 })
 
-t.test('nonces: a token that carries one needs it beside it; a server-issued one is required with requireNonce', async (t) => {
+t.test('nonces: a token that carries one needs it (or its preimage) beside it; requireNonce needs a server nonce whose hash the token carries', async (t) => {
   const clock = testClock(Date.now())
   const { app } = await buildOAuthApp(providers(idp, { idp2: { acceptIdToken: true, requireNonce: true, redirectUris: [] } }), {}, { clock })
   t.teardown(() => app.close())
-  const withNonce = await idp.sign(claims(clock, { nonce: 'client-made-nonce' }))
-  t.same(errorOf(await postToken(app, { provider: 'idp1', id_token: withNonce })), [401, 73], 'a carried nonce not presented')
-  t.same(errorOf(await postToken(app, { provider: 'idp1', id_token: withNonce, nonce: 'another' })), [401, 73], 'another nonce presented')
+  const withNonce = async (): Promise<string> => await idp.sign(claims(clock, { nonce: 'client-made-nonce' }))
+  t.same(errorOf(await postToken(app, { provider: 'idp1', id_token: await withNonce() })), [401, 73], 'a carried nonce not presented')
+  t.same(errorOf(await postToken(app, { provider: 'idp1', id_token: await withNonce(), nonce: 'another' })), [401, 73], 'another nonce presented')
   t.same(errorOf(await postToken(app, { provider: 'idp1', id_token: await idp.sign(claims(clock)), nonce: 'client-made-nonce' })), [401, 73], 'a nonce presented beside a token without one')
-  t.equal((await postToken(app, { provider: 'idp1', id_token: withNonce, nonce: 'client-made-nonce' })).statusCode, 200, 'the same nonce')
+  t.equal((await postToken(app, { provider: 'idp1', id_token: await withNonce(), nonce: 'client-made-nonce' })).statusCode, 200, 'the same nonce')
+  const hashed = await idp.sign(claims(clock, { nonce: createHash('sha256').update('kept-by-the-client').digest('hex') }))
+  t.equal((await postToken(app, { provider: 'idp1', id_token: hashed, nonce: 'kept-by-the-client' })).statusCode, 200, 'the preimage of the carried nonce (SHA-256, hex)')
+  const b64 = await idp.sign(claims(clock, { nonce: createHash('sha256').update('kept-by-the-client').digest('base64url') }))
+  t.equal((await postToken(app, { provider: 'idp1', id_token: b64, nonce: 'kept-by-the-client' })).statusCode, 200, 'or base64url')
 
   const idp2 = (extra: Record<string, unknown>): Record<string, unknown> => claims(clock, { aud: CLIENTS.idp2.client_id, ...extra })
   const issued = await app.inject({ method: 'GET', url: '/jwt-login/v1/oauth/nonce' })
   t.equal(issued.statusCode, 200)
-  const { nonce, expires_in: expiresIn } = issued.json().data
+  const { nonce, nonce_sha256: hash, expires_in: expiresIn } = issued.json().data
   t.equal(expiresIn, 600)
   t.match(nonce, /^n1\.[0-9a-z]+\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{22}$/)
+  t.equal(hash, createHash('sha256').update(nonce as string).digest('hex'))
   t.equal(issued.headers['cache-control'], 'no-store')
 
   t.same(errorOf(await postToken(app, { provider: 'idp2', id_token: await idp.sign(idp2({})) })), [401, 73], 'requireNonce: no nonce')
-  t.same(errorOf(await postToken(app, { provider: 'idp2', id_token: await idp.sign(idp2({ nonce: 'client-made' })), nonce: 'client-made' })), [401, 73], 'requireNonce: a nonce this server did not issue')
+  const clientMade = createHash('sha256').update('client-made').digest('hex')
+  t.same(errorOf(await postToken(app, { provider: 'idp2', id_token: await idp.sign(idp2({ nonce: clientMade })), nonce: 'client-made' })), [401, 73], 'requireNonce: a nonce this server did not issue')
+  t.same(errorOf(await postToken(app, { provider: 'idp2', id_token: await idp.sign(idp2({ nonce })), nonce })), [401, 73], 'requireNonce: a token that carries the nonce itself: whoever holds the token could present it')
   const forged = `${(nonce as string).slice(0, -4)}AAAA`
-  t.same(errorOf(await postToken(app, { provider: 'idp2', id_token: await idp.sign(idp2({ nonce: forged })), nonce: forged })), [401, 73], 'requireNonce: a nonce with a wrong signature')
-  t.equal((await postToken(app, { provider: 'idp2', id_token: await idp.sign(idp2({ nonce })), nonce })).statusCode, 200, 'requireNonce: a nonce this server issued')
+  t.same(errorOf(await postToken(app, { provider: 'idp2', id_token: await idp.sign(idp2({ nonce: createHash('sha256').update(forged).digest('hex') })), nonce: forged })), [401, 73], 'requireNonce: a nonce with a wrong signature')
+  t.equal((await postToken(app, { provider: 'idp2', id_token: await idp.sign(idp2({ nonce: hash })), nonce })).statusCode, 200, 'requireNonce: the hash of a nonce this server issued, and the nonce')
 
   clock.advance(10 * 60_000 + 1)
-  const late = await idp.sign(idp2({ nonce }))
-  t.same(errorOf(await postToken(app, { provider: 'idp2', id_token: late, nonce })), [401, 73], 'requireNonce: an expired nonce')
+  t.same(errorOf(await postToken(app, { provider: 'idp2', id_token: await idp.sign(idp2({ nonce: hash })), nonce })), [401, 73], 'requireNonce: an expired nonce')
 })
 
 t.test('the provider\'s email must be the email of the user found, compared by jwt-login\'s rule', async (t) => {

@@ -10,7 +10,7 @@ import type { GateAudit } from '../gates.js'
 import { completeSignIn } from '../session.js'
 import type { UserAdapter } from '../users.js'
 import type { OAuthProviderSettings } from './presets.js'
-import { isIssuedNonce } from './nonce.js'
+import { isIssuedNonce, nonceMatches } from './nonce.js'
 import { withDeadline, type BoundFetch, type OAuthRegistry } from './registry.js'
 
 /** A provider's codes live at most 10 minutes (RFC 6749 §4.1.2); a used one is remembered that long. */
@@ -103,13 +103,19 @@ async function exchangeCode (ctx: JwtLoginContext, registry: OAuthRegistry, prov
 
 /**
  * The nonce rule of an ID token the client presents: a token that carries a
- * nonce is accepted only beside the same nonce (and a nonce presented needs
- * a token that carries it); with `requireNonce`, the nonce must be one this
- * server issued, not yet expired.
+ * nonce is accepted only beside that nonce or the nonce it is the SHA-256 of
+ * (and a nonce presented needs a token that carries it). With
+ * `requireNonce`, the nonce presented must be one this server issued, not
+ * yet expired, and the token must carry its SHA-256: the nonce itself never
+ * reached the provider, so the token alone does not reveal it.
  */
 function checkNonce (call: Call, provider: OAuthProviderSettings, carried: unknown, presented: string | undefined, now: number): void {
-  if (carried !== presented) throw new Error('nonce')
-  if (provider.requireNonce && (presented === undefined || !isIssuedNonce(call.settings.tokens, presented, now))) throw new Error('nonce')
+  if (presented === undefined) {
+    if (carried !== undefined || provider.requireNonce) throw new Error('nonce')
+    return
+  }
+  if (!nonceMatches(carried, presented, provider.requireNonce)) throw new Error('nonce')
+  if (provider.requireNonce && !isIssuedNonce(call.settings.tokens, presented, now)) throw new Error('nonce')
 }
 
 /** Verifies an ID token the browser obtained: signature by the provider's keys, iss, aud, exp, azp, nonce. */

@@ -1,4 +1,5 @@
-import { hmacSha256, keyFromSigningKey, randomToken, safeEqual } from '../crypto.js'
+import { createHash } from 'node:crypto'
+import { hmacSha256, keyFromSigningKey, randomToken, safeEqual, sha256Base64url } from '../crypto.js'
 import type { Settings } from '../settings.js'
 
 /** How long a nonce this server issued is accepted: as long as a provider's code lives (RFC 6749 §4.1.2). */
@@ -21,15 +22,33 @@ function mac (key: Buffer, body: string): string {
   return hmacSha256(key, body).subarray(0, 16).toString('base64url')
 }
 
+/** The SHA-256 of a nonce as a provider gets it: hex, as Sign in with Apple and Firebase write it. */
+export function nonceHash (nonce: string): string {
+  return createHash('sha256').update(nonce).digest('hex')
+}
+
+/**
+ * Whether the nonce an ID token carries is the one presented beside it, or
+ * its SHA-256 (hex or base64url): a client that gave the provider the hash
+ * and keeps the nonce itself proves, by presenting it, that it asked for the
+ * token; whoever only holds the token holds only the hash.
+ */
+export function nonceMatches (carried: unknown, presented: string, hashedOnly: boolean): boolean {
+  if (typeof carried !== 'string') return false
+  const hashes = [nonceHash(presented), sha256Base64url(presented)]
+  return hashes.includes(carried) || (!hashedOnly && carried === presented)
+}
+
 /**
  * A nonce for an ID-token sign-in, issued by this server: its expiry and 128
  * random bits, signed with a key derived from the first signing key, so any
- * instance checks it without the store. Its single use is the ID token's:
- * the token that carries it is spent once (see `spendIdToken`).
+ * instance checks it without the store. The client keeps `nonce` and gives
+ * the provider `hash`; its single use is the ID token's (see `spendIdToken`).
  */
-export function issueNonce (tokens: Settings['tokens'], now: number): { nonce: string, expiresIn: number } {
+export function issueNonce (tokens: Settings['tokens'], now: number): { nonce: string, hash: string, expiresIn: number } {
   const body = `${PREFIX}.${(now + NONCE_LIFETIME_MS).toString(36)}.${randomToken(16)}`
-  return { nonce: `${body}.${mac(nonceKeys(tokens)[0] as Buffer, body)}`, expiresIn: NONCE_LIFETIME_MS / 1000 }
+  const nonce = `${body}.${mac(nonceKeys(tokens)[0] as Buffer, body)}`
+  return { nonce, hash: nonceHash(nonce), expiresIn: NONCE_LIFETIME_MS / 1000 }
 }
 
 /** Whether `nonce` was issued by this server (under any of its keys) and has not expired. */

@@ -62,12 +62,12 @@ export function oauthRoutes (instance: FastifyInstance, ctx: JwtLoginContext): v
       tags: ['openid'],
       operationId: 'jwtLoginOAuthNonce',
       summary: 'A nonce for an ID-token sign-in',
-      description: 'Pass it to the provider when asking for the ID token, then send it beside the `id_token` to `/oauth/token`. ' +
-        'Required by providers with `requireNonce`; accepted for ten minutes; the ID token that carries it is spent once.',
+      description: 'Give the provider `nonce_sha256` when asking for the ID token, keep `nonce`, and send it beside the `id_token` to `/oauth/token`: ' +
+        'whoever holds only the token cannot. Required by providers with `requireNonce`; accepted for ten minutes; the ID token is spent once.',
       response: { 200: OAuthNonceReply }
     }
   }, async (request) => {
-    const { nonce, expiresIn } = issueNonce(stateOf(request).call.settings.tokens, ctx.clock())
-    return { success: true, data: { nonce, expires_in: expiresIn } }
+    const { nonce, hash, expiresIn } = issueNonce(stateOf(request).call.settings.tokens, ctx.clock())
+    return { success: true, data: { nonce, nonce_sha256: hash, expires_in: expiresIn } }
   })
 }
