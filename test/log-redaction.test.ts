@@ -500,9 +500,9 @@ t.test('the guards keep the ports as they are', async (t) => {
 t.test('the request\'s own values as the second net: secret fields always, other fields only when long enough to matter', async (t) => {
   const h = await twoFactorHost(t, 'totp')
   const jwt = await interim(h)
-  // a port whose error quotes the code and the letter `e` (which the request also sent, as `q`)
+  // a port whose error quotes the code and the letter `e` (which the request also sent, as `q`; `n` is no string to cut)
   h.port.getTotpSecret = async () => { throw new Error('connection refused while checking 123456 with e') }
-  const res = await h.app.inject({ method: 'POST', url: `${PREFIX}/auth/2fa`, payload: { JWT: jwt, code: '123456', q: 'e' } })
+  const res = await h.app.inject({ method: 'POST', url: `${PREFIX}/auth/2fa`, payload: { JWT: jwt, code: '123456', q: 'e', n: 5 } })
   t.same(errorOf(res), [503, 201])
   t.match(h.log(), 'twoFactor.port.getTotpSecret failed: Error: connection refused while checking [redacted] with e', 'the code is cut; a one-letter field of no meaning does not shred the line')
 })
