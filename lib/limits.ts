@@ -8,6 +8,15 @@ export function subjectKey (scope: string, subject: string): string {
   return `${scope}:${sha256Base64url(subject)}`
 }
 
+/**
+ * One fixed-window count: `key` counted once in its window. Answers `null`
+ * within `limit`, else the seconds until the window ends (`Retry-After`).
+ */
+export async function countInWindow (store: StateStore, key: string, limit: ResolvedLimit): Promise<number | null> {
+  const { count, ttlMs } = await store.increment(key, limit.windowMs)
+  return count <= limit.max ? null : Math.max(1, Math.ceil(ttlMs / 1000))
+}
+
 export interface Counted {
   key: string
   limit: ResolvedLimit

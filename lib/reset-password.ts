@@ -5,7 +5,7 @@ import { randomCode, randomToken } from './crypto.js'
 import type { Call, JwtLoginContext } from './context.js'
 import { errorNumber, JwtLoginError } from './errors.js'
 import type { GateAudit } from './gates.js'
-import { subjectKey } from './limits.js'
+import { countInWindow, subjectKey } from './limits.js'
 import { renderMail } from './mail/templates.js'
 import type { Mailer, MailMessage } from './mail/types.js'
 import { JwtLoginSettingsError, type ResolvedLimit, type Settings } from './settings.js'
@@ -102,11 +102,10 @@ function normalizedEmail (email: string): string {
 
 /** Counts the request on its subjects (one increment each, sent together); over any limit answers 429. */
 async function countRequest (reset: PasswordReset, call: Call, subjects: RequestSubject[]): Promise<void> {
-  const counts = await Promise.all(subjects.map(async s => await reset.ctx.store.increment(s.key, s.limit.windowMs)))
-  const over = counts.filter((counted, i) => counted.count > (subjects[i] as RequestSubject).limit.max)
-  if (over.length === 0) return
+  const waits = (await Promise.all(subjects.map(async s => await countInWindow(reset.ctx.store, s.key, s.limit)))).filter(wait => wait !== null)
+  if (waits.length === 0) return
   reset.ctx.events.emit('reset.failed', { step: 'request', userId: null, ip: call.ip, reason: 'rate_limited', errorCode: errorNumber('ERR_JWT_LOGIN_RATE_LIMITED') })
-  throw new JwtLoginError('ERR_JWT_LOGIN_RATE_LIMITED', { retryAfter: Math.max(1, Math.ceil(Math.max(...over.map(c => c.ttlMs)) / 1000)) })
+  throw new JwtLoginError('ERR_JWT_LOGIN_RATE_LIMITED', { retryAfter: Math.max(...waits) })
 }
 
 /**
@@ -118,8 +117,8 @@ async function countRequest (reset: PasswordReset, call: Call, subjects: Request
  */
 async function accountMaySend (reset: PasswordReset, call: Call, user: PublicUser | null): Promise<boolean> {
   const limit = call.settings.resetPassword.limits.perEmail
-  const { count } = await reset.ctx.store.increment(subjectKey('reset-requests:user', user === null ? 'none' : String(user.ID)), limit.windowMs)
-  if (user === null || count <= limit.max) return true
+  const over = await countInWindow(reset.ctx.store, subjectKey('reset-requests:user', user === null ? 'none' : String(user.ID)), limit) !== null
+  if (user === null || !over) return true
   reset.ctx.events.emit('reset.failed', { step: 'request', userId: user.ID, ip: call.ip, reason: 'rate_limited', errorCode: errorNumber('ERR_JWT_LOGIN_RATE_LIMITED') })
   return false
 }

@@ -1,6 +1,6 @@
-import { JwtLoginError } from './errors.js'
 import type { Clock } from './clock.js'
 import type { StateStore } from './store/types.js'
+import { updateEntry } from './store/update.js'
 
 /**
  * One session in its user's index: its id, when it ends at the latest (ms),
@@ -11,9 +11,6 @@ type Entry = [sessionId: string, endsAt: number, family: 0 | 1]
 
 /** The store key of a user's session index: one entry per user, however many sessions. */
 export const sessionIndexKey = (userId: number): string => `sessions:user:${userId}`
-
-/** Updates that keep losing to concurrent ones give up after this many tries (503). */
-const ATTEMPTS = 5
 
 function parse (raw: string | null): Entry[] {
   return raw === null ? [] : JSON.parse(raw) as Entry[]
@@ -59,21 +56,20 @@ export class SessionIndex {
    * ended and answered. The new session is never one of them.
    */
   async add (entry: NewIndexEntry, state: SessionState): Promise<string[]> {
-    const key = sessionIndexKey(entry.userId)
-    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-      const raw = await this.#store.get(key)
+    let evicted: string[] = []
+    await updateEntry(this.#store, sessionIndexKey(entry.userId), 'the session index', async (raw) => {
       const now = this.#clock()
       let entries = parse(raw).filter(([, endsAt, family]) => family === 1 || endsAt > now)
       if (entries.length >= entry.max) entries = await this.#withoutEnded(entries, state)
       // in the order they joined, the new one last: the oldest sign-ins go first, never the new one
       // (a session from an ID token or a second step may have started before others)
-      const evicted = entries.splice(0, Math.max(0, entries.length + 1 - entry.max)).map(([id]) => id)
-      entries.push([entry.sessionId, entry.endsAt, entry.family ? 1 : 0])
+      evicted = entries.splice(0, Math.max(0, entries.length + 1 - entry.max)).map(([id]) => id)
       for (const id of evicted) await state.end(id)
-      const ttl = Math.max(...entries.map(([, endsAt]) => endsAt)) - now
-      if (await this.#store.compareAndSet(key, raw, JSON.stringify(entries), Math.max(1, ttl))) return evicted
-    }
-    throw new JwtLoginError('ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', { cause: new Error('the session index kept changing') })
+      entries.push([entry.sessionId, entry.endsAt, entry.family ? 1 : 0])
+      const ttlMs = Math.max(...entries.map(([, endsAt]) => endsAt)) - now
+      return { value: JSON.stringify(entries), ttlMs: Math.max(1, ttlMs) }
+    })
+    return evicted
   }
 
   /** The entries whose refresh family is still there, and every entry without one. */

@@ -1,5 +1,6 @@
 import type { Call, JwtLoginContext, SignInResult } from './context.js'
 import { JwtLoginError, type JwtLoginErrorCode } from './errors.js'
+import { countInWindow } from './limits.js'
 import type { TokenClaims, TokenKind, VerifiedToken } from './tokens.js'
 import type { PublicUser } from './users.js'
 
@@ -53,11 +54,10 @@ export async function prepareSession (ctx: JwtLoginContext, call: Call, user: Pu
  * 429 / 200 with `Retry-After`.
  */
 export async function countSignIn (ctx: Pick<JwtLoginContext, 'store' | 'events'>, call: Call, userId: number, key: string): Promise<void> {
-  const limit = call.settings.limits.signInsPerAccount
-  const { count, ttlMs } = await ctx.store.increment(key, limit.windowMs)
-  if (count <= limit.max) return
+  const retryAfter = await countInWindow(ctx.store, key, call.settings.limits.signInsPerAccount)
+  if (retryAfter === null) return
   ctx.events.emit('signin.limited', { userId, ip: call.ip })
-  throw new JwtLoginError('ERR_JWT_LOGIN_RATE_LIMITED', { retryAfter: Math.max(1, Math.ceil(ttlMs / 1000)) })
+  throw new JwtLoginError('ERR_JWT_LOGIN_RATE_LIMITED', { retryAfter })
 }
 
 /** The key of the per-account sign-in count. */

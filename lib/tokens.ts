@@ -7,6 +7,7 @@ import { JwtLoginError, type JwtLoginErrorCode } from './errors.js'
 import { JwtLoginSettingsError, type Settings } from './settings.js'
 import { readMany } from './store/read.js'
 import type { StateStore } from './store/types.js'
+import { updateEntry } from './store/update.js'
 import type { PublicUser } from './users.js'
 
 /** The kinds of JWT jwt-login issues, written into the `typ` claim. */
@@ -188,12 +189,11 @@ function writeCutoff (record: CutoffRecord): string {
 
 /** The time before which a user's sessions are ended: the latest of the cutoff and every provisional one. */
 export function cutoffTime (raw: string): number {
-  const record = parseCutoff(raw) as CutoffRecord
-  return Math.max(record.t, ...Object.values(record.h ?? {}))
+  // the bare time unless a password change is running: no parse on the request's path
+  if (!raw.startsWith('{')) return Number(raw)
+  const record = JSON.parse(raw) as Required<CutoffRecord>
+  return Math.max(record.t, ...Object.values(record.h))
 }
-
-/** Writes of a cutoff that keep losing to concurrent ones give up after this many tries (503). */
-const CUTOFF_ATTEMPTS = 5
 
 /** The start time (ms) written at the head of a session id; NaN-safe (0 for a foreign id). */
 export function sessionStart (sessionId: string): number {
@@ -562,21 +562,17 @@ export class TokenService {
    * Provisional cutoffs already past are folded into the time.
    */
   async #changeCutoff (settings: Settings, userId: number, change: (record: CutoffRecord) => CutoffRecord): Promise<void> {
-    const key = stateKeys.userCutoff(userId)
-    const ttl = Math.max(settings.refresh.lifetimeMs, settings.tokens.lifetimeMs, this.#longestTokenMs, this.#longestSessionMs) + settings.tokens.leewayMs
-    for (let attempt = 0; attempt < CUTOFF_ATTEMPTS; attempt++) {
-      const raw = await this.#store.get(key)
+    const ttlMs = Math.max(settings.refresh.lifetimeMs, settings.tokens.lifetimeMs, this.#longestTokenMs, this.#longestSessionMs) + settings.tokens.leewayMs
+    await updateEntry(this.#store, stateKeys.userCutoff(userId), 'the user\'s cutoff', (raw) => {
       const next = change(parseCutoff(raw) ?? { t: 0 })
       const now = this.#clock()
       const held = Object.entries(next.h ?? {})
-      const record: CutoffRecord = {
+      const value = writeCutoff({
         t: Math.max(next.t, ...held.filter(([, until]) => until <= now).map(([, until]) => until)),
         h: Object.fromEntries(held.filter(([, until]) => until > now))
-      }
-      const value = writeCutoff(record)
-      if (value === raw || await this.#store.compareAndSet(key, raw, value, ttl)) return
-    }
-    throw new JwtLoginError('ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', { cause: new Error('the user\'s cutoff kept changing') })
+      })
+      return value === raw ? null : { value, ttlMs }
+    })
   }
 
   /** The time (ms) before which the user's sessions are ended, or `null` when none is set. */

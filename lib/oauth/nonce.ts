@@ -1,5 +1,4 @@
-import { createHash } from 'node:crypto'
-import { hmacSha256, keyFromSigningKey, randomToken, safeEqual, sha256Base64url } from '../crypto.js'
+import { hmacSha256, keyFromSigningKey, randomToken, safeEqual, sha256, sha256Base64url } from '../crypto.js'
 import type { Settings } from '../settings.js'
 
 /** How long a nonce this server issued is accepted: as long as a provider's code lives (RFC 6749 §4.1.2). */
@@ -24,7 +23,7 @@ function mac (key: Buffer, body: string): string {
 
 /** The SHA-256 of a nonce as a provider gets it: hex, as Sign in with Apple and Firebase write it. */
 export function nonceHash (nonce: string): string {
-  return createHash('sha256').update(nonce).digest('hex')
+  return sha256(nonce).toString('hex')
 }
 
 /**

@@ -1,0 +1,25 @@
+import { JwtLoginError } from '../errors.js'
+import type { StateStore } from './types.js'
+
+/** Updates that keep losing to concurrent ones give up after this many tries (503). */
+const ATTEMPTS = 5
+
+/** What an update writes: the new value and its time to live, or `null` to leave the entry as it is. */
+export type NextValue = { value: string, ttlMs: number } | null
+
+/**
+ * Changes one entry by compare-and-set from the value read: `next` is asked
+ * with the value there now (`null`: absent) and answers what to write. A
+ * concurrent writer in between makes it read and ask again, so no writer's
+ * change is lost, on one instance or many; after `ATTEMPTS` lost races it
+ * fails closed (503 / 201, naming `what`). One key, so it holds on every
+ * store, a Redis Cluster included.
+ */
+export async function updateEntry (store: StateStore, key: string, what: string, next: (raw: string | null) => Promise<NextValue> | NextValue): Promise<void> {
+  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    const raw = await store.get(key)
+    const written = await next(raw)
+    if (written === null || await store.compareAndSet(key, raw, written.value, written.ttlMs)) return
+  }
+  throw new JwtLoginError('ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', { cause: new Error(`${what} kept changing`) })
+}
