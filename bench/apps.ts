@@ -13,8 +13,14 @@ import { AUDIENCE, ISSUER, REFRESH_LIFETIME, SECRET, USER } from './shared.js'
 const BASELINE_VERIFY = { algorithms: ['HS256' as const], allowedIss: ISSUER, allowedAud: AUDIENCE }
 const JSON_TYPE = 'application/json; charset=utf-8'
 
-/** jwt-login with one memory user, refresh tokens on, and the per-IP request limit out of the way. */
-export async function subjectApp (store?: StateStore): Promise<FastifyInstance> {
+/**
+ * jwt-login with one memory user, refresh tokens on, and the per-IP request
+ * and sign-in limits out of the way. `maxPerUser`: the bench signs one user in
+ * again and again; the default (50) keeps the login runs at a real user's
+ * steady state, and the store-growth run, whose sessions must all live,
+ * raises it.
+ */
+export async function subjectApp (store?: StateStore, maxPerUser = 50): Promise<FastifyInstance> {
   const users = new MemoryUserAdapter()
   await users.addUser(USER)
   const app = Fastify()
@@ -27,7 +33,8 @@ export async function subjectApp (store?: StateStore): Promise<FastifyInstance> 
       tokens: { keys: [{ kid: 'bench', secret: SECRET }], lifetime: '1h' },
       refresh: { enabled: true, lifetime: REFRESH_LIFETIME },
       // the baselines have no request limit; the login lockouts stay on (successes do not count)
-      limits: { requestsPerIp: { max: 1_000_000_000, window: '1m' }, signInsPerAccount: { max: 1_000_000_000, window: '1m' } }
+      limits: { requestsPerIp: { max: 1_000_000_000, window: '1m' }, signInsPerAccount: { max: 1_000_000_000, window: '1m' } },
+      sessions: { maxPerUser }
     }
   })
   return app

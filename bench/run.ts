@@ -191,7 +191,7 @@ async function storeRounds (path: Path): Promise<Comparison[]> {
  */
 async function storeGrowth (sessions: number, rotations: number): Promise<{ perSession: number, refreshesPerSecond: number }> {
   const store = new MemoryStore()
-  const app = await subjectApp(store)
+  const app = await subjectApp(store, sessions)
   const tokens: string[] = []
   for (let i = 0; i < sessions; i++) {
     const res = await app.inject({ method: 'POST', url: `${PREFIX}/auth`, headers: JSON_HEADERS, payload: LOGIN_BODY })
