@@ -11,7 +11,7 @@
 import { fileURLToPath } from 'node:url'
 import ts from 'typescript'
 import { SettingsSchema } from '../schemas/settings.js'
-import { errorDefinitions } from '../lib/errors.js'
+import { errorDefinitions } from '../lib/core/errors.js'
 import { DEFAULT_RESET_TEMPLATES } from '../lib/mail/templates.js'
 import { SETTING_MEANINGS } from './setting-meanings.js'
 

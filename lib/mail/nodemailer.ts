@@ -1,5 +1,5 @@
 import type { Transporter } from 'nodemailer'
-import { requirePeer } from '../peer.js'
+import { requirePeer } from '../core/peer.js'
 import type SMTPTransport from 'nodemailer/lib/smtp-transport/index.js'
 import type { Mailer, MailMessage } from './types.js'
 

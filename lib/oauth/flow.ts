@@ -3,15 +3,15 @@ import {
   customFetch, fetchUserInfo, None, ResponseBodyError, type ClientAuth
 } from 'openid-client'
 import { createLocalJWKSet, errors as joseErrors, jwtVerify, type CryptoKey, type JWTHeaderParameters, type JWTPayload } from 'jose'
-import type { Call, JwtLoginContext, SignInResult } from '../context.js'
-import { randomCode, randomToken, sha256Base64url } from '../crypto.js'
-import { JwtLoginError } from '../errors.js'
-import type { GateAudit } from '../gates.js'
-import { completeSignIn } from '../session.js'
-import type { UserAdapter } from '../users.js'
-import type { OAuthProviderSettings } from './presets.js'
+import type { Call, JwtLoginContext, SignInResult } from '../context/context.js'
+import { randomCode, randomToken, sha256Base64url } from '../core/crypto.js'
+import { JwtLoginError } from '../core/errors.js'
+import type { GateAudit } from '../http/gates.js'
+import { completeSignIn } from '../sessions/flow.js'
+import type { UserAdapter } from '../adapters/users.js'
+import type { OAuthProviderSettings } from '../config/oauth-providers.js'
 import { isIssuedNonce, nonceMatches } from './nonce.js'
-import { withDeadline, type BoundFetch, type OAuthRegistry } from './registry.js'
+import { withDeadline, type BoundFetch, type OAuthRegistry } from './providers/registry.js'
 
 /** A provider's codes live at most 10 minutes (RFC 6749 §4.1.2); a used one is remembered that long. */
 export const CODE_MEMORY_MS = 10 * 60 * 1000

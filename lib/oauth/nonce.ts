@@ -1,5 +1,5 @@
-import { hmacSha256, keyFromSigningKey, randomToken, safeEqual, sha256, sha256Base64url } from '../crypto.js'
-import type { Settings } from '../settings.js'
+import { hmacSha256, keyFromSigningKey, randomToken, safeEqual, sha256, sha256Base64url } from '../core/crypto.js'
+import type { Settings } from '../config/settings.js'
 
 /** How long a nonce this server issued is accepted: as long as a provider's code lives (RFC 6749 §4.1.2). */
 export const NONCE_LIFETIME_MS = 10 * 60 * 1000

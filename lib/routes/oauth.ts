@@ -1,13 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { OAuthNonceReply, OAuthTokenFields, OAuthTokenReply } from '../../schemas/oauth.js'
-import { deliver } from '../browser.js'
-import type { JwtLoginContext } from '../context.js'
-import { stateOf, type RouteGate } from '../gates.js'
+import { deliver } from '../http/browser.js'
+import type { JwtLoginContext } from '../context/context.js'
+import { stateOf, type RouteGate } from '../http/gates.js'
 import { auditOAuthGate, oauthSignIn, type OAuthInput } from '../oauth/flow.js'
 import { issueNonce } from '../oauth/nonce.js'
-import { OAuthRegistry } from '../oauth/registry.js'
-import type { RouteDoc } from '../openapi.js'
-import { stringField, type Fields } from '../params.js'
+import { OAuthRegistry } from '../oauth/providers/registry.js'
+import type { RouteDoc } from '../http/openapi.js'
+import { stringField, type Fields } from '../http/fields.js'
 
 function inputOf (fields: Fields): OAuthInput {
   return {

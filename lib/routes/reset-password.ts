@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify'
 import { ResetCompleteBody, ResetReply, ResetRequestBody } from '../../schemas/reset-password.js'
-import { stateOf, type RouteGate } from '../gates.js'
-import type { RouteDoc } from '../openapi.js'
-import { stringField, type Fields } from '../params.js'
-import { auditResetGate, completePasswordReset, requestPasswordReset, type PasswordReset } from '../reset-password.js'
+import { stateOf, type RouteGate } from '../http/gates.js'
+import type { RouteDoc } from '../http/openapi.js'
+import { stringField, type Fields } from '../http/fields.js'
+import { auditResetGate, completePasswordReset, requestPasswordReset, type PasswordReset } from '../reset-password/flow.js'
 
 /** Reset works whether sign-in is on or not: it has its own switch. */
 const gate = (step: 'request' | 'complete'): RouteGate =>

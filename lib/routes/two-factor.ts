@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify'
 import { TwoFactorBody, TwoFactorReply } from '../../schemas/two-factor.js'
-import { deliver } from '../browser.js'
-import type { JwtLoginContext } from '../context.js'
-import { stateOf, type RouteGate } from '../gates.js'
-import type { RouteDoc } from '../openapi.js'
-import { stringField, type Fields } from '../params.js'
+import { deliver } from '../http/browser.js'
+import type { JwtLoginContext } from '../context/context.js'
+import { stateOf, type RouteGate } from '../http/gates.js'
+import type { RouteDoc } from '../http/openapi.js'
+import { stringField, type Fields } from '../http/fields.js'
 import { completeTwoFactor, type TwoFactor } from '../two-factor/flow.js'
 
 const GATE: RouteGate = {

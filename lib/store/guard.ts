@@ -1,4 +1,4 @@
-import { JwtLoginError } from '../errors.js'
+import { JwtLoginError } from '../core/errors.js'
 import type { StateStore } from './types.js'
 
 function unavailable (error: unknown): never {

@@ -1,5 +1,5 @@
-import { JwtLoginError } from '../errors.js'
-import type { Clock } from '../clock.js'
+import { JwtLoginError } from '../core/errors.js'
+import type { Clock } from '../core/clock.js'
 import type { StateStore, StoreLogger } from './types.js'
 
 export interface MemoryStoreOptions {

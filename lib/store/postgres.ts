@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Pool, PoolConfig, QueryResult, QueryResultRow } from 'pg'
-import { requirePeer } from '../peer.js'
+import { requirePeer } from '../core/peer.js'
 import { deadlineOf, withinDeadline } from './deadline.js'
 import { RateLimitedLine } from './log-line.js'
 import type { StateStore, StoreLogger } from './types.js'

@@ -1,5 +1,5 @@
 import type { ChainableCommander, Cluster, ClusterNode, ClusterOptions, Redis, RedisOptions } from 'ioredis'
-import { requirePeer } from '../peer.js'
+import { requirePeer } from '../core/peer.js'
 import { deadlineOf, withinDeadline } from './deadline.js'
 import { RateLimitedLine } from './log-line.js'
 import type { StateStore, StoreLogger } from './types.js'

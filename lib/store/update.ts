@@ -1,4 +1,4 @@
-import { JwtLoginError } from '../errors.js'
+import { JwtLoginError } from '../core/errors.js'
 import type { StateStore } from './types.js'
 
 /** Updates that keep losing to concurrent ones give up after this many tries (503). */

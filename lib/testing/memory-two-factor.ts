@@ -1,4 +1,4 @@
-import type { TwoFactorMethod, TwoFactorPort } from '../two-factor/types.js'
+import type { TwoFactorMethod, TwoFactorPort } from '../adapters/two-factor.js'
 
 /**
  * Two-factor state kept in memory: for the demo, for tests, and as a worked

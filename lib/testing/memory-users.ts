@@ -1,5 +1,5 @@
-import { randomToken } from '../crypto.js'
-import { hashPassword, verifyPasswordHash, type NewProviderUser, type PublicUser, type UserAdapter } from '../users.js'
+import { randomToken } from '../core/crypto.js'
+import { hashPassword, verifyPasswordHash, type NewProviderUser, type PublicUser, type UserAdapter } from '../adapters/users.js'
 
 export interface MemoryUser {
   ID: number

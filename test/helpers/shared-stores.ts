@@ -4,7 +4,7 @@ import t from 'tap'
 import { MemoryStore, type StateStore } from '../../lib/index.js'
 import { PostgresStore } from '../../lib/postgres.js'
 import { RedisStore, type RedisStoreOptions } from '../../lib/redis.js'
-import type { Clock } from '../../lib/clock.js'
+import type { Clock } from '../../lib/core/clock.js'
 import { startRedisCluster, type LocalCluster } from './redis-cluster.js'
 import { redisStore } from './redis-store.js'
 

@@ -2,7 +2,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions, type LightMyR
 import { generate } from 'otplib'
 import jwtLogin, { type JwtLoginOptions, type Mailer, type SettingsInput, type TwoFactorMethod } from '../../lib/index.js'
 import { MemoryTwoFactorStore, MemoryUserAdapter } from '../../lib/testing.js'
-import { createTotpSecret } from '../../lib/two-factor/totp.js'
+import { createTotpSecret } from '../../lib/two-factor/methods/totp.js'
 import { ALICE, HS_SECRET, testClock } from './app.js'
 
 export const BOB = { login: 'bob', email: 'bob@example.com', password: 'bob has a long password', displayName: 'Bob Example' }

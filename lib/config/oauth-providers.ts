@@ -1,0 +1,137 @@
+import { Value } from '@sinclair/typebox/value'
+import { OAuthProviderSchema, type OAuthPreset, type OAuthProviderInput } from '../../schemas/settings.js'
+import { toMs } from './duration.js'
+import { JwtLoginSettingsError } from './settings.js'
+
+export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none'
+
+/** Explicit endpoints, for a provider without discovery. */
+export interface OAuthEndpoints {
+  token: string
+  jwks: string
+  userinfo: string | null
+  authorization: string | null
+}
+
+/** A provider after its preset is applied. */
+export interface OAuthProviderSettings {
+  name: string
+  enabled: boolean
+  preset: OAuthPreset
+  /** The issuer discovered (or described by `endpoints`). */
+  issuer: string
+  /** `iss` values an ID token may carry (Google also writes the bare host). */
+  acceptedIssuers: string[]
+  endpoints: OAuthEndpoints | null
+  clientId: string
+  clientSecret: string | null
+  clientAuthMethod: ClientAuthMethod
+  redirectUris: string[]
+  acceptIdToken: boolean
+  requireNonce: boolean
+  allowUnverifiedEmail: boolean
+  autoRegister: boolean
+  defaultRole: string
+  timeoutMs: number
+  /** Plain HTTP is allowed for loopback hosts only (development and tests). */
+  allowHttp: boolean
+}
+
+const MAX_TIMEOUT_MS = 60_000
+// multi-tenant endpoints answer an issuer template that no ID token matches, and would let in any tenant
+const SHARED_MICROSOFT_TENANTS = new Set(['common', 'organizations', 'consumers'])
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]'])
+
+function fail (name: string, field: string, reason: string): never {
+  throw new JwtLoginSettingsError(`oauth/providers/${name}/${field}`, reason)
+}
+
+function presetIssuer (name: string, p: OAuthProviderInput, preset: OAuthPreset): string {
+  if (preset !== 'generic' && (p.issuer !== undefined || p.endpoints !== undefined)) {
+    fail(name, 'issuer', `the ${preset} preset sets the issuer; leave issuer and endpoints out`)
+  }
+  switch (preset) {
+    case 'google': return 'https://accounts.google.com'
+    case 'apple': return 'https://appleid.apple.com'
+    case 'auth0':
+      if (p.domain === undefined) fail(name, 'domain', 'the auth0 preset needs the tenant domain')
+      return `https://${p.domain}/`
+    case 'microsoft':
+      if (p.tenant === undefined) fail(name, 'tenant', 'the microsoft preset needs a tenant id')
+      if (SHARED_MICROSOFT_TENANTS.has(p.tenant.toLowerCase())) fail(name, 'tenant', 'use a tenant id, not a multi-tenant alias')
+      return `https://login.microsoftonline.com/${p.tenant}/v2.0`
+    default:
+      if ((p.issuer === undefined) === (p.endpoints === undefined)) fail(name, 'issuer', 'give either issuer or endpoints')
+      return (p.issuer ?? p.endpoints?.issuer) as string
+  }
+}
+
+/** https everywhere, http only on loopback; answers whether http was used. */
+function checkUrl (name: string, field: string, value: string): boolean {
+  let url: URL
+  try {
+    url = new URL(value)
+  } catch {
+    fail(name, field, 'not a URL')
+  }
+  if (url.protocol === 'https:') return false
+  if (!LOOPBACK.has(url.hostname)) fail(name, field, 'must use https (http only on loopback)')
+  return true
+}
+
+// long only for the resolved shape, written field by field
+function resolveProvider (name: string, p: OAuthProviderInput): OAuthProviderSettings {
+  const preset = p.preset as OAuthPreset
+  const issuer = presetIssuer(name, p, preset)
+  const urls: Array<[string, string]> = [['issuer', issuer]]
+  const e = p.endpoints
+  if (e !== undefined) {
+    urls.push(['endpoints/token', e.token], ['endpoints/jwks', e.jwks])
+    if (e.userinfo !== undefined) urls.push(['endpoints/userinfo', e.userinfo])
+  }
+  const redirectUris = p.redirectUris as string[]
+  redirectUris.forEach((uri, index) => { checkUrl(name, `redirectUris/${index}`, uri) })
+  const allowHttp = urls.map(([field, value]) => checkUrl(name, field, value)).includes(true)
+
+  const clientAuthMethod = p.clientAuthMethod as ClientAuthMethod
+  if (redirectUris.length > 0 && clientAuthMethod !== 'none' && p.clientSecret === undefined) {
+    fail(name, 'clientSecret', `the code flow with ${clientAuthMethod} needs the client secret`)
+  }
+  if (redirectUris.length === 0 && p.acceptIdToken !== true) {
+    fail(name, 'redirectUris', 'give redirect URIs (code flow) or turn on acceptIdToken')
+  }
+  const timeoutMs = toMs(p.timeout as string | number)
+  if (timeoutMs > MAX_TIMEOUT_MS) fail(name, 'timeout', 'at most 60 s')
+
+  return {
+    name,
+    enabled: p.enabled as boolean,
+    preset,
+    issuer,
+    acceptedIssuers: preset === 'google' ? [issuer, 'accounts.google.com'] : [issuer],
+    endpoints: e === undefined
+      ? null
+      : { token: e.token, jwks: e.jwks, userinfo: e.userinfo ?? null, authorization: e.authorization ?? null },
+    clientId: p.clientId,
+    clientSecret: p.clientSecret ?? null,
+    clientAuthMethod,
+    redirectUris,
+    acceptIdToken: p.acceptIdToken as boolean,
+    requireNonce: p.requireNonce as boolean,
+    allowUnverifiedEmail: p.allowUnverifiedEmail as boolean,
+    autoRegister: p.autoRegister as boolean,
+    defaultRole: p.defaultRole as string,
+    timeoutMs,
+    allowHttp
+  }
+}
+
+/** Applies presets and checks each provider; throws `JwtLoginSettingsError` naming the field. */
+export function resolveOAuthProviders (input: Record<string, OAuthProviderInput>): Record<string, OAuthProviderSettings> {
+  const providers: Record<string, OAuthProviderSettings> = Object.create(null)
+  for (const [name, provider] of Object.entries(input)) {
+    // TypeBox does not default inside a record's values; each provider gets its defaults here
+    providers[name] = resolveProvider(name, Value.Default(OAuthProviderSchema, provider) as OAuthProviderInput)
+  }
+  return providers
+}

@@ -1,0 +1,178 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
+import { checkAuthCode } from './auth-codes.js'
+import { checkOrigin, cookieCredential, cookieMode } from './browser.js'
+import type { Call, JwtLoginContext } from '../context/context.js'
+import { JwtLoginError, type JwtLoginErrorCode } from '../core/errors.js'
+import type { JwtLoginEvents } from '../services/events.js'
+import { presentedJwt, stringField, type Fields } from './fields.js'
+import type { Settings, SettingsHolder } from '../config/settings.js'
+
+/** A switch a route needs on, besides `authentication.enabled`. */
+export type Feature = 'validate' | 'refresh' | 'revoke' | 'resetPassword' | 'twoFactor'
+
+/** The setting that makes the auth code required on a route. */
+export type AuthCodeRule = 'auth' | 'validate' | 'refresh' | 'revoke' | 'oauth' | 'resetPassword'
+
+/** What a refusal of the gate is reported as: the route's own audit event. */
+export type GateAudit = (events: JwtLoginEvents, call: Call, error: JwtLoginError, stage: 'switch' | 'auth_code') => void
+
+/**
+ * What a route of the plugin declares in `config.jwtLogin`; the gate hook
+ * checks it against the request's settings snapshot, in this order:
+ * `authentication.enabled` (unless `authentication: false`), the feature's
+ * switch, then the auth code.
+ */
+export interface RouteGate {
+  /** Whether the route needs authentication on (default true; password reset does not). */
+  authentication?: boolean
+  feature?: Feature
+  authCode?: AuthCodeRule
+  /**
+   * Where the auth code may travel: `body` on credential routes (so it is
+   * never in a URL), `query` for GET, `body-or-query` elsewhere.
+   */
+  authCodeFrom?: 'body' | 'query' | 'body-or-query'
+  /** The token the route takes: read (not yet verified) into the request state, or its documented error. */
+  token?: 'access' | 'interim'
+  audit?: GateAudit
+  /**
+   * In cookie mode (`refresh.cookie`): `issues` (a route that sets the
+   * refresh cookie), `reads` (refresh) and `ends` (revoke) refuse a foreign
+   * origin; `reads` and `ends` may take the cookie as the credential, with
+   * the CSRF token (see `cookieCredential`).
+   */
+  refreshCookie?: 'issues' | 'reads' | 'ends'
+  /**
+   * The errors the route's flow answers besides its gate's: each joins the
+   * route's response schemas (serialisation and the OpenAPI document).
+   */
+  errors?: readonly JwtLoginErrorCode[]
+}
+
+/** The plugin's per-request state: the call (settings snapshot, IP, start) and the token the route takes. */
+export interface RequestState {
+  call: Call
+  token: string | undefined
+  /** The refresh token of the cookie, when the gate took it (CSRF checked). */
+  refreshCookie?: string
+}
+
+export const kState = Symbol('jwt-login.request')
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    [kState]: RequestState
+  }
+  interface FastifyContextConfig {
+    jwtLogin?: RouteGate
+  }
+}
+
+/** The request's state; the hooks below set it on every route of the plugin. */
+export function stateOf (request: FastifyRequest): RequestState {
+  return request[kState]
+}
+
+const SWITCH_ERRORS = {
+  validate: 'ERR_JWT_LOGIN_VALIDATE_DISABLED',
+  refresh: 'ERR_JWT_LOGIN_REFRESH_DISABLED',
+  revoke: 'ERR_JWT_LOGIN_REVOKE_DISABLED',
+  resetPassword: 'ERR_JWT_LOGIN_RESET_DISABLED',
+  twoFactor: 'ERR_JWT_LOGIN_TWO_FACTOR_UNAVAILABLE'
+} as const
+
+const TOKEN_MISSING = { access: 'ERR_JWT_LOGIN_JWT_MISSING', interim: 'ERR_JWT_LOGIN_INTERIM_TOKEN_MISSING' } as const
+
+/** The errors a gate can answer, in the order it checks. */
+export function gateErrors (gate: RouteGate): JwtLoginErrorCode[] {
+  const errors: JwtLoginErrorCode[] = []
+  if (gate.authentication !== false) errors.push('ERR_JWT_LOGIN_AUTH_DISABLED')
+  if (gate.feature !== undefined) errors.push(SWITCH_ERRORS[gate.feature])
+  if (gate.authCode !== undefined) errors.push('ERR_JWT_LOGIN_AUTH_CODE_MISSING', 'ERR_JWT_LOGIN_AUTH_CODE_INVALID')
+  if (gate.refreshCookie !== undefined) errors.push('ERR_JWT_LOGIN_ORIGIN_NOT_ALLOWED')
+  if (gate.token !== undefined) errors.push(TOKEN_MISSING[gate.token])
+  if (gate.refreshCookie === 'reads' || gate.refreshCookie === 'ends') errors.push('ERR_JWT_LOGIN_CSRF_TOKEN_INVALID')
+  return errors
+}
+
+function featureOn (settings: Settings, feature: Feature, twoFactorPort: boolean): boolean {
+  if (feature === 'twoFactor') return twoFactorPort && settings.twoFactor.enabled
+  return settings[feature].enabled
+}
+
+function authCodeRequired (settings: Settings, rule: AuthCodeRule): boolean {
+  return rule === 'resetPassword' ? settings.resetPassword.requireAuthCode : settings.authCodes.requireFor[rule]
+}
+
+/** The setting `authCodeRequired` reads for `rule`, as the docs name it. */
+export function authCodeSetting (rule: AuthCodeRule): string {
+  return rule === 'resetPassword' ? 'resetPassword.requireAuthCode' : `authCodes.requireFor.${rule}`
+}
+
+function presentedCode (request: FastifyRequest, name: string, from: RouteGate['authCodeFrom']): string | undefined {
+  const body = request.body as Fields
+  const query = request.query as Fields
+  if (from === 'body') return stringField(body, name)
+  if (from === 'query') return stringField(query, name)
+  return stringField(body, name) ?? stringField(query, name)
+}
+
+/** The switches a gate names: `authentication.enabled` (unless it says otherwise), then the feature's own. */
+export function checkSwitches (settings: Settings, gate: RouteGate, twoFactorPort: boolean): void {
+  if (gate.authentication !== false && !settings.authentication.enabled) throw new JwtLoginError('ERR_JWT_LOGIN_AUTH_DISABLED')
+  if (gate.feature !== undefined && !featureOn(settings, gate.feature, twoFactorPort)) throw new JwtLoginError(SWITCH_ERRORS[gate.feature])
+}
+
+function checkGate (ctx: JwtLoginContext, request: FastifyRequest, gate: RouteGate, state: RequestState, twoFactorPort: boolean): void {
+  const { settings } = state.call
+  let stage: 'switch' | 'auth_code' = 'switch'
+  try {
+    checkSwitches(settings, gate, twoFactorPort)
+    if (gate.authCode !== undefined && authCodeRequired(settings, gate.authCode)) {
+      stage = 'auth_code'
+      const name = gate.authCode === 'oauth' ? settings.authCodes.oauthParameter : settings.authCodes.parameter
+      checkAuthCode(presentedCode(request, name, gate.authCodeFrom), settings.authCodes.codes, state.call.startedAt)
+    }
+  } catch (error) {
+    gate.audit?.(ctx.events, state.call, error as JwtLoginError, stage)
+    throw error
+  }
+  const use = gate.refreshCookie
+  const cookies = use !== undefined && cookieMode(settings)
+  if (cookies) checkOrigin(request, settings)
+  if (gate.token !== undefined) state.token = presentedJwt(request, settings.bearer.enabled)
+  if (cookies && use !== 'issues') {
+    const own = gate.token === undefined ? stringField(request.body as Fields, 'refresh_token') : state.token
+    state.refreshCookie = cookieCredential(request, settings, use, own)
+  }
+  if (gate.token !== undefined && state.token === undefined && state.refreshCookie === undefined) {
+    throw new JwtLoginError(TOKEN_MISSING[gate.token])
+  }
+}
+
+/**
+ * The two hooks of every plugin route: `onRequest` takes the request's one
+ * settings snapshot; `preHandler` (after the body is parsed and validated)
+ * checks the route's declared gate. Both are synchronous.
+ */
+export function addGateHooks (instance: FastifyInstance, ctx: JwtLoginContext, settings: SettingsHolder, twoFactorPort: boolean): void {
+  instance.decorateRequest(kState, null as unknown as RequestState)
+  instance.addHook('onRequest', (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
+    request[kState] = { call: { settings: settings.current, ip: request.ip, startedAt: ctx.clock() }, token: undefined }
+    done()
+  })
+  instance.addHook('preHandler', (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
+    const gate = request.routeOptions.config.jwtLogin
+    if (gate === undefined) {
+      done()
+      return
+    }
+    try {
+      checkGate(ctx, request, gate, request[kState], twoFactorPort)
+    } catch (error) {
+      done(error as Error)
+      return
+    }
+    done()
+  })
+}

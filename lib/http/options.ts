@@ -1,0 +1,182 @@
+import type { SettingsInput } from '../../schemas/settings.js'
+import type { Clock } from '../core/clock.js'
+import { DEFAULT_PREFIX, trimPrefix } from './rest-route.js'
+import type { SecondFactorGate } from '../context/context.js'
+import { DURATION_HINT, toMs } from '../config/duration.js'
+import type { Mailer } from '../mail/types.js'
+import { checkResetSetup, type PasswordPolicy } from '../reset-password/flow.js'
+import { durationAt, JwtLoginSettingsError, type Settings, type SettingsSource } from '../config/settings.js'
+import type { StateStore } from '../store/types.js'
+import type { TwoFactorOptions } from '../adapters/two-factor.js'
+import type { UserCacheLimits } from '../services/user-cache.js'
+import type { UserAdapter } from '../adapters/users.js'
+
+/**
+ * A short cache of `findById` in front of the user adapter: a user is served
+ * from memory for `ttl` (seconds or `'10s'`, at most 60 s), at most `max`
+ * users (default 10 000). Revocation and password reset drop the user's
+ * entry; a host that changes or removes a user calls `jwtLogin.forgetUser`.
+ */
+export interface UserCacheOptions {
+  ttl: number | string
+  max?: number
+}
+
+export interface JwtLoginOptions {
+  /** The settings, or an async source (the host's admin screen) re-read every `settingsTtl`. */
+  settings: SettingsInput | SettingsSource
+  /** How often an async settings source is re-read (default 30 s). */
+  settingsTtl?: number | string
+  /** The host's users. */
+  users: UserAdapter<any>
+  /** Off by default: every request that needs the user asks the adapter. */
+  userCache?: UserCacheOptions
+  /** Short-lived state; defaults to a `MemoryStore` (one process). Use `RedisStore` for many. */
+  store?: StateStore
+  /** Route prefix (default `/jwt-login/v1`). */
+  prefix?: string
+  /**
+   * Serve `/?rest_route=/jwt-login/v1/<path>` as WordPress clients call it
+   * (default true). Turn it off when the host owns `/`, and use `restRouteRewrite`.
+   */
+  restRoute?: boolean
+  /** Accept `multipart/form-data` bodies (default false): its reader runs on every plugin request once on. */
+  multipart?: boolean
+  /** Time source in ms; tests inject one. */
+  clock?: Clock
+  /** Sends mail (reset codes). Needed when `resetPassword.enabled` is on. */
+  mailer?: Mailer
+  /** The host's own rule for a new password, after the length settings (see `PasswordPolicy`). */
+  passwordPolicy?: PasswordPolicy
+  /** Two-factor sign-in: the host's two-factor port (and a mailer for email codes). */
+  twoFactor?: TwoFactorOptions
+  /** A second factor for every sign-in (password or provider); a two-factor module fills this seam. */
+  secondFactor?: SecondFactorGate
+}
+
+const ADAPTER_METHODS = ['findByEmail', 'findByLogin', 'findById', 'verifyPassword', 'toPublicUser']
+const STORE_METHODS = ['get', 'set', 'consume', 'increment', 'compareAndSet', 'delete']
+const OPTIONAL_STORE_METHODS = ['getMany', 'close', 'attachLogger']
+/** Every method of `TwoFactorPort`: the providers call each one (none is optional). */
+const PORT_METHODS = ['methodOf', 'getTotpSecret', 'setTotpSecret', 'consumeBackupCode', 'replaceBackupCodes']
+/** setTimeout's longest delay: a longer one fires at once, and the reload timer would spin. */
+const MAX_TIMER_MS = 2 ** 31 - 1
+/** A longer cache would serve a changed or removed user for longer than a host expects of "short". */
+const MAX_USER_CACHE_TTL_MS = 60_000
+const DEFAULT_USER_CACHE_MAX = 10_000
+
+/** A refusal of a plugin option (not a setting), naming its path. */
+function optionError (path: string, reason: string): JwtLoginSettingsError {
+  return new JwtLoginSettingsError(path, reason, 'option')
+}
+
+/** The `userCache` option in ms and entries, or `null` when it is off; refuses it naming the field. */
+export function resolveUserCache (option: UserCacheOptions | undefined): UserCacheLimits | null {
+  if (option === undefined) return null
+  if (option === null || typeof option !== 'object') throw optionError('userCache', 'must be an object with a ttl')
+  const ttlMs = durationAt(option.ttl, 'userCache/ttl', 'option')
+  if (!(ttlMs > 0) || ttlMs > MAX_USER_CACHE_TTL_MS) throw optionError('userCache/ttl', 'must be more than 0 and at most 60 seconds')
+  const max = option.max ?? DEFAULT_USER_CACHE_MAX
+  if (!Number.isSafeInteger(max) || max <= 0) throw optionError('userCache/max', 'must be a positive integer')
+  return { ttlMs, max }
+}
+
+/**
+ * Refuses a port that lacks one of `methods`: the path names the first
+ * missing method, the reason every one of them.
+ */
+function requireMethods (value: unknown, path: string, what: string, methods: string[]): void {
+  const holder = value !== null && typeof value === 'object' ? value as Record<string, unknown> : {}
+  const missing = methods.filter(method => typeof holder[method] !== 'function')
+  if (missing.length > 0) {
+    throw optionError(`${path}/${missing[0] as string}`, `${what} must implement ${methods.join(', ')}; missing: ${missing.join(', ')}`)
+  }
+}
+
+/** The store's required methods; its optional ones, when present, must be methods. */
+function checkStore (store: StateStore): void {
+  requireMethods(store, 'store', 'the state store (StateStore)', STORE_METHODS)
+  for (const method of OPTIONAL_STORE_METHODS) {
+    const value = (store as unknown as Record<string, unknown>)[method]
+    if (value !== undefined && typeof value !== 'function') throw optionError(`store/${method}`, 'is optional, but when present must be a method')
+  }
+}
+
+/** The two-factor option: its port complete, its mailer (when given) able to send. */
+function checkTwoFactor (twoFactor: TwoFactorOptions): void {
+  if (twoFactor === null || typeof twoFactor !== 'object') throw optionError('twoFactor', 'must be an object with a port')
+  requireMethods(twoFactor.port, 'twoFactor/port', 'the two-factor port (TwoFactorPort)', PORT_METHODS)
+  if (twoFactor.mailer !== undefined) requireMethods(twoFactor.mailer, 'twoFactor/mailer', 'the mailer', ['send'])
+}
+
+/** `settingsTtl` in ms (default 30 s): a duration the reload timer can wait. */
+export function resolveSettingsTtl (option: number | string | undefined): number {
+  let ms: number
+  try {
+    ms = toMs(option === undefined ? 30 : option)
+  } catch {
+    ms = NaN
+  }
+  if (!(ms >= 1 && ms <= MAX_TIMER_MS)) throw optionError('settingsTtl', `must be a duration (${DURATION_HINT}) from 1 ms to 24 days`)
+  return ms
+}
+
+/**
+ * Refuses options the plugin cannot run with, naming the field; answers
+ * what needs resolving (the user cache, the settings reload period).
+ */
+export function checkOptions (options: JwtLoginOptions): { userCache: UserCacheLimits | null, settingsTtlMs: number } {
+  requireMethods(options.users, 'users', 'the user adapter (UserAdapter)', ADAPTER_METHODS)
+  if (options.store !== undefined) checkStore(options.store)
+  if (options.mailer !== undefined) requireMethods(options.mailer, 'mailer', 'the mailer', ['send'])
+  if (options.twoFactor !== undefined) checkTwoFactor(options.twoFactor)
+  return { userCache: resolveUserCache(options.userCache), settingsTtlMs: resolveSettingsTtl(options.settingsTtl) }
+}
+
+/** Checks settings against the options, at registration and on every reload. */
+export function checkSettings (settings: Settings, options: JwtLoginOptions): void {
+  checkResetSetup(settings, options.users, options.mailer)
+  checkAdapterFor(settings, options.users)
+  if (settings.cors.enabled && trimPrefix(options.prefix ?? DEFAULT_PREFIX) === '') {
+    throw new JwtLoginSettingsError('cors/enabled', "with prefix '' the plugin's routes share the host's root, and its CORS would answer the preflights of every host route: leave cors.enabled off and register @fastify/cors for the whole app (docs/browser-apps.md)")
+  }
+}
+
+/**
+ * Settings that need an optional method of the user adapter. The flows
+ * still refuse when the method is missing at request time (an adapter
+ * changed after registration): 401 / 48 for a hash login, 500 / 52 for a
+ * registration.
+ */
+function checkAdapterFor (settings: Settings, users: UserAdapter): void {
+  if (settings.login.allowPasswordHash && typeof users.getPasswordHash !== 'function') {
+    throw new JwtLoginSettingsError('login/allowPasswordHash', 'logging in with password_hash needs the user adapter to implement getPasswordHash')
+  }
+  for (const [name, provider] of Object.entries(settings.oauth.providers)) {
+    if (provider.enabled && provider.autoRegister && typeof users.createUser !== 'function') {
+      throw new JwtLoginSettingsError(`oauth/providers/${name}/autoRegister`, 'registering users needs the user adapter to implement createUser')
+    }
+  }
+}
+
+/**
+ * What a reload may not change: the keys, the algorithm and the body limit
+ * need a restart. Turning CORS on when it was off at registration
+ * (`corsRegistered`) needs one too, since that registers @fastify/cors; the
+ * reload is still taken, and `warn` says (once) that CORS waits for the
+ * restart, so a kill switch in the same reload is not held back.
+ */
+export function acceptReload (options: JwtLoginOptions, corsRegistered: () => boolean, warn: (message: string) => void): (next: Settings, current: Settings) => void {
+  let warned = false
+  return (next, current) => {
+    if (next.cors.enabled && !corsRegistered() && !warned) {
+      warned = true
+      warn('jwt-login: cors.enabled was turned on by a settings reload; CORS takes effect at the next restart (it was off at registration)')
+    }
+    if (JSON.stringify(next.tokens.keys) !== JSON.stringify(current.tokens.keys) || next.tokens.algorithm !== current.tokens.algorithm) {
+      throw new JwtLoginSettingsError('tokens/keys', 'keys and algorithm change only with a restart')
+    }
+    if (next.bodyLimit !== current.bodyLimit) throw new JwtLoginSettingsError('bodyLimit', 'changes only with a restart')
+    checkSettings(next, options)
+  }
+}

@@ -1,0 +1,123 @@
+import fastifyFormbody from '@fastify/formbody'
+import fastifyMultipart from '@fastify/multipart'
+import fastifyRateLimit from '@fastify/rate-limit'
+import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { registerBrowserSupport } from './browser.js'
+import { clientKey } from '../core/client-key.js'
+import { setErrorHandling } from './error-handler.js'
+import { JwtLoginError } from '../core/errors.js'
+import { stateOf } from './gates.js'
+import { describeRoute, type DocOptions } from './openapi.js'
+import { storeRateLimitFor } from './rate-limit-store.js'
+import { redactedRequest } from './rest-route.js'
+import type { Settings } from '../config/settings.js'
+import type { StateStore } from '../store/types.js'
+
+export interface ScopeOptions {
+  bodyLimit: number
+  multipart: boolean
+  store: StateStore
+  /** Whether unknown paths under the prefix answer the envelope (not with an empty prefix: the host's 404s stay the host's). */
+  ownNotFound: boolean
+  /** The auth-code parameter names the OpenAPI document shows (the current settings'). */
+  authCodeNames: DocOptions['authCodeNames']
+  /** The settings at registration (the cors hook reads each request's own). */
+  initial: Settings
+}
+
+/**
+ * The body readers: JSON (Fastify's), form-encoded, and multipart when the
+ * host turns it on. Answers whether a failure came from reading a multipart
+ * body: busboy's errors (no boundary, wrong boundary, truncated body) carry
+ * no status, so the two hooks around its reader mark the requests inside it.
+ */
+async function registerBodyReaders (instance: FastifyInstance, options: ScopeOptions): Promise<(request: FastifyRequest) => boolean> {
+  await instance.register(fastifyFormbody, { bodyLimit: options.bodyLimit })
+  if (!options.multipart) return () => false
+  const reading = new WeakSet<FastifyRequest>()
+  instance.addHook('preValidation', (request, _reply, done) => { reading.add(request); done() })
+  await instance.register(fastifyMultipart, {
+    attachFieldsToBody: 'keyValues',
+    limits: { files: 0, fields: 32, fieldSize: options.bodyLimit, fileSize: 0, parts: 32 }
+  })
+  instance.addHook('preValidation', (request, _reply, done) => { reading.delete(request); done() })
+  return (request) => reading.has(request)
+}
+
+/**
+ * The per-IP request limit, counted in the state store. Every route pays for
+ * it unless it says `rateLimit: false` (validate and revoke, which need a
+ * signed token, and `/jwks`); the numbers come from the request's settings.
+ */
+async function registerRequestLimit (instance: FastifyInstance, store: StateStore): Promise<void> {
+  await instance.register(fastifyRateLimit, {
+    global: true,
+    store: storeRateLimitFor(store),
+    keyGenerator: (request) => clientKey(request.ip),
+    max: (request) => stateOf(request).call.settings.limits.requestsPerIp.max,
+    timeWindow: (request) => stateOf(request).call.settings.limits.requestsPerIp.windowMs,
+    errorResponseBuilder: (_request, context) => new JwtLoginError('ERR_JWT_LOGIN_RATE_LIMITED', { retryAfter: Math.max(1, Math.ceil(context.ttl / 1000)) })
+  })
+}
+
+/**
+ * Every request of the scope logs with the routes' request serializer, the
+ * query's values redacted. The routes take it from the scope's
+ * `logSerializers`, but Fastify builds the not-found handler's context
+ * without them: its `incoming request` line (a wrong method, a trailing
+ * slash, a typo, under the prefix or through `?rest_route=`) would log the
+ * URL as sent, `?password=` and all. The child logger factory is the one
+ * setting that context takes from the scope; the host's own factory still
+ * makes the logger.
+ */
+function redactRequestLogs (instance: FastifyInstance): void {
+  const inherited = instance.childLoggerFactory
+  const factory: FastifyInstance['childLoggerFactory'] = function (logger, bindings, childOptions, rawRequest) {
+    const redacting = childOptions.serializers?.req === redactedRequest
+      ? childOptions
+      : { ...childOptions, serializers: { ...childOptions.serializers, req: redactedRequest } }
+    return inherited.call(this, logger, bindings, redacting, rawRequest)
+  }
+  instance.setChildLoggerFactory(factory)
+}
+
+/** Everything of the plugin's encapsulated scope but its routes and gates. */
+export async function setUpScope (instance: FastifyInstance, options: ScopeOptions): Promise<void> {
+  redactRequestLogs(instance)
+  const bodyFault = await registerBodyReaders(instance, options)
+  await registerRequestLimit(instance, options.store)
+  await registerBrowserSupport(instance, instance.prefix, (request) => stateOf(request).call.settings, options.initial, instance.log)
+
+  instance.addHook('onRoute', (route) => {
+    // a bodyLimit in register options is ignored by Fastify: set it on each route
+    route.bodyLimit ??= options.bodyLimit
+    // each error status is serialised by its schema too, like the answers, and documented
+    describeRoute(route, { multipart: options.multipart, authCodeNames: options.authCodeNames })
+  })
+  // no coercion: an array or a number where a string belongs is a 400, not a string
+  instance.setValidatorCompiler(TypeBoxValidatorCompiler)
+  // a POST without a body (the token in a header) validates as an empty object
+  instance.addHook('preValidation', (request, _reply, done) => {
+    if (request.body === undefined || request.body === null) request.body = {}
+    done()
+  })
+  setErrorHandling(instance, bodyFault, () => {
+    const { parameter, oauthParameter } = options.authCodeNames()
+    return new Set([parameter, oauthParameter])
+  })
+
+  // token answers and errors are never stored by a cache (RFC 6749 §5.1), on
+  // every route of the plugin; only /jwks sets its own, public, Cache-Control
+  instance.addHook('onSend', (_request, reply, payload, done) => {
+    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store').header('pragma', 'no-cache')
+    done(null, payload)
+  })
+
+  // unknown paths and methods under the prefix answer the envelope, counted by the per-IP limit
+  if (options.ownNotFound) {
+    instance.setNotFoundHandler({ preHandler: instance.rateLimit() }, async () => {
+      throw new JwtLoginError('ERR_JWT_LOGIN_NOT_FOUND')
+    })
+  }
+}

@@ -1,0 +1,105 @@
+import { clientKey } from '../core/client-key.js'
+import type { Call, JwtLoginContext, SignInResult } from '../context/context.js'
+import { safeEqual } from '../core/crypto.js'
+import { errorNumber, JwtLoginError } from '../core/errors.js'
+import type { GateAudit } from '../http/gates.js'
+import { subjectKey, type Hold, type Reservable } from '../services/limits.js'
+import { completeSignIn } from '../sessions/flow.js'
+import type { ResolvedLimit } from '../config/settings.js'
+
+/** How an identifier is counted when it names no account: case and surrounding spaces do not make another subject. */
+function normalizeIdentifier (identifier: string): string {
+  return identifier.trim().toLowerCase()
+}
+
+/** Counts the attempt on `subjects`, or answers 429 / 200 with `Retry-After`. */
+async function reserve (ctx: JwtLoginContext, subjects: Reservable[], ip: string): Promise<Hold[]> {
+  const reservation = await ctx.limiter.reserve(subjects)
+  if (reservation.ok) return reservation.holds
+  ctx.events.emit('login.failed', { ip, reason: 'rate_limited', errorCode: errorNumber('ERR_JWT_LOGIN_RATE_LIMITED') })
+  throw new JwtLoginError('ERR_JWT_LOGIN_RATE_LIMITED', { retryAfter: reservation.retryAfter })
+}
+
+/** `POST /auth` as the route read it: each field a string or absent. */
+export interface LoginInput {
+  email: string | undefined
+  username: string | undefined
+  login: string | undefined
+  password: string | undefined
+  passwordHash: string | undefined
+}
+
+/**
+ * `POST /auth`, after the route's gate (authentication on, the auth code).
+ * An unknown user costs the same password verification as a known one and
+ * gets the same answer as a wrong password.
+ *
+ * Every attempt is counted before its password is verified, so a burst of
+ * concurrent guesses is verified at most `limits.loginPerAccount.max` times
+ * per account; a success gives its attempt back and clears the account's
+ * failures, a refused or unevaluated attempt is given back (`AttemptLimiter`).
+ */
+export async function passwordLogin (ctx: JwtLoginContext, call: Call, input: LoginInput): Promise<SignInResult> {
+  const { settings, ip } = call
+  const { email, password, passwordHash } = input
+  const identifiers = [email, input.username, input.login].filter(v => v !== undefined)
+  if (identifiers.length !== 1) throw new JwtLoginError('ERR_JWT_LOGIN_LOGIN_MISSING')
+  if ((password === undefined) === (passwordHash === undefined)) throw new JwtLoginError('ERR_JWT_LOGIN_PASSWORD_MISSING')
+  if (passwordHash !== undefined && !settings.login.allowPasswordHash) throw new JwtLoginError('ERR_JWT_LOGIN_PASSWORD_HASH_DISABLED')
+
+  const identifier = identifiers[0] as string
+  const { loginPerAccount, loginPerIp } = settings.limits
+  const named: Reservable = { key: subjectKey('login:account', normalizeIdentifier(identifier)), limit: loginPerAccount, onSuccess: 'reset' }
+  const client: Reservable = { key: subjectKey('login:ip', clientKey(ip)), limit: loginPerIp, onSuccess: 'release' }
+
+  // Counting comes first, then the lookup, then the account's own counter, then the
+  // verification: the same store work for a known and an unknown identifier.
+  let holds = await reserve(ctx, [named, client], ip)
+  let user: unknown
+  let valid: boolean
+  try {
+    user = email !== undefined ? await ctx.users.findByEmail(email) : await ctx.users.findByLogin(identifier)
+    holds = [...holds, ...await reserve(ctx, [accountSubject(ctx, user, loginPerAccount)], ip)]
+    valid = await checkCredentials(ctx, user, password, passwordHash)
+  } catch (error) {
+    // not evaluated (refused on the account, or a dependency failed): the attempt is given back
+    await ctx.limiter.release(holds)
+    throw error
+  }
+
+  if (!valid) {
+    await ctx.limiter.failed(holds)
+    ctx.events.emit('login.failed', { ip, reason: 'wrong_credentials', errorCode: errorNumber('ERR_JWT_LOGIN_WRONG_CREDENTIALS') })
+    throw new JwtLoginError('ERR_JWT_LOGIN_WRONG_CREDENTIALS')
+  }
+
+  await ctx.limiter.succeeded(holds)
+  const result = await completeSignIn(ctx, call, user)
+  if (!('two_factor_required' in result)) {
+    ctx.events.emit('login.succeeded', { userId: ctx.users.toPublicUser(user).ID, ip, method: password !== undefined ? 'password' : 'password_hash' })
+  }
+  return result
+}
+
+/** One counter per account, whichever identifier named it; an unknown identifier counts a decoy that never refuses. */
+function accountSubject (ctx: JwtLoginContext, user: unknown, limit: ResolvedLimit): Reservable {
+  return user === null
+    ? { key: subjectKey('login:user', 'none'), limit: { max: Infinity, windowMs: limit.windowMs }, onSuccess: 'reset' }
+    : { key: subjectKey('login:user', String(ctx.users.toPublicUser(user).ID)), limit, onSuccess: 'reset' }
+}
+
+/** The password (or its hash, when allowed) against the user; an unknown user spends the same time. */
+async function checkCredentials (ctx: JwtLoginContext, user: unknown, password: string | undefined, passwordHash: string | undefined): Promise<boolean> {
+  if (password !== undefined) {
+    if (user !== null) return await ctx.users.verifyPassword(user, password)
+    await ctx.spendPasswordTime(password)
+    return false
+  }
+  const stored = user === null || ctx.users.getPasswordHash === undefined ? null : await ctx.users.getPasswordHash(user)
+  return safeEqual(passwordHash as string, stored ?? '\u0000no-hash') && stored !== null
+}
+
+/** Reports a refusal of the route's gate on the auth code as a failed login. */
+export const auditLoginGate: GateAudit = (events, call, error, stage) => {
+  if (stage === 'auth_code') events.emit('login.failed', { ip: call.ip, reason: 'auth_code', errorCode: error.errorCode })
+}

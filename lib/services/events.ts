@@ -1,0 +1,81 @@
+import { EventEmitter } from 'node:events'
+import type { TwoFactorMethod } from '../adapters/two-factor.js'
+import type { JwtLoginErrorCode } from '../core/errors.js'
+
+/**
+ * What each audit event carries. No event carries a password, token, code or
+ * secret: only ids, the client IP and a reason.
+ */
+export interface JwtLoginEventMap {
+  'login.succeeded': { userId: number, ip: string, method: 'password' | 'password_hash' }
+  'login.failed': { ip: string, reason: 'wrong_credentials' | 'rate_limited' | 'auth_code', errorCode: number }
+  'token.refreshed': { userId: number, sessionId: string, ip: string }
+  'refresh.reused': { userId: number, sessionId: string, ip: string }
+  'token.revoked': { userId: number, sessionId: string, jti?: string, ip: string }
+  'validation.failed': { ip: string, errorCode: number }
+  /** A session was ended to keep its user within `sessions.maxPerUser`: the user's oldest, when a new one started. */
+  'session.evicted': { userId: number, sessionId: string, reason: 'max_per_user' }
+  /** A sign-in with the right credentials was refused: the account is over `limits.signInsPerAccount`. */
+  'signin.limited': { userId: number, ip: string }
+  /** A reset code was asked for; `userId` is `null` when the email has no account (the client cannot tell). */
+  'reset.requested': { userId: number | null, ip: string }
+  /** The reset mail was accepted by the mailer after `attempts` tries. */
+  'reset.code_sent': { userId: number, attempts: number }
+  /** Every try to send the reset mail failed; the code was withdrawn. */
+  'reset.code_failed': { userId: number, attempts: number }
+  'reset.completed': { userId: number, ip: string }
+  'reset.failed': {
+    step: 'request' | 'complete'
+    userId: number | null
+    ip: string
+    reason: 'auth_code' | 'rate_limited' | 'code_invalid' | 'password_policy'
+    errorCode: number
+  }
+  'two_factor.challenge_issued': { userId: number, method: TwoFactorMethod, ip: string }
+  'two_factor.code_accepted': { userId: number, method: TwoFactorMethod, ip: string }
+  'two_factor.code_rejected': { userId: number, ip: string, attempt: number }
+  'two_factor.challenge_closed': { userId: number, ip: string }
+  'two_factor.account_locked': { userId: number, ip: string }
+  /** The email code of a challenge was accepted by the mailer (after the sign-in answered). */
+  'two_factor.code_sent': { userId: number }
+  /** The mailer refused the email code; the code was withdrawn. */
+  'two_factor.code_failed': { userId: number }
+  /** A provider sign-in ended with a final token (not when a second factor is pending). */
+  'oauth.succeeded': { userId: number, ip: string, provider: string, flow: 'code' | 'id_token' }
+  /** `provider` is the configured provider, or `null` when the value sent names none. */
+  'oauth.failed': { ip: string, provider: string | null, reason: JwtLoginErrorCode, errorCode: number }
+  'oauth.user_registered': { userId: number, ip: string, provider: string }
+}
+
+export type JwtLoginEventName = keyof JwtLoginEventMap
+
+/** A typed EventEmitter for the audit events. Listener errors are not the request's concern. */
+export class JwtLoginEvents {
+  readonly #emitter = new EventEmitter({ captureRejections: false })
+
+  on<E extends JwtLoginEventName>(event: E, listener: (payload: JwtLoginEventMap[E]) => void): this {
+    this.#emitter.on(event, listener)
+    return this
+  }
+
+  once<E extends JwtLoginEventName>(event: E, listener: (payload: JwtLoginEventMap[E]) => void): this {
+    this.#emitter.once(event, listener)
+    return this
+  }
+
+  off<E extends JwtLoginEventName>(event: E, listener: (payload: JwtLoginEventMap[E]) => void): this {
+    this.#emitter.off(event, listener)
+    return this
+  }
+
+  emit<E extends JwtLoginEventName>(event: E, payload: JwtLoginEventMap[E]): void {
+    // raw listeners: a once() wrapper must run so that it removes itself
+    for (const listener of this.#emitter.rawListeners(event)) {
+      try {
+        (listener as (p: JwtLoginEventMap[E]) => void)(payload)
+      } catch {
+        // an audit listener that throws must not change the answer
+      }
+    }
+  }
+}

@@ -1,0 +1,196 @@
+import { execFile } from 'node:child_process'
+import { createHmac, timingSafeEqual } from 'node:crypto'
+import { promisify } from 'node:util'
+import { Validator } from '@seriousme/openapi-schema-validator'
+import { Redis } from 'ioredis'
+import { generate } from 'otplib'
+import t from 'tap'
+import { banner, buildDemo, DEMO_USER, demoTotp, main, oauthFromEnv } from '../../examples/demo.js'
+import { errorCode } from '../helpers/http.js'
+import { REDIS_URL } from '../helpers/redis-store.js'
+
+const PREFIX = '/jwt-login/v1'
+const execFileAsync = promisify(execFile)
+
+t.test('the demo host: login with the demo user, validate, /me, refresh, revoke', async (t) => {
+  const app = await buildDemo()
+  t.teardown(() => app.close())
+  const login = await app.inject({ method: 'POST', url: `${PREFIX}/auth`, payload: { email: DEMO_USER.email, password: DEMO_USER.password } })
+  t.equal(login.statusCode, 200, login.body)
+  const { jwt, refresh_token: refreshToken } = login.json().data
+  t.type(refreshToken, 'string', 'refresh tokens are on in the demo')
+
+  const validate = await app.inject({ method: 'POST', url: `${PREFIX}/auth/validate`, headers: { authorization: `Bearer ${jwt as string}` } })
+  t.equal(validate.statusCode, 200)
+  t.same(validate.json().data.user, { ID: 1, user_login: DEMO_USER.login, user_email: DEMO_USER.email, display_name: DEMO_USER.displayName, roles: DEMO_USER.roles })
+
+  const me = await app.inject({ method: 'GET', url: '/me', headers: { authorization: `Bearer ${jwt as string}` } })
+  t.equal(me.statusCode, 200)
+  t.same(me.json(), { user: validate.json().data.user })
+  const anonymous = await app.inject({ method: 'GET', url: '/me' })
+  t.equal(anonymous.statusCode, 401)
+
+  const refreshed = await app.inject({ method: 'POST', url: `${PREFIX}/auth/refresh`, payload: { refresh_token: refreshToken } })
+  t.equal(refreshed.statusCode, 200)
+  const revoke = await app.inject({ method: 'POST', url: `${PREFIX}/auth/revoke`, headers: { authorization: `Bearer ${jwt as string}` } })
+  t.equal(revoke.statusCode, 200)
+  const after = await app.inject({ method: 'GET', url: '/me', headers: { authorization: `Bearer ${jwt as string}` } })
+  t.equal(errorCode(after), 55)
+})
+
+t.test('the banner names the credentials, Swagger UI and a curl command per route, each value kept in a variable', async (t) => {
+  const text = banner('http://127.0.0.1:3000')
+  t.match(text, 'jwt-login demo listening on http://127.0.0.1:3000')
+  t.ok(text.split('\n').includes('Swagger UI: http://127.0.0.1:3000/docs (the OpenAPI document: http://127.0.0.1:3000/docs/json)'))
+  t.ok(text.split('\n').includes(`  email: ${DEMO_USER.email}`))
+  t.ok(text.split('\n').includes(`  password: ${DEMO_USER.password}`))
+  for (const route of ['/jwt-login/v1/auth ', '/jwt-login/v1/auth/validate', '/jwt-login/v1/auth/refresh', '/jwt-login/v1/auth/revoke', '/?rest_route=/jwt-login/v1/auth/validate', '/me']) {
+    t.match(text, new RegExp(`curl -s[^\\n]*http://127\\.0\\.0\\.1:3000${route.replace(/[?/.]/g, (c) => `\\${c}`)}`), `a curl command for ${route}`)
+  }
+  for (const variable of ['LOGIN', 'JWT', 'REFRESH', 'REFRESHED', 'INTERIM', 'CODE']) {
+    t.match(text, new RegExp(`(^|[ ;])${variable}=`, 'm'), `${variable} is set by a command`)
+  }
+  t.notMatch(text, /"(JWT|REFRESH|INTERIM|CODE)"/, 'no bare placeholder in a body')
+  t.notMatch(text, /\bjq\b/, 'no jq needed')
+})
+
+/** The banner's command lines from the one starting with `first` to the next empty line. */
+function commands (text: string, first: string): string[] {
+  const lines = text.split('\n')
+  const start = lines.findIndex(line => line.startsWith(first))
+  const end = lines.indexOf('', start)
+  return lines.slice(start + 1, end).map(line => line.slice(2))
+}
+
+async function sh (script: string): Promise<string> {
+  const { stdout } = await execFileAsync('sh', ['-e', '-c', script])
+  return stdout
+}
+
+t.test('the banner\'s commands run in order in a plain sh against the demo (curl, sed)', async (t) => {
+  const printed: string[] = []
+  const app = await main({ PORT: '0' }, (text) => printed.push(text))
+  t.teardown(() => app.close())
+  const text = printed[0] as string
+
+  // curl prints no newline after an answer: one echo after each command keeps the answers apart
+  const tokens = (await sh(commands(text, 'Try (paste in order').join('\necho\n'))).split('\n').filter(line => line !== '')
+  t.equal(tokens.length, 6, 'login, validate, validate by rest_route, /me, refresh, revoke')
+  t.match(JSON.parse(tokens[0] as string), { success: true, data: { jwt: String, refresh_token: String } })
+  t.match(JSON.parse(tokens[1] as string), { success: true, data: { user: { user_email: DEMO_USER.email } } })
+  t.match(JSON.parse(tokens[2] as string), { success: true, data: { user: { user_email: DEMO_USER.email } } })
+  t.match(JSON.parse(tokens[3] as string), { user: { user_email: DEMO_USER.email } })
+  t.match(JSON.parse(tokens[4] as string), { success: true, data: { jwt: String, refresh_token: String } })
+  t.same(JSON.parse(tokens[5] as string), { success: true, data: { message: 'Token was revoked.' } }, 'the refreshed JWT was revoked')
+
+  const [ask, , complete] = commands(text, 'Password reset')
+  t.same(JSON.parse(await sh(ask as string)).success, true)
+  const code = /reset code is: (\S+)/.exec(printed.slice(1).join('\n'))?.[1]
+  t.type(code, 'string', 'the mail with the code was printed')
+  t.match(JSON.parse(await sh(`CODE=${code as string}\n${complete as string}`)), { success: true, data: { message: 'User Password has been changed.' } })
+
+  const [interim, , submit] = commands(text, 'Try (INTERIM')
+  const totp = await generate({ secret: demoTotp.secret })
+  const answer = JSON.parse(await sh(`${interim as string}\nCODE=${totp}\n${submit as string}`))
+  t.match(answer, { success: true, data: { jwt: String } }, 'the two-factor sign-in completes')
+})
+
+t.test('JWT_SECRET signs the demo\'s tokens, so another program can verify them; without it the secret is random', async (t) => {
+  const secret = 'an independent client shares this secret, 32+ bytes'
+  const verifies = async (env: NodeJS.ProcessEnv): Promise<boolean> => {
+    const app = await main({ PORT: '0', ...env }, () => {})
+    try {
+      const login = await app.inject({ method: 'POST', url: `${PREFIX}/auth`, payload: { email: DEMO_USER.email, password: DEMO_USER.password } })
+      const [header, payload, signature] = (login.json().data.jwt as string).split('.') as [string, string, string]
+      t.equal(JSON.parse(Buffer.from(header, 'base64url').toString()).alg, 'HS256')
+      const expected = createHmac('sha256', secret).update(`${header}.${payload}`).digest()
+      return timingSafeEqual(expected, Buffer.from(signature, 'base64url'))
+    } finally {
+      await app.close()
+    }
+  }
+  t.equal(await verifies({ JWT_SECRET: secret }), true, 'the HMAC of JWT_SECRET verifies the token')
+  t.equal(await verifies({}), false, 'a random secret otherwise')
+})
+
+t.test('Swagger UI at /docs, and /docs/json is the OpenAPI document with the plugin\'s routes and /me', async (t) => {
+  const app = await buildDemo()
+  t.teardown(() => app.close())
+  const ui = await app.inject({ method: 'GET', url: '/docs' })
+  t.equal(ui.statusCode, 200)
+  t.match(ui.headers['content-type'], /text\/html/)
+  t.match(ui.body, /swagger/i)
+  const json = await app.inject({ method: 'GET', url: '/docs/json' })
+  t.equal(json.statusCode, 200)
+  const doc = json.json()
+  t.same(doc, JSON.parse(JSON.stringify(app.swagger())))
+  t.ok(doc.paths[`${PREFIX}/auth`].post, 'the login')
+  t.same(doc.paths['/me'].get.security, [{ jwtLoginBearer: [] }], 'the host route names the plugin\'s scheme')
+  t.ok(doc.components.securitySchemes.jwtLoginBearer)
+  t.notOk(Object.keys(doc.paths).some((path: string) => path.startsWith('/docs')), 'Swagger UI\'s own routes are not in it')
+  const result = await new Validator().validate(doc)
+  t.ok(result.valid, JSON.stringify(result.errors))
+})
+
+t.test('main() prints to console.log by default', async (t) => {
+  const logged: unknown[] = []
+  const original = console.log
+  console.log = (...args: unknown[]) => { logged.push(args) }
+  try {
+    const app = await main({ PORT: '0' })
+    await app.close()
+  } finally {
+    console.log = original
+  }
+  t.equal(logged.length, 1, 'the banner went to console.log')
+  t.match(String((logged[0] as unknown[])[0]), /email: demo@example\.com/)
+})
+
+t.test('buildDemo with redisUrl keeps its state in Redis', async (t) => {
+  const client = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 })
+  t.teardown(() => client.quit())
+  const before = new Set(await client.keys('jwt-login-demo:*'))
+  t.teardown(async () => {
+    const created = (await client.keys('jwt-login-demo:*')).filter(k => !before.has(k))
+    if (created.length > 0) await client.del(...created)
+  })
+
+  const app = await buildDemo({ redisUrl: REDIS_URL })
+  const login = await app.inject({ method: 'POST', url: `${PREFIX}/auth`, payload: { email: DEMO_USER.email, password: DEMO_USER.password } })
+  t.equal(login.statusCode, 200)
+  const { jwt, refresh_token: refreshToken } = login.json().data
+  const created = (await client.keys('jwt-login-demo:*')).filter(k => !before.has(k))
+  t.ok(created.some(k => k.startsWith('jwt-login-demo:session:')), 'the session record (refresh token hash) is in Redis')
+  t.notOk(created.some(k => k.includes(refreshToken as string)), 'never the refresh token itself')
+
+  const revoke = await app.inject({ method: 'POST', url: `${PREFIX}/auth/revoke`, payload: { JWT: jwt } })
+  t.equal(revoke.statusCode, 200)
+  const sessionKey = `jwt-login-demo:session:${JSON.parse(Buffer.from((jwt as string).split('.')[1] as string, 'base64url').toString()).sid as string}`
+  t.equal(await client.get(sessionKey), 'revoked', 'the revocation is in Redis')
+  await app.close()
+  t.equal(await client.ping(), 'PONG')
+})
+
+t.test('the demo reads a provider from the environment', async (t) => {
+  t.equal(oauthFromEnv({}), undefined, 'no provider without OAUTH_ISSUER and OAUTH_CLIENT_ID')
+  t.same(oauthFromEnv({ OAUTH_ISSUER: 'https://idp.example.com', OAUTH_CLIENT_ID: 'demo' }), {
+    provider: 'idp1', issuer: 'https://idp.example.com', clientId: 'demo', clientSecret: undefined, redirectUri: undefined, autoRegister: false
+  })
+  const full = oauthFromEnv({
+    OAUTH_ISSUER: 'https://idp.example.com',
+    OAUTH_CLIENT_ID: 'demo',
+    OAUTH_CLIENT_SECRET: 'secret',
+    OAUTH_REDIRECT_URI: 'https://app.example.com/callback',
+    OAUTH_PROVIDER: 'corp',
+    OAUTH_AUTO_REGISTER: '1'
+  })
+  t.same(full, {
+    provider: 'corp', issuer: 'https://idp.example.com', clientId: 'demo', clientSecret: 'secret', redirectUri: 'https://app.example.com/callback', autoRegister: true
+  })
+  for (const oauth of [full, oauthFromEnv({ OAUTH_ISSUER: 'https://idp.example.com', OAUTH_CLIENT_ID: 'demo' })]) {
+    const app = await buildDemo({ oauth })
+    const unknown = await app.inject({ method: 'POST', url: `${PREFIX}/oauth/token`, payload: { provider: 'nope', code: 'x' } })
+    t.equal(errorCode(unknown), 69, 'the provider map is in place; an unknown provider is refused')
+    await app.close()
+  }
+})

@@ -1,0 +1,202 @@
+import fastifySwagger from '@fastify/swagger'
+import { Validator } from '@seriousme/openapi-schema-validator'
+import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify'
+import t from 'tap'
+import jwtLogin, { BEARER_SCHEME, errorDefinitions, jwtLoginOpenApi, type JwtLoginErrorCode } from '../../lib/index.js'
+import { MemoryUserAdapter } from '../../lib/testing.js'
+import { ALICE, HS_SECRET } from '../helpers/app.js'
+import { buildDocumentedHost } from '../helpers/openapi.js'
+import { describeRoute } from '../../lib/http/openapi.js'
+
+type Spec = Parameters<Validator['validate']>[0]
+
+const PREFIX = '/jwt-login/v1'
+const OPENAPI = { openapi: { openapi: '3.0.3', info: { title: 'host', version: '1.0.0' } } }
+
+interface Operation {
+  operationId?: string
+  tags?: string[]
+  summary?: string
+  security?: Array<Record<string, string[]>>
+  parameters?: Array<{ in: string, name: string }>
+  requestBody?: { content: Record<string, unknown> }
+  responses: Record<string, Response>
+}
+interface Response { description: string, content?: { 'application/json': { schema: ErrorSchema } } }
+interface ErrorSchema { properties: { data: { properties: { errorCode?: { enum?: number[] } } } } }
+interface Document {
+  paths: Record<string, Record<string, Operation>>
+  tags?: Array<{ name: string, description?: string }>
+  components: { securitySchemes?: Record<string, unknown> }
+}
+
+/** The routes the plugin declares, seen through the host's own onRoute hook (HEAD routes left out). */
+async function documentedHost (options: Parameters<typeof buildDocumentedHost>[1] = {}): Promise<{ app: FastifyInstance, doc: Document, routes: RouteOptions[] }> {
+  const routes: RouteOptions[] = []
+  const app = await buildDocumentedHost(OPENAPI, options, (host) => {
+    host.addHook('onRoute', (route) => { if (route.method !== 'HEAD') routes.push(route) })
+  })
+  return { app, doc: app.swagger() as unknown as Document, routes }
+}
+
+function operation (doc: Document, route: RouteOptions): Operation | undefined {
+  return doc.paths[route.url]?.[String(route.method).toLowerCase()]
+}
+
+function errorEnum (op: Operation, status: string): number[] {
+  return op.responses[status]?.content?.['application/json'].schema.properties.data.properties.errorCode?.enum ?? []
+}
+
+t.test('the document is valid OpenAPI 3 and has every route of the plugin, and not the ?rest_route= catch-all', async (t) => {
+  const { app, doc, routes } = await documentedHost()
+  t.teardown(() => app.close())
+  const validator = new Validator()
+  const result = await validator.validate(doc as unknown as Spec)
+  t.same(result.errors, undefined, 'no schema errors')
+  t.ok(result.valid)
+
+  const plugin = routes.filter(route => route.url.startsWith(PREFIX))
+  t.same(plugin.map(r => `${String(r.method)} ${r.url}`).sort(), [
+    'GET /jwt-login/v1/auth/validate', 'GET /jwt-login/v1/jwks', 'GET /jwt-login/v1/oauth/nonce', 'GET /jwt-login/v1/oauth/token',
+    'POST /jwt-login/v1/auth', 'POST /jwt-login/v1/auth/2fa', 'POST /jwt-login/v1/auth/refresh', 'POST /jwt-login/v1/auth/revoke',
+    'POST /jwt-login/v1/auth/validate', 'POST /jwt-login/v1/oauth/token', 'POST /jwt-login/v1/user/reset_password', 'PUT /jwt-login/v1/user/reset_password'
+  ])
+  const operationIds = new Set<string>()
+  for (const route of plugin) {
+    const op = operation(doc, route)
+    t.ok(op, `${String(route.method)} ${route.url} is documented`)
+    if (op === undefined) continue
+    t.equal(op.tags?.length, 1, 'one tag')
+    t.ok(jwtLoginOpenApi.tags.some(tag => tag.name === op.tags?.[0]), 'a tag of the plugin')
+    t.type(op.summary, 'string')
+    t.type(op.operationId, 'string')
+    operationIds.add(op.operationId as string)
+    t.same(Object.keys(op.responses).sort(), Object.keys(route.schema?.response as object).sort(), 'every status the route answers, with its body')
+  }
+  t.equal(operationIds.size, plugin.length, 'operationIds are unique')
+  t.ok(routes.some(route => route.url === '/'), 'the catch-all is a route of the host')
+  t.notOk(Object.hasOwn(doc.paths, '/'), 'but not in the document')
+  t.same(doc.tags?.map(tag => tag.name), jwtLoginOpenApi.tags.map(tag => tag.name), 'the tags with their descriptions')
+})
+
+t.test('every error the routes can answer is in the document, with its status and number from the one table', async (t) => {
+  const { app, doc } = await documentedHost()
+  t.teardown(() => app.close())
+  const ops = Object.values(doc.paths).flatMap(methods => Object.values(methods))
+  // answered by the host's authenticate hook and the not-found handler, not by a route of the plugin
+  const notRoutes = new Set<JwtLoginErrorCode>(['ERR_JWT_LOGIN_BEARER_MISSING', 'ERR_JWT_LOGIN_AUTHORIZATION_MALFORMED', 'ERR_JWT_LOGIN_NOT_FOUND'])
+  for (const [code, { errorCode, statusCode }] of Object.entries(errorDefinitions) as Array<[JwtLoginErrorCode, { errorCode: number, statusCode: number }]>) {
+    const answering = ops.filter(op => op.responses[String(statusCode)]?.description.includes(`- \`${errorCode}\` ${code}: `))
+    t.equal(answering.length > 0, !notRoutes.has(code), `${code} (${statusCode} / ${errorCode})`)
+    t.ok(answering.every(op => errorEnum(op, String(statusCode)).includes(errorCode)), 'its number is in the enum of its status')
+  }
+  const login = doc.paths[`${PREFIX}/auth`]?.post as Operation
+  t.same(errorEnum(login, '401'), [27, 48], 'an auth code or the credentials')
+  t.same(errorEnum(login, '403'), [45, 113, 206, 208])
+  t.match(JSON.stringify(login.responses['401']), /`48` ERR_JWT_LOGIN_WRONG_CREDENTIALS: Wrong user credentials\./, 'each code is described')
+  t.notOk(Object.hasOwn(doc.paths[`${PREFIX}/auth/validate`]?.post?.responses ?? {}, '429'), 'validate skips the per-IP limit')
+  t.same(Object.keys(doc.paths[`${PREFIX}/jwks`]?.get?.responses ?? {}), ['200'], '/jwks answers its keys only')
+})
+
+t.test('request bodies in each content type; the gate\'s fields in the body and the query; the Bearer scheme', async (t) => {
+  const plain = await documentedHost()
+  t.teardown(() => plain.app.close())
+  const multipart = await documentedHost({ multipart: true })
+  t.teardown(() => multipart.app.close())
+  const form = ['application/json', 'application/x-www-form-urlencoded']
+  t.same(Object.keys(plain.doc.paths[`${PREFIX}/auth`]?.post?.requestBody?.content ?? {}), form)
+  t.same(Object.keys(multipart.doc.paths[`${PREFIX}/auth`]?.post?.requestBody?.content ?? {}), [...form, 'multipart/form-data'])
+  t.notOk(plain.doc.paths[`${PREFIX}/auth/validate`]?.get?.requestBody, 'GET has no body')
+
+  const names = (op: Operation | undefined): string[] => (op?.parameters ?? []).map(p => `${p.in}:${p.name}`).sort()
+  const paths = plain.doc.paths
+  t.same(names(paths[`${PREFIX}/auth`]?.post), [], 'the login\'s auth code travels in the body only')
+  t.match(JSON.stringify(paths[`${PREFIX}/auth`]?.post?.requestBody), /"AUTH_KEY":\{[^}]*authCodes\.requireFor\.auth/)
+  t.same(names(paths[`${PREFIX}/auth/validate`]?.get), ['query:AUTH_KEY', 'query:JWT'])
+  t.same(names(paths[`${PREFIX}/auth/validate`]?.post), ['query:AUTH_KEY', 'query:JWT'])
+  t.same(names(paths[`${PREFIX}/auth/2fa`]?.post), ['query:JWT'])
+  t.same(names(paths[`${PREFIX}/user/reset_password`]?.put), ['query:AUTH_KEY'])
+  t.match(names(paths[`${PREFIX}/oauth/token`]?.get), ['query:AUTH_CODE', 'query:code', 'query:code_verifier', 'query:id_token', 'query:nonce', 'query:provider', 'query:redirect_uri'])
+  t.same(names(paths[`${PREFIX}/oauth/token`]?.post), [])
+  t.match(JSON.stringify(paths[`${PREFIX}/oauth/token`]?.post?.requestBody), /"AUTH_CODE"/)
+
+  t.same(plain.doc.components.securitySchemes, jwtLoginOpenApi.components.securitySchemes)
+  const secured = Object.entries(paths).flatMap(([path, methods]) => Object.entries(methods).filter(([, op]) => op.security !== undefined).map(([m]) => `${m} ${path}`))
+  t.same(secured.sort(), ['get /jwt-login/v1/auth/validate', 'post /jwt-login/v1/auth/2fa', 'post /jwt-login/v1/auth/revoke', 'post /jwt-login/v1/auth/validate'])
+  t.same(paths[`${PREFIX}/auth/revoke`]?.post?.security, [{ [BEARER_SCHEME]: [] }, {}], 'the header or the JWT field')
+})
+
+t.test('the auth-code parameter names come from the settings', async (t) => {
+  const { app, doc } = await documentedHost({ settings: { tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }] }, authCodes: { parameter: 'SITE_KEY', oauthParameter: 'SITE_CODE' } } })
+  t.teardown(() => app.close())
+  t.same((doc.paths[`${PREFIX}/auth/refresh`]?.post?.parameters ?? []).map(p => p.name), ['SITE_KEY'])
+  t.ok((doc.paths[`${PREFIX}/oauth/token`]?.get?.parameters ?? []).some(p => p.name === 'SITE_CODE'))
+  t.notOk(Object.hasOwn(doc.paths, `${PREFIX}/jwks`), 'no /jwks with a shared secret')
+})
+
+t.test('the host\'s own tags and security schemes stay; a scheme of the same name is the host\'s', async (t) => {
+  const mine = { type: 'apiKey', in: 'header', name: 'x-api-key' }
+  const app = await buildDocumentedHost({
+    openapi: {
+      info: { title: 'host', version: '1.0.0' },
+      tags: [{ name: 'host' }, { name: 'tokens', description: 'the host says' }],
+      components: { securitySchemes: { apiKey: mine } }
+    }
+  })
+  t.teardown(() => app.close())
+  const doc = app.swagger() as unknown as Document
+  t.same(doc.tags?.map(tag => tag.name), ['host', 'tokens', 'two-factor', 'password-reset', 'openid', 'keys'])
+  t.equal(doc.tags?.[1]?.description, 'the host says')
+  t.same(Object.keys(doc.components.securitySchemes ?? {}), ['apiKey', BEARER_SCHEME])
+
+  const spread = await buildDocumentedHost({
+    openapi: { info: { title: 'host', version: '1.0.0' }, components: { securitySchemes: { [BEARER_SCHEME]: { type: 'http', scheme: 'bearer' } } } }
+  })
+  t.teardown(() => spread.close())
+  t.same((spread.swagger() as unknown as Document).components.securitySchemes, { [BEARER_SCHEME]: { type: 'http', scheme: 'bearer' } })
+})
+
+t.test('a Swagger 2 document is built too, without the OpenAPI 3 security scheme', async (t) => {
+  const app = await buildDocumentedHost({ swagger: { info: { title: 'host', version: '1.0.0' } } })
+  t.teardown(() => app.close())
+  const doc = app.swagger() as unknown as { swagger: string, paths: Record<string, Record<string, { security?: unknown }>> }
+  t.equal(doc.swagger, '2.0')
+  t.ok(doc.paths[`${PREFIX}/auth/validate`]?.post)
+  t.equal(doc.paths[`${PREFIX}/auth/validate`]?.post?.security, undefined)
+  const result = await new Validator().validate(doc as unknown as Spec)
+  t.ok(result.valid, JSON.stringify(result.errors))
+})
+
+t.test('without @fastify/swagger nothing changes: the same routes, the same answers', async (t) => {
+  const answers = async (app: FastifyInstance): Promise<unknown[]> => {
+    const login = await app.inject({ method: 'POST', url: `${PREFIX}/auth`, payload: { email: ALICE.email, password: ALICE.password } })
+    const wrong = await app.inject({ method: 'POST', url: `${PREFIX}/auth`, payload: { email: ALICE.email, password: 'nope' } })
+    const missing = await app.inject({ method: 'POST', url: `${PREFIX}/auth/validate` })
+    const viaRest = await app.inject({ method: 'POST', url: `/?rest_route=${PREFIX}/auth/validate`, payload: { JWT: login.json().data.jwt } })
+    return [login.statusCode, Object.keys(login.json().data), wrong.statusCode, wrong.json(), missing.statusCode, missing.json(), viaRest.statusCode, viaRest.json().data.user]
+  }
+  const withSwagger = await buildDocumentedHost(OPENAPI)
+  t.teardown(() => withSwagger.close())
+  const without = await buildDocumentedHost(null)
+  t.teardown(() => without.close())
+  t.notOk(without.hasDecorator('swagger'))
+  t.equal(without.printRoutes(), withSwagger.printRoutes())
+  t.same(await answers(without), await answers(withSwagger))
+  t.same((await answers(without)).slice(2, 6), [401, { success: false, data: { message: 'Wrong user credentials.', errorCode: 48 } }, 400, { success: false, data: { message: 'The JWT is missing.', errorCode: 53 } }])
+})
+
+t.test('a host that registers @fastify/swagger after the plugin gets a document without the plugin\'s routes', async (t) => {
+  const users = new MemoryUserAdapter()
+  const app = Fastify()
+  await app.register(jwtLogin, { users, settings: { tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }] } } })
+  await app.register(fastifySwagger, OPENAPI)
+  await app.ready()
+  t.teardown(() => app.close())
+  t.same((app.swagger() as unknown as Document).paths, {})
+})
+
+t.test('a gate that names no errors of its own documents its gate\'s', async (t) => {
+  const route = { method: 'POST', url: '/x', handler: () => {}, config: { jwtLogin: { authentication: false } } } as unknown as RouteOptions
+  describeRoute(route, { multipart: false, authCodeNames: () => ({ parameter: 'AUTH_KEY', oauthParameter: 'AUTH_CODE' }) })
+  t.same(Object.keys(route.schema?.response as object), ['400', '429', '503'])
+})

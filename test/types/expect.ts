@@ -1,0 +1,20 @@
+/**
+ * The assertions of the type tests (`*.types.ts`). Those files are only
+ * compiled, never run: `tsc --noEmit` is what fails on a wrong public type.
+ */
+
+/** Compiles only when `value` is assignable to `T`. */
+export function expectType<T> (value: T): T {
+  return value
+}
+
+/**
+ * `true` when `A` and `B` are the same type, else `false`. Assignability is
+ * not enough: `any`, a wider union or an extra optional field make it `false`.
+ */
+export type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true : false
+
+/** Compiles only when `T` is `true`: `assertType<Equal<A, B>>()` (a call, so no type alias lies unused). */
+export function assertType<T extends true> (): T | undefined {
+  return undefined
+}
