@@ -1,26 +1,16 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { buildApi } from './http/api.js'
-import { systemClock, type Clock } from './core/clock.js'
-import type { JwtLoginContext } from './context/context.js'
-import { JwtLoginEvents } from './services/events.js'
+import { buildContext } from './http/context.js'
+import { systemClock } from './core/clock.js'
 import { addGateHooks } from './http/gates.js'
-import { AttemptLimiter } from './services/limits.js'
 import { acceptReload, checkOptions, checkSettings, type JwtLoginOptions } from './http/options.js'
-import { guardPorts, type HostPorts } from './adapters/guard.js'
-import { createPasswordReset } from './reset-password/flow.js'
 import { DEFAULT_PREFIX, redactedRequest, serveRestRoute, trimPrefix } from './http/rest-route.js'
 import { registerRoutes } from './routes/index.js'
 import { setUpScope } from './http/scope.js'
-import { SessionIndex } from './tokens/session-index.js'
-import { SettingsHolder, type Settings } from './config/settings.js'
+import { SettingsHolder } from './config/holder.js'
 import { guardStore } from './store/guard.js'
 import { MemoryStore } from './store/memory.js'
-import type { StateStore } from './store/types.js'
-import { buildKeyMaterial, TokenService } from './tokens/service.js'
-import { createTwoFactor, secondFactorGate, type TwoFactor } from './two-factor/flow.js'
-import { cacheUsers, type UserCacheLimits } from './services/user-cache.js'
-import { hashPassword, verifyPasswordHash } from './adapters/users.js'
 
 /**
  * Every log line of the plugin's scope (its 404s too) redacts the query.
@@ -28,32 +18,6 @@ import { hashPassword, verifyPasswordHash } from './adapters/users.js'
  * pino takes an object (as its route-level type says): hence the cast.
  */
 const SCOPE_SERIALIZERS = { req: redactedRequest } as unknown as Record<string, (value: unknown) => string>
-
-/**
- * The one context of the flows, frozen, with the two-factor module when the
- * host gave its port. The host's ports are guarded first (the user cache in
- * front of the guard), so what a port throws reaches the log redacted.
- */
-async function buildContext (fastify: FastifyInstance, options: JwtLoginOptions, cacheLimits: UserCacheLimits | null, initial: Settings, store: StateStore, clock: Clock): Promise<{ ctx: JwtLoginContext, twoFactor: TwoFactor | null, ports: HostPorts }> {
-  const dummyHash = await hashPassword(`jwt-login-dummy-${Math.random()}`)
-  const ports = guardPorts(options)
-  const cache = cacheLimits === null ? null : cacheUsers(ports.users, cacheLimits, clock)
-  const base = {
-    users: cache ?? ports.users,
-    forgetUser: cache === null ? () => {} : cache.forget,
-    store,
-    tokens: new TokenService(buildKeyMaterial(initial.tokens), initial.tokens.algorithm, store, clock),
-    limiter: new AttemptLimiter(store, clock),
-    sessions: new SessionIndex(store, clock),
-    events: new JwtLoginEvents(),
-    clock,
-    log: fastify.log,
-    spendPasswordTime: async (password: string) => { await verifyPasswordHash(dummyHash, password) }
-  }
-  const twoFactor = ports.twoFactor === undefined ? null : createTwoFactor(base, ports.twoFactor, fastify.log)
-  const secondFactor = twoFactor === null ? ports.secondFactor ?? null : secondFactorGate(base, twoFactor)
-  return { ctx: Object.freeze({ ...base, secondFactor }), twoFactor, ports }
-}
 
 /**
  * The settings holder, its first settings checked against the options. CORS
@@ -87,20 +51,19 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
   const store = guardStore(backing)
   const settings = await readSettings(fastify, options, settingsTtlMs)
   const initial = settings.current
-  const { ctx, twoFactor, ports } = await buildContext(fastify, options, userCache, initial, store, clock)
-  const reset = createPasswordReset(ctx, ports.mailer, ports.passwordPolicy ?? null)
+  const ctx = await buildContext(options, { log: fastify.log, cacheLimits: userCache, initial, store, clock })
 
-  fastify.decorate('jwtLogin', buildApi(ctx, settings, twoFactor?.enrollment ?? null))
+  fastify.decorate('jwtLogin', buildApi(ctx, settings))
   fastify.decorateRequest('jwtLogin', null)
   settings.start()
   fastify.addHook('onClose', async () => {
     settings.stop()
-    reset.stop.abort()
+    ctx.reset.stop.abort()
     if (options.store === undefined) await store.close?.()
   })
 
   await fastify.register(async function jwtLoginRoutes (instance) {
-    addGateHooks(instance, ctx, settings, twoFactor !== null)
+    addGateHooks(instance, ctx, settings)
     await setUpScope(instance, {
       bodyLimit: initial.bodyLimit,
       multipart: options.multipart === true,
@@ -109,7 +72,7 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
       authCodeNames: () => settings.current.authCodes,
       initial
     })
-    registerRoutes(instance, ctx, reset, twoFactor)
+    registerRoutes(instance, ctx)
   }, { prefix, logSerializers: SCOPE_SERIALIZERS })
 
   // the query form's preflights reach the plugin only when its CORS answers them
@@ -124,18 +87,20 @@ export type { JwtLoginOptions, UserCacheOptions } from './http/options.js'
 export type { JwtLoginApi, JwtLoginRequestState } from './http/api.js'
 export { JwtLoginError, errorDefinitions, isJwtLoginError, type JwtLoginErrorCode } from './core/errors.js'
 export { HostPortError } from './adapters/guard.js'
-export { JwtLoginSettingsError, type Settings, type SettingsSource } from './config/settings.js'
+export { JwtLoginSettingsError } from './core/errors.js'
+export type { Settings } from './config/settings.js'
+export type { SettingsSource } from './config/holder.js'
 export type { SettingsInput } from '../schemas/settings.js'
 export { MemoryStore, type MemoryStoreOptions } from './store/memory.js'
 export type { StateStore, StoreLogger } from './store/types.js'
 export { hashPassword, verifyPasswordHash, ARGON2_OPTIONS, type NewProviderUser, type PublicUser, type UserAdapter } from './adapters/users.js'
 export { JwtLoginEvents, type JwtLoginEventMap, type JwtLoginEventName } from './services/events.js'
-export type { TokenClaims, TokenKind } from './tokens/service.js'
+export type { TokenClaims, TokenKind } from './tokens/jwt.js'
 export type { Clock } from './core/clock.js'
 export type { Mailer, MailMessage } from './mail/types.js'
 export { DEFAULT_RESET_TEMPLATES, escapeHtml, renderTemplate, type MailTemplates, type ResetMailValues } from './mail/templates.js'
-export type { PasswordPolicy } from './reset-password/flow.js'
+export type { PasswordPolicy } from './adapters/users.js'
 export type { TwoFactorEnrollment, TwoFactorMethod, TwoFactorOptions, TwoFactorPort } from './adapters/two-factor.js'
 export { createTotpSecret, TOTP_PERIOD } from './two-factor/methods/totp.js'
 export { generateBackupCodes, hashBackupCode, BACKUP_CODE_COUNT } from './two-factor/methods/backup-codes.js'
-export type { Call, SecondFactorGate, SignInResult } from './context/context.js'
+export type { Call, SecondFactorGate, SignInResult } from './adapters/second-factor.js'

@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox'
+import { Type, type Static } from '@sinclair/typebox'
 import { Field, Fields, PublicUser, Success } from './common.js'
 
 export const LoginBody = Fields({
@@ -8,6 +8,8 @@ export const LoginBody = Fields({
   password: Field,
   password_hash: Field
 })
+/** `POST /auth` as validated. */
+export type LoginFields = Static<typeof LoginBody>
 
 /** In cookie mode (`refresh.cookie`), the session's CSRF token stands where the refresh token would. */
 export const CsrfToken = Type.Optional(Type.String({ description: 'Cookie mode: the CSRF token for the requests the refresh cookie authenticates (`X-CSRF-Token`).' }))
@@ -20,6 +22,8 @@ export const LoginReply = Success({
 })
 
 export const JwtFields = Fields({ JWT: Field })
+/** The `JWT` field of validate and revoke, as validated. */
+export type JwtField = Static<typeof JwtFields>
 
 /** The protected header of a token jwt-login signed. */
 export const TokenHeader = Type.Object({
@@ -58,6 +62,8 @@ export const ValidateReply = Success({
 })
 
 export const RefreshBody = Fields({ refresh_token: Field })
+/** `POST /auth/refresh` as validated. */
+export type RefreshFields = Static<typeof RefreshBody>
 
 export const RefreshReply = Success({
   jwt: Type.String(),

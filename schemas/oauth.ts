@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox'
+import { Type, type Static } from '@sinclair/typebox'
 import { Field, Fields, Success } from './common.js'
 import { CsrfToken } from './auth.js'
 
@@ -11,6 +11,8 @@ export const OAuthTokenFields = Fields({
   nonce: Field,
   redirect_uri: Field
 })
+/** `/oauth/token` (query or body) as validated. */
+export type OAuthTokenInput = Static<typeof OAuthTokenFields>
 
 /** The user as `/oauth/token` answers it: exactly these four fields. */
 export const OAuthUser = Type.Object({

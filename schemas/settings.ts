@@ -1,10 +1,13 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { DEFAULT_RESET_TEMPLATES } from '../lib/mail/templates.js'
+import { DEFAULT_RESET_TEMPLATES } from './mail-templates.js'
+
+/** The pattern of a duration string; resolution tells a duration from other settings by it. */
+export const DURATION_PATTERN = '^\\s*\\d+(\\.\\d+)?\\s*(ms|s|m|h|d|w|y|msecs?|milliseconds?|secs?|seconds?|mins?|minutes?|hrs?|hours?|days?|weeks?|years?)?\\s*$'
 
 /** A duration: seconds as a number, or an `ms`-style string such as `'15m'`, `'14d'`. */
 export const DurationSchema = Type.Union([
   Type.Number({ exclusiveMinimum: 0 }),
-  Type.String({ pattern: '^\\s*\\d+(\\.\\d+)?\\s*(ms|s|m|h|d|w|y|msecs?|milliseconds?|secs?|seconds?|mins?|minutes?|hrs?|hours?|days?|weeks?|years?)?\\s*$' })
+  Type.String({ pattern: DURATION_PATTERN })
 ])
 export type Duration = Static<typeof DurationSchema>
 const DurationOr = (fallback: string) => Type.Optional(Type.Union(DurationSchema.anyOf, { default: fallback }))

@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox'
+import { Type, type Static } from '@sinclair/typebox'
 import { CsrfToken } from './auth.js'
 import { Field, Fields, Success } from './common.js'
 
@@ -7,6 +7,8 @@ export const TwoFactorBody = Fields({
   JWT: Field,
   code: Field
 })
+/** `POST /auth/2fa` as validated. */
+export type TwoFactorFields = Static<typeof TwoFactorBody>
 
 /** The same answer as a password login without two-factor. */
 export const TwoFactorReply = Success({

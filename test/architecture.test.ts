@@ -18,6 +18,7 @@ interface Layer {
   paths: string[]
   /** May import fastify, fastify-plugin and @fastify/* at runtime. */
   fastify?: true
+  /** Runtime Fastify imports allowed to single files of a layer below HTTP. */
   fastifyExceptions?: FastifyException[]
 }
 
@@ -80,7 +81,7 @@ function placeOf (file: string): Place | undefined {
 }
 
 /** The layer as the messages name it. */
-function describe (layer: number): string {
+function layerName (layer: number): string {
   return `layer ${layer} (${(LAYERS[layer] as Layer).name})`
 }
 
@@ -89,8 +90,8 @@ function layerProblem (from: string, to: string): string | undefined {
   const source = placeOf(from)
   const target = placeOf(to)
   if (source === undefined || target === undefined || source.folder === target.folder || target.layer < source.layer) return undefined
-  if (target.layer > source.layer) return `${from} imports ${to}: up from ${describe(source.layer)} to ${describe(target.layer)}`
-  return `${from} imports ${to}: across ${describe(source.layer)}, from ${source.folder} to ${target.folder}`
+  if (target.layer > source.layer) return `${from} imports ${to}: up from ${layerName(source.layer)} to ${layerName(target.layer)}`
+  return `${from} imports ${to}: across ${layerName(source.layer)}, from ${source.folder} to ${target.folder}`
 }
 
 /** The package a bare specifier names: `@fastify/cookie`, `fastify`. */
@@ -107,11 +108,11 @@ function fastifyProblem (from: string, { specifier, typeOnly }: ModuleImport): s
   const layer = LAYERS[place.layer] as Layer
   const excepted = layer.fastifyExceptions?.some(exception => exception.file === from && exception.module === name)
   if (layer.fastify === true || excepted === true) return undefined
-  return `${from} imports ${specifier} at runtime, which ${describe(place.layer)} may not (use import type)`
+  return `${from} imports ${specifier} at runtime, which ${layerName(place.layer)} may not (use import type)`
 }
 
 /** The files a file imports, and the problems of its imports on their own (Fastify, unknown files, layers). */
-function readFile (files: Map<string, string>, file: string): { targets: Set<string>, problems: string[] } {
+function checkFile (files: Map<string, string>, file: string): { targets: Set<string>, problems: string[] } {
   const targets = new Set<string>()
   const problems: Array<string | undefined> = [placeOf(file) === undefined ? `${file}: not in a layer` : undefined]
   for (const found of importsOf(file, files.get(file) as string)) {
@@ -129,7 +130,7 @@ function checkImports (files: Map<string, string>): string[] {
   const graph = new Map<string, Set<string>>()
   const problems = new Set<string>()
   for (const file of files.keys()) {
-    const read = readFile(files, file)
+    const read = checkFile(files, file)
     graph.set(file, read.targets)
     for (const problem of read.problems) problems.add(problem)
   }

@@ -1,8 +1,8 @@
 import { JwtLoginError } from '../core/errors.js'
 import type { Mailer } from '../mail/types.js'
-import type { JwtLoginOptions } from '../http/options.js'
-import type { TwoFactorPort } from './two-factor.js'
-import type { UserAdapter } from './users.js'
+import type { SecondFactorGate } from './second-factor.js'
+import type { TwoFactorOptions, TwoFactorPort } from './two-factor.js'
+import type { PasswordPolicy, UserAdapter } from './users.js'
 
 /** What stands in for a value of a call or a request in a log line. */
 const REDACTED = '[redacted]'
@@ -231,7 +231,14 @@ const TWO_FACTOR_METHODS: Record<keyof TwoFactorPort, MethodKind> = {
 
 const MAILER_METHODS: Record<keyof Mailer, MethodKind> = { send: 'async' }
 
-export type HostPorts = Pick<JwtLoginOptions, 'users' | 'mailer' | 'passwordPolicy' | 'twoFactor' | 'secondFactor'>
+/** The ports a host passes as plugin options. */
+export interface HostPorts {
+  users: UserAdapter<any>
+  mailer?: Mailer
+  passwordPolicy?: PasswordPolicy
+  twoFactor?: TwoFactorOptions
+  secondFactor?: SecondFactorGate
+}
 
 /**
  * The host's ports, each behind guards made once at registration: whatever

@@ -52,6 +52,13 @@ export interface NewProviderUser {
   role: string
 }
 
+/**
+ * The host's own rule for new passwords, on top of the length settings.
+ * Resolve `true` to accept; anything else answers 400 / 204. Throwing means
+ * the host is unavailable: 503, and the code stays usable.
+ */
+export type PasswordPolicy = (password: string, user: PublicUser) => boolean | Promise<boolean>
+
 /** OWASP's argon2id parameters: 19 MiB memory, 2 iterations, 1 lane. */
 export const ARGON2_OPTIONS = { type: argon2.argon2id, memoryCost: 19456, timeCost: 2, parallelism: 1 } as const
 

@@ -1,5 +1,7 @@
+/** Durations, from the settings and the plugin options, in milliseconds. */
 import { parse } from '@lukeed/ms'
 import type { Duration } from '../../schemas/settings.js'
+import { JwtLoginSettingsError } from '../core/errors.js'
 
 /** What a duration may be, for refusals that name one. */
 export const DURATION_HINT = "seconds as a number above 0, or a string such as '30s', '15m', '14d'"
@@ -12,4 +14,14 @@ export function toMs (duration: Duration): number {
     throw new TypeError(`invalid duration: ${JSON.stringify(duration)}`)
   }
   return ms
+}
+
+/** A duration in ms, or a refusal that names the field (a setting, or a plugin option). */
+export function durationAt (value: Duration, path: string, kind: 'setting' | 'option' = 'setting'): number {
+  try {
+    return toMs(value)
+  } catch (error) {
+    // toMs throws TypeErrors only: its own for a zero or unreadable duration, the runtime's for a value of another type
+    throw new JwtLoginSettingsError(path, (error as Error).message, kind)
+  }
 }

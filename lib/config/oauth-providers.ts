@@ -1,7 +1,8 @@
+/** The OAuth providers of the settings, each with its preset applied and its URLs checked. */
 import { Value } from '@sinclair/typebox/value'
 import { OAuthProviderSchema, type OAuthPreset, type OAuthProviderInput } from '../../schemas/settings.js'
+import { JwtLoginSettingsError } from '../core/errors.js'
 import { toMs } from './duration.js'
-import { JwtLoginSettingsError } from './settings.js'
 
 export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none'
 

@@ -1,34 +1,28 @@
+// The one context of the flows: every service they use, built once at registration (by the plugin entry) and frozen.
 import type { FastifyBaseLogger } from 'fastify'
+import type { Call, SecondFactorGate } from '../adapters/second-factor.js'
+import type { PasswordPolicy, UserAdapter } from '../adapters/users.js'
 import type { Clock } from '../core/clock.js'
+import type { JwtLoginError } from '../core/errors.js'
+import type { Mailer } from '../mail/types.js'
+import type { OAuthRegistry } from '../oauth/providers/registry.js'
+import type { CodeHasher } from '../services/code-hash.js'
 import type { JwtLoginEvents } from '../services/events.js'
 import type { AttemptLimiter } from '../services/limits.js'
-import type { SessionIndex } from '../tokens/session-index.js'
-import type { Settings } from '../config/settings.js'
 import type { StateStore } from '../store/types.js'
 import type { TokenService } from '../tokens/service.js'
-import type { PublicUser, UserAdapter } from '../adapters/users.js'
+import type { SessionIndex } from '../tokens/session-index.js'
+import type { TwoFactor } from '../two-factor/methods/service.js'
 
-/** What a sign-in answers: a final token (with a refresh token when enabled) or a two-factor challenge. */
-export type SignInResult =
-  | { jwt: string, refresh_token?: string }
-  | { two_factor_required: true, jwt: string }
-
-/**
- * The seam where a second factor joins a sign-in (password or provider). It
- * answers a challenge for a user who has two-factor on, or `null`; the
- * challenge starts when the sign-in request did (`call.startedAt`).
- */
-export type SecondFactorGate = (user: unknown, publicUser: PublicUser, call: Call) => Promise<SignInResult | null>
-
-/**
- * One request as a flow sees it: the settings snapshot taken when the
- * request started (a reload in between does not change them under it), the
- * client's address and the start time (ms).
- */
-export interface Call {
-  readonly settings: Settings
-  readonly ip: string
-  readonly startedAt: number
+/** Password reset's own parts. */
+export interface PasswordResetParts {
+  /** `null` without the `mailer` option: registration refuses reset switched on without one. */
+  readonly mailer: Mailer | null
+  readonly policy: PasswordPolicy | null
+  /** The codes' keyed hashes, under every signing key. */
+  readonly hasher: CodeHasher
+  /** Aborted on close: mail retries stop waiting. */
+  readonly stop: AbortController
 }
 
 /** Everything a flow needs, resolved once at registration and frozen. */
@@ -47,5 +41,17 @@ export interface JwtLoginContext {
   readonly log: FastifyBaseLogger
   /** Spends the time of one password verification, for unknown users. */
   readonly spendPasswordTime: (password: string) => Promise<void>
+  /** The gate on every first factor: the two-factor module's, the host's own, or none. */
   readonly secondFactor: SecondFactorGate | null
+  /** The two-factor module, or `null` without the `twoFactor` option. */
+  readonly twoFactor: TwoFactor | null
+  readonly reset: PasswordResetParts
+  /** The OpenID providers' clients, discovery and keys. */
+  readonly oauth: OAuthRegistry
 }
+
+/**
+ * How a refusal of a route's gate is reported: the route's own audit event.
+ * A flow exports its audit; the route declares it in its gate.
+ */
+export type GateAudit = (events: JwtLoginEvents, call: Call, error: JwtLoginError, stage: 'switch' | 'auth_code') => void

@@ -114,6 +114,23 @@ export class JwtLoginError extends Error {
   }
 }
 
+/**
+ * A setting or plugin option that is not valid; `path` names the field
+ * (`tokens/keys/0/secret`, `store/consume`). The message says which of the
+ * two it is: `jwt-login: invalid setting tokens/algorithm: …` or
+ * `jwt-login: invalid option twoFactor/port/methodOf: …`.
+ */
+export class JwtLoginSettingsError extends Error {
+  readonly code = 'ERR_JWT_LOGIN_INVALID_SETTINGS'
+  readonly path: string
+
+  constructor (path: string, reason: string, kind: 'setting' | 'option' = 'setting') {
+    super(`jwt-login: invalid ${kind} ${path === '' ? '(root)' : path}: ${reason}`)
+    this.name = 'JwtLoginSettingsError'
+    this.path = path
+  }
+}
+
 export function isJwtLoginError (value: unknown): value is JwtLoginError {
   return value instanceof JwtLoginError
 }

@@ -1,13 +1,18 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
-import type { Call, JwtLoginContext } from '../context/context.js'
+import type { Call } from '../adapters/second-factor.js'
+import type { JwtLoginContext } from '../context/context.js'
 import { sendError, toJwtLoginError } from './error-handler.js'
 import { JwtLoginError } from '../core/errors.js'
 import { checkSwitches } from './gates.js'
 import type { JwtLoginEvents } from '../services/events.js'
 import { parseBearer } from './fields.js'
-import { authenticateToken, revokeToken } from '../sessions/flow.js'
-import { redactSettings, type DeepReadonly, type Settings, type SettingsHolder } from '../config/settings.js'
-import type { TokenClaims, TokenService } from '../tokens/service.js'
+import { authenticateToken } from '../sessions/authenticate.js'
+import { revokeToken } from '../sessions/sign-out.js'
+import type { Settings } from '../config/settings.js'
+import type { SettingsHolder } from '../config/holder.js'
+import { redactSettings, type DeepReadonly } from '../config/redaction.js'
+import type { TokenClaims } from '../tokens/jwt.js'
+import type { TokenService } from '../tokens/service.js'
 import type { TwoFactorEnrollment } from '../adapters/two-factor.js'
 import type { PublicUser } from '../adapters/users.js'
 
@@ -62,7 +67,7 @@ declare module 'fastify' {
 }
 
 /** The public API: the same flows as the routes, each call on one settings snapshot. */
-export function buildApi (ctx: JwtLoginContext, settings: SettingsHolder, twoFactor: TwoFactorEnrollment | null): JwtLoginApi {
+export function buildApi (ctx: JwtLoginContext, settings: SettingsHolder): JwtLoginApi {
   const callOf = (ip: string): Call => ({ settings: settings.current, ip, startedAt: ctx.clock() })
 
   const authenticate = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
@@ -91,6 +96,6 @@ export function buildApi (ctx: JwtLoginContext, settings: SettingsHolder, twoFac
     get settings () { return redactSettings(settings.current) },
     reloadSettings: async () => { await settings.reload() },
     jwks: () => ctx.tokens.jwks(),
-    twoFactor
+    twoFactor: ctx.twoFactor?.enrollment ?? null
   }
 }

@@ -6,7 +6,7 @@ import { JwtLoginError } from '../core/errors.js'
 import { stringField, type Fields } from './fields.js'
 import type { Settings } from '../config/settings.js'
 import { trimPrefix } from './rest-route.js'
-import { refreshTokenSession } from '../tokens/service.js'
+import { refreshTokenSession } from '../tokens/refresh.js'
 
 /**
  * Browser apps: CORS from the `cors` settings, and the refresh token in an

@@ -58,3 +58,8 @@ export function setErrorHandling (instance: FastifyInstance, bodyFault: (request
     return sendError(reply, mapped)
   })
 }
+
+/** The success envelope, `{ success: true, data }`, as the routes' response schemas type it. */
+export function succeed<T> (data: T): { success: true, data: T } {
+  return { success: true, data }
+}

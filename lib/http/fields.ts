@@ -3,28 +3,42 @@ import { JwtLoginError, type JwtLoginErrorCode } from '../core/errors.js'
 
 export type Fields = Record<string, unknown>
 
-/** The body as an object of fields (JSON, form-encoded and multipart all end up here). */
-export function bodyOf (request: FastifyRequest): Fields {
-  // the routes' preValidation hook and body schemas make it an object
-  return request.body as Fields
+const NONE: Fields = Object.freeze({})
+
+function isFields (value: unknown): value is Fields {
+  return typeof value === 'object' && value !== null
 }
 
+/** The body as an object of fields (JSON, form-encoded and multipart all end up here); none when there is no body. */
+export function bodyOf (request: FastifyRequest): Fields {
+  return isFields(request.body) ? request.body : NONE
+}
+
+/** The query string's fields. */
 export function queryOf (request: FastifyRequest): Fields {
-  return request.query as Fields
+  return isFields(request.query) ? request.query : NONE
 }
 
 /**
- * A string field or `undefined` when absent or empty. Fields the route schema
- * does not name (such as the configurable auth-code parameter) are checked here.
+ * The one rule for a field's value: absent or empty is `undefined`; a value
+ * that is no string, longer than 4096 characters or holds a NUL is a
+ * malformed request (400 / 203).
  */
-export function stringField (fields: Fields, name: string): string | undefined {
-  if (!Object.hasOwn(fields, name)) return undefined
-  const value = fields[name]
+export function present (value: unknown): string | undefined {
   if (value === undefined || value === null || value === '') return undefined
   if (typeof value !== 'string' || value.length > 4096 || value.includes('\u0000')) {
     throw new JwtLoginError('ERR_JWT_LOGIN_BAD_REQUEST')
   }
   return value
+}
+
+/**
+ * A field by name, under `present`'s rule. For fields the route schema does
+ * not name (the configurable auth-code parameter, the `JWT` field beside a
+ * refresh token); a named field is read from the typed body with `present`.
+ */
+export function stringField (fields: Fields, name: string): string | undefined {
+  return Object.hasOwn(fields, name) ? present(fields[name]) : undefined
 }
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i

@@ -1,20 +1,18 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import { checkAuthCode } from './auth-codes.js'
 import { checkOrigin, cookieCredential, cookieMode } from './browser.js'
-import type { Call, JwtLoginContext } from '../context/context.js'
+import type { Call } from '../adapters/second-factor.js'
+import type { GateAudit, JwtLoginContext } from '../context/context.js'
 import { JwtLoginError, type JwtLoginErrorCode } from '../core/errors.js'
-import type { JwtLoginEvents } from '../services/events.js'
 import { presentedJwt, stringField, type Fields } from './fields.js'
-import type { Settings, SettingsHolder } from '../config/settings.js'
+import type { Settings } from '../config/settings.js'
+import type { SettingsHolder } from '../config/holder.js'
 
 /** A switch a route needs on, besides `authentication.enabled`. */
 export type Feature = 'validate' | 'refresh' | 'revoke' | 'resetPassword' | 'twoFactor'
 
 /** The setting that makes the auth code required on a route. */
 export type AuthCodeRule = 'auth' | 'validate' | 'refresh' | 'revoke' | 'oauth' | 'resetPassword'
-
-/** What a refusal of the gate is reported as: the route's own audit event. */
-export type GateAudit = (events: JwtLoginEvents, call: Call, error: JwtLoginError, stage: 'switch' | 'auth_code') => void
 
 /**
  * What a route of the plugin declares in `config.jwtLogin`; the gate hook
@@ -155,7 +153,8 @@ function checkGate (ctx: JwtLoginContext, request: FastifyRequest, gate: RouteGa
  * settings snapshot; `preHandler` (after the body is parsed and validated)
  * checks the route's declared gate. Both are synchronous.
  */
-export function addGateHooks (instance: FastifyInstance, ctx: JwtLoginContext, settings: SettingsHolder, twoFactorPort: boolean): void {
+export function addGateHooks (instance: FastifyInstance, ctx: JwtLoginContext, settings: SettingsHolder): void {
+  const twoFactorPort = ctx.twoFactor !== null
   instance.decorateRequest(kState, null as unknown as RequestState)
   instance.addHook('onRequest', (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
     request[kState] = { call: { settings: settings.current, ip: request.ip, startedAt: ctx.clock() }, token: undefined }

@@ -1,15 +1,16 @@
 import type { SettingsInput } from '../../schemas/settings.js'
 import type { Clock } from '../core/clock.js'
 import { DEFAULT_PREFIX, trimPrefix } from './rest-route.js'
-import type { SecondFactorGate } from '../context/context.js'
-import { DURATION_HINT, toMs } from '../config/duration.js'
+import type { SecondFactorGate } from '../adapters/second-factor.js'
+import { DURATION_HINT, durationAt, toMs } from '../config/duration.js'
 import type { Mailer } from '../mail/types.js'
-import { checkResetSetup, type PasswordPolicy } from '../reset-password/flow.js'
-import { durationAt, JwtLoginSettingsError, type Settings, type SettingsSource } from '../config/settings.js'
+import { JwtLoginSettingsError } from '../core/errors.js'
+import type { Settings } from '../config/settings.js'
+import type { SettingsSource } from '../config/holder.js'
 import type { StateStore } from '../store/types.js'
 import type { TwoFactorOptions } from '../adapters/two-factor.js'
 import type { UserCacheLimits } from '../services/user-cache.js'
-import type { UserAdapter } from '../adapters/users.js'
+import type { PasswordPolicy, UserAdapter } from '../adapters/users.js'
 
 /**
  * A short cache of `findById` in front of the user adapter: a user is served
@@ -68,6 +69,15 @@ const DEFAULT_USER_CACHE_MAX = 10_000
 /** A refusal of a plugin option (not a setting), naming its path. */
 function optionError (path: string, reason: string): JwtLoginSettingsError {
   return new JwtLoginSettingsError(path, reason, 'option')
+}
+
+/** Refuses settings that switch reset on without what it needs. Called at registration and on every reload. */
+export function checkResetSetup (settings: Settings, users: UserAdapter<any>, mailer: Mailer | undefined): void {
+  if (!settings.resetPassword.enabled) return
+  if (typeof users.setPassword !== 'function') {
+    throw new JwtLoginSettingsError('resetPassword/enabled', 'the user adapter must implement setPassword')
+  }
+  if (mailer === undefined) throw new JwtLoginSettingsError('resetPassword/enabled', 'password reset needs the `mailer` option')
 }
 
 /** The `userCache` option in ms and entries, or `null` when it is off; refuses it naming the field. */

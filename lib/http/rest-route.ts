@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest, HTTPMethods } from 'fastify'
-import { JwtLoginSettingsError } from '../config/settings.js'
+import { JwtLoginSettingsError } from '../core/errors.js'
 
 export const DEFAULT_PREFIX = '/jwt-login/v1'
 

@@ -1,8 +1,8 @@
 import fastifyFormbody from '@fastify/formbody'
 import fastifyMultipart from '@fastify/multipart'
 import fastifyRateLimit from '@fastify/rate-limit'
-import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { TypeBoxValidatorCompiler, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify'
 import { registerBrowserSupport } from './browser.js'
 import { clientKey } from '../core/client-key.js'
 import { setErrorHandling } from './error-handler.js'
@@ -13,6 +13,9 @@ import { storeRateLimitFor } from './rate-limit-store.js'
 import { redactedRequest } from './rest-route.js'
 import type { Settings } from '../config/settings.js'
 import type { StateStore } from '../store/types.js'
+
+/** The plugin's scope as its routes see it: bodies and queries typed from their TypeBox schemas. */
+export type TypedScope = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>
 
 export interface ScopeOptions {
   bodyLimit: number

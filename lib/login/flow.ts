@@ -1,10 +1,10 @@
 import { clientKey } from '../core/client-key.js'
-import type { Call, JwtLoginContext, SignInResult } from '../context/context.js'
+import type { Call, SignInResult } from '../adapters/second-factor.js'
+import type { GateAudit, JwtLoginContext } from '../context/context.js'
 import { safeEqual } from '../core/crypto.js'
 import { errorNumber, JwtLoginError } from '../core/errors.js'
-import type { GateAudit } from '../http/gates.js'
 import { subjectKey, type Hold, type Reservable } from '../services/limits.js'
-import { completeSignIn } from '../sessions/flow.js'
+import { completeSignIn } from '../sessions/sign-in.js'
 import type { ResolvedLimit } from '../config/settings.js'
 
 /** How an identifier is counted when it names no account: case and surrounding spaces do not make another subject. */

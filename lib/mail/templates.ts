@@ -1,9 +1,8 @@
-/** A mail as settings describe it: each part may hold `{{placeholder}}`s. */
-export interface MailTemplates {
-  subject: string
-  text: string
-  html: string
-}
+/** The reset mail from its templates: placeholders filled, values escaped in the HTML part. */
+import type { MailTemplates } from '../../schemas/mail-templates.js'
+
+// the defaults live beside the settings schema, which takes them as its defaults
+export { DEFAULT_RESET_TEMPLATES, type MailTemplates } from '../../schemas/mail-templates.js'
 
 /** What the reset mail's placeholders stand for. */
 export interface ResetMailValues {
@@ -14,29 +13,10 @@ export interface ResetMailValues {
   expires_in_minutes: string
 }
 
-export const DEFAULT_RESET_TEMPLATES: MailTemplates = {
-  subject: 'Your {{site_name}} password reset code',
-  text: [
-    'Hello {{display_name}},',
-    '',
-    'Someone asked to reset the password of the {{site_name}} account {{email}}.',
-    'Your reset code is: {{code}}',
-    '',
-    'It works once and expires in {{expires_in_minutes}} minutes.',
-    'If you did not ask for it, ignore this mail; your password stays as it is.'
-  ].join('\n'),
-  html: [
-    '<p>Hello {{display_name}},</p>',
-    '<p>Someone asked to reset the password of the {{site_name}} account {{email}}.</p>',
-    '<p>Your reset code is: <strong style="font-family:monospace;font-size:1.4em">{{code}}</strong></p>',
-    '<p>It works once and expires in {{expires_in_minutes}} minutes.<br>',
-    'If you did not ask for it, ignore this mail; your password stays as it is.</p>'
-  ].join('\n')
-}
-
 const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }
 const PLACEHOLDER = /\{\{\s*([a-z_]+)\s*\}\}/g
 
+/** The text with the five HTML-special characters escaped, safe inside an element or a quoted attribute. */
 export function escapeHtml (value: string): string {
   return value.replace(/[&<>"']/g, (char) => HTML_ESCAPES[char] as string)
 }

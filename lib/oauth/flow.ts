@@ -1,159 +1,18 @@
-import {
-  allowInsecureRequests, authorizationCodeGrant, ClientError, ClientSecretBasic, ClientSecretPost, Configuration,
-  customFetch, fetchUserInfo, None, ResponseBodyError, type ClientAuth
-} from 'openid-client'
-import { createLocalJWKSet, errors as joseErrors, jwtVerify, type CryptoKey, type JWTHeaderParameters, type JWTPayload } from 'jose'
-import type { Call, JwtLoginContext, SignInResult } from '../context/context.js'
-import { randomCode, randomToken, sha256Base64url } from '../core/crypto.js'
-import { JwtLoginError } from '../core/errors.js'
-import type { GateAudit } from '../http/gates.js'
-import { completeSignIn } from '../sessions/flow.js'
+// Sign-in with an OpenID provider: the provider's verified email matched to a user (or one registered), then the sign-in completed as any other.
+import type { Call, SignInResult } from '../adapters/second-factor.js'
 import type { UserAdapter } from '../adapters/users.js'
 import type { OAuthProviderSettings } from '../config/oauth-providers.js'
-import { isIssuedNonce, nonceMatches } from './nonce.js'
-import { withDeadline, type BoundFetch, type OAuthRegistry } from './providers/registry.js'
+import type { GateAudit, JwtLoginContext } from '../context/context.js'
+import { randomCode, randomToken, sha256Base64url } from '../core/crypto.js'
+import { JwtLoginError } from '../core/errors.js'
+import { completeSignIn } from '../sessions/sign-in.js'
+import { exchangeCode, verifyIdToken, type Identity, type PresentedIdToken } from './identity.js'
 
-/** A provider's codes live at most 10 minutes (RFC 6749 §4.1.2); a used one is remembered that long. */
-export const CODE_MEMORY_MS = 10 * 60 * 1000
-/** Asymmetric algorithms only: never `none`, never an HMAC keyed by the client secret. */
-export const ID_TOKEN_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519']
 const MAX_LOGIN_ATTEMPTS = 20
 
 export type OAuthSignInResult =
   | { jwt: string, refresh_token?: string, user: { ID: number, user_login: string, user_email: string, display_name: string } }
   | { two_factor_required: true, jwt: string }
-
-/** What the provider vouches for. */
-interface Identity {
-  email: string | undefined
-  emailVerified: unknown
-  name: string | undefined
-}
-
-/** A verified ID token presented by the client: what it vouches for, and what its single use needs. */
-interface PresentedIdToken {
-  identity: Identity
-  /** Its issue time and expiry (ms). */
-  issuedAt: number
-  expiresAt: number
-}
-
-function identityOf (claims: Record<string, unknown>): Identity {
-  return {
-    email: typeof claims.email === 'string' && claims.email !== '' ? claims.email : undefined,
-    emailVerified: claims.email_verified,
-    name: typeof claims.name === 'string' && claims.name !== '' ? claims.name : undefined
-  }
-}
-
-function clientAuth (provider: OAuthProviderSettings): ClientAuth {
-  switch (provider.clientAuthMethod) {
-    case 'client_secret_post': return ClientSecretPost(provider.clientSecret as string)
-    case 'none': return None()
-    default: return ClientSecretBasic(provider.clientSecret as string)
-  }
-}
-
-/** What openid-client throws, as our errors: a refused grant is the code's fault, a bad claim the token's. */
-function codeFlowError (error: unknown): unknown {
-  if (error instanceof JwtLoginError) return error
-  if (error instanceof ResponseBodyError && error.error === 'invalid_grant') {
-    return new JwtLoginError('ERR_JWT_LOGIN_PROVIDER_CODE_INVALID', { cause: error })
-  }
-  if (error instanceof ClientError && error.code === 'OAUTH_JWT_CLAIM_COMPARISON_FAILED') {
-    return new JwtLoginError('ERR_JWT_LOGIN_ID_TOKEN_INVALID', { cause: error })
-  }
-  return new JwtLoginError('ERR_JWT_LOGIN_PROVIDER_ERROR', { cause: error })
-}
-
-interface CodeRequest { code: string, codeVerifier: string | undefined, nonce: string | undefined, redirectUri: string }
-
-/** Exchanges the code at the token endpoint (openid-client checks the ID token's iss, aud, exp, nonce). */
-async function exchangeCode (ctx: JwtLoginContext, registry: OAuthRegistry, provider: OAuthProviderSettings, request: CodeRequest): Promise<Identity> {
-  // the code is spent before the provider sees it: a second use fails here even if the provider would take it
-  const digest = sha256Base64url(`${provider.name}\u0000${request.code}`)
-  const { count } = await ctx.store.increment(`oauth-code:${digest}`, CODE_MEMORY_MS)
-  if (count > 1) throw new JwtLoginError('ERR_JWT_LOGIN_PROVIDER_CODE_INVALID')
-
-  return await withDeadline(provider.timeoutMs, async (fetchFn) => {
-    try {
-      // the client names the provider, so the RFC 9207 mix-up check (an `iss` in the redirect) has nothing to add
-      const { authorization_response_iss_parameter_supported: _ignored, ...server } = await registry.metadata(provider, fetchFn)
-      const metadata = provider.clientSecret === null ? {} : { client_secret: provider.clientSecret }
-      const config = new Configuration(server, provider.clientId, metadata, clientAuth(provider))
-      if (provider.allowHttp) allowInsecureRequests(config)
-      config[customFetch] = fetchFn as never
-      const callback = new URL(request.redirectUri)
-      callback.searchParams.set('code', request.code)
-      const tokens = await authorizationCodeGrant(config, callback, {
-        pkceCodeVerifier: request.codeVerifier,
-        expectedNonce: request.nonce,
-        idTokenExpected: true
-      })
-      const claims = tokens.claims() as JWTPayload
-      const identity = identityOf(claims)
-      if (identity.email !== undefined || server.userinfo_endpoint === undefined) return identity
-      // many providers keep the email out of a code-flow ID token; userinfo has it (its sub must match)
-      return identityOf(await fetchUserInfo(config, tokens.access_token, claims.sub as string))
-    } catch (error) {
-      throw codeFlowError(error)
-    }
-  })
-}
-
-/**
- * The nonce rule of an ID token the client presents: a token that carries a
- * nonce is accepted only beside that nonce or the nonce it is the SHA-256 of
- * (and a nonce presented needs a token that carries it). With
- * `requireNonce`, the nonce presented must be one this server issued, not
- * yet expired, and the token must carry its SHA-256: the nonce itself never
- * reached the provider, so the token alone does not reveal it.
- */
-function checkNonce (call: Call, provider: OAuthProviderSettings, carried: unknown, presented: string | undefined, now: number): void {
-  if (presented === undefined) {
-    if (carried !== undefined || provider.requireNonce) throw new Error('nonce')
-    return
-  }
-  if (!nonceMatches(carried, presented, provider.requireNonce)) throw new Error('nonce')
-  if (provider.requireNonce && !isIssuedNonce(call.settings.tokens, presented, now)) throw new Error('nonce')
-}
-
-/** Verifies an ID token the browser obtained: signature by the provider's keys, iss, aud, exp, azp, nonce. */
-async function verifyIdToken (ctx: JwtLoginContext, call: Call, registry: OAuthRegistry, provider: OAuthProviderSettings, idToken: string, nonce: string | undefined): Promise<PresentedIdToken> {
-  return await withDeadline(provider.timeoutMs, async (fetchFn: BoundFetch) => {
-    try {
-      const server = await registry.metadata(provider, fetchFn)
-      if (server.jwks_uri === undefined) throw new JwtLoginError('ERR_JWT_LOGIN_PROVIDER_ERROR')
-      const jwksUri = server.jwks_uri
-      const key = async (header: JWTHeaderParameters): Promise<CryptoKey> => {
-        const token = { payload: '', signature: '' }
-        try {
-          return await createLocalJWKSet(await registry.keys(provider, jwksUri, fetchFn, false))(header, token)
-        } catch (error) {
-          if (!(error instanceof joseErrors.JWKSNoMatchingKey)) throw error
-          // an unknown key id: the provider may have rotated its keys
-          return await createLocalJWKSet(await registry.keys(provider, jwksUri, fetchFn, true))(header, token)
-        }
-      }
-      const { payload, protectedHeader } = await jwtVerify(idToken, key, {
-        algorithms: ID_TOKEN_ALGORITHMS,
-        issuer: provider.acceptedIssuers,
-        audience: provider.clientId,
-        requiredClaims: ['sub', 'exp', 'iat'],
-        currentDate: new Date(ctx.clock()),
-        clockTolerance: Math.ceil(call.settings.tokens.leewayMs / 1000)
-      })
-      // another JWT of the provider for us (an access or logout token) is not an ID token
-      if (protectedHeader.typ !== undefined && protectedHeader.typ.toLowerCase() !== 'jwt') throw new Error('typ')
-      if (Array.isArray(payload.aud) && payload.aud.length > 1 && payload.azp !== provider.clientId) throw new Error('azp')
-      checkNonce(call, provider, payload.nonce, nonce, ctx.clock())
-      return { identity: identityOf(payload), issuedAt: (payload.iat as number) * 1000, expiresAt: (payload.exp as number) * 1000 }
-    } catch (error) {
-      if (error instanceof JwtLoginError) throw error
-      throw new JwtLoginError('ERR_JWT_LOGIN_ID_TOKEN_INVALID', { cause: error })
-    }
-  })
-}
 
 /** A login from the email's local part (without a `+tag`), made unique with a number. */
 export async function uniqueLogin (users: UserAdapter<any>, email: string): Promise<string> {
@@ -195,14 +54,14 @@ interface Identified {
   presented?: PresentedIdToken & { token: string }
 }
 
-async function identify (ctx: JwtLoginContext, call: Call, registry: OAuthRegistry, provider: OAuthProviderSettings, input: OAuthInput): Promise<Identified> {
+async function identify (ctx: JwtLoginContext, call: Call, provider: OAuthProviderSettings, input: OAuthInput): Promise<Identified> {
   const { code, idToken, nonce } = input
   if (code !== undefined && provider.redirectUris.length > 0) {
     const redirectUri = redirectUriOf(provider, input.redirectUri)
-    return { identity: await exchangeCode(ctx, registry, provider, { code, codeVerifier: input.codeVerifier, nonce, redirectUri }), flow: 'code' }
+    return { identity: await exchangeCode(ctx, provider, { code, codeVerifier: input.codeVerifier, nonce, redirectUri }), flow: 'code' }
   }
   if (idToken !== undefined && provider.acceptIdToken) {
-    const presented = await verifyIdToken(ctx, call, registry, provider, idToken, nonce)
+    const presented = await verifyIdToken(ctx, call, provider, idToken, nonce)
     return { identity: presented.identity, flow: 'id_token', presented: { ...presented, token: idToken } }
   }
   throw new JwtLoginError('ERR_JWT_LOGIN_PROVIDER_CODE_MISSING')
@@ -259,11 +118,11 @@ export function sameEmail (a: string, b: string): boolean {
  * old one too); a failure after an ID token was spent gives it back, so it
  * can be retried, and the retry finds a user created before the failure.
  */
-async function signIn (ctx: JwtLoginContext, call: Call, registry: OAuthRegistry, input: OAuthInput, known: { provider: string | null }): Promise<OAuthSignInResult> {
+async function signIn (ctx: JwtLoginContext, call: Call, input: OAuthInput, known: { provider: string | null }): Promise<OAuthSignInResult> {
   const provider = providerOf(call, input.provider)
   known.provider = provider.name
   if (!provider.enabled) throw new JwtLoginError('ERR_JWT_LOGIN_PROVIDER_DISABLED')
-  const { identity, flow, presented } = await identify(ctx, call, registry, provider, input)
+  const { identity, flow, presented } = await identify(ctx, call, provider, input)
 
   // Apple writes the flag as the string "true"
   const verified = identity.emailVerified === true || identity.emailVerified === 'true'
@@ -327,10 +186,10 @@ async function register (ctx: JwtLoginContext, call: Call, provider: OAuthProvid
  * Every failure is reported to the audit events with its reason, never with
  * the code or token.
  */
-export async function oauthSignIn (ctx: JwtLoginContext, call: Call, registry: OAuthRegistry, input: OAuthInput): Promise<OAuthSignInResult> {
+export async function oauthSignIn (ctx: JwtLoginContext, call: Call, input: OAuthInput): Promise<OAuthSignInResult> {
   const known: { provider: string | null } = { provider: null }
   try {
-    return await signIn(ctx, call, registry, input, known)
+    return await signIn(ctx, call, input, known)
   } catch (error) {
     const failure = error instanceof JwtLoginError
       ? error

@@ -1,5 +1,7 @@
 import { hmacSha256, keyFromSigningKey, randomToken, safeEqual, sha256, sha256Base64url } from '../core/crypto.js'
 import type { Settings } from '../config/settings.js'
+import type { Call } from '../adapters/second-factor.js'
+import type { JwtLoginContext } from '../context/context.js'
 
 /** How long a nonce this server issued is accepted: as long as a provider's code lives (RFC 6749 §4.1.2). */
 export const NONCE_LIFETIME_MS = 10 * 60 * 1000
@@ -57,4 +59,10 @@ export function isIssuedNonce (tokens: Settings['tokens'], nonce: string, now: n
   const body = parts.slice(0, 3).join('.')
   const signed = nonceKeys(tokens).some(key => safeEqual(mac(key, body), parts[3] as string))
   return signed && parseInt(parts[1] as string, 36) > now
+}
+
+/** `GET /oauth/nonce`: a server nonce for the client to keep, its SHA-256 for the provider, and its lifetime in seconds. */
+export function oauthNonce (ctx: Pick<JwtLoginContext, 'clock'>, call: Call): { nonce: string, nonce_sha256: string, expires_in: number } {
+  const { nonce, hash, expiresIn } = issueNonce(call.settings.tokens, ctx.clock())
+  return { nonce, nonce_sha256: hash, expires_in: expiresIn }
 }

@@ -1,15 +1,19 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { Static } from '@sinclair/typebox'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { JwtFields, LoginBody, LoginReply, MessageReply, RefreshBody, RefreshReply, ValidateReply } from '../../schemas/auth.js'
 import { clearRefreshCookie, cookieMode, cookieOfSession, deliver } from '../http/browser.js'
 import type { JwtLoginContext } from '../context/context.js'
-import { JwtLoginError } from '../core/errors.js'
+import type { JwtLoginError } from '../core/errors.js'
 import { stateOf, type RouteGate } from '../http/gates.js'
 import { auditLoginGate, passwordLogin } from '../login/flow.js'
-import { stringField, type Fields } from '../http/fields.js'
+import { present, stringField } from '../http/fields.js'
+import { succeed } from '../http/error-handler.js'
 import type { RouteDoc } from '../http/openapi.js'
+import type { TypedScope } from '../http/scope.js'
 import type { Settings } from '../config/settings.js'
-import { refreshSession, revokeRefreshSession, revokeToken, TOKEN_REFUSALS, validateToken } from '../sessions/flow.js'
-import { refuseInterimToken } from '../two-factor/flow.js'
+import { TOKEN_REFUSALS, validateToken } from '../sessions/authenticate.js'
+import { refreshSession } from '../sessions/refresh.js'
+import { signOut } from '../sessions/sign-out.js'
 
 const LOGIN: RouteGate = {
   authCode: 'auth',
@@ -64,21 +68,21 @@ const REVOKE_DOC: RouteDoc = {
 }
 
 /** `POST /auth`: the body's fields into a login. */
-function loginRoute (instance: FastifyInstance, ctx: JwtLoginContext): void {
-  instance.post('/auth', {
+function loginRoute (app: TypedScope, ctx: JwtLoginContext): void {
+  app.post('/auth', {
     config: { jwtLogin: LOGIN },
     schema: { ...LOGIN_DOC, body: LoginBody, response: { 200: LoginReply } }
   }, async (request, reply) => {
-    const body = request.body as Fields
+    const { body } = request
     const { call } = stateOf(request)
     const input = {
-      email: stringField(body, 'email'),
-      username: stringField(body, 'username'),
-      login: stringField(body, 'login'),
-      password: stringField(body, 'password'),
-      passwordHash: stringField(body, 'password_hash')
+      email: present(body.email),
+      username: present(body.username),
+      login: present(body.login),
+      password: present(body.password),
+      passwordHash: present(body.password_hash)
     }
-    return { success: true, data: deliver(reply, call.settings, await passwordLogin(ctx, call, input)) }
+    return succeed(deliver(reply, call.settings, await passwordLogin(ctx, call, input)))
   })
 }
 
@@ -87,44 +91,36 @@ function loginRoute (instance: FastifyInstance, ctx: JwtLoginContext): void {
  * Validate and revoke take a signed token and spend nothing guessable, so
  * they skip the per-IP request limit.
  */
-export function authRoutes (instance: FastifyInstance, ctx: JwtLoginContext): void {
-  loginRoute(instance, ctx)
+export function authRoutes (app: TypedScope, ctx: JwtLoginContext): void {
+  loginRoute(app, ctx)
 
-  const validate = async (request: FastifyRequest): Promise<unknown> => {
+  const validate = async (request: FastifyRequest): Promise<Static<typeof ValidateReply>> => {
     const { call, token } = stateOf(request)
-    return { success: true, data: await validateToken(ctx, call, token as string) }
+    return succeed(await validateToken(ctx, call, token as string))
   }
-  instance.get('/auth/validate', { config: { jwtLogin: VALIDATE, rateLimit: false }, schema: { ...VALIDATE_DOC('GET'), querystring: JwtFields, response: { 200: ValidateReply } } }, validate)
-  instance.post('/auth/validate', { config: { jwtLogin: VALIDATE, rateLimit: false }, schema: { ...VALIDATE_DOC('POST'), body: JwtFields, response: { 200: ValidateReply } } }, validate)
+  app.get('/auth/validate', { config: { jwtLogin: VALIDATE, rateLimit: false }, schema: { ...VALIDATE_DOC('GET'), querystring: JwtFields, response: { 200: ValidateReply } } }, validate)
+  app.post('/auth/validate', { config: { jwtLogin: VALIDATE, rateLimit: false }, schema: { ...VALIDATE_DOC('POST'), body: JwtFields, response: { 200: ValidateReply } } }, validate)
 
-  instance.post('/auth/refresh', {
+  app.post('/auth/refresh', {
     config: { jwtLogin: REFRESH },
     schema: { ...REFRESH_DOC, body: RefreshBody, response: { 200: RefreshReply } }
   }, async (request, reply) => {
     const { call, refreshCookie } = stateOf(request)
-    const body = request.body as Fields
-    const refreshToken = stringField(body, 'refresh_token') ?? refreshCookie
-    refuseInterimToken(ctx, call, refreshToken ?? stringField(body, 'JWT'))
-    if (refreshToken === undefined) throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_TOKEN_MISSING')
-    const data = await forgetDeadCookie(reply, call.settings, refreshCookie, refreshSession(ctx, call, refreshToken))
-    return { success: true, data: deliver(reply, call.settings, data) }
+    const input = { refreshToken: present(request.body.refresh_token) ?? refreshCookie, jwt: stringField(request.body, 'JWT') }
+    const data = await forgetDeadCookie(reply, call.settings, refreshCookie, refreshSession(ctx, call, input))
+    return succeed(deliver(reply, call.settings, data))
   })
 
-  instance.post('/auth/revoke', {
+  app.post('/auth/revoke', {
     config: { jwtLogin: REVOKE, rateLimit: false },
     schema: { ...REVOKE_DOC, body: JwtFields, response: { 200: MessageReply } }
   }, async (request, reply) => {
-    const { call, token, refreshCookie } = stateOf(request)
     // the gate gave the cookie (sign-out ends the browser's session), or else the JWT
-    if (refreshCookie !== undefined) {
-      const data = await forgetDeadCookie(reply, call.settings, refreshCookie, revokeRefreshSession(ctx, call, refreshCookie))
-      clearRefreshCookie(reply, call.settings)
-      return { success: true, data }
-    }
-    const { message, sessionId } = await revokeToken(ctx, call, token as string)
+    const { call, token, refreshCookie } = stateOf(request)
+    const { message, sessionId } = await forgetDeadCookie(reply, call.settings, refreshCookie, signOut(ctx, call, { token, refreshToken: refreshCookie }))
     // the browser forgets the cookie of that session, not one a later sign-in put there
-    if (cookieMode(call.settings) && cookieOfSession(request, sessionId)) clearRefreshCookie(reply, call.settings)
-    return { success: true, data: { message } }
+    if (refreshCookie !== undefined || (cookieMode(call.settings) && cookieOfSession(request, sessionId))) clearRefreshCookie(reply, call.settings)
+    return succeed({ message })
   })
 }
 

@@ -1,9 +1,8 @@
 import type { FastifyInstance } from 'fastify'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { JwksReply } from '../../schemas/common.js'
 import type { JwtLoginContext } from '../context/context.js'
 import type { RouteDoc } from '../http/openapi.js'
-import type { PasswordReset } from '../reset-password/flow.js'
-import type { TwoFactor } from '../two-factor/flow.js'
 import { authRoutes } from './auth.js'
 import { oauthRoutes } from './oauth.js'
 import { resetPasswordRoutes } from './reset-password.js'
@@ -19,15 +18,17 @@ const JWKS_DOC: RouteDoc = {
   description: 'Served when the tokens are signed with an asymmetric key (RS*, PS*, ES*, EdDSA); cacheable for five minutes.'
 }
 
-export function registerRoutes (instance: FastifyInstance, ctx: JwtLoginContext, reset: PasswordReset, twoFactor: TwoFactor | null): void {
-  authRoutes(instance, ctx)
-  resetPasswordRoutes(instance, reset)
-  twoFactorRoutes(instance, ctx, twoFactor)
-  oauthRoutes(instance, ctx)
+/** Every route of the plugin, in its scope, typed from the schemas. */
+export function registerRoutes (instance: FastifyInstance, ctx: JwtLoginContext): void {
+  const app = instance.withTypeProvider<TypeBoxTypeProvider>()
+  authRoutes(app, ctx)
+  resetPasswordRoutes(app, ctx)
+  twoFactorRoutes(app, ctx)
+  oauthRoutes(app, ctx)
   const jwks = ctx.tokens.jwks()
   if (jwks !== null) {
     // public keys: cacheable, and not counted by the per-IP limit (verifiers fetch them freely)
-    instance.get('/jwks', { config: { rateLimit: false }, schema: { ...JWKS_DOC, response: { 200: JwksReply } } }, async (_request, reply) => {
+    app.get('/jwks', { config: { rateLimit: false }, schema: { ...JWKS_DOC, response: { 200: JwksReply } } }, async (_request, reply) => {
       reply.header('cache-control', JWKS_CACHE_CONTROL)
       return jwks
     })

@@ -1,22 +1,24 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { OAuthNonceReply, OAuthTokenFields, OAuthTokenReply } from '../../schemas/oauth.js'
-import { deliver } from '../http/browser.js'
+import type { Static } from '@sinclair/typebox'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { OAuthNonceReply, OAuthTokenFields, OAuthTokenReply, type OAuthTokenInput } from '../../schemas/oauth.js'
 import type { JwtLoginContext } from '../context/context.js'
+import { deliver } from '../http/browser.js'
+import { succeed } from '../http/error-handler.js'
+import { present } from '../http/fields.js'
 import { stateOf, type RouteGate } from '../http/gates.js'
-import { auditOAuthGate, oauthSignIn, type OAuthInput } from '../oauth/flow.js'
-import { issueNonce } from '../oauth/nonce.js'
-import { OAuthRegistry } from '../oauth/providers/registry.js'
 import type { RouteDoc } from '../http/openapi.js'
-import { stringField, type Fields } from '../http/fields.js'
+import type { TypedScope } from '../http/scope.js'
+import { auditOAuthGate, oauthSignIn, type OAuthInput } from '../oauth/flow.js'
+import { oauthNonce } from '../oauth/nonce.js'
 
-function inputOf (fields: Fields): OAuthInput {
+function inputOf (fields: OAuthTokenInput): OAuthInput {
   return {
-    provider: stringField(fields, 'provider'),
-    code: stringField(fields, 'code'),
-    idToken: stringField(fields, 'id_token'),
-    nonce: stringField(fields, 'nonce'),
-    codeVerifier: stringField(fields, 'code_verifier'),
-    redirectUri: stringField(fields, 'redirect_uri')
+    provider: present(fields.provider),
+    code: present(fields.code),
+    idToken: present(fields.id_token),
+    nonce: present(fields.nonce),
+    codeVerifier: present(fields.code_verifier),
+    redirectUri: present(fields.redirect_uri)
   }
 }
 
@@ -39,24 +41,23 @@ const doc = (method: 'GET' | 'POST'): RouteDoc => ({
 })
 
 /** `GET` and `POST /oauth/token`. POST is the one to use: a code in a URL ends up in logs. */
-export function oauthRoutes (instance: FastifyInstance, ctx: JwtLoginContext): void {
-  const registry = new OAuthRegistry(ctx.clock)
+export function oauthRoutes (app: TypedScope, ctx: JwtLoginContext): void {
   const response = { 200: OAuthTokenReply }
-  const signIn = async (request: FastifyRequest, reply: FastifyReply, fields: Fields): Promise<unknown> => {
+  const signIn = async (request: FastifyRequest, reply: FastifyReply, fields: OAuthTokenInput): Promise<Static<typeof OAuthTokenReply>> => {
     const { call } = stateOf(request)
-    return { success: true, data: deliver(reply, call.settings, await oauthSignIn(ctx, call, registry, inputOf(fields))) }
+    return succeed(deliver(reply, call.settings, await oauthSignIn(ctx, call, inputOf(fields))))
   }
 
-  instance.get('/oauth/token', {
+  app.get('/oauth/token', {
     config: { jwtLogin: gate('query') },
     schema: { ...doc('GET'), response, querystring: OAuthTokenFields }
-  }, async (request, reply) => await signIn(request, reply, request.query as Fields))
-  instance.post('/oauth/token', {
+  }, async (request, reply) => await signIn(request, reply, request.query))
+  app.post('/oauth/token', {
     config: { jwtLogin: gate('body') },
     schema: { ...doc('POST'), response, body: OAuthTokenFields }
-  }, async (request, reply) => await signIn(request, reply, request.body as Fields))
+  }, async (request, reply) => await signIn(request, reply, request.body))
 
-  instance.get('/oauth/nonce', {
+  app.get('/oauth/nonce', {
     config: { jwtLogin: {} },
     schema: {
       tags: ['openid'],
@@ -66,8 +67,5 @@ export function oauthRoutes (instance: FastifyInstance, ctx: JwtLoginContext): v
         'whoever holds only the token cannot. Required by providers with `requireNonce`; accepted for ten minutes; the ID token is spent once.',
       response: { 200: OAuthNonceReply }
     }
-  }, async (request) => {
-    const { nonce, hash, expiresIn } = issueNonce(stateOf(request).call.settings.tokens, ctx.clock())
-    return { success: true, data: { nonce, nonce_sha256: hash, expires_in: expiresIn } }
-  })
+  }, async (request) => succeed(oauthNonce(ctx, stateOf(request).call)))
 }

@@ -1,9 +1,12 @@
-import type { FastifyInstance } from 'fastify'
 import { ResetCompleteBody, ResetReply, ResetRequestBody } from '../../schemas/reset-password.js'
+import type { JwtLoginContext } from '../context/context.js'
+import { succeed } from '../http/error-handler.js'
+import { present } from '../http/fields.js'
 import { stateOf, type RouteGate } from '../http/gates.js'
 import type { RouteDoc } from '../http/openapi.js'
-import { stringField, type Fields } from '../http/fields.js'
-import { auditResetGate, completePasswordReset, requestPasswordReset, type PasswordReset } from '../reset-password/flow.js'
+import type { TypedScope } from '../http/scope.js'
+import { completePasswordReset } from '../reset-password/complete.js'
+import { auditResetGate, requestPasswordReset } from '../reset-password/request.js'
 
 /** Reset works whether sign-in is on or not: it has its own switch. */
 const gate = (step: 'request' | 'complete'): RouteGate =>
@@ -30,21 +33,20 @@ const COMPLETE_DOC: RouteDoc = {
   description: 'A wrong, expired or used code answers 62, whatever the reason. A changed password ends the account\'s sessions.'
 }
 
-export function resetPasswordRoutes (instance: FastifyInstance, reset: PasswordReset): void {
-  instance.post('/user/reset_password', {
+export function resetPasswordRoutes (app: TypedScope, ctx: JwtLoginContext): void {
+  app.post('/user/reset_password', {
     config: { jwtLogin: gate('request') },
     schema: { ...REQUEST_DOC, body: ResetRequestBody, response: { 200: ResetReply } }
   }, async (request) => {
-    const email = stringField(request.body as Fields, 'email')
-    return { success: true, data: await requestPasswordReset(reset, stateOf(request).call, email) }
+    return succeed(await requestPasswordReset(ctx, stateOf(request).call, { email: present(request.body.email) }))
   })
 
-  instance.put('/user/reset_password', {
+  app.put('/user/reset_password', {
     config: { jwtLogin: gate('complete') },
     schema: { ...COMPLETE_DOC, body: ResetCompleteBody, response: { 200: ResetReply } }
   }, async (request) => {
-    const body = request.body as Fields
-    const input = { email: stringField(body, 'email'), code: stringField(body, 'code'), newPassword: stringField(body, 'new_password') }
-    return { success: true, data: await completePasswordReset(reset, stateOf(request).call, input) }
+    const { body } = request
+    const input = { email: present(body.email), code: present(body.code), newPassword: present(body.new_password) }
+    return succeed(await completePasswordReset(ctx, stateOf(request).call, input))
   })
 }

@@ -1,11 +1,12 @@
-import type { FastifyInstance } from 'fastify'
 import { TwoFactorBody, TwoFactorReply } from '../../schemas/two-factor.js'
-import { deliver } from '../http/browser.js'
 import type { JwtLoginContext } from '../context/context.js'
+import { deliver } from '../http/browser.js'
+import { succeed } from '../http/error-handler.js'
+import { present } from '../http/fields.js'
 import { stateOf, type RouteGate } from '../http/gates.js'
 import type { RouteDoc } from '../http/openapi.js'
-import { stringField, type Fields } from '../http/fields.js'
-import { completeTwoFactor, type TwoFactor } from '../two-factor/flow.js'
+import type { TypedScope } from '../http/scope.js'
+import { completeTwoFactor } from '../two-factor/flow.js'
 
 const GATE: RouteGate = {
   feature: 'twoFactor',
@@ -26,13 +27,13 @@ const DOC: RouteDoc = {
 }
 
 /** `POST /auth/2fa`; without the `twoFactor` option the gate answers 105 (the route stays, like the others). */
-export function twoFactorRoutes (instance: FastifyInstance, ctx: JwtLoginContext, twoFactor: TwoFactor | null): void {
-  instance.post('/auth/2fa', {
+export function twoFactorRoutes (app: TypedScope, ctx: JwtLoginContext): void {
+  app.post('/auth/2fa', {
     config: { jwtLogin: GATE },
     schema: { ...DOC, body: TwoFactorBody, response: { 200: TwoFactorReply } }
   }, async (request, reply) => {
     const { call, token } = stateOf(request)
-    const input = { token: token as string, code: stringField(request.body as Fields, 'code') }
-    return { success: true, data: deliver(reply, call.settings, await completeTwoFactor(ctx, twoFactor as TwoFactor, call, input)) }
+    const input = { token: token as string, code: present(request.body.code) }
+    return succeed(deliver(reply, call.settings, await completeTwoFactor(ctx, call, input)))
   })
 }

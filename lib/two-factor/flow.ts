@@ -1,57 +1,25 @@
-import type { FastifyBaseLogger } from 'fastify'
-import { clientKey } from '../core/client-key.js'
-import type { Call, JwtLoginContext, SecondFactorGate } from '../context/context.js'
-import { JwtLoginError } from '../core/errors.js'
+import type { Call, SecondFactorGate } from '../adapters/second-factor.js'
 import { loggedError } from '../adapters/guard.js'
-import { subjectKey, type Hold, type Reservable } from '../services/limits.js'
-import { admitVerified, countSignIn, prepareSession, type NewSession } from '../sessions/flow.js'
-import { claimOnce, isClaimed } from '../store/claim.js'
-import { sessionStart, type TokenClaims } from '../tokens/service.js'
-import { BackupCodeProvider, hashBackupCode } from './methods/backup-codes.js'
-import { EmailCodeProvider, type EmailCodeDelivery, type EmailCodeUndelivered } from './methods/email-code.js'
-import { createTotpSecret, TotpProvider } from './methods/totp.js'
-import type { TwoFactorEnrollment, TwoFactorMethod, TwoFactorOptions, TwoFactorPort } from '../adapters/two-factor.js'
+import type { TwoFactorMethod } from '../adapters/two-factor.js'
 import type { PublicUser } from '../adapters/users.js'
+import type { JwtLoginContext } from '../context/context.js'
+import { clientKey } from '../core/client-key.js'
+import { JwtLoginError } from '../core/errors.js'
+import { subjectKey, type Hold, type Reservable } from '../services/limits.js'
+import { admitVerified } from '../sessions/authenticate.js'
+import { countSignIn, prepareSession, type NewSession } from '../sessions/sign-in.js'
+import { claimOnce, isClaimed } from '../store/claim.js'
+import type { TokenClaims } from '../tokens/jwt.js'
+import { sessionStart } from '../tokens/revocation.js'
+import { hashBackupCode } from './methods/backup-codes.js'
+import type { EmailCodeDelivery, EmailCodeProvider, EmailCodeUndelivered } from './methods/email-code.js'
+import type { TwoFactor } from './methods/service.js'
 
 const SIX_DIGITS = /^\d{6}$/
-
-/** The two-factor port with its providers, built once at registration. */
-export interface TwoFactor {
-  port: TwoFactorPort
-  totp: TotpProvider
-  email: EmailCodeProvider | null
-  backup: BackupCodeProvider
-  enrollment: TwoFactorEnrollment
-  /** Where a code mail that could not be sent is reported (the Fastify logger). */
-  log: Pick<FastifyBaseLogger, 'error'>
-}
 
 interface ChallengeRecord { method: TwoFactorMethod }
 
 const challengeKey = (userId: number, challengeId: string): string => `2fa:challenge:${userId}:${challengeId}`
-
-/** Builds the providers. */
-export function createTwoFactor (ctx: Omit<JwtLoginContext, 'secondFactor'>, options: TwoFactorOptions, log: Pick<FastifyBaseLogger, 'error'>): TwoFactor {
-  const issuer = options.issuer ?? 'jwt-login'
-  const totp = new TotpProvider(ctx.store, ctx.clock)
-  const backup = new BackupCodeProvider(options.port, ctx.store)
-  return {
-    port: options.port,
-    totp,
-    email: options.mailer === undefined ? null : new EmailCodeProvider(ctx.store, options.mailer),
-    backup,
-    enrollment: {
-      createTotpSecret: (label) => createTotpSecret(issuer, label),
-      confirmTotp: async (userId, secret, code) => {
-        if (!await totp.accept(userId, secret, code)) return false
-        await options.port.setTotpSecret(userId, secret)
-        return true
-      },
-      regenerateBackupCodes: async (userId) => await backup.regenerate(userId)
-    },
-    log
-  }
-}
 
 /** Runs a code mail after the answer. Never rejects: a failure is logged and reported, its code already withdrawn. */
 async function deliverEmailCode (ctx: Pick<JwtLoginContext, 'events'>, twoFactor: TwoFactor, userId: number, deliver: EmailCodeDelivery): Promise<void> {
@@ -130,6 +98,12 @@ async function checkCode (twoFactor: TwoFactor, call: Call, userId: number, chal
   return { method: 'backup_codes', spend: async () => await twoFactor.backup.spend(userId, hash, challengeId) }
 }
 
+/** `POST /auth/2fa` as the route read it: the interim token (the gate read it) and the code. */
+export interface TwoFactorInput {
+  token: string
+  code: string | undefined
+}
+
 /**
  * `POST /auth/2fa`: the interim token and a code for the final token. Every
  * attempt is counted on the challenge before the code is looked at, so even
@@ -156,13 +130,11 @@ async function checkCode (twoFactor: TwoFactor, call: Call, userId: number, chal
  * forgets the session; nothing that can fail the answer comes after 5, and
  * a sign-in that fails ends no other session.
  */
-export async function completeTwoFactor (
-  ctx: JwtLoginContext,
-  twoFactor: TwoFactor,
-  call: Call,
-  input: { token: string, code: string | undefined }
-): Promise<{ jwt: string, refresh_token?: string }> {
+export async function completeTwoFactor (ctx: JwtLoginContext, call: Call, input: TwoFactorInput): Promise<{ jwt: string, refresh_token?: string }> {
   const { ip } = call
+  const { twoFactor } = ctx
+  // the route's gate answers 105 without the module; a direct caller gets the same
+  if (twoFactor === null) throw new JwtLoginError('ERR_JWT_LOGIN_TWO_FACTOR_UNAVAILABLE')
   if (input.code === undefined) throw new JwtLoginError('ERR_JWT_LOGIN_TWO_FACTOR_CODE_MISSING')
   const code = input.code
   const { claims, user } = await interimSignIn(ctx, call, input.token)
@@ -303,18 +275,4 @@ async function claimChallenge (ctx: JwtLoginContext, key: string, raw: string, c
     throw new JwtLoginError('ERR_JWT_LOGIN_CHALLENGE_CLOSED')
   }
   return async () => { await Promise.all([claim.giveBack(), ctx.tokens.discardSession(session.sessionId)]) }
-}
-
-/**
- * Refuses an interim token offered where a final token or a refresh token
- * belongs (401 / 110). Anything else is left to the route's own checks.
- */
-export function refuseInterimToken (ctx: JwtLoginContext, call: Call, value: string | undefined): void {
-  if (value === undefined || value.split('.').length !== 3) return
-  try {
-    ctx.tokens.verify(call.settings, value, 'interim')
-  } catch {
-    return
-  }
-  throw new JwtLoginError('ERR_JWT_LOGIN_INTERIM_TOKEN_USED')
 }

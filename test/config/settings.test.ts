@@ -4,7 +4,8 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
 import jwtLogin, { JwtLoginSettingsError, type JwtLoginOptions, type SettingsInput } from '../../lib/index.js'
 import { MemoryUserAdapter } from '../../lib/testing.js'
-import { resolveSettings, SettingsHolder } from '../../lib/config/settings.js'
+import { resolveSettings } from '../../lib/config/settings.js'
+import { SettingsHolder } from '../../lib/config/holder.js'
 import { ALICE, HS_SECRET, buildApp, testClock } from '../helpers/app.js'
 
 const TOKENS = { keys: [{ kid: 'k1', secret: HS_SECRET }] }

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto'
 import t, { type Test } from 'tap'
 import { MemoryStore, type StateStore } from '../../lib/index.js'
-import { stateKeys } from '../../lib/tokens/service.js'
+import { stateKeys } from '../../lib/tokens/revocation.js'
 import { ALICE, testClock } from '../helpers/app.js'
 import { errorOf } from '../helpers/http.js'
 import { buildOAuthApp, collect, postToken, providers } from '../helpers/oauth.js'

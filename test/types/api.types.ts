@@ -4,31 +4,31 @@
 import type { JsonWebKey } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { JwtLoginApi, JwtLoginEventMap, JwtLoginErrorCode, JwtLoginEventName, JwtLoginEvents, JwtLoginRequestState, PublicUser, Settings, TokenClaims, TokenKind, TwoFactorEnrollment } from '../../lib/index.js'
-import { assertType, expectType, type Equal } from './expect.js'
+import { expectType, type Equal } from './expect.js'
 
 declare const fastify: FastifyInstance
 declare const user: PublicUser
 
-assertType<Equal<FastifyInstance['jwtLogin'], JwtLoginApi>>()
+expectType<Equal<FastifyInstance['jwtLogin'], JwtLoginApi>>(true)
 const api = fastify.jwtLogin
 
 // each method's parameters and result
-assertType<Equal<typeof api.sign, (user: PublicUser) => string>>()
-assertType<Equal<typeof api.verify, (token: string) => Promise<TokenClaims>>>()
-assertType<Equal<typeof api.revoke, (token: string) => Promise<void>>>()
-assertType<Equal<typeof api.forgetUser, (userId: number) => void>>()
-assertType<Equal<typeof api.authenticate, (request: FastifyRequest, reply: FastifyReply) => Promise<void>>>()
-assertType<Equal<typeof api.reloadSettings, () => Promise<void>>>()
-assertType<Equal<ReturnType<typeof api.jwks>, { keys: JsonWebKey[] } | null>>()
-assertType<Equal<typeof api.twoFactor, TwoFactorEnrollment | null>>()
+expectType<Equal<typeof api.sign, (user: PublicUser) => string>>(true)
+expectType<Equal<typeof api.verify, (token: string) => Promise<TokenClaims>>>(true)
+expectType<Equal<typeof api.revoke, (token: string) => Promise<void>>>(true)
+expectType<Equal<typeof api.forgetUser, (userId: number) => void>>(true)
+expectType<Equal<typeof api.authenticate, (request: FastifyRequest, reply: FastifyReply) => Promise<void>>>(true)
+expectType<Equal<typeof api.reloadSettings, () => Promise<void>>>(true)
+expectType<Equal<ReturnType<typeof api.jwks>, { keys: JsonWebKey[] } | null>>(true)
+expectType<Equal<typeof api.twoFactor, TwoFactorEnrollment | null>>(true)
 expectType<JwtLoginEvents>(api.events)
 
 expectType<string>(api.sign(user))
 const claims = expectType<TokenClaims>(await api.verify('token'))
 expectType<string>(claims.sub)
 expectType<string>(claims.sid)
-assertType<Equal<typeof claims.typ, TokenKind>>()
-assertType<Equal<TokenKind, 'access' | 'interim'>>()
+expectType<Equal<typeof claims.typ, TokenKind>>(true)
+expectType<Equal<TokenKind, 'access' | 'interim'>>(true)
 expectType<string | undefined>(claims.email)
 expectType<string[] | undefined>(claims.roles)
 // a host's own claims are there too, as unknown
@@ -49,7 +49,7 @@ api.sign({ ID: 1 })
 // the settings in force, read-only all the way down
 expectType<number>(api.settings.bodyLimit)
 expectType<number>(api.settings.tokens.lifetimeMs)
-assertType<Equal<typeof api.settings.tokens.algorithm, Settings['tokens']['algorithm']>>()
+expectType<Equal<typeof api.settings.tokens.algorithm, Settings['tokens']['algorithm']>>(true)
 
 // @ts-expect-error: the settings are read-only
 api.settings.bodyLimit = 1
@@ -58,7 +58,7 @@ api.settings.bodyLimit = 1
 api.settings.refresh.enabled = true
 
 // @ts-expect-error: the decoration's settings cannot be replaced either
-api.settings = api.settings
+api.settings = fastify.jwtLogin.settings
 
 // @ts-expect-error: two-factor helpers are null without the twoFactor option
 await api.twoFactor.regenerateBackupCodes(1)
@@ -71,22 +71,22 @@ if (api.twoFactor !== null) {
 
 // events: each payload typed by its name
 api.events.on('login.succeeded', payload => {
-  assertType<Equal<typeof payload, JwtLoginEventMap['login.succeeded']>>()
+  expectType<Equal<typeof payload, JwtLoginEventMap['login.succeeded']>>(true)
   expectType<number>(payload.userId)
-  assertType<Equal<typeof payload.method, 'password' | 'password_hash'>>()
+  expectType<Equal<typeof payload.method, 'password' | 'password_hash'>>(true)
   // @ts-expect-error: a login carries no session id
   expectType<string>(payload.sessionId)
 })
 api.events.once('reset.requested', payload => {
-  assertType<Equal<typeof payload.userId, number | null>>()
+  expectType<Equal<typeof payload.userId, number | null>>(true)
 })
 api.events.on('oauth.failed', payload => {
   expectType<string | null>(payload.provider)
-  assertType<Equal<typeof payload.reason, JwtLoginErrorCode>>()
+  expectType<Equal<typeof payload.reason, JwtLoginErrorCode>>(true)
 })
 // on, once and off chain
 expectType<JwtLoginEvents>(api.events.on('token.revoked', () => {}).off('token.revoked', () => {}))
-assertType<Equal<JwtLoginEventName, keyof JwtLoginEventMap>>()
+expectType<Equal<JwtLoginEventName, keyof JwtLoginEventMap>>(true)
 
 // @ts-expect-error: no such event
 api.events.on('login.succeded', () => {})
@@ -99,14 +99,14 @@ api.events.emit('token.refreshed', { userId: 1 })
 
 // authenticate as a preHandler of a host route; request.jwtLogin is set after it
 fastify.get('/me', { preHandler: api.authenticate }, async (request) => {
-  assertType<Equal<typeof request.jwtLogin, JwtLoginRequestState | null>>()
+  expectType<Equal<typeof request.jwtLogin, JwtLoginRequestState | null>>(true)
   // @ts-expect-error: null before authentication, so a host checks
   expectType<PublicUser>(request.jwtLogin.user)
   if (request.jwtLogin === null) return null
-  assertType<Equal<typeof request.jwtLogin.user, PublicUser>>()
-  assertType<Equal<typeof request.jwtLogin.claims, TokenClaims>>()
+  expectType<Equal<typeof request.jwtLogin.user, PublicUser>>(true)
+  expectType<Equal<typeof request.jwtLogin.claims, TokenClaims>>(true)
   return { id: request.jwtLogin.user.ID, roles: request.jwtLogin.user.roles, session: request.jwtLogin.claims.sid }
 })
 fastify.addHook('preHandler', api.authenticate)
-assertType<Equal<JwtLoginRequestState, { user: PublicUser, claims: TokenClaims }>>()
-assertType<Equal<PublicUser, { ID: number, user_login: string, user_email: string, display_name: string, roles: string[] }>>()
+expectType<Equal<JwtLoginRequestState, { user: PublicUser, claims: TokenClaims }>>(true)
+expectType<Equal<PublicUser, { ID: number, user_login: string, user_email: string, display_name: string, roles: string[] }>>(true)

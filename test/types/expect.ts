@@ -9,12 +9,9 @@ export function expectType<T> (value: T): T {
 }
 
 /**
- * `true` when `A` and `B` are the same type, else `false`. Assignability is
- * not enough: `any`, a wider union or an extra optional field make it `false`.
+ * `true` when `A` and `B` are the same type, else `false`, so that
+ * `expectType<Equal<A, B>>(true)` compiles only for the same type.
+ * Assignability is not enough: `any`, a wider union or an extra optional
+ * field make it `false`.
  */
 export type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true : false
-
-/** Compiles only when `T` is `true`: `assertType<Equal<A, B>>()` (a call, so no type alias lies unused). */
-export function assertType<T extends true> (): T | undefined {
-  return undefined
-}

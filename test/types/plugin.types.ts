@@ -3,7 +3,7 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import jwtLogin, { MemoryStore, type JwtLoginOptions, type Mailer, type PasswordPolicy, type PublicUser, type SettingsInput, type SettingsSource, type UserAdapter, type UserCacheOptions } from '../../lib/index.js'
 import { ConsoleMailer, MemoryTwoFactorStore, MemoryUserAdapter } from '../../lib/testing.js'
-import { assertType, expectType, type Equal } from './expect.js'
+import { expectType, type Equal } from './expect.js'
 
 declare const fastify: FastifyInstance
 declare const users: UserAdapter<{ id: number }>
@@ -64,9 +64,9 @@ await fastify.register(jwtLogin, { settings, users: { findById: async () => null
 // @ts-expect-error: an unknown option
 await fastify.register(jwtLogin, { settings, users, prefx: '/auth' })
 
-// an async settings source resolves settings
-assertType<Equal<SettingsSource, () => Promise<SettingsInput>>>()
-assertType<Equal<JwtLoginOptions['settings'], SettingsInput | SettingsSource>>()
-assertType<Equal<Parameters<PasswordPolicy>, [password: string, user: PublicUser]>>()
-assertType<Equal<UserCacheOptions, { ttl: number | string, max?: number }>>()
+// the option types themselves
+expectType<Equal<SettingsSource, () => Promise<SettingsInput>>>(true)
+expectType<Equal<JwtLoginOptions['settings'], SettingsInput | SettingsSource>>(true)
+expectType<Equal<Parameters<PasswordPolicy>, [password: string, user: PublicUser]>>(true)
+expectType<Equal<UserCacheOptions, { ttl: number | string, max?: number }>>(true)
 expectType<Mailer | undefined>(options.mailer)

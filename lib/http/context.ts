@@ -1,0 +1,58 @@
+// Builds the one context of the flows at registration: every service over the store, the clock and the host's ports.
+import type { FastifyBaseLogger } from 'fastify'
+import { guardPorts, type HostPorts } from '../adapters/guard.js'
+import { hashPassword, verifyPasswordHash } from '../adapters/users.js'
+import type { Settings } from '../config/settings.js'
+import type { JwtLoginContext } from '../context/context.js'
+import type { Clock } from '../core/clock.js'
+import { OAuthRegistry } from '../oauth/providers/registry.js'
+import { CodeHasher } from '../services/code-hash.js'
+import { JwtLoginEvents } from '../services/events.js'
+import { AttemptLimiter } from '../services/limits.js'
+import { cacheUsers, type UserCacheLimits } from '../services/user-cache.js'
+import type { StateStore } from '../store/types.js'
+import { buildKeyMaterial } from '../tokens/keys.js'
+import { TokenService } from '../tokens/service.js'
+import { SessionIndex } from '../tokens/session-index.js'
+import { secondFactorGate } from '../two-factor/flow.js'
+import { createTwoFactor } from '../two-factor/methods/service.js'
+
+/** What the context is built on besides the host's ports. */
+export interface ContextParts {
+  log: FastifyBaseLogger
+  /** The `userCache` option resolved, or `null` when it is off. */
+  cacheLimits: UserCacheLimits | null
+  /** The settings at registration: the signing keys and the algorithm come from them. */
+  initial: Settings
+  store: StateStore
+  clock: Clock
+}
+
+/**
+ * The one context of the flows, frozen: every service, the two-factor module
+ * when the host gave its port. The host's ports are guarded first (the user
+ * cache in front of the guard), so what a port throws reaches the log redacted.
+ */
+export async function buildContext (hostPorts: HostPorts, { log, cacheLimits, initial, store, clock }: ContextParts): Promise<JwtLoginContext> {
+  const dummyHash = await hashPassword(`jwt-login-dummy-${Math.random()}`)
+  const ports = guardPorts(hostPorts)
+  const cache = cacheLimits === null ? null : cacheUsers(ports.users, cacheLimits, clock)
+  const base = {
+    users: cache ?? ports.users,
+    forgetUser: cache === null ? () => {} : cache.forget,
+    store,
+    tokens: new TokenService(buildKeyMaterial(initial.tokens), initial.tokens.algorithm, store, clock),
+    limiter: new AttemptLimiter(store, clock),
+    sessions: new SessionIndex(store, clock),
+    events: new JwtLoginEvents(),
+    clock,
+    log,
+    spendPasswordTime: async (password: string) => { await verifyPasswordHash(dummyHash, password) },
+    twoFactor: ports.twoFactor === undefined ? null : createTwoFactor(store, clock, ports.twoFactor, log),
+    // keyed hashes: a copy of the store alone does not let anyone search the code space offline
+    reset: { mailer: ports.mailer ?? null, policy: ports.passwordPolicy ?? null, hasher: new CodeHasher('reset code'), stop: new AbortController() },
+    oauth: new OAuthRegistry(clock)
+  }
+  const secondFactor = base.twoFactor === null ? ports.secondFactor ?? null : secondFactorGate(base, base.twoFactor)
+  return Object.freeze({ ...base, secondFactor })
+}

@@ -1,0 +1,36 @@
+// What reset codes are in the store (one record per user: never the code, only its keyed hashes), their keys, and the email rule.
+import type { KeyedHashes } from '../services/code-hash.js'
+import { isClaimed } from '../store/claim.js'
+
+/** What the store holds per user: never the code, only its keyed hashes. */
+export interface CodeRecord extends KeyedHashes {
+  /** Random per code: salts the hash and names the code's tries counter. */
+  id: string
+  /** Expiry in ms on the plugin's clock. */
+  exp: number
+}
+
+const EMAIL = /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/
+const MAX_EMAIL_LENGTH = 254
+
+export const keys = {
+  /** One code per user: a new one replaces (and so invalidates) the older one. */
+  record: (userId: number | null) => `reset:${userId ?? 'none'}`,
+  tries: (recordId: string) => `reset-tries:${recordId}`,
+  decoyTries: 'reset-tries:decoy'
+}
+
+/** An email address as both reset routes accept it: one `@`, a dotted domain, at most 254 characters. */
+export function isEmail (value: string): boolean {
+  return value.length <= MAX_EMAIL_LENGTH && EMAIL.test(value)
+}
+
+/** Codes are typed by people: surrounding spaces go, and case does not matter when the alphabet has one case. */
+export function normalizeCode (code: string, alphabet: string): string {
+  const trimmed = code.trim()
+  return alphabet === alphabet.toUpperCase() ? trimmed.toUpperCase() : trimmed
+}
+
+export function parseRecord (raw: string | null): CodeRecord | null {
+  return raw === null || isClaimed(raw) ? null : JSON.parse(raw) as CodeRecord
+}

@@ -1,0 +1,87 @@
+// The one check of a presented token (signature and claims, revocation, its user), and validate built on it.
+import type { Call } from '../adapters/second-factor.js'
+import type { PublicUser } from '../adapters/users.js'
+import type { JwtLoginContext } from '../context/context.js'
+import { JwtLoginError, type JwtLoginErrorCode } from '../core/errors.js'
+import type { TokenClaims, TokenKind, VerifiedToken } from '../tokens/jwt.js'
+
+export interface Authenticated {
+  verified: VerifiedToken
+  user: unknown
+  publicUser: PublicUser
+}
+
+/** Every refusal of `authenticateToken`: the token's form, key, signature, claims and kind, its revocation, its user. */
+export const TOKEN_REFUSALS: readonly JwtLoginErrorCode[] = [
+  'ERR_JWT_LOGIN_TOKEN_MALFORMED',
+  'ERR_JWT_LOGIN_TOKEN_DECODE',
+  'ERR_JWT_LOGIN_TOKEN_ALGORITHM',
+  'ERR_JWT_LOGIN_TOKEN_KID_UNKNOWN',
+  'ERR_JWT_LOGIN_TOKEN_SIGNATURE',
+  'ERR_JWT_LOGIN_TOKEN_CLAIM_INVALID',
+  'ERR_JWT_LOGIN_TOKEN_NOT_YET_VALID',
+  'ERR_JWT_LOGIN_TOKEN_EXPIRED',
+  'ERR_JWT_LOGIN_INTERIM_TOKEN_USED',
+  'ERR_JWT_LOGIN_TOKEN_REVOKED',
+  'ERR_JWT_LOGIN_TOKEN_USER_GONE'
+]
+
+/**
+ * The one check of a presented token, for the routes, the host hook and the
+ * public API: signature and claims, then `admitVerified`.
+ */
+export async function authenticateToken (ctx: JwtLoginContext, call: Call, token: string, kind: TokenKind = 'access'): Promise<Authenticated> {
+  return await admitVerified(ctx, ctx.tokens.verify(call.settings, token, kind))
+}
+
+/** The checks after the signature, for every kind of token: revocation (401 / 55), then its user (401 / 24 when gone). */
+export async function admitVerified (ctx: JwtLoginContext, verified: VerifiedToken): Promise<Authenticated> {
+  if (await ctx.tokens.isRevoked(verified.payload)) throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_REVOKED')
+  const user = await ctx.users.findById(Number(verified.payload.sub))
+  if (user === null) throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_USER_GONE')
+  return { verified, user, publicUser: ctx.users.toPublicUser(user) }
+}
+
+/** Reports a token refused with 401 to the audit events; the error then answers. */
+export async function audited<T> (ctx: JwtLoginContext, call: Call, work: Promise<T>): Promise<T> {
+  try {
+    return await work
+  } catch (error) {
+    if (error instanceof JwtLoginError && error.statusCode === 401) {
+      ctx.events.emit('validation.failed', { ip: call.ip, errorCode: error.errorCode })
+    }
+    throw error
+  }
+}
+
+export interface ValidateAnswer {
+  user: PublicUser
+  /** The user's roles beside the user, as Simple JWT Login 4.x answers. */
+  roles: string[]
+  jwt: Array<{ token: string, header: Record<string, unknown>, payload: TokenClaims, expire_in: number }>
+}
+
+/** `/auth/validate`: reads only (revocation, the user); a failure changes nothing. */
+export async function validateToken (ctx: JwtLoginContext, call: Call, token: string): Promise<ValidateAnswer> {
+  const { verified, publicUser } = await audited(ctx, call, authenticateToken(ctx, call, token))
+  const { header, payload } = verified
+  return {
+    user: publicUser,
+    roles: publicUser.roles,
+    jwt: [{ token, header, payload, expire_in: Math.max(0, payload.exp - Math.floor(ctx.clock() / 1000)) }]
+  }
+}
+
+/**
+ * Refuses an interim token offered where a final token or a refresh token
+ * belongs (401 / 110). Anything else is left to the route's own checks.
+ */
+export function refuseInterimToken (ctx: JwtLoginContext, call: Call, value: string | undefined): void {
+  if (value === undefined || value.split('.').length !== 3) return
+  try {
+    ctx.tokens.verify(call.settings, value, 'interim')
+  } catch {
+    return
+  }
+  throw new JwtLoginError('ERR_JWT_LOGIN_INTERIM_TOKEN_USED')
+}

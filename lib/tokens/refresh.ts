@@ -1,0 +1,191 @@
+// Refresh-token families: a session's refresh token issued, rotated with reuse detection and a retry grace, and ended.
+import { createCipheriv, createDecipheriv, randomBytes, randomUUID } from 'node:crypto'
+import type { Clock } from '../core/clock.js'
+import { deriveKey, randomToken, safeEqual, sha256Base64url } from '../core/crypto.js'
+import { JwtLoginError } from '../core/errors.js'
+import type { Settings } from '../config/settings.js'
+import { readMany } from '../store/read.js'
+import type { StateStore } from '../store/types.js'
+import { REVOKED, sessionEnded, stateKeys, type Revocation } from './revocation.js'
+import { decodeSession, encodeSession, type Session } from './session-record.js'
+
+/** What reuse detection reports. */
+export interface RefreshReuse { uid: number, sid: string }
+
+/** What a rotation answers: the session's user and the successor token. */
+export interface RefreshResult<U = unknown> {
+  userId: number
+  /** What `lookUp` answered for the session's user. */
+  user: U
+  sessionId: string
+  refreshToken: string
+}
+
+const SESSION_ID = /^[0-9a-z]{1,12}-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+
+/** A new session id: its start time in ms (base 36, read back by `sessionStart`), then a random UUID. */
+export function newSessionId (startedAt: number): string {
+  return `${startedAt.toString(36)}-${randomUUID()}`
+}
+
+/**
+ * The session part of a refresh token: what comes before its first dot (''
+ * without one). Its form is checked where the token is spent, so a cookie
+ * that holds something else still reaches that refusal (and is cleared).
+ */
+export function refreshTokenSession (token: string): string {
+  return token.slice(0, Math.max(0, token.indexOf('.')))
+}
+
+/** A refresh token as presented: its session, its secret and the secret's hash (what is stored). */
+interface Presented { sessionId: string, secret: string, hash: string }
+
+/** A refresh token: `<session id>.<secret>`; only the secret's hash is stored. Refused unless it has that form. */
+function parseRefreshToken (token: string): Presented {
+  const dot = token.indexOf('.')
+  const sessionId = token.slice(0, dot)
+  const secret = token.slice(dot + 1)
+  if (dot === -1 || !SESSION_ID.test(sessionId) || !/^[A-Za-z0-9_-]{43}$/.test(secret)) throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID')
+  return { sessionId, secret, hash: sha256Base64url(secret) }
+}
+
+function sealKey (sessionId: string, secret: string): Buffer {
+  return deriveKey(secret, sessionId, 'jwt-login refresh successor')
+}
+
+/**
+ * The successor token, readable only with the token it replaced: AES-256-GCM
+ * under a key derived (HKDF) from the previous token's secret, written as
+ * base64url(iv ‖ ciphertext ‖ tag). node:crypto rather than a JWE library:
+ * jose's compact JWE costs about seven times as much per refresh here (a Web
+ * Crypto key import each time) for the same algorithm.
+ */
+function seal (sessionId: string, previousSecret: string, token: string): string {
+  const iv = randomBytes(12)
+  const cipher = createCipheriv('aes-256-gcm', sealKey(sessionId, previousSecret), iv)
+  const sealed = Buffer.concat([iv, cipher.update(token, 'utf8'), cipher.final(), cipher.getAuthTag()])
+  return sealed.toString('base64url')
+}
+
+function unseal (sessionId: string, previousSecret: string, sealed: string): string {
+  const bytes = Buffer.from(sealed, 'base64url')
+  const decipher = createDecipheriv('aes-256-gcm', sealKey(sessionId, previousSecret), bytes.subarray(0, 12))
+  decipher.setAuthTag(bytes.subarray(bytes.length - 16))
+  return Buffer.concat([decipher.update(bytes.subarray(12, bytes.length - 16)), decipher.final()]).toString('utf8')
+}
+
+/** A live session as read for a presented token: its entry as stored (for a compare-and-set), decoded, and which of its tokens was presented. */
+interface OpenSession {
+  raw: string
+  session: Session
+  presented: 'current' | 'previous' | null
+}
+
+/** Issues, rotates and ends the refresh family of each session: one store entry per session. */
+export class RefreshFamilies {
+  readonly #store: StateStore
+  readonly #clock: Clock
+  readonly #revocation: Revocation
+
+  constructor (store: StateStore, clock: Clock, revocation: Revocation) {
+    this.#store = store
+    this.#clock = clock
+    this.#revocation = revocation
+  }
+
+  /** Starts the refresh family of a new session: one store entry. Only the token's hash is stored. */
+  async issueRefreshToken (settings: Settings, userId: number, sessionId: string): Promise<string> {
+    const secret = randomToken()
+    this.#revocation.sessionIssued(settings.refresh.lifetimeMs)
+    await this.#store.set(stateKeys.session(sessionId), encodeSession({ userId, currentHash: sha256Base64url(secret) }), settings.refresh.lifetimeMs)
+    return `${sessionId}.${secret}`
+  }
+
+  /** Whether each session's refresh family is still there: not ended, not expired (one read). */
+  async liveSessions (sessionIds: string[]): Promise<boolean[]> {
+    const entries = await readMany(this.#store, sessionIds.map(stateKeys.session))
+    return entries.map(entry => entry !== null && entry !== REVOKED)
+  }
+
+  /** Forgets a session prepared for an answer that was not given (best effort: unused, it only expires). */
+  async discardSession (sessionId: string): Promise<void> {
+    await this.#store.delete(stateKeys.session(sessionId)).catch(() => {})
+  }
+
+  /**
+   * Spends a refresh token and answers its successor in the same session.
+   *
+   * Order: read the session's one entry, then the user's cutoff (reads only),
+   * then `lookUp` the session's user (the host's adapter); then one
+   * compare-and-set writes the rotation. A failure before the write (the
+   * user database down included) changes nothing, and a retry rotates as if
+   * it were the first use; a write that ran although its answer was lost leaves the
+   * token retryable: the previous token, presented again within
+   * `refresh.reuseInterval`, gets the same successor (no write). Of two
+   * concurrent uses, one rotates and the other sees the previous token and
+   * gets the same successor. Any other token of a live session (an older one,
+   * or the previous one later) is a reuse: the session ends and `onReuse` is told.
+   */
+  async rotateRefreshToken<U> (settings: Settings, token: string, lookUp: (userId: number, sessionId: string) => Promise<U>, onReuse: (reuse: RefreshReuse) => void): Promise<RefreshResult<U>> {
+    const presented = parseRefreshToken(token)
+    const { sessionId, secret } = presented
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const open = await this.#readSession(presented)
+      const { userId, sealedCurrent, rotatedAt } = open.session
+      const { refresh } = settings
+      const now = this.#clock()
+      if (open.presented === 'current') {
+        const user = await lookUp(userId, sessionId)
+        const next = randomToken()
+        const rotated: Session = { userId, currentHash: sha256Base64url(next), previousHash: presented.hash, sealedCurrent: seal(sessionId, secret, next), rotatedAt: now }
+        this.#revocation.sessionIssued(refresh.lifetimeMs)
+        if (await this.#store.compareAndSet(stateKeys.session(sessionId), open.raw, encodeSession(rotated), refresh.lifetimeMs)) {
+          return { userId, user, sessionId, refreshToken: `${sessionId}.${next}` }
+        }
+        continue // the session changed under us (a concurrent use or a revoke): decide again
+      }
+      const retry = open.presented === 'previous' && sealedCurrent !== undefined && rotatedAt !== undefined &&
+        refresh.reuseIntervalMs > 0 && now - rotatedAt <= refresh.reuseIntervalMs
+      if (retry) {
+        return { userId, user: await lookUp(userId, sessionId), sessionId, refreshToken: `${sessionId}.${unseal(sessionId, secret, sealedCurrent)}` }
+      }
+      await this.#revocation.revokeSession(settings, sessionId)
+      onReuse({ uid: userId, sid: sessionId })
+      throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID')
+    }
+    throw new JwtLoginError('ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', { cause: new Error('the session kept changing during a refresh') })
+  }
+
+  /**
+   * Ends the session of a refresh token (sign-out through the refresh
+   * cookie): reads the session and its user's cutoff, then one write. The
+   * session's current token may end it, and so may the previous one at any
+   * time (a client whose last rotation answer was lost; ending the session
+   * is what a reuse of it would do anyway). Any other token, or a session
+   * already ended, is refused (401 / 51) and changes nothing.
+   */
+  async endSessionOf (settings: Settings, token: string): Promise<{ userId: number, sessionId: string }> {
+    const presented = parseRefreshToken(token)
+    const { session, presented: which } = await this.#readSession(presented)
+    if (which === null) throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID')
+    await this.#revocation.revokeSession(settings, presented.sessionId)
+    return { userId: session.userId, sessionId: presented.sessionId }
+  }
+
+  /**
+   * Reads the session of a presented refresh token, then its user's cutoff
+   * (the user whose cutoff applies is inside the session); a session missing
+   * or ended is refused. Both hashes are compared, so the time does not say
+   * which one matched.
+   */
+  async #readSession ({ sessionId, hash }: Presented): Promise<OpenSession> {
+    const raw = await this.#store.get(stateKeys.session(sessionId))
+    if (raw === null || raw === REVOKED) throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID')
+    const session = decodeSession(raw)
+    const cutoff = await this.#store.get(stateKeys.userCutoff(session.userId))
+    if (sessionEnded(sessionId, raw, cutoff)) throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID')
+    const current = safeEqual(hash, session.currentHash)
+    const previous = session.previousHash !== undefined && safeEqual(hash, session.previousHash)
+    return { raw, session, presented: current ? 'current' : previous ? 'previous' : null }
+  }
+}

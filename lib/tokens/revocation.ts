@@ -1,0 +1,177 @@
+// Revocation: the one rule for an ended session, ending sessions one by one, and the per-user cutoff that ends every older session.
+import type { Clock } from '../core/clock.js'
+import type { Settings } from '../config/settings.js'
+import { readMany } from '../store/read.js'
+import type { StateStore } from '../store/types.js'
+import { updateEntry } from '../store/update.js'
+import type { TokenClaims } from './jwt.js'
+
+/** Store keys of the token state. */
+export const stateKeys = {
+  /** One entry per session: its refresh family (JSON) or `revoked`. */
+  session: (sid: string) => `session:${sid}`,
+  /** Tokens of this user issued before the stored time (ms) are refused. */
+  userCutoff: (userId: string | number) => `revoked:user:${userId}`
+}
+
+/** What `stateKeys.session` holds once the session has ended. */
+export const REVOKED = 'revoked'
+
+/**
+ * A user's cutoff as stored: sessions started before `t` (ms) are ended,
+ * and so are those started before any provisional cutoff in `h` (a password
+ * change in progress, by its id). Written as the bare time when there is no
+ * provisional one, so the check on every request reads a number.
+ */
+interface CutoffRecord {
+  t: number
+  h?: Record<string, number>
+}
+
+function parseCutoff (raw: string | null): CutoffRecord | null {
+  if (raw === null) return null
+  return raw.startsWith('{') ? JSON.parse(raw) as CutoffRecord : { t: Number(raw) }
+}
+
+function writeCutoff (record: CutoffRecord): string {
+  return record.h === undefined || Object.keys(record.h).length === 0 ? String(record.t) : JSON.stringify(record)
+}
+
+/** The time before which a user's sessions are ended: the latest of the cutoff and every provisional one. */
+export function cutoffTime (raw: string): number {
+  // the bare time unless a password change is running: no parse on the request's path
+  if (!raw.startsWith('{')) return Number(raw)
+  const record = JSON.parse(raw) as Required<CutoffRecord>
+  return Math.max(record.t, ...Object.values(record.h))
+}
+
+/** The start time (ms) written at the head of a session id; NaN-safe (0 for a foreign id). */
+export function sessionStart (sessionId: string): number {
+  const dash = sessionId.indexOf('-')
+  const start = dash > 0 ? parseInt(sessionId.slice(0, dash), 36) : 0
+  return Number.isFinite(start) ? start : 0
+}
+
+/** The one rule for a revoked session: its entry says it ended, or it started before its user's cutoff. */
+export function sessionEnded (sessionId: string, entry: string | null, cutoff: string | null): boolean {
+  return entry === REVOKED || (cutoff !== null && sessionStart(sessionId) < cutoffTime(cutoff))
+}
+
+/** Ends sessions and answers whether a token's session has ended. */
+export class Revocation {
+  readonly #store: StateStore
+  readonly #clock: Clock
+  /**
+   * The longest any token or session this instance issued may live (ms),
+   * whatever the settings say now: a reload that shortens a lifetime must
+   * not let a revocation expire before a token issued under the longer one.
+   */
+  #longestTokenMs = 0
+  /** The same for refresh families. */
+  #longestSessionMs = 0
+
+  constructor (store: StateStore, clock: Clock) {
+    this.#store = store
+    this.#clock = clock
+  }
+
+  /** Notes the lifetime of a token just issued, which its revocation must outlive. */
+  tokenIssued (lifetimeMs: number): void {
+    this.#longestTokenMs = Math.max(this.#longestTokenMs, lifetimeMs)
+  }
+
+  /** Notes the lifetime of a refresh family just written, which a user's cutoff must outlive. */
+  sessionIssued (lifetimeMs: number): void {
+    this.#longestSessionMs = Math.max(this.#longestSessionMs, lifetimeMs)
+  }
+
+  /**
+   * Whether a token is revoked: its session ended, or every token of its user
+   * issued before a cutoff. Both entries are read in one store round trip.
+   */
+  async isRevoked (claims: TokenClaims): Promise<boolean> {
+    const [session, cutoff] = await readMany(this.#store, [stateKeys.session(claims.sid), stateKeys.userCutoff(claims.sub)]) as [string | null, string | null]
+    return sessionEnded(claims.sid, session, cutoff)
+  }
+
+  /**
+   * Revokes a token by ending its session: one write, so it is either done or
+   * not. Its access tokens and its refresh token stop working together.
+   */
+  async revoke (settings: Settings, claims: TokenClaims): Promise<void> {
+    await this.revokeSession(settings, claims.sid, claims.exp * 1000)
+  }
+
+  /**
+   * Ends a session: the one entry of the session becomes `revoked`, so its
+   * refresh family is gone and its access tokens are refused until they have
+   * all expired: the later of `until` (the presented token's `exp`) and a
+   * full lifetime from now, since a token refreshed later in the session
+   * outlives the one presented.
+   */
+  async revokeSession (settings: Settings, sessionId: string, until?: number): Promise<void> {
+    const { tokens } = settings
+    const now = this.#clock()
+    const ttl = Math.max(1000, (until ?? now + tokens.lifetimeMs) - now, tokens.lifetimeMs, this.#longestTokenMs) + tokens.leewayMs
+    await this.#store.set(stateKeys.session(sessionId), REVOKED, ttl)
+  }
+
+  /**
+   * Ends every session of the user started before `at` (default now), plus
+   * `sessions.clockSkew`: their access and refresh tokens are refused from
+   * then on. The cutoff only moves forward: a later write with an earlier
+   * time leaves it as it is.
+   */
+  async revokeUserTokens (settings: Settings, userId: number, at: number = this.#clock()): Promise<void> {
+    const until = at + settings.sessions.clockSkewMs
+    await this.#changeCutoff(settings, userId, (record) => ({ ...record, t: Math.max(record.t, until) }))
+  }
+
+  /**
+   * A provisional cutoff at `until` while a password changes (`id` names the
+   * change): it ends every session started before it, including those that
+   * start while the change runs, until `releaseUserTokens` with the same id
+   * replaces it by the moment the change ended. Never lowers the cutoff.
+   */
+  async holdUserTokens (settings: Settings, userId: number, id: string, until: number): Promise<void> {
+    await this.#changeCutoff(settings, userId, (record) => ({ t: record.t, h: { ...record.h, [id]: until } }))
+  }
+
+  /**
+   * Replaces the provisional cutoff `id` by `at` (default now, plus
+   * `sessions.clockSkew`), never lowering the cutoff below what another
+   * write set: a newer change's provisional cutoff stays.
+   */
+  async releaseUserTokens (settings: Settings, userId: number, id: string, at: number = this.#clock()): Promise<void> {
+    const until = at + settings.sessions.clockSkewMs
+    await this.#changeCutoff(settings, userId, (record) => {
+      const { [id]: _released, ...held } = record.h ?? {}
+      return { t: Math.max(record.t, until), h: held }
+    })
+  }
+
+  /**
+   * One change of a user's cutoff, as a compare-and-set from the value read,
+   * so concurrent writes (other instances, other changes) are never lost.
+   * Provisional cutoffs already past are folded into the time.
+   */
+  async #changeCutoff (settings: Settings, userId: number, change: (record: CutoffRecord) => CutoffRecord): Promise<void> {
+    const ttlMs = Math.max(settings.refresh.lifetimeMs, settings.tokens.lifetimeMs, this.#longestTokenMs, this.#longestSessionMs) + settings.tokens.leewayMs
+    await updateEntry(this.#store, stateKeys.userCutoff(userId), 'the user\'s cutoff', (raw) => {
+      const next = change(parseCutoff(raw) ?? { t: 0 })
+      const now = this.#clock()
+      const held = Object.entries(next.h ?? {})
+      const value = writeCutoff({
+        t: Math.max(next.t, ...held.filter(([, until]) => until <= now).map(([, until]) => until)),
+        h: Object.fromEntries(held.filter(([, until]) => until > now))
+      })
+      return value === raw ? null : { value, ttlMs }
+    })
+  }
+
+  /** The time (ms) before which the user's sessions are ended, or `null` when none is set. */
+  async userCutoff (userId: number): Promise<number | null> {
+    const raw = await this.#store.get(stateKeys.userCutoff(userId))
+    return raw === null ? null : cutoffTime(raw)
+  }
+}
