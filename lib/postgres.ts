@@ -3,4 +3,5 @@
  * peer `pg`), and the SQL of its table for hosts that run their own
  * migrations.
  */
-export { PostgresStore, postgresSchemaSql, type PostgresStoreOptions } from './store/postgres.js'
+export { PostgresStore, type PostgresStoreOptions } from './store/postgres.js'
+export { postgresSchemaSql } from './store/postgres-sql.js'

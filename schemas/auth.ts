@@ -31,6 +31,8 @@ export const TokenHeader = Type.Object({
   typ: Type.Optional(Type.String()),
   kid: Type.String()
 })
+/** A verified token's header, as the validate answer carries it. */
+export type TokenHeaderFields = Static<typeof TokenHeader>
 
 /** The claims of a token jwt-login signed: described in full, so answers are serialised by the schema. */
 export const TokenPayload = Type.Object({

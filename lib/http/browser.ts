@@ -3,7 +3,7 @@ import fastifyCors, { type FastifyCorsOptions } from '@fastify/cors'
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { CodeHasher } from '../services/code-hash.js'
 import { JwtLoginError } from '../core/errors.js'
-import { stringField, type Fields } from './fields.js'
+import { bodyOf, stringField } from './fields.js'
 import type { Settings } from '../config/settings.js'
 import { trimPrefix } from './rest-route.js'
 import { refreshTokenSession } from '../tokens/refresh.js'
@@ -127,7 +127,7 @@ export function csrfTokenFor (settings: Settings, sessionId: string): string {
 /** The CSRF token a request carries: the `X-CSRF-Token` header, or the `csrf_token` field. */
 function presentedCsrf (request: FastifyRequest): string | undefined {
   const header = request.headers[CSRF_HEADER]
-  return typeof header === 'string' && header !== '' ? header : stringField(request.body as Fields, CSRF_FIELD)
+  return typeof header === 'string' && header !== '' ? header : stringField(bodyOf(request), CSRF_FIELD)
 }
 
 /**

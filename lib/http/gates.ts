@@ -4,7 +4,7 @@ import { checkOrigin, cookieCredential, cookieMode } from './browser.js'
 import type { Call } from '../adapters/second-factor.js'
 import type { GateAudit, JwtLoginContext } from '../context/context.js'
 import { JwtLoginError, type JwtLoginErrorCode } from '../core/errors.js'
-import { presentedJwt, stringField, type Fields } from './fields.js'
+import { bodyOf, presentedJwt, queryOf, stringField } from './fields.js'
 import type { Settings } from '../config/settings.js'
 import type { SettingsHolder } from '../config/holder.js'
 
@@ -108,8 +108,8 @@ export function authCodeSetting (rule: AuthCodeRule): string {
 }
 
 function presentedCode (request: FastifyRequest, name: string, from: RouteGate['authCodeFrom']): string | undefined {
-  const body = request.body as Fields
-  const query = request.query as Fields
+  const body = bodyOf(request)
+  const query = queryOf(request)
   if (from === 'body') return stringField(body, name)
   if (from === 'query') return stringField(query, name)
   return stringField(body, name) ?? stringField(query, name)
@@ -140,7 +140,7 @@ function checkGate (ctx: JwtLoginContext, request: FastifyRequest, gate: RouteGa
   if (cookies) checkOrigin(request, settings)
   if (gate.token !== undefined) state.token = presentedJwt(request, settings.bearer.enabled)
   if (cookies && use !== 'issues') {
-    const own = gate.token === undefined ? stringField(request.body as Fields, 'refresh_token') : state.token
+    const own = gate.token === undefined ? stringField(bodyOf(request), 'refresh_token') : state.token
     state.refreshCookie = cookieCredential(request, settings, use, own)
   }
   if (gate.token !== undefined && state.token === undefined && state.refreshCookie === undefined) {

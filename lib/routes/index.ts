@@ -28,7 +28,7 @@ export function registerRoutes (instance: FastifyInstance, ctx: JwtLoginContext)
   const jwks = ctx.tokens.jwks()
   if (jwks !== null) {
     // public keys: cacheable, and not counted by the per-IP limit (verifiers fetch them freely)
-    app.get('/jwks', { config: { rateLimit: false }, schema: { ...JWKS_DOC, response: { 200: JwksReply } } }, async (_request, reply) => {
+    instance.get('/jwks', { config: { rateLimit: false }, schema: { ...JWKS_DOC, response: { 200: JwksReply } } }, async (_request, reply) => {
       reply.header('cache-control', JWKS_CACHE_CONTROL)
       return jwks
     })

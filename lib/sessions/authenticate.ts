@@ -1,9 +1,11 @@
 // The one check of a presented token (signature and claims, revocation, its user), and validate built on it.
+import type { Static } from '@sinclair/typebox'
+import type { ValidateReply } from '../../schemas/auth.js'
 import type { Call } from '../adapters/second-factor.js'
 import type { PublicUser } from '../adapters/users.js'
 import type { JwtLoginContext } from '../context/context.js'
 import { JwtLoginError, type JwtLoginErrorCode } from '../core/errors.js'
-import type { TokenClaims, TokenKind, VerifiedToken } from '../tokens/jwt.js'
+import type { TokenKind, VerifiedToken } from '../tokens/jwt.js'
 
 export interface Authenticated {
   verified: VerifiedToken
@@ -54,12 +56,8 @@ export async function audited<T> (ctx: JwtLoginContext, call: Call, work: Promis
   }
 }
 
-export interface ValidateAnswer {
-  user: PublicUser
-  /** The user's roles beside the user, as Simple JWT Login 4.x answers. */
-  roles: string[]
-  jwt: Array<{ token: string, header: Record<string, unknown>, payload: TokenClaims, expire_in: number }>
-}
+/** `/auth/validate`'s answer: the user, the user's roles beside it (as Simple JWT Login 4.x answers), and the token read. */
+export type ValidateAnswer = Static<typeof ValidateReply>['data']
 
 /** `/auth/validate`: reads only (revocation, the user); a failure changes nothing. */
 export async function validateToken (ctx: JwtLoginContext, call: Call, token: string): Promise<ValidateAnswer> {

@@ -1,71 +1,10 @@
-import type { ChainableCommander, Cluster, ClusterNode, ClusterOptions, Redis, RedisOptions } from 'ioredis'
-import { requirePeer } from '../core/peer.js'
+import type { ChainableCommander, Cluster, Redis } from 'ioredis'
 import { deadlineOf, withinDeadline } from './deadline.js'
 import { RateLimitedLine } from './log-line.js'
+import { checkConnection, ownClient, waitOption, type RedisStoreOptions } from './redis-connection.js'
+import { clusterReplicationOf, durabilityWarnings, ON_A_REPLICA, REPLICAS_UNACKNOWLEDGED, replicationOf } from './redis-server.js'
 import type { StateStore, StoreLogger } from './types.js'
 
-const ioredis = requirePeer<typeof import('ioredis')>('ioredis', 'jwt-login/redis')
-
-export interface RedisStoreOptions {
-  /**
-   * An ioredis client the host owns (a `Redis`, or a `Cluster` for a Redis
-   * Cluster), or a URL / options, or cluster nodes, for one the store
-   * creates and closes. Keep `enableAutoPipelining` off on a client of
-   * yours: an auto-pipelined call is not sent before the batch ahead of it
-   * is answered, so behind a stalled batch it reaches its deadline unsent.
-   */
-  client?: Redis | Cluster
-  url?: string
-  redisOptions?: RedisOptions
-  /** The seed nodes of a Redis Cluster (and its options) for a `Cluster` the store creates. */
-  cluster?: { nodes: ClusterNode[], options?: ClusterOptions }
-  /**
-   * Answer a write only once this many replicas have it (`WAIT`), so a
-   * failover cannot lose a revocation or bring back a spent secret; a write
-   * fewer replicas acknowledge within `timeoutMs` (default 500) fails closed
-   * (503). Off by default (Redis replicates asynchronously), and not turned
-   * on by itself when replicas are seen: after a failover every write would
-   * then answer 503 until a replica is back in sync, a trade the operator
-   * has to choose. A store that sees replicas with it off warns once at start.
-   */
-  waitForReplicas?: { replicas: number, timeoutMs?: number }
-  /** Prepended to every key so several apps can share one Redis (default `jwt-login:`). */
-  prefix?: string
-  /**
-   * Where the store reports a lost connection (at most one line per 10 s)
-   * and a server that would lose its data on a restart. Without it the
-   * plugin hands the store the Fastify logger at registration.
-   */
-  log?: StoreLogger
-}
-
-/** What the store's Redis says about keeping its data (`CONFIG GET` answers; absent when not known). */
-export interface RedisDurability {
-  save?: string
-  appendonly?: string
-  'maxmemory-policy'?: string
-}
-
-/** The warnings a server's settings call for: jwt-login's state must survive a restart and must never be evicted. */
-export function durabilityWarnings (config: RedisDurability): Array<{ details: object, message: string }> {
-  const warnings: Array<{ details: object, message: string }> = []
-  if (config.save === '' && config.appendonly === 'no') {
-    warnings.push({
-      details: { save: config.save, appendonly: config.appendonly },
-      message: 'jwt-login: Redis keeps nothing on disk (no RDB save points, no AOF): revocations and spent refresh tokens are lost when it restarts'
-    })
-  }
-  const policy = config['maxmemory-policy']
-  if (policy !== undefined && policy !== 'noeviction') {
-    warnings.push({
-      details: { 'maxmemory-policy': policy },
-      message: 'jwt-login: Redis may evict keys when its memory is full: a revocation or a spent refresh token could vanish; use maxmemory-policy noeviction'
-    })
-  }
-  return warnings
-}
-
-/** A cluster's answer that the key's slot is served elsewhere now (an ASK, during resharding, is not retried). */
 const MOVED = /^MOVED /
 /** A write moved by a failover is sent again after the slots are read again, this many times in all at most. */
 const MAX_WRITE_ATTEMPTS = 3
@@ -73,14 +12,6 @@ const MAX_WRITE_ATTEMPTS = 3
 /** A TTL Redis takes: whole milliseconds, at least one. */
 function wholeMs (ttlMs: number): number {
   return Math.max(1, Math.ceil(ttlMs))
-}
-
-function waitOption (option: RedisStoreOptions['waitForReplicas']): { replicas: number, timeoutMs: number } | null {
-  if (option === undefined) return null
-  const { replicas, timeoutMs = 500 } = option
-  if (!Number.isInteger(replicas) || replicas < 1) throw new TypeError('RedisStore: waitForReplicas.replicas must be a whole number of at least 1')
-  if (!Number.isInteger(timeoutMs) || timeoutMs < 1) throw new TypeError('RedisStore: waitForReplicas.timeoutMs must be a whole number of ms of at least 1')
-  return { replicas, timeoutMs }
 }
 
 // INCR, set the expiry on the first increment, answer the count and the time left.
@@ -117,59 +48,6 @@ type StoreClient = (Redis | Cluster) & StoreCommands
 /** The commands a write is one of; the client and a pipeline both have each under the same name. */
 type WriteCommand = 'set' | 'getdel' | 'del' | keyof StoreCommands
 type Sends<R> = Record<WriteCommand, (...args: Array<string | number>) => R>
-
-/** Fail-closed defaults for a connection the store opens: one retry, a 2 s answer. */
-const CONNECTION_DEFAULTS: RedisOptions = { maxRetriesPerRequest: 1, commandTimeout: 2000 }
-
-const REPLICAS_UNACKNOWLEDGED = 'jwt-login: Redis has replicas but the Redis store\'s option waitForReplicas is off: a failover can lose revocations and spent single-use secrets that were already answered, so a revoked session may work again; set waitForReplicas so that a write answers only once a replica has it'
-const ON_A_REPLICA = 'jwt-login: the Redis store is connected to a replica (role:slave), which refuses writes: every request that writes answers 503; connect it to the master'
-
-/** What Redis says about its replication: whether the store talks to a replica, and how many replicas there are. */
-interface Replication { onReplica: boolean, replicas: number }
-
-/** From a single Redis's `INFO replication` (`role:slave`, `connected_slaves:N`). */
-function replicationOf (info: string): Replication {
-  const fields = new Map(info.split('\r\n').map(line => line.split(':', 2) as [string, string]))
-  return { onReplica: fields.get('role') === 'slave', replicas: Number(fields.get('connected_slaves')) }
-}
-
-/**
- * From a cluster's `CLUSTER NODES`: every node flagged a replica, synced or
- * not (`CLUSTER SLOTS`, which ioredis reads, leaves out a replica that has
- * not yet reported its offset). The store's cluster client talks to masters.
- */
-function clusterReplicationOf (nodes: string): Replication {
-  return { onReplica: false, replicas: nodes.split('\n').filter(line => /^\S+ \S+ \S*\bslave\b/.test(line)).length }
-}
-
-/**
- * Refuses options that contradict each other (only one way to reach Redis
- * is used), and a cluster that reads from replicas: a replica may not have
- * a revocation yet, so a revoked token would validate on another instance.
- */
-function checkConnection (options: RedisStoreOptions): void {
-  const ways = [options.client !== undefined, options.cluster !== undefined, options.url !== undefined || options.redisOptions !== undefined]
-  if (ways.filter(Boolean).length > 1) throw new TypeError('RedisStore: give one of client, cluster, or url / redisOptions')
-  const scaleReads = options.client?.isCluster === true ? (options.client as Cluster).options.scaleReads : options.cluster?.options?.scaleReads
-  if (scaleReads !== undefined && scaleReads !== 'master') {
-    throw new TypeError('RedisStore: a cluster that reads from replicas (scaleReads) could find a revoked session still live; use scaleReads: \'master\'')
-  }
-}
-
-function ownClient (options: RedisStoreOptions): Redis | Cluster {
-  if (options.cluster !== undefined) {
-    return new ioredis.Cluster(options.cluster.nodes, {
-      // off: after a failover an auto-pipelined command answered MOVED is not redirected, and the
-      // client keeps the stale layout (seen in the failover test); plain commands follow MOVED
-      enableAutoPipelining: false,
-      ...options.cluster.options,
-      redisOptions: { ...CONNECTION_DEFAULTS, ...options.cluster.options?.redisOptions }
-    })
-  }
-  // off: an auto-pipelined call waits until the batch before it is answered, so on a stalled server
-  // later calls queued behind a stuck batch (3.5 s, a sign-in 8 s); plain commands are still sent at once
-  return new ioredis.Redis(options.url ?? 'redis://127.0.0.1:6379', { ...CONNECTION_DEFAULTS, enableAutoPipelining: false, ...options.redisOptions })
-}
 
 /**
  * Shared state for many instances, on one Redis or a Redis Cluster.

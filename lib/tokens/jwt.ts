@@ -7,6 +7,7 @@ import { JwtLoginError, type JwtLoginErrorCode } from '../core/errors.js'
 import type { Settings } from '../config/settings.js'
 import type { PublicUser } from '../adapters/users.js'
 import { KeyRing, type Key, type KeyMaterial } from './keys.js'
+import type { TokenHeaderFields } from '../../schemas/auth.js'
 
 /** The kinds of JWT jwt-login issues, written into the `typ` claim. */
 export type TokenKind = 'access' | 'interim'
@@ -32,7 +33,7 @@ export interface TokenClaims {
 /** A token that passed verification, with its header and claims. */
 export interface VerifiedToken {
   token: string
-  header: Record<string, unknown>
+  header: TokenHeaderFields
   payload: TokenClaims
 }
 
@@ -69,7 +70,7 @@ const TOKEN_ERRORS: Record<string, JwtLoginErrorCode> = {
 
 /** What a verifier answers (`complete: true`): the header and the claims, decoded once. */
 interface Decoded {
-  header: Record<string, unknown>
+  header: TokenHeaderFields
   payload: TokenClaims
 }
 

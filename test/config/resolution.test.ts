@@ -1,0 +1,168 @@
+import t from 'tap'
+import { JwtLoginSettingsError as Exported } from '../../lib/index.js'
+import { JwtLoginSettingsError } from '../../lib/core/errors.js'
+import { durationAt } from '../../lib/config/duration.js'
+import { resolveSettings } from '../../lib/config/settings.js'
+import { DEFAULT_RESET_TEMPLATES as RENDERED_DEFAULTS } from '../../lib/mail/templates.js'
+import { DEFAULT_RESET_TEMPLATES } from '../../schemas/mail-templates.js'
+import { HS_SECRET } from '../helpers/app.js'
+
+const TOKENS = { keys: [{ kid: 'k1', secret: HS_SECRET }] }
+
+function refusal (input: unknown): JwtLoginSettingsError {
+  try {
+    resolveSettings(input)
+  } catch (error) {
+    if (error instanceof JwtLoginSettingsError) return error
+    throw error
+  }
+  throw new Error('the settings were accepted')
+}
+
+t.test('every setting given: each lands in its resolved field, durations in ms, the mail templates gathered', async (t) => {
+  const settings = resolveSettings({
+    authentication: { enabled: false },
+    authCodes: { codes: [{ code: 'a', expiresAt: '2026-12-01T00:00:00Z' }, { code: 'b' }], parameter: 'P', oauthParameter: 'Q', requireFor: { auth: true, validate: true, refresh: true, revoke: true } },
+    login: { allowPasswordHash: true },
+    bearer: { enabled: false },
+    refresh: { enabled: true, lifetime: '2h', reuseInterval: 0, cookie: { enabled: true, sameSite: 'lax' } },
+    validate: { enabled: false },
+    revoke: { enabled: false },
+    tokens: { algorithm: 'HS512', keys: [{ kid: 'a', secret: HS_SECRET }, { kid: 'b', secret: HS_SECRET }], issuer: 'i', audience: 'a', lifetime: 60, leeway: 1.5, claims: { email: false, login: false, displayName: true, roles: false } },
+    limits: { loginPerAccount: { max: 3, window: '2m' }, loginPerIp: { window: '500ms' }, requestsPerIp: { max: 9 }, signInsPerAccount: { max: 2, window: 7 } },
+    sessions: { maxPerUser: 3, clockSkew: '2s' },
+    resetPassword: {
+      enabled: true,
+      requireAuthCode: true,
+      code: { length: 10, alphabet: 'ABCDEFGHJK', lifetime: '5m', maxTries: 3 },
+      password: { minLength: 10, maxLength: 20 },
+      limits: { perEmail: { max: 1, window: '1m' }, perIp: { max: 2 } },
+      mail: { siteName: 'S', subject: 'sub', text: 'txt', html: 'htm', retries: 0, retryDelay: 1 }
+    },
+    twoFactor: { enabled: false, interimLifetime: '5m', attemptsPerChallenge: 2, perAccount: { max: 1, window: '1h' }, emailCodeLifetime: '1m' },
+    oauth: { providers: { g: { enabled: true, preset: 'google', clientId: 'g', acceptIdToken: true } } },
+    cors: { enabled: true, origins: ['https://app.example.com'], credentials: true, maxAge: 30 },
+    bodyLimit: 2048
+  })
+  const { oauth, ...rest } = settings
+  t.same(rest, {
+    authentication: { enabled: false },
+    authCodes: {
+      codes: [{ code: 'a', expiresAt: Date.UTC(2026, 11, 1) }, { code: 'b', expiresAt: null }],
+      parameter: 'P',
+      oauthParameter: 'Q',
+      requireFor: { auth: true, validate: true, refresh: true, revoke: true, oauth: true }
+    },
+    login: { allowPasswordHash: true },
+    bearer: { enabled: false },
+    refresh: { enabled: true, lifetimeMs: 7_200_000, reuseIntervalMs: 0, cookie: { enabled: true, sameSite: 'lax' } },
+    validate: { enabled: false },
+    revoke: { enabled: false },
+    tokens: {
+      algorithm: 'HS512',
+      keys: [{ kid: 'a', secret: HS_SECRET }, { kid: 'b', secret: HS_SECRET }],
+      issuer: 'i',
+      audience: 'a',
+      lifetimeMs: 60_000,
+      leewayMs: 1_500,
+      claims: { email: false, login: false, displayName: true, roles: false }
+    },
+    limits: {
+      loginPerAccount: { max: 3, windowMs: 120_000 },
+      loginPerIp: { max: 50, windowMs: 500 },
+      requestsPerIp: { max: 9, windowMs: 60_000 },
+      signInsPerAccount: { max: 2, windowMs: 7_000 }
+    },
+    sessions: { maxPerUser: 3, clockSkewMs: 2_000 },
+    resetPassword: {
+      enabled: true,
+      requireAuthCode: true,
+      code: { length: 10, alphabet: 'ABCDEFGHJK', lifetimeMs: 300_000, maxTries: 3 },
+      password: { minLength: 10, maxLength: 20 },
+      limits: { perEmail: { max: 1, windowMs: 60_000 }, perIp: { max: 2, windowMs: 3_600_000 } },
+      mail: { siteName: 'S', templates: { subject: 'sub', text: 'txt', html: 'htm' }, retries: 0, retryDelayMs: 1_000 }
+    },
+    twoFactor: { enabled: false, interimLifetimeMs: 300_000, attemptsPerChallenge: 2, perAccount: { max: 1, windowMs: 3_600_000 }, emailCodeLifetimeMs: 60_000 },
+    cors: { enabled: true, origins: ['https://app.example.com'], credentials: true, maxAgeMs: 30_000 },
+    bodyLimit: 2048
+  })
+  t.same(Object.keys(oauth.providers), ['g'])
+  t.match(oauth.providers.g, { name: 'g', enabled: true, preset: 'google', issuer: 'https://accounts.google.com', timeoutMs: 5_000 })
+})
+
+t.test('the defaults of the groups not covered elsewhere: reset password and two-factor', async (t) => {
+  const settings = resolveSettings({ tokens: TOKENS })
+  t.same(settings.resetPassword, {
+    enabled: false,
+    requireAuthCode: false,
+    code: { length: 8, alphabet: 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789', lifetimeMs: 900_000, maxTries: 5 },
+    password: { minLength: 8, maxLength: 1024 },
+    limits: { perEmail: { max: 5, windowMs: 3_600_000 }, perIp: { max: 20, windowMs: 3_600_000 } },
+    mail: { siteName: 'jwt-login', templates: DEFAULT_RESET_TEMPLATES, retries: 2, retryDelayMs: 2_000 }
+  })
+  t.same(settings.twoFactor, { enabled: true, interimLifetimeMs: 300_000, attemptsPerChallenge: 5, perAccount: { max: 10, windowMs: 900_000 }, emailCodeLifetimeMs: 600_000 })
+  t.equal(RENDERED_DEFAULTS, DEFAULT_RESET_TEMPLATES, 'lib/mail/templates.ts hands on the defaults of the schema')
+})
+
+t.test('requireFor.oauth: absent it follows auth, given it stands apart', async (t) => {
+  t.equal(resolveSettings({ tokens: TOKENS, authCodes: { requireFor: { auth: true } } }).authCodes.requireFor.oauth, true)
+  t.equal(resolveSettings({ tokens: TOKENS, authCodes: { requireFor: { auth: true, oauth: false } } }).authCodes.requireFor.oauth, false)
+  t.equal(resolveSettings({ tokens: TOKENS, authCodes: { requireFor: { oauth: true } } }).authCodes.requireFor.oauth, true)
+})
+
+t.test('a zero duration that the schema admits is refused at its own path', async (t) => {
+  const cases: Array<[string, Record<string, unknown>]> = [
+    ['refresh/lifetime', { refresh: { lifetime: '0s' } }],
+    ['refresh/reuseInterval', { refresh: { reuseInterval: '0s' } }],
+    ['tokens/lifetime', { tokens: { ...TOKENS, lifetime: '0s' } }],
+    ['tokens/leeway', { tokens: { ...TOKENS, leeway: '0s' } }],
+    ['limits/loginPerAccount/window', { limits: { loginPerAccount: { window: '0s' } } }],
+    ['limits/loginPerIp/window', { limits: { loginPerIp: { window: '0s' } } }],
+    ['limits/requestsPerIp/window', { limits: { requestsPerIp: { window: '0s' } } }],
+    ['limits/signInsPerAccount/window', { limits: { signInsPerAccount: { window: '0s' } } }],
+    ['sessions/clockSkew', { sessions: { clockSkew: '0s' } }],
+    ['resetPassword/code/lifetime', { resetPassword: { code: { lifetime: '0s' } } }],
+    ['resetPassword/limits/perEmail/window', { resetPassword: { limits: { perEmail: { window: '0s' } } } }],
+    ['resetPassword/limits/perIp/window', { resetPassword: { limits: { perIp: { window: '0s' } } } }],
+    ['resetPassword/mail/retryDelay', { resetPassword: { mail: { retryDelay: '0s' } } }],
+    ['twoFactor/interimLifetime', { twoFactor: { interimLifetime: '0s' } }],
+    ['twoFactor/perAccount/window', { twoFactor: { perAccount: { window: '0s' } } }],
+    ['twoFactor/emailCodeLifetime', { twoFactor: { emailCodeLifetime: '0s' } }],
+    ['cors/maxAge', { cors: { maxAge: '0s' } }]
+  ]
+  for (const [path, settings] of cases) {
+    const error = refusal({ tokens: TOKENS, ...settings })
+    t.equal(error.message, `jwt-login: invalid setting ${path}: invalid duration: "0s"`, path)
+    t.equal(error.path, path, path)
+  }
+})
+
+t.test('the refusals the schema cannot say, with their reasons', async (t) => {
+  const cases: Array<[Record<string, unknown>, string, string]> = [
+    [{ twoFactor: { interimLifetime: '301s' } }, 'twoFactor/interimLifetime', 'must be at most 5 minutes'],
+    [{ refresh: { reuseInterval: 301 } }, 'refresh/reuseInterval', 'must be at most 5 minutes'],
+    [{ resetPassword: { code: { alphabet: 'ABCDEFGHIA' } } }, 'resetPassword/code/alphabet', 'the characters must be distinct'],
+    [{ resetPassword: { password: { minLength: 21, maxLength: 20 } } }, 'resetPassword/password/minLength', 'must not exceed maxLength'],
+    [{ cors: { origins: ['https://a.example', 'https://B.example'] } }, 'cors/origins/1', 'must be an origin as browsers send it (https://b.example): scheme, host and port, no path'],
+    [{ cors: { origins: ['http://a b'] } }, 'cors/origins/0', 'must be an origin as browsers send it: scheme, host and port, no path'],
+    [
+      { refresh: { enabled: true, cookie: { enabled: true } }, cors: { enabled: true, origins: ['https://a.example'] } },
+      'cors/credentials',
+      'cookie mode (refresh.cookie.enabled) across origins needs cors.credentials: true, or the browsers send no cookie'
+    ]
+  ]
+  for (const [settings, path, reason] of cases) {
+    t.equal(refusal({ tokens: TOKENS, ...settings }).message, `jwt-login: invalid setting ${path}: ${reason}`, path)
+  }
+  t.equal(resolveSettings({ tokens: TOKENS, twoFactor: { interimLifetime: '5m' }, refresh: { reuseInterval: 300 } }).refresh.reuseIntervalMs, 300_000, 'the ceilings themselves are allowed')
+})
+
+t.test('the settings error: one class, in the error table, for settings and options', async (t) => {
+  t.equal(Exported, JwtLoginSettingsError, 'the package exports the class of lib/core/errors.ts')
+  const error = new JwtLoginSettingsError('userCache/ttl', 'too long', 'option')
+  t.equal(error.message, 'jwt-login: invalid option userCache/ttl: too long')
+  t.equal(error.code, 'ERR_JWT_LOGIN_INVALID_SETTINGS')
+  t.equal(new JwtLoginSettingsError('', 'settings must be an object').message, 'jwt-login: invalid setting (root): settings must be an object')
+  t.equal(durationAt('1m', 'userCache/ttl', 'option'), 60_000)
+  t.throws(() => durationAt('0s', 'userCache/ttl', 'option'), { name: 'JwtLoginSettingsError', path: 'userCache/ttl', message: 'jwt-login: invalid option userCache/ttl: invalid duration: "0s"' })
+})
