@@ -6,7 +6,7 @@
  *
  * A page marks each generated table with `<!-- generated:KIND ARGS -->` and
  * `<!-- /generated -->`; `npm run docs:tables` rewrites what lies between,
- * and test/docs-tables.test.ts checks that the committed pages are current.
+ * and test/docs/docs-tables.test.ts checks that the committed pages are current.
  */
 import { fileURLToPath } from 'node:url'
 import ts from 'typescript'

@@ -2,7 +2,7 @@ import t from 'tap'
 import { envelope, errorDefinitions, isJwtLoginError, JwtLoginError, type ErrorDefinition, type JwtLoginErrorCode } from '../../lib/core/errors.js'
 import * as entry from '../../lib/index.js'
 
-// The error table of docs/errors.md is generated from errorDefinitions and checked by test/docs-tables.test.ts.
+// The error table of docs/errors.md is generated from errorDefinitions and checked by test/docs/docs-tables.test.ts.
 
 t.test('errorDefinitions: well-formed and consistent', async (t) => {
   const byNumber = new Map<number, Set<number>>()

@@ -2,7 +2,7 @@
  * The measurements behind the capacity model (docs/deployment.md, "Capacity
  * model"): each route's usual path run through the plugin on a memory store
  * that records every call, and the way the docs write those calls.
- * test/capacity-model.test.ts checks the docs' tables against them, and
+ * test/store/capacity-model.test.ts checks the docs' tables against them, and
  * scripts/capacity-measure.ts replays the entries they write on Redis and
  * PostgreSQL to measure their size.
  */

@@ -15,7 +15,7 @@ type Who = { email: string, password: string }
 type Trio = [Host, Host, Host]
 
 /**
- * The invariants of test/fault-injection.test.ts, across processes: three
+ * The invariants of test/faults/fault-injection.test.ts, across processes: three
  * host processes (examples/two-instances/host.ts) on one shared store, the
  * flows spread over them, concurrent where a race would show. Never a 5xx;
  * a revoked token never validates anywhere; a single-use secret (an interim
