@@ -5,19 +5,10 @@ import { durationAt } from '../../lib/config/duration.js'
 import { resolveSettings } from '../../lib/config/settings.js'
 import { DEFAULT_RESET_TEMPLATES as RENDERED_DEFAULTS } from '../../lib/mail/templates.js'
 import { DEFAULT_RESET_TEMPLATES } from '../../schemas/mail-templates.js'
-import { HS_SECRET } from '../helpers/app.js'
+import { HS_SECRET } from '../helpers/fixtures.js'
+import { settingsError } from '../helpers/settings.js'
 
 const TOKENS = { keys: [{ kid: 'k1', secret: HS_SECRET }] }
-
-function refusal (input: unknown): JwtLoginSettingsError {
-  try {
-    resolveSettings(input)
-  } catch (error) {
-    if (error instanceof JwtLoginSettingsError) return error
-    throw error
-  }
-  throw new Error('the settings were accepted')
-}
 
 t.test('every setting given: each lands in its resolved field, durations in ms, the mail templates gathered', async (t) => {
   const settings = resolveSettings({
@@ -131,7 +122,7 @@ t.test('a zero duration that the schema admits is refused at its own path', asyn
     ['cors/maxAge', { cors: { maxAge: '0s' } }]
   ]
   for (const [path, settings] of cases) {
-    const error = refusal({ tokens: TOKENS, ...settings })
+    const error = settingsError({ tokens: TOKENS, ...settings })
     t.equal(error.message, `jwt-login: invalid setting ${path}: invalid duration: "0s"`, path)
     t.equal(error.path, path, path)
   }
@@ -152,7 +143,7 @@ t.test('the refusals the schema cannot say, with their reasons', async (t) => {
     ]
   ]
   for (const [settings, path, reason] of cases) {
-    t.equal(refusal({ tokens: TOKENS, ...settings }).message, `jwt-login: invalid setting ${path}: ${reason}`, path)
+    t.equal(settingsError({ tokens: TOKENS, ...settings }).message, `jwt-login: invalid setting ${path}: ${reason}`, path)
   }
   t.equal(resolveSettings({ tokens: TOKENS, twoFactor: { interimLifetime: '5m' }, refresh: { reuseInterval: 300 } }).refresh.reuseIntervalMs, 300_000, 'the ceilings themselves are allowed')
 })

@@ -2,11 +2,12 @@ import { Writable } from 'node:stream'
 import { setTimeout as sleep } from 'node:timers/promises'
 import Fastify, { type FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
-import jwtLogin, { JwtLoginSettingsError, type JwtLoginOptions, type SettingsInput } from '../../lib/index.js'
+import jwtLogin, { type JwtLoginOptions, type SettingsInput } from '../../lib/index.js'
 import { MemoryUserAdapter } from '../../lib/testing.js'
 import { resolveSettings } from '../../lib/config/settings.js'
 import { SettingsHolder } from '../../lib/config/holder.js'
 import { ALICE, HS_SECRET, buildApp, testClock } from '../helpers/app.js'
+import { settingsError } from '../helpers/settings.js'
 
 const TOKENS = { keys: [{ kid: 'k1', secret: HS_SECRET }] }
 
@@ -14,16 +15,6 @@ const TOKENS = { keys: [{ kid: 'k1', secret: HS_SECRET }] }
 async function register (app: FastifyInstance, options: JwtLoginOptions): Promise<void> {
   await app.register(jwtLogin, options)
   await app.ready()
-}
-
-function settingsError (input: unknown): JwtLoginSettingsError {
-  try {
-    resolveSettings(input)
-  } catch (error) {
-    if (error instanceof JwtLoginSettingsError) return error
-    throw error
-  }
-  throw new Error('the settings were accepted')
 }
 
 t.test('defaults: every group resolved, durations in ms', async (t) => {

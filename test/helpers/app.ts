@@ -1,15 +1,9 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import jwtLogin, { type JwtLoginOptions, type SettingsInput } from '../../lib/index.js'
 import { MemoryUserAdapter } from '../../lib/testing.js'
+import { ALICE, HS_SECRET } from './fixtures.js'
 
-export const HS_SECRET = 'test-secret-that-is-at-least-32-bytes-long!'
-export const ALICE = { login: 'alice', email: 'alice@example.com', password: 'correct horse battery staple', displayName: 'Alice Example' }
-
-/** A settable clock for tests: `clock.now` is the time in ms. */
-export function testClock (start = Date.UTC(2026, 10, 22, 12, 0, 0)): { (): number, now: number, advance: (ms: number) => void } {
-  const clock = Object.assign(() => clock.now, { now: start, advance: (ms: number) => { clock.now += ms } })
-  return clock
-}
+export { ALICE, HS_SECRET, testClock } from './fixtures.js'
 
 export interface TestApp {
   app: FastifyInstance

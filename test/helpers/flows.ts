@@ -12,7 +12,7 @@ import { buildContext } from '../../lib/http/context.js'
 import type { SettingsInput } from '../../lib/index.js'
 import { MemoryStore } from '../../lib/store/memory.js'
 import { MemoryUserAdapter } from '../../lib/testing.js'
-import { ALICE, HS_SECRET, testClock } from './app.js'
+import { ALICE, HS_SECRET, testClock } from './fixtures.js'
 
 /** One log line as the flows wrote it. */
 export interface LogLine { level: 'warn' | 'error', fields: unknown, message: string }
