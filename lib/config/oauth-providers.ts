@@ -80,9 +80,13 @@ function checkUrl (name: string, field: string, value: string): boolean {
   return true
 }
 
+/** The fields of a provider that the schema defaults: present once `Value.Default` has run. */
+type Defaulted = 'enabled' | 'preset' | 'redirectUris' | 'clientAuthMethod' | 'timeout' | 'acceptIdToken' | 'requireNonce' | 'allowUnverifiedEmail' | 'autoRegister' | 'defaultRole'
+type DefaultedProvider = OAuthProviderInput & Required<Pick<OAuthProviderInput, Defaulted>>
+
 // long only for the resolved shape, written field by field
-function resolveProvider (name: string, p: OAuthProviderInput): OAuthProviderSettings {
-  const preset = p.preset as OAuthPreset
+function resolveProvider (name: string, p: DefaultedProvider): OAuthProviderSettings {
+  const { preset } = p
   const issuer = presetIssuer(name, p, preset)
   const urls: Array<[string, string]> = [['issuer', issuer]]
   const e = p.endpoints
@@ -90,23 +94,23 @@ function resolveProvider (name: string, p: OAuthProviderInput): OAuthProviderSet
     urls.push(['endpoints/token', e.token], ['endpoints/jwks', e.jwks])
     if (e.userinfo !== undefined) urls.push(['endpoints/userinfo', e.userinfo])
   }
-  const redirectUris = p.redirectUris as string[]
+  const { redirectUris } = p
   redirectUris.forEach((uri, index) => { checkUrl(name, `redirectUris/${index}`, uri) })
   const allowHttp = urls.map(([field, value]) => checkUrl(name, field, value)).includes(true)
 
-  const clientAuthMethod = p.clientAuthMethod as ClientAuthMethod
+  const { clientAuthMethod } = p
   if (redirectUris.length > 0 && clientAuthMethod !== 'none' && p.clientSecret === undefined) {
     fail(name, 'clientSecret', `the code flow with ${clientAuthMethod} needs the client secret`)
   }
   if (redirectUris.length === 0 && p.acceptIdToken !== true) {
     fail(name, 'redirectUris', 'give redirect URIs (code flow) or turn on acceptIdToken')
   }
-  const timeoutMs = toMs(p.timeout as string | number)
+  const timeoutMs = toMs(p.timeout)
   if (timeoutMs > MAX_TIMEOUT_MS) fail(name, 'timeout', 'at most 60 s')
 
   return {
     name,
-    enabled: p.enabled as boolean,
+    enabled: p.enabled,
     preset,
     issuer,
     acceptedIssuers: preset === 'google' ? [issuer, 'accounts.google.com'] : [issuer],
@@ -117,11 +121,11 @@ function resolveProvider (name: string, p: OAuthProviderInput): OAuthProviderSet
     clientSecret: p.clientSecret ?? null,
     clientAuthMethod,
     redirectUris,
-    acceptIdToken: p.acceptIdToken as boolean,
-    requireNonce: p.requireNonce as boolean,
-    allowUnverifiedEmail: p.allowUnverifiedEmail as boolean,
-    autoRegister: p.autoRegister as boolean,
-    defaultRole: p.defaultRole as string,
+    acceptIdToken: p.acceptIdToken,
+    requireNonce: p.requireNonce,
+    allowUnverifiedEmail: p.allowUnverifiedEmail,
+    autoRegister: p.autoRegister,
+    defaultRole: p.defaultRole,
     timeoutMs,
     allowHttp
   }
@@ -132,7 +136,7 @@ export function resolveOAuthProviders (input: Record<string, OAuthProviderInput>
   const providers: Record<string, OAuthProviderSettings> = Object.create(null)
   for (const [name, provider] of Object.entries(input)) {
     // TypeBox does not default inside a record's values; each provider gets its defaults here
-    providers[name] = resolveProvider(name, Value.Default(OAuthProviderSchema, provider) as OAuthProviderInput)
+    providers[name] = resolveProvider(name, Value.Default(OAuthProviderSchema, provider) as DefaultedProvider)
   }
   return providers
 }

@@ -9,7 +9,7 @@ import type { HostPorts } from '../../lib/adapters/guard.js'
 import { resolveSettings, type Settings } from '../../lib/config/settings.js'
 import type { JwtLoginContext } from '../../lib/context/context.js'
 import { buildContext } from '../../lib/http/context.js'
-import type { SettingsInput } from '../../lib/index.js'
+import type { JwtLoginEventMap, JwtLoginEventName, SettingsInput } from '../../lib/index.js'
 import { MemoryStore } from '../../lib/store/memory.js'
 import { MemoryUserAdapter } from '../../lib/testing.js'
 import { ALICE, HS_SECRET, testClock } from './fixtures.js'
@@ -60,4 +60,11 @@ export async function flowKit (settings: Partial<SettingsInput> = {}, ports: Omi
     call: (ip = '203.0.113.7') => ({ settings: resolved, ip, startedAt: clock() }),
     aliceId: users.toPublicUser(alice).ID
   }
+}
+
+/** Every payload of one audit event from now on, in the order emitted. */
+export function collect<E extends JwtLoginEventName> (kit: Pick<FlowKit, 'ctx'>, event: E): Array<JwtLoginEventMap[E]> {
+  const seen: Array<JwtLoginEventMap[E]> = []
+  kit.ctx.events.on(event, (payload) => { seen.push(payload) })
+  return seen
 }

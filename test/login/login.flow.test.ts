@@ -2,10 +2,9 @@
 import t from 'tap'
 import type { SecondFactorGate, SignInResult } from '../../lib/adapters/second-factor.js'
 import { passwordLogin, type LoginInput } from '../../lib/login/flow.js'
-import type { JwtLoginEventMap, JwtLoginEventName } from '../../lib/services/events.js'
 import { sessionIndexKey } from '../../lib/tokens/session-index.js'
 import { ALICE } from '../helpers/fixtures.js'
-import { flowKit, type FlowKit } from '../helpers/flows.js'
+import { collect, flowKit, type FlowKit } from '../helpers/flows.js'
 
 /** A login as the route reads it: the fields given, the others absent. */
 function input (fields: Partial<LoginInput>): LoginInput {
@@ -15,13 +14,6 @@ function input (fields: Partial<LoginInput>): LoginInput {
 const RIGHT = input({ email: ALICE.email, password: ALICE.password })
 const WRONG = { code: 'ERR_JWT_LOGIN_WRONG_CREDENTIALS', errorCode: 48, statusCode: 401 }
 const LIMITED = { code: 'ERR_JWT_LOGIN_RATE_LIMITED', errorCode: 200, statusCode: 429 }
-
-/** Every payload of one audit event, in the order emitted. */
-function collect<E extends JwtLoginEventName> (kit: FlowKit, event: E): Array<JwtLoginEventMap[E]> {
-  const seen: Array<JwtLoginEventMap[E]> = []
-  kit.ctx.events.on(event, (payload) => { seen.push(payload) })
-  return seen
-}
 
 /** Counts the adapter's password verifications (the guard calls the adapter as it is at call time). */
 function countVerifications (kit: FlowKit): () => number {

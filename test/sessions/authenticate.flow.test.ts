@@ -2,9 +2,8 @@
 import t from 'tap'
 import { authenticateToken, refuseInterimToken, validateToken } from '../../lib/sessions/authenticate.js'
 import { completeSignIn } from '../../lib/sessions/sign-in.js'
-import type { JwtLoginEventMap, JwtLoginEventName } from '../../lib/services/events.js'
 import { MemoryTwoFactorStore, type MemoryUser } from '../../lib/testing.js'
-import { flowKit, type FlowKit } from '../helpers/flows.js'
+import { collect, flowKit, type FlowKit } from '../helpers/flows.js'
 
 /** A kit whose two-factor port can put alice's second factor on. */
 async function twoFactorKit (): Promise<FlowKit & { port: MemoryTwoFactorStore }> {
@@ -23,13 +22,6 @@ async function interimToken (kit: FlowKit & { port: MemoryTwoFactorStore }): Pro
   const token = await signIn(kit)
   kit.port.disable(kit.aliceId)
   return token
-}
-
-/** Every payload of one audit event, in the order emitted. */
-function collect<E extends JwtLoginEventName> (kit: FlowKit, event: E): Array<JwtLoginEventMap[E]> {
-  const seen: Array<JwtLoginEventMap[E]> = []
-  kit.ctx.events.on(event, (payload) => { seen.push(payload) })
-  return seen
 }
 
 /** Makes every write to the store fail, so whatever still answers read only. */

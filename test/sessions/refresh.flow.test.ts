@@ -5,11 +5,10 @@ import { sha256Base64url } from '../../lib/core/crypto.js'
 import { authenticateToken } from '../../lib/sessions/authenticate.js'
 import { refreshSession, type RefreshInput } from '../../lib/sessions/refresh.js'
 import { completeSignIn } from '../../lib/sessions/sign-in.js'
-import type { JwtLoginEventMap, JwtLoginEventName } from '../../lib/services/events.js'
 import { MemoryTwoFactorStore } from '../../lib/testing.js'
 import { stateKeys } from '../../lib/tokens/revocation.js'
 import { decodeSession } from '../../lib/tokens/session-record.js'
-import { flowKit, type FlowKit } from '../helpers/flows.js'
+import { collect, flowKit, type FlowKit } from '../helpers/flows.js'
 
 const ON = { refresh: { enabled: true } }
 const INVALID = { code: 'ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID', errorCode: 51, statusCode: 401 }
@@ -41,13 +40,6 @@ async function interimToken (kit: Kit): Promise<string> {
 /** A refresh as the route reads it. */
 function input (refreshToken: string | undefined, jwt?: string): RefreshInput {
   return { refreshToken, jwt }
-}
-
-/** Every payload of one audit event, in the order emitted. */
-function collect<E extends JwtLoginEventName> (kit: FlowKit, event: E): Array<JwtLoginEventMap[E]> {
-  const seen: Array<JwtLoginEventMap[E]> = []
-  kit.ctx.events.on(event, (payload) => { seen.push(payload) })
-  return seen
 }
 
 /** The session's one store entry, decoded; `revoked` once it ended, `null` when it is gone. */

@@ -1,23 +1,15 @@
 // completeSignIn, prepareSession and countSignIn called directly, on a context built as the plugin builds it: no Fastify, no HTTP.
 import t from 'tap'
 import type { SignInResult } from '../../lib/adapters/second-factor.js'
-import type { JwtLoginEventMap, JwtLoginEventName } from '../../lib/services/events.js'
 import { completeSignIn, countSignIn, prepareSession } from '../../lib/sessions/sign-in.js'
 import type { TokenClaims } from '../../lib/tokens/jwt.js'
 import { sessionStart } from '../../lib/tokens/revocation.js'
 import { sessionIndexKey } from '../../lib/tokens/session-index.js'
 import type { MemoryUser } from '../../lib/testing.js'
-import { flowKit, type FlowKit } from '../helpers/flows.js'
+import { collect, flowKit, type FlowKit } from '../helpers/flows.js'
 
 const LIMITED = { code: 'ERR_JWT_LOGIN_RATE_LIMITED', errorCode: 200, statusCode: 429 }
 const UNAVAILABLE = { code: 'ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', errorCode: 201, statusCode: 503 }
-
-/** Every payload of one audit event, in the order emitted. */
-function collect<E extends JwtLoginEventName> (kit: FlowKit, event: E): Array<JwtLoginEventMap[E]> {
-  const seen: Array<JwtLoginEventMap[E]> = []
-  kit.ctx.events.on(event, (payload) => { seen.push(payload) })
-  return seen
-}
 
 /** Alice as the adapter holds her: what a first factor hands to completeSignIn. */
 async function alice (kit: FlowKit): Promise<unknown> {

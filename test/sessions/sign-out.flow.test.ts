@@ -4,10 +4,9 @@ import { authenticateToken } from '../../lib/sessions/authenticate.js'
 import { refreshSession } from '../../lib/sessions/refresh.js'
 import { completeSignIn } from '../../lib/sessions/sign-in.js'
 import { revokeToken, signOut } from '../../lib/sessions/sign-out.js'
-import type { JwtLoginEventMap, JwtLoginEventName } from '../../lib/services/events.js'
 import { MemoryTwoFactorStore } from '../../lib/testing.js'
 import { stateKeys } from '../../lib/tokens/revocation.js'
-import { flowKit, type FlowKit } from '../helpers/flows.js'
+import { collect, flowKit, type FlowKit } from '../helpers/flows.js'
 
 const REVOKED = { code: 'ERR_JWT_LOGIN_TOKEN_REVOKED', errorCode: 55, statusCode: 401 }
 const INVALID = { code: 'ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID', errorCode: 51, statusCode: 401 }
@@ -27,13 +26,6 @@ async function signIn (kit: FlowKit): Promise<{ jwt: string, refreshToken: strin
   if (!('refresh_token' in result) || result.refresh_token === undefined) throw new Error('no refresh token: is refresh on?')
   const { sid, jti } = (await authenticateToken(kit.ctx, kit.call(), result.jwt)).verified.payload
   return { jwt: result.jwt, refreshToken: result.refresh_token, sessionId: sid, jti }
-}
-
-/** Every payload of one audit event, in the order emitted. */
-function collect<E extends JwtLoginEventName> (kit: FlowKit, event: E): Array<JwtLoginEventMap[E]> {
-  const seen: Array<JwtLoginEventMap[E]> = []
-  kit.ctx.events.on(event, (payload) => { seen.push(payload) })
-  return seen
 }
 
 /** Checks that a session has ended: its entry says so, and its access token, its refresh token and a sign-out with either are refused. */
