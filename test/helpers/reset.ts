@@ -23,12 +23,7 @@ export async function buildResetApp (port: number, reset: ResetInput = {}, setti
   )
 }
 
-/** The code in a reset mail's text part (the default template). */
-export function codeIn (text: string): string {
-  const match = /reset code is: (\S+)/.exec(text)
-  if (match === null) throw new Error(`no code in: ${text}`)
-  return match[1] as string
-}
+export { codeIn } from './fixtures.js'
 
 export function errorOf (res: LightMyRequestResponse): { status: number, errorCode: number } {
   return { status: res.statusCode, errorCode: res.json().data.errorCode }

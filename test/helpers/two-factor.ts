@@ -1,5 +1,4 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions, type LightMyRequestResponse } from 'fastify'
-import { generate } from 'otplib'
 import jwtLogin, { type JwtLoginOptions, type Mailer, type SettingsInput, type TwoFactorMethod } from '../../lib/index.js'
 import { MemoryTwoFactorStore, MemoryUserAdapter } from '../../lib/testing.js'
 import { createTotpSecret } from '../../lib/two-factor/methods/totp.js'
@@ -8,16 +7,7 @@ import { ALICE, HS_SECRET, testClock } from './app.js'
 export const BOB = { login: 'bob', email: 'bob@example.com', password: 'bob has a long password', displayName: 'Bob Example' }
 export const PREFIX = '/jwt-login/v1'
 
-/** The TOTP code of `secret` at `nowMs`. */
-export async function totpAt (secret: string, nowMs: number): Promise<string> {
-  return await generate({ secret, epoch: Math.floor(nowMs / 1000) })
-}
-
-/** A six-digit code that is right neither now nor one step back. */
-export async function wrongCode (secret: string, nowMs: number): Promise<string> {
-  const right = [await totpAt(secret, nowMs), await totpAt(secret, nowMs - 30_000)]
-  return ['000000', '111111', '222222'].find(code => !right.includes(code)) as string
-}
+export { totpAt, wrongCode } from './fixtures.js'
 
 export interface TwoFactorApp {
   app: FastifyInstance

@@ -12,18 +12,13 @@ import { refreshSession } from '../../lib/sessions/refresh.js'
 import { completeSignIn } from '../../lib/sessions/sign-in.js'
 import { isClaimed } from '../../lib/store/claim.js'
 import type { MemoryUser } from '../../lib/testing.js'
-import { ALICE } from '../helpers/fixtures.js'
+import { ALICE, codeIn } from '../helpers/fixtures.js'
 import { flowKit, type FlowKit } from '../helpers/flows.js'
 
 const CHANGED = { message: 'User Password has been changed.' }
 
 // as in helpers/reset.ts, which loads Fastify with the app it builds
 const NEW_PASSWORD = 'a brand new passphrase'
-
-/** The code in a reset mail's text part (the default template). */
-function codeIn (text: string): string {
-  return (/reset code is: (\S+)/.exec(text) as RegExpExecArray)[1] as string
-}
 
 interface ResetKit extends FlowKit {
   /** Asks for a code for alice and answers it once it is mailed. */

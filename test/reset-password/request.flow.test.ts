@@ -6,16 +6,10 @@ import { parseRecord } from '../../lib/reset-password/codes.js'
 import { requestPasswordReset } from '../../lib/reset-password/request.js'
 import type { JwtLoginEventMap, JwtLoginEventName } from '../../lib/services/events.js'
 import { isClaimed } from '../../lib/store/claim.js'
-import { ALICE } from '../helpers/fixtures.js'
+import { ALICE, codeIn } from '../helpers/fixtures.js'
 import { flowKit, type FlowKit } from '../helpers/flows.js'
 
 const ANSWER = { message: 'If the email belongs to an account, a reset code has been sent to it.' }
-
-// as in helpers/reset.ts, which loads Fastify with the app it builds
-/** The code in a reset mail's text part (the default template). */
-function codeIn (text: string): string {
-  return (/reset code is: (\S+)/.exec(text) as RegExpExecArray)[1] as string
-}
 
 type ResetInput = NonNullable<SettingsInput['resetPassword']>
 

@@ -1,5 +1,4 @@
 // completeTwoFactor and the challenge of the two-factor gate, called as flows: a context built as the plugin builds it, no Fastify.
-import { generate } from 'otplib'
 import t from 'tap'
 import type { SignInResult } from '../../lib/adapters/second-factor.js'
 import type { TwoFactorMethod } from '../../lib/adapters/two-factor.js'
@@ -12,22 +11,10 @@ import { isClaimed } from '../../lib/store/claim.js'
 import { MemoryTwoFactorStore, type MemoryUser } from '../../lib/testing.js'
 import { completeTwoFactor } from '../../lib/two-factor/flow.js'
 import { createTotpSecret } from '../../lib/two-factor/methods/totp.js'
-import { ALICE } from '../helpers/fixtures.js'
+import { ALICE, totpAt, wrongCode } from '../helpers/fixtures.js'
 import { flowKit, type FlowKit } from '../helpers/flows.js'
 
 type TwoFactorInput = NonNullable<SettingsInput['twoFactor']>
-
-// as in helpers/two-factor.ts, which loads Fastify with the app it builds
-/** The TOTP code of `secret` at `nowMs`. */
-async function totpAt (secret: string, nowMs: number): Promise<string> {
-  return await generate({ secret, epoch: Math.floor(nowMs / 1000) })
-}
-
-/** A six-digit code that is right neither now nor one step back. */
-async function wrongCode (secret: string, nowMs: number): Promise<string> {
-  const right = [await totpAt(secret, nowMs), await totpAt(secret, nowMs - 30_000)]
-  return ['000000', '111111', '222222'].find(code => !right.includes(code)) as string
-}
 
 interface TwoFactorKit extends FlowKit {
   port: MemoryTwoFactorStore
