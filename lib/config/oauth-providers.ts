@@ -2,7 +2,7 @@
 import { Value } from '@sinclair/typebox/value'
 import { OAuthProviderSchema, type OAuthPreset, type OAuthProviderInput } from '../../schemas/settings.js'
 import { JwtLoginSettingsError } from '../core/errors.js'
-import { toMs } from './duration.js'
+import { durationAt } from './duration.js'
 
 export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none'
 
@@ -105,7 +105,7 @@ function resolveProvider (name: string, p: DefaultedProvider): OAuthProviderSett
   if (redirectUris.length === 0 && p.acceptIdToken !== true) {
     fail(name, 'redirectUris', 'give redirect URIs (code flow) or turn on acceptIdToken')
   }
-  const timeoutMs = toMs(p.timeout)
+  const timeoutMs = durationAt(p.timeout, `oauth/providers/${name}/timeout`)
   if (timeoutMs > MAX_TIMEOUT_MS) fail(name, 'timeout', 'at most 60 s')
 
   return {

@@ -48,7 +48,7 @@ export async function buildContext (hostPorts: HostPorts, { log, cacheLimits, in
     clock,
     log,
     spendPasswordTime: async (password: string) => { await verifyPasswordHash(dummyHash, password) },
-    twoFactor: ports.twoFactor === undefined ? null : createTwoFactor(store, clock, ports.twoFactor, log),
+    twoFactor: ports.twoFactor === undefined ? null : createTwoFactor(store, clock, ports.twoFactor),
     // keyed hashes: a copy of the store alone does not let anyone search the code space offline
     reset: { mailer: ports.mailer ?? null, policy: ports.passwordPolicy ?? null, hasher: new CodeHasher('reset code'), stop: new AbortController() },
     oauth: new OAuthRegistry(clock)

@@ -21,7 +21,8 @@ export async function revokeToken (ctx: JwtLoginContext, call: Call, token: stri
 
 /**
  * `/auth/revoke` through the refresh cookie (cookie mode, no JWT given):
- * ends the cookie's session, its access tokens with it. One read, one write.
+ * ends the cookie's session, its access tokens with it. Two reads (the
+ * session, then its user's cutoff) and one write.
  */
 async function revokeRefreshSession (ctx: JwtLoginContext, call: Call, refreshToken: string): Promise<{ message: string, sessionId: string }> {
   const { userId, sessionId } = await ctx.tokens.endSessionOf(call.settings, refreshToken)

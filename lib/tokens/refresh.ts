@@ -1,5 +1,5 @@
 // Refresh-token families: a session's refresh token issued, rotated with reuse detection and a retry grace, and ended.
-import { createCipheriv, createDecipheriv, randomBytes, randomUUID } from 'node:crypto'
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto'
 import type { Clock } from '../core/clock.js'
 import { deriveKey, randomToken, safeEqual, sha256Base64url } from '../core/crypto.js'
 import { JwtLoginError } from '../core/errors.js'
@@ -7,6 +7,7 @@ import type { Settings } from '../config/settings.js'
 import { readMany } from '../store/read.js'
 import type { StateStore } from '../store/types.js'
 import { REVOKED, sessionEnded, stateKeys, type Revocation } from './revocation.js'
+import { isSessionId } from './session-id.js'
 import { decodeSession, encodeSession, type Session } from './session-record.js'
 
 /** What reuse detection reports. */
@@ -21,12 +22,8 @@ export interface RefreshResult<U = unknown> {
   refreshToken: string
 }
 
-const SESSION_ID = /^[0-9a-z]{1,12}-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
-
-/** A new session id: its start time in ms (base 36, read back by `sessionStart`), then a random UUID. */
-export function newSessionId (startedAt: number): string {
-  return `${startedAt.toString(36)}-${randomUUID()}`
-}
+/** A refresh token's secret: `randomToken()`'s 32 random bytes in base64url. */
+const SECRET = /^[A-Za-z0-9_-]{43}$/
 
 /**
  * The session part of a refresh token: what comes before its first dot (''
@@ -45,7 +42,7 @@ function parseRefreshToken (token: string): Presented {
   const dot = token.indexOf('.')
   const sessionId = token.slice(0, dot)
   const secret = token.slice(dot + 1)
-  if (dot === -1 || !SESSION_ID.test(sessionId) || !/^[A-Za-z0-9_-]{43}$/.test(secret)) throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID')
+  if (dot === -1 || !isSessionId(sessionId) || !SECRET.test(secret)) throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID')
   return { sessionId, secret, hash: sha256Base64url(secret) }
 }
 

@@ -5,6 +5,7 @@ import { readMany } from '../store/read.js'
 import type { StateStore } from '../store/types.js'
 import { updateEntry } from '../store/update.js'
 import type { TokenClaims } from './jwt.js'
+import { sessionStart } from './session-id.js'
 
 /** Store keys of the token state. */
 export const stateKeys = {
@@ -43,13 +44,6 @@ export function cutoffTime (raw: string): number {
   if (!raw.startsWith('{')) return Number(raw)
   const record = JSON.parse(raw) as Required<CutoffRecord>
   return Math.max(record.t, ...Object.values(record.h))
-}
-
-/** The start time (ms) written at the head of a session id; NaN-safe (0 for a foreign id). */
-export function sessionStart (sessionId: string): number {
-  const dash = sessionId.indexOf('-')
-  const start = dash > 0 ? parseInt(sessionId.slice(0, dash), 36) : 0
-  return Number.isFinite(start) ? start : 0
 }
 
 /** The one rule for a revoked session: its entry says it ended, or it started before its user's cutoff. */

@@ -7,7 +7,8 @@ import type { StateStore } from '../store/types.js'
 import type { PublicUser } from '../adapters/users.js'
 import { jwksOf, type KeyMaterial } from './keys.js'
 import { Jwt, type SignedToken, type TokenClaims, type TokenKind, type VerifiedToken } from './jwt.js'
-import { newSessionId, RefreshFamilies, type RefreshReuse, type RefreshResult } from './refresh.js'
+import { RefreshFamilies, type RefreshReuse, type RefreshResult } from './refresh.js'
+import { newSessionId } from './session-id.js'
 import { Revocation } from './revocation.js'
 
 /**

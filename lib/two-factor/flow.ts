@@ -10,7 +10,7 @@ import { admitVerified } from '../sessions/authenticate.js'
 import { countSignIn, prepareSession, type NewSession } from '../sessions/sign-in.js'
 import { claimOnce, isClaimed } from '../store/claim.js'
 import type { TokenClaims } from '../tokens/jwt.js'
-import { sessionStart } from '../tokens/revocation.js'
+import { sessionStart } from '../tokens/session-id.js'
 import { hashBackupCode } from './methods/backup-codes.js'
 import type { EmailCodeDelivery, EmailCodeProvider, EmailCodeUndelivered } from './methods/email-code.js'
 import type { TwoFactor } from './methods/service.js'
@@ -22,16 +22,16 @@ interface ChallengeRecord { method: TwoFactorMethod }
 const challengeKey = (userId: number, challengeId: string): string => `2fa:challenge:${userId}:${challengeId}`
 
 /** Runs a code mail after the answer. Never rejects: a failure is logged and reported, its code already withdrawn. */
-async function deliverEmailCode (ctx: Pick<JwtLoginContext, 'events'>, twoFactor: TwoFactor, userId: number, deliver: EmailCodeDelivery): Promise<void> {
+async function deliverEmailCode (ctx: Pick<JwtLoginContext, 'events' | 'log'>, userId: number, deliver: EmailCodeDelivery): Promise<void> {
   try {
     await deliver()
     ctx.events.emit('two_factor.code_sent', { userId })
   } catch (error) {
     const { mailError, withdrawError } = error as EmailCodeUndelivered
     if (withdrawError !== null) {
-      twoFactor.log.error({ userId, err: loggedError(withdrawError) }, 'jwt-login: an undelivered two-factor code could not be withdrawn; it expires with its lifetime')
+      ctx.log.error({ userId, err: loggedError(withdrawError) }, 'jwt-login: an undelivered two-factor code could not be withdrawn; it expires with its lifetime')
     }
-    twoFactor.log.error({ userId, err: mailError }, 'jwt-login: the two-factor code mail could not be sent; its code was withdrawn')
+    ctx.log.error({ userId, err: mailError }, 'jwt-login: the two-factor code mail could not be sent; its code was withdrawn')
     ctx.events.emit('two_factor.code_failed', { userId })
   }
 }
@@ -66,7 +66,7 @@ export function secondFactorGate (ctx: Omit<JwtLoginContext, 'secondFactor'>, tw
       : null
     const { token } = ctx.tokens.sign(call.settings, publicUser, 'interim', { sessionId: challengeId, lifetimeMs: settings.interimLifetimeMs })
     ctx.events.emit('two_factor.challenge_issued', { userId: publicUser.ID, method, ip: call.ip })
-    if (delivery !== null) setImmediate(() => { deliverEmailCode(ctx, twoFactor, publicUser.ID, delivery) })
+    if (delivery !== null) setImmediate(() => { deliverEmailCode(ctx, publicUser.ID, delivery) })
     return { two_factor_required: true, jwt: token }
   }
 }

@@ -63,6 +63,7 @@ t.test('invalid providers are refused with the field named', async (t) => {
     ['a code flow without a secret', { clientId: 'c', redirectUris: ['https://a/cb'], issuer: 'https://x' }, 'oauth/providers/p/clientSecret'],
     ['neither code nor ID token', { clientId: 'c', issuer: 'https://x' }, 'oauth/providers/p/redirectUris'],
     ['a timeout over 60 s', { ...base, issuer: 'https://x', timeout: '2m' }, 'oauth/providers/p/timeout'],
+    ['a zero timeout', { ...base, issuer: 'https://x', timeout: '0s' }, 'oauth/providers/p/timeout'],
     ['an unknown field', { ...base, issuer: 'https://x', secret: 'typo' }, 'oauth/providers/p/secret'],
     ['an unknown preset', { ...base, preset: 'facebook' }, 'oauth/providers/p/preset'],
     ['a bad provider name', { ...base, issuer: 'https://x' }, 'oauth/providers/bad name', 'bad name']

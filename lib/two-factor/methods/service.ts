@@ -1,5 +1,4 @@
 // The two-factor module: the host's port with the three methods' providers and the enrolment helpers, built once at registration.
-import type { FastifyBaseLogger } from 'fastify'
 import type { TwoFactorEnrollment, TwoFactorOptions, TwoFactorPort } from '../../adapters/two-factor.js'
 import type { Clock } from '../../core/clock.js'
 import type { StateStore } from '../../store/types.js'
@@ -14,12 +13,10 @@ export interface TwoFactor {
   email: EmailCodeProvider | null
   backup: BackupCodeProvider
   enrollment: TwoFactorEnrollment
-  /** Where a code mail that could not be sent is reported (the Fastify logger). */
-  log: Pick<FastifyBaseLogger, 'error'>
 }
 
 /** Builds the providers over the state store. */
-export function createTwoFactor (store: StateStore, clock: Clock, options: TwoFactorOptions, log: Pick<FastifyBaseLogger, 'error'>): TwoFactor {
+export function createTwoFactor (store: StateStore, clock: Clock, options: TwoFactorOptions): TwoFactor {
   const issuer = options.issuer ?? 'jwt-login'
   const totp = new TotpProvider(store, clock)
   const backup = new BackupCodeProvider(options.port, store)
@@ -36,7 +33,6 @@ export function createTwoFactor (store: StateStore, clock: Clock, options: TwoFa
         return true
       },
       regenerateBackupCodes: async (userId) => await backup.regenerate(userId)
-    },
-    log
+    }
   }
 }
