@@ -1,8 +1,12 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import { JwtLoginError } from '../core/errors.js'
 import type { StateStore } from './types.js'
 
 /** Updates that keep losing to concurrent ones give up after this many tries (503). */
-const ATTEMPTS = 5
+const ATTEMPTS = 8
+
+/** The longest pause (ms) before a try after a lost race. */
+const MAX_PAUSE_MS = 64
 
 /** What an update writes: the new value and its time to live, or `null` to leave the entry as it is. */
 export type NextValue = { value: string, ttlMs: number } | null
@@ -10,13 +14,16 @@ export type NextValue = { value: string, ttlMs: number } | null
 /**
  * Changes one entry by compare-and-set from the value read: `next` is asked
  * with the value there now (`null`: absent) and answers what to write. A
- * concurrent writer in between makes it read and ask again, so no writer's
- * change is lost, on one instance or many; after `ATTEMPTS` lost races it
- * fails closed (503 / 201, naming `what`). One key, so it holds on every
- * store, a Redis Cluster included.
+ * concurrent writer in between makes it read and ask again, after a random
+ * pause that doubles with each lost race (full jitter: writers that collided
+ * spread out instead of colliding again), so no writer's change is lost, on
+ * one instance or many; after `ATTEMPTS` lost races (about a tenth of a
+ * second of pauses at most) it fails closed (503 / 201, naming `what`). One
+ * key, so it holds on every store, a Redis Cluster included.
  */
 export async function updateEntry (store: StateStore, key: string, what: string, next: (raw: string | null) => Promise<NextValue> | NextValue): Promise<void> {
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    if (attempt > 0) await sleep(Math.random() * Math.min(MAX_PAUSE_MS, 2 ** attempt))
     const raw = await store.get(key)
     const written = await next(raw)
     if (written === null || await store.compareAndSet(key, raw, written.value, written.ttlMs)) return
