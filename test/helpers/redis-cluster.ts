@@ -39,10 +39,15 @@ async function isFree (port: number): Promise<boolean> {
   })
 }
 
-/** A port whose cluster bus port (+10000) is free too. */
+/**
+ * A port whose cluster bus port (+10000) is free too, both below Linux's
+ * ephemeral range (32768 and up): a node killed and restarted on its port
+ * must find it free, and an outgoing connection of another test could take
+ * an ephemeral port meanwhile (seen once: the node never came back).
+ */
 async function sparePort (taken: Set<number>): Promise<number> {
   for (;;) {
-    const port = 20_000 + Math.floor(Math.random() * 30_000)
+    const port = 10_000 + Math.floor(Math.random() * 12_700)
     if (taken.has(port) || taken.has(port + 10_000)) continue
     if (await isFree(port) && await isFree(port + 10_000)) {
       taken.add(port)

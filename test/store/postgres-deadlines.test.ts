@@ -16,17 +16,9 @@ import pg from 'pg'
 import t from 'tap'
 import { PostgresStore } from '../../lib/postgres.js'
 import { DATABASE_URL, sharedTable } from '../helpers/shared-stores.js'
-import { Recorder, timed, type Settled } from '../helpers/log-recorder.js'
+import { allFailedInTime, DEADLINE_MS, inWaves, SLACK_MS, STALL_MS, wave } from '../helpers/deadlines.js'
+import { Recorder, timed } from '../helpers/log-recorder.js'
 import { startStallProxy } from '../helpers/stall-proxy.js'
-
-type Test = Parameters<Parameters<typeof t.test>[0]>[0]
-
-const DEADLINE_MS = 2000
-const SLACK_MS = 700
-/** How long the server stalls: the last wave's calls must have failed before it ends. */
-const STALL_MS = 6000
-const WAVE_EVERY_MS = 500
-const WAVES_FOR_MS = 3500
 
 const table = await sharedTable()
 const target = new URL(DATABASE_URL)
@@ -36,29 +28,6 @@ function through (port: number): string {
   const url = new URL(DATABASE_URL)
   url.host = `127.0.0.1:${port}`
   return url.toString()
-}
-
-/** Every store call once. */
-function wave (store: PostgresStore, name: string): Array<Promise<Settled>> {
-  const key = (): string => randomUUID()
-  return [
-    timed(`${name} get`, async () => await store.get(key())),
-    timed(`${name} getMany`, async () => await store.getMany([key(), key()])),
-    timed(`${name} set`, async () => { await store.set(key(), 'secret-value', 60_000) }),
-    timed(`${name} increment`, async () => await store.increment(key(), 60_000)),
-    timed(`${name} compareAndSet (absent)`, async () => await store.compareAndSet(key(), null, 'secret-value', 60_000)),
-    timed(`${name} compareAndSet (replace)`, async () => await store.compareAndSet(key(), 'old', 'secret-value', 60_000)),
-    timed(`${name} consume`, async () => await store.consume(key())),
-    timed(`${name} delete`, async () => { await store.delete(key()) })
-  ]
-}
-
-function allFailedInTime (t: Test, results: Settled[]): void {
-  const slowest = results.reduce((max, result) => Math.max(max, result.ms), 0)
-  t.same(results.filter(result => result.error === null).map(result => result.call), [], 'no call is answered by a stalled server')
-  t.same(results.filter(result => result.ms > DEADLINE_MS + SLACK_MS).map(result => `${result.call} ${Math.round(result.ms)} ms`), [],
-    `every one of ${results.length} calls fails within ${DEADLINE_MS} + ${SLACK_MS} ms (the slowest: ${Math.round(slowest)} ms)`)
-  t.same(results.filter(result => result.error?.message.includes('secret-value')).map(result => result.error?.message), [], 'no error message names a value')
 }
 
 t.test('defect 4 on PostgreSQL, a stalled server: every call through a host pool without timeouts, and through the store\'s own pool, fails within the 2 s deadline', async (t) => {
@@ -82,13 +51,8 @@ t.test('defect 4 on PostgreSQL, a stalled server: every call through a host pool
 
   proxy.stall()
   setTimeout(() => { proxy.resume() }, STALL_MS).unref()
-  const pending: Array<Promise<Settled>> = []
-  for (let at = 0; at <= WAVES_FOR_MS; at += WAVE_EVERY_MS) {
-    pending.push(...wave(hosted, 'host pool'), ...wave(owned, 'own pool'))
-    await sleep(WAVE_EVERY_MS)
-  }
-  const results = await Promise.all(pending)
-  allFailedInTime(t, results)
+  const results = await inWaves(() => [...wave(hosted, 'host pool'), ...wave(owned, 'own pool')])
+  allFailedInTime(t, results, 'deadlines-')
   t.ok(results.some(result => /^host pool /.test(result.call) && result.error?.message === 'PostgreSQL did not answer within 2000 ms'), 'a host pool without timeouts fails by the store\'s deadline, with a generic message')
 
   proxy.resume()

@@ -14,62 +14,20 @@
  * slack for a busy machine), measured from its own start.
  */
 import { randomUUID } from 'node:crypto'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { Redis } from 'ioredis'
 import t from 'tap'
 import { RedisStore } from '../../lib/redis.js'
 import { deadlineOf } from '../../lib/store/deadline.js'
 import { buildApp } from '../helpers/app.js'
 import { errorOf, login } from '../helpers/http.js'
+import { allFailedInTime, DEADLINE_MS, inWaves, STALL_MS, WAVE_EVERY_MS, WAVES_FOR_MS, wave } from '../helpers/deadlines.js'
 import { Recorder, timed, until, type Settled } from '../helpers/log-recorder.js'
 import { startRedisCluster } from '../helpers/redis-cluster.js'
 import { startRedisServer, type PrivateRedis } from '../helpers/redis-server.js'
 
-type Test = Parameters<Parameters<typeof t.test>[0]>[0]
-
-const DEADLINE_MS = 2000
-const SLACK_MS = 700
-const STALL_MS = 6000
-/** Waves start every WAVE_EVERY_MS until WAVES_FOR_MS: the last one fails well before the stall ends. */
-const WAVE_EVERY_MS = 500
-const WAVES_FOR_MS = 3500
-
-/** Every store call once, on keys under `tag`. */
-function wave (store: RedisStore, tag: string): Array<Promise<Settled>> {
-  const key = (name: string): string => `${tag}:${name}:${randomUUID()}`
-  return [
-    timed('get', async () => await store.get(key('get'))),
-    timed('getMany', async () => await store.getMany([key('many-a'), key('many-b')])),
-    timed('set', async () => { await store.set(key('set'), 'secret-value', 60_000) }),
-    timed('increment', async () => await store.increment(key('count'), 60_000)),
-    timed('compareAndSet', async () => await store.compareAndSet(key('cas'), null, 'secret-value', 60_000)),
-    timed('consume', async () => await store.consume(key('code'))),
-    timed('delete', async () => { await store.delete(key('gone')) })
-  ]
-}
-
-/** Waves of every call on each store, one every WAVE_EVERY_MS, plus `extra` calls per wave; answers how each settled. */
+/** Waves of every call on each store, plus `extra` calls per wave; answers how each settled. */
 async function waves (stores: Record<string, RedisStore>, extra: () => Array<Promise<Settled>> = () => []): Promise<Settled[]> {
-  const pending: Array<Promise<Settled>> = []
-  for (let at = 0; at <= WAVES_FOR_MS; at += WAVE_EVERY_MS) {
-    for (const [name, store] of Object.entries(stores)) {
-      pending.push(...wave(store, name).map(async call => { const settled = await call; return { ...settled, call: `${name} ${settled.call}` } }))
-    }
-    pending.push(...extra())
-    await sleep(WAVE_EVERY_MS)
-  }
-  return await Promise.all(pending)
-}
-
-/** Asserts that every call failed within the deadline, and that no error names a key or a value. */
-function allFailedInTime (t: Test, results: Settled[], prefix: string): void {
-  const late = results.filter(result => result.ms > DEADLINE_MS + SLACK_MS)
-  const answered = results.filter(result => result.error === null)
-  const slowest = results.reduce((max, result) => Math.max(max, result.ms), 0)
-  t.same(answered.map(result => result.call), [], 'no call is answered by a frozen Redis')
-  t.same(late.map(result => `${result.call} ${Math.round(result.ms)} ms`), [], `every one of ${results.length} calls fails within ${DEADLINE_MS} + ${SLACK_MS} ms (the slowest: ${Math.round(slowest)} ms)`)
-  const leaking = results.filter(result => result.error !== null && (result.error.message.includes(prefix) || result.error.message.includes('secret-value')))
-  t.same(leaking.map(result => result.error?.message), [], 'no error message names a key or a value')
+  return await inWaves(() => [...Object.entries(stores).flatMap(([name, store]) => wave(store, name)), ...extra()])
 }
 
 /** Freezes `server` for STALL_MS (the teardown thaws it at the latest). */
@@ -169,12 +127,7 @@ t.test('a stalled master of a Redis Cluster: every call on its keys fails within
     timed(`${name} compareAndSet on the frozen master`, async () => await store.compareAndSet('get', 'x', 'secret-value', 60_000)),
     timed(`${name} consume on the frozen master`, async () => await store.consume('get'))
   ]
-  const pending: Array<Promise<Settled>> = []
-  for (let at = 0; at <= WAVES_FOR_MS; at += WAVE_EVERY_MS) {
-    pending.push(...onFrozen(defaults, 'store-created'), ...onFrozen(hosted, 'host Cluster'))
-    await sleep(WAVE_EVERY_MS)
-  }
-  const results = await Promise.all(pending)
+  const results = await inWaves(() => [...onFrozen(defaults, 'store-created'), ...onFrozen(hosted, 'host Cluster')])
   allFailedInTime(t, results, prefix)
   t.ok(results.some(result => /^host Cluster /.test(result.call) && /^Redis did not answer within 2000 ms$/.test(result.error?.message ?? '')), 'a host Cluster without commandTimeout fails by the store\'s deadline')
 })

@@ -8,7 +8,7 @@ import { StoreRateLimit } from '../../lib/http/rate-limit-store.js'
 import { guardStore } from '../../lib/store/guard.js'
 import { ALICE, buildApp, testClock } from '../helpers/app.js'
 import { ruledStore } from '../helpers/faults.js'
-import { redisStore, REDIS_URL } from '../helpers/redis-store.js'
+import { deleteKeys, redisStore, REDIS_URL } from '../helpers/redis-store.js'
 import { clusterStore, postgresStore } from '../helpers/shared-stores.js'
 
 interface Subject {
@@ -23,15 +23,6 @@ type Factory = (t: Test) => Promise<Subject>
 
 function uniquePrefix (): string {
   return `jwt-login-test-${randomBytes(6).toString('hex')}:`
-}
-
-async function deleteKeys (client: Redis, prefix: string): Promise<void> {
-  let cursor = '0'
-  do {
-    const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 100)
-    cursor = next
-    if (keys.length > 0) await client.del(...keys)
-  } while (cursor !== '0')
 }
 
 const memoryFactory: Factory = async (t) => {
@@ -182,7 +173,7 @@ t.test('RedisStore specifics', async (t) => {
     const b = uniquePrefix()
     const storeA = new RedisStore({ client: admin, prefix: a })
     const storeB = new RedisStore({ client: admin, prefix: b })
-    t.teardown(async () => { await deleteKeys(admin, a); await deleteKeys(admin, b) })
+    t.teardown(async () => { await deleteKeys(a); await deleteKeys(b) })
     await storeA.set('shared', 'from-a', 10_000)
     await storeA.increment('count', 10_000)
     t.equal(await storeB.get('shared'), null)
