@@ -233,10 +233,15 @@ const MAILER_METHODS: Record<keyof Mailer, MethodKind> = { send: 'async' }
 
 /** The ports a host passes as plugin options. */
 export interface HostPorts {
+  /** The host's users. */
   users: UserAdapter<any>
+  /** Sends mail (reset codes). Needed when `resetPassword.enabled` is on. */
   mailer?: Mailer
+  /** The host's own rule for a new password, after the length settings (see `PasswordPolicy`). */
   passwordPolicy?: PasswordPolicy
+  /** Two-factor sign-in: the host's two-factor port (and a mailer for email codes). */
   twoFactor?: TwoFactorOptions
+  /** A second factor for every sign-in (password or provider); a two-factor module fills this seam. */
   secondFactor?: SecondFactorGate
 }
 

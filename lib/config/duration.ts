@@ -16,12 +16,19 @@ export function toMs (duration: Duration): number {
   return ms
 }
 
-/** A duration in ms, or a refusal that names the field (a setting, or a plugin option). */
+/**
+ * A duration in ms, or a refusal that names the field (a setting, or a
+ * plugin option). A number of seconds under half a millisecond rounds to 0
+ * and is refused: only the number 0 itself means none.
+ */
 export function durationAt (value: Duration, path: string, kind: 'setting' | 'option' = 'setting'): number {
+  let ms: number
   try {
-    return toMs(value)
+    ms = toMs(value)
   } catch (error) {
     // toMs throws TypeErrors only: its own for a zero or unreadable duration, the runtime's for a value of another type
     throw new JwtLoginSettingsError(path, (error as Error).message, kind)
   }
+  if (ms === 0 && value !== 0) throw new JwtLoginSettingsError(path, `invalid duration: ${JSON.stringify(value)} rounds to 0 ms`, kind)
+  return ms
 }

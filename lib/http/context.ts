@@ -6,6 +6,7 @@ import type { Settings } from '../config/settings.js'
 import type { JwtLoginContext } from '../context/context.js'
 import type { Clock } from '../core/clock.js'
 import { OAuthRegistry } from '../oauth/providers/registry.js'
+import { countedGate } from '../sessions/sign-in.js'
 import { CodeHasher } from '../services/code-hash.js'
 import { JwtLoginEvents } from '../services/events.js'
 import { AttemptLimiter } from '../services/limits.js'
@@ -53,6 +54,7 @@ export async function buildContext (hostPorts: HostPorts, { log, cacheLimits, in
     reset: { mailer: ports.mailer ?? null, policy: ports.passwordPolicy ?? null, hasher: new CodeHasher('reset code'), stop: new AbortController() },
     oauth: new OAuthRegistry(clock)
   }
-  const secondFactor = base.twoFactor === null ? ports.secondFactor ?? null : secondFactorGate(base, base.twoFactor)
+  const hostGate = ports.secondFactor === undefined ? null : countedGate(base, ports.secondFactor)
+  const secondFactor = base.twoFactor === null ? hostGate : secondFactorGate(base, base.twoFactor)
   return Object.freeze({ ...base, secondFactor })
 }

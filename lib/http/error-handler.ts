@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { envelope, JwtLoginError } from '../core/errors.js'
 import { loggedError } from '../adapters/guard.js'
+import { stateOf, type RequestState } from './gates.js'
 
 /** Maps anything thrown inside the plugin to a jwt-login error; no client input becomes a 500. */
 export function toJwtLoginError (error: FastifyError | JwtLoginError): JwtLoginError {
@@ -34,13 +35,47 @@ function fieldValues (fields: unknown, authCodeNames: ReadonlySet<string>): stri
 }
 
 /**
- * The values a request brought (its body's and query's fields, its
- * `Authorization` header, its cookies in cookie mode): cut out of a logged
- * error's message, in case a dependency echoed them. The secret fields
- * always; other fields only when long enough to be worth hiding.
+ * The request's state, or `null` when a host's own `onRequest` hook failed
+ * before the plugin's took the settings snapshot.
  */
-function requestValues (request: FastifyRequest, authCodeNames: ReadonlySet<string>): unknown[] {
-  return [...fieldValues(request.body, authCodeNames), ...fieldValues(request.query, authCodeNames), request.headers.authorization, request.cookies]
+function stateIfTaken (request: FastifyRequest): RequestState | null {
+  return stateOf(request) as RequestState | null
+}
+
+/** The names of the auth-code parameters in the request's settings snapshot (none without a snapshot). */
+function authCodeNamesOf (state: RequestState | null): ReadonlySet<string> {
+  if (state === null) return new Set()
+  const { parameter, oauthParameter } = state.call.settings.authCodes
+  return new Set([parameter, oauthParameter])
+}
+
+const BEARER_TOKEN = /^Bearer\s+(\S+)/i
+
+/** The `Authorization` header whole and, after `Bearer `, the bare token: a dependency may quote either. */
+function authorizationValues (header: string | undefined): string[] {
+  if (header === undefined) return []
+  const token = BEARER_TOKEN.exec(header)?.[1]
+  return token === undefined ? [header] : [header, token]
+}
+
+/**
+ * The values a request brought (its body's and query's fields, its
+ * `Authorization` header, the token and the refresh cookie the gate read):
+ * cut out of a logged error's message, in case a dependency echoed them.
+ * The secret fields always; other fields only when long enough to be worth
+ * hiding. The cookie is taken from the gate, as @fastify/cookie is
+ * registered without its hook (`request.cookies` stays empty).
+ */
+function requestValues (request: FastifyRequest): unknown[] {
+  const state = stateIfTaken(request)
+  const names = authCodeNamesOf(state)
+  return [
+    ...fieldValues(request.body, names),
+    ...fieldValues(request.query, names),
+    ...authorizationValues(request.headers.authorization),
+    state?.token,
+    state?.refreshCookie
+  ]
 }
 
 /**
@@ -49,12 +84,12 @@ function requestValues (request: FastifyRequest, authCodeNames: ReadonlySet<stri
  * so it is the client's (400). Dependency failures are logged once, here,
  * as `{ type, code, message }` without the request's values: never a stack.
  */
-export function setErrorHandling (instance: FastifyInstance, bodyFault: (request: FastifyRequest) => boolean, authCodeNames: () => ReadonlySet<string>): void {
+export function setErrorHandling (instance: FastifyInstance, bodyFault: (request: FastifyRequest) => boolean): void {
   instance.setErrorHandler((error: FastifyError | JwtLoginError, request, reply) => {
     const mapped = bodyFault(request)
       ? new JwtLoginError('ERR_JWT_LOGIN_BAD_REQUEST', { cause: error })
       : toJwtLoginError(error)
-    if (mapped.statusCode >= 500) request.log.error({ err: loggedError(mapped, requestValues(request, authCodeNames())) }, 'jwt-login: dependency failed')
+    if (mapped.statusCode >= 500) request.log.error({ err: loggedError(mapped, requestValues(request)) }, 'jwt-login: dependency failed')
     return sendError(reply, mapped)
   })
 }

@@ -19,14 +19,17 @@ export function queryOf (request: FastifyRequest): Fields {
   return isFields(request.query) ? request.query : NONE
 }
 
+/** The longest value `present` takes unless told otherwise: the schemas' `Field`. */
+export const MAX_FIELD_LENGTH = 4096
+
 /**
  * The one rule for a field's value: absent or empty is `undefined`; a value
- * that is no string, longer than 4096 characters or holds a NUL is a
- * malformed request (400 / 203).
+ * that is no string, longer than `maxLength` characters (4096 unless the
+ * field's schema allows more) or holds a NUL is a malformed request (400 / 203).
  */
-export function present (value: unknown): string | undefined {
+export function present (value: unknown, maxLength = MAX_FIELD_LENGTH): string | undefined {
   if (value === undefined || value === null || value === '') return undefined
-  if (typeof value !== 'string' || value.length > 4096 || value.includes('\u0000')) {
+  if (typeof value !== 'string' || value.length > maxLength || value.includes('\u0000')) {
     throw new JwtLoginError('ERR_JWT_LOGIN_BAD_REQUEST')
   }
   return value
@@ -37,8 +40,8 @@ export function present (value: unknown): string | undefined {
  * not name (the configurable auth-code parameter, the `JWT` field beside a
  * refresh token); a named field is read from the typed body with `present`.
  */
-export function stringField (fields: Fields, name: string): string | undefined {
-  return Object.hasOwn(fields, name) ? present(fields[name]) : undefined
+export function stringField (fields: Fields, name: string, maxLength = MAX_FIELD_LENGTH): string | undefined {
+  return Object.hasOwn(fields, name) ? present(fields[name], maxLength) : undefined
 }
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i

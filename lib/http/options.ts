@@ -1,16 +1,16 @@
-import type { SettingsInput } from '../../schemas/settings.js'
+import { KeySchema, type SettingsInput } from '../../schemas/settings.js'
 import type { Clock } from '../core/clock.js'
 import { DEFAULT_PREFIX, trimPrefix } from './rest-route.js'
-import type { SecondFactorGate } from '../adapters/second-factor.js'
+import type { HostPorts } from '../adapters/guard.js'
+import type { UserAdapter } from '../adapters/users.js'
 import { DURATION_HINT, durationAt, toMs } from '../config/duration.js'
 import type { Mailer } from '../mail/types.js'
 import { JwtLoginSettingsError } from '../core/errors.js'
-import type { Settings } from '../config/settings.js'
+import type { ResolvedKey, Settings } from '../config/settings.js'
 import type { SettingsSource } from '../config/holder.js'
 import type { StateStore } from '../store/types.js'
 import type { TwoFactorOptions } from '../adapters/two-factor.js'
 import type { UserCacheLimits } from '../services/user-cache.js'
-import type { PasswordPolicy, UserAdapter } from '../adapters/users.js'
 
 /**
  * A short cache of `findById` in front of the user adapter: a user is served
@@ -23,13 +23,12 @@ export interface UserCacheOptions {
   max?: number
 }
 
-export interface JwtLoginOptions {
+/** The plugin's options: the host's ports (`HostPorts`), the settings and how the plugin is mounted. */
+export interface JwtLoginOptions extends HostPorts {
   /** The settings, or an async source (the host's admin screen) re-read every `settingsTtl`. */
   settings: SettingsInput | SettingsSource
   /** How often an async settings source is re-read (default 30 s). */
   settingsTtl?: number | string
-  /** The host's users. */
-  users: UserAdapter<any>
   /** Off by default: every request that needs the user asks the adapter. */
   userCache?: UserCacheOptions
   /** Short-lived state; defaults to a `MemoryStore` (one process). Use `RedisStore` for many. */
@@ -45,14 +44,6 @@ export interface JwtLoginOptions {
   multipart?: boolean
   /** Time source in ms; tests inject one. */
   clock?: Clock
-  /** Sends mail (reset codes). Needed when `resetPassword.enabled` is on. */
-  mailer?: Mailer
-  /** The host's own rule for a new password, after the length settings (see `PasswordPolicy`). */
-  passwordPolicy?: PasswordPolicy
-  /** Two-factor sign-in: the host's two-factor port (and a mailer for email codes). */
-  twoFactor?: TwoFactorOptions
-  /** A second factor for every sign-in (password or provider); a two-factor module fills this seam. */
-  secondFactor?: SecondFactorGate
 }
 
 const ADAPTER_METHODS = ['findByEmail', 'findByLogin', 'findById', 'verifyPassword', 'toPublicUser']
@@ -169,6 +160,18 @@ function checkAdapterFor (settings: Settings, users: UserAdapter): void {
   }
 }
 
+/** The fields of a signing key: the schema admits no others. */
+const KEY_FIELDS = Object.keys(KeySchema.properties) as Array<keyof ResolvedKey>
+
+/**
+ * Whether two lists of signing keys are the same keys in the same order,
+ * compared field by field, so that a source which only reorders a key's
+ * fields (`{ secret, kid }`) changes nothing.
+ */
+function sameKeys (next: ResolvedKey[], current: ResolvedKey[]): boolean {
+  return next.length === current.length && next.every((key, index) => KEY_FIELDS.every(field => key[field] === current[index]?.[field]))
+}
+
 /**
  * What a reload may not change: the keys, the algorithm and the body limit
  * need a restart. Turning CORS on when it was off at registration
@@ -183,7 +186,7 @@ export function acceptReload (options: JwtLoginOptions, corsRegistered: () => bo
       warned = true
       warn('jwt-login: cors.enabled was turned on by a settings reload; CORS takes effect at the next restart (it was off at registration)')
     }
-    if (JSON.stringify(next.tokens.keys) !== JSON.stringify(current.tokens.keys) || next.tokens.algorithm !== current.tokens.algorithm) {
+    if (!sameKeys(next.tokens.keys, current.tokens.keys) || next.tokens.algorithm !== current.tokens.algorithm) {
       throw new JwtLoginSettingsError('tokens/keys', 'keys and algorithm change only with a restart')
     }
     if (next.bodyLimit !== current.bodyLimit) throw new JwtLoginSettingsError('bodyLimit', 'changes only with a restart')

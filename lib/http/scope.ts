@@ -105,10 +105,7 @@ export async function setUpScope (instance: FastifyInstance, options: ScopeOptio
     if (request.body === undefined || request.body === null) request.body = {}
     done()
   })
-  setErrorHandling(instance, bodyFault, () => {
-    const { parameter, oauthParameter } = options.authCodeNames()
-    return new Set([parameter, oauthParameter])
-  })
+  setErrorHandling(instance, bodyFault)
 
   // token answers and errors are never stored by a cache (RFC 6749 §5.1), on
   // every route of the plugin; only /jwks sets its own, public, Cache-Control

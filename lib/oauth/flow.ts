@@ -1,11 +1,13 @@
 // Sign-in with an OpenID provider: the provider's verified email matched to a user (or one registered), then the sign-in completed as any other.
 import type { Call, SignInResult } from '../adapters/second-factor.js'
+import { loggedError } from '../adapters/guard.js'
 import type { UserAdapter } from '../adapters/users.js'
 import type { OAuthProviderSettings } from '../config/oauth-providers.js'
 import type { GateAudit, JwtLoginContext } from '../context/context.js'
-import { randomCode, randomToken, sha256Base64url } from '../core/crypto.js'
+import { randomCode, sha256Base64url } from '../core/crypto.js'
 import { JwtLoginError } from '../core/errors.js'
 import { completeSignIn } from '../sessions/sign-in.js'
+import { claimOnce } from '../store/claim.js'
 import { exchangeCode, verifyIdToken, type Identity, type PresentedIdToken } from './identity.js'
 
 const MAX_LOGIN_ATTEMPTS = 20
@@ -84,16 +86,9 @@ async function spendIdToken (ctx: JwtLoginContext, call: Call, provider: OAuthPr
   const key = `oauth-id-token:${sha256Base64url(`${provider.name}\u0000${signed}`)}`
   const { tokens, sessions } = call.settings
   const ttlMs = Math.max(1000, presented.expiresAt + Math.ceil(tokens.leewayMs / 1000) * 1000 + sessions.clockSkewMs - ctx.clock())
-  const claim = randomToken(12)
-  // this claim's mark is replaced by one that expires at once: another request's claim is never released
-  const giveBack = async (): Promise<void> => { await ctx.store.compareAndSet(key, claim, 'released', 1).catch(() => false) }
-  let won: boolean
-  try {
-    won = await ctx.store.compareAndSet(key, null, claim, ttlMs)
-  } catch (error) {
-    await giveBack()
-    throw error
-  }
+  const { won, giveBack } = await claimOnce(ctx.store, key, null, () => ttlMs, (error) => {
+    ctx.log.error({ provider: provider.name, err: loggedError(error) }, 'jwt-login: a spent ID token could not be given back after a failure; it cannot sign in again')
+  })
   if (!won) throw new JwtLoginError('ERR_JWT_LOGIN_ID_TOKEN_REPLAYED')
   return giveBack
 }
@@ -113,7 +108,7 @@ export function sameEmail (a: string, b: string): boolean {
  * exchange, then the provider; an ID token is verified, then spent (one
  * compare-and-set). Then the user lookup (for an ID token, the user's
  * cutoff), the user's creation when registration is on, the sign-in count,
- * and the session (its user's index, then its one write). A failure after
+ * and the session (its one write, then its user's index). A failure after
  * the code's mark needs a new provider code (the provider would refuse the
  * old one too); a failure after an ID token was spent gives it back, so it
  * can be retried, and the retry finds a user created before the failure.

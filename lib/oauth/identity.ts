@@ -3,7 +3,7 @@ import {
   allowInsecureRequests, authorizationCodeGrant, ClientError, ClientSecretBasic, ClientSecretPost, Configuration,
   customFetch, fetchUserInfo, None, ResponseBodyError, type ClientAuth
 } from 'openid-client'
-import { createLocalJWKSet, errors as joseErrors, jwtVerify, type CryptoKey, type JWTHeaderParameters, type JWTPayload } from 'jose'
+import { errors as joseErrors, jwtVerify, type CryptoKey, type JWTHeaderParameters, type JWTPayload } from 'jose'
 import type { Call } from '../adapters/second-factor.js'
 import type { OAuthProviderSettings } from '../config/oauth-providers.js'
 import type { JwtLoginContext } from '../context/context.js'
@@ -122,11 +122,11 @@ export async function verifyIdToken (ctx: JwtLoginContext, call: Call, provider:
       const key = async (header: JWTHeaderParameters): Promise<CryptoKey> => {
         const token = { payload: '', signature: '' }
         try {
-          return await createLocalJWKSet(await ctx.oauth.keys(provider, jwksUri, fetchFn, false))(header, token)
+          return await (await ctx.oauth.keys(provider, jwksUri, fetchFn, false))(header, token)
         } catch (error) {
           if (!(error instanceof joseErrors.JWKSNoMatchingKey)) throw error
           // an unknown key id: the provider may have rotated its keys
-          return await createLocalJWKSet(await ctx.oauth.keys(provider, jwksUri, fetchFn, true))(header, token)
+          return await (await ctx.oauth.keys(provider, jwksUri, fetchFn, true))(header, token)
         }
       }
       const { payload, protectedHeader } = await jwtVerify(idToken, key, {

@@ -3,14 +3,13 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { Call } from '../adapters/second-factor.js'
 import { loggedError, type LoggedError } from '../adapters/guard.js'
 import type { PublicUser } from '../adapters/users.js'
-import type { ResolvedLimit } from '../config/settings.js'
 import type { GateAudit, JwtLoginContext } from '../context/context.js'
 import { clientKey } from '../core/client-key.js'
 import { randomCode, randomToken } from '../core/crypto.js'
 import { errorNumber, JwtLoginError } from '../core/errors.js'
 import { renderMail } from '../mail/templates.js'
 import type { Mailer, MailMessage } from '../mail/types.js'
-import { countInWindow, subjectKey } from '../services/limits.js'
+import { countInWindow, subjectKey, type Counted } from '../services/limits.js'
 import { claimOnce } from '../store/claim.js'
 import { isEmail, keys, type CodeRecord } from './codes.js'
 
@@ -23,19 +22,13 @@ export function auditResetGate (step: 'request' | 'complete'): GateAudit {
   }
 }
 
-/** One counter a code request is counted on. */
-interface RequestSubject {
-  key: string
-  limit: ResolvedLimit
-}
-
 /** An email as the request limit counts it: NFKC, lower case, trimmed, so its spellings count together. */
 function normalizedEmail (email: string): string {
   return email.normalize('NFKC').toLowerCase().trim()
 }
 
 /** Counts the request on its subjects (one increment each, sent together); over any limit answers 429. */
-async function countRequest (ctx: JwtLoginContext, call: Call, subjects: RequestSubject[]): Promise<void> {
+async function countRequest (ctx: JwtLoginContext, call: Call, subjects: Counted[]): Promise<void> {
   const waits = (await Promise.all(subjects.map(async s => await countInWindow(ctx.store, s.key, s.limit)))).filter(wait => wait !== null)
   if (waits.length === 0) return
   ctx.events.emit('reset.failed', { step: 'request', userId: null, ip: call.ip, reason: 'rate_limited', errorCode: errorNumber('ERR_JWT_LOGIN_RATE_LIMITED') })

@@ -1,6 +1,6 @@
 import type { Static } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { OAuthNonceReply, OAuthTokenFields, OAuthTokenReply, type OAuthTokenInput } from '../../schemas/oauth.js'
+import { ID_TOKEN_MAX_LENGTH, OAuthNonceReply, OAuthTokenFields, OAuthTokenReply, type OAuthTokenInput } from '../../schemas/oauth.js'
 import type { JwtLoginContext } from '../context/context.js'
 import { deliver } from '../http/browser.js'
 import { succeed } from '../http/error-handler.js'
@@ -15,7 +15,7 @@ function inputOf (fields: OAuthTokenInput): OAuthInput {
   return {
     provider: present(fields.provider),
     code: present(fields.code),
-    idToken: present(fields.id_token),
+    idToken: present(fields.id_token, ID_TOKEN_MAX_LENGTH),
     nonce: present(fields.nonce),
     codeVerifier: present(fields.code_verifier),
     redirectUri: present(fields.redirect_uri)

@@ -1,9 +1,10 @@
 // Where every sign-in ends: the per-account count, the new session (its tokens, its refresh family) and its place in the user's index.
-import type { Call, SignInResult } from '../adapters/second-factor.js'
+import type { Call, SecondFactorGate, SignInResult } from '../adapters/second-factor.js'
 import type { PublicUser } from '../adapters/users.js'
 import type { JwtLoginContext } from '../context/context.js'
+import { clientKey } from '../core/client-key.js'
 import { JwtLoginError } from '../core/errors.js'
-import { countInWindow } from '../services/limits.js'
+import { countInWindow, subjectKey } from '../services/limits.js'
 
 export interface NewSession {
   sessionId: string
@@ -31,17 +32,23 @@ export async function prepareSession (ctx: JwtLoginContext, call: Call, user: Pu
   const { token } = ctx.tokens.sign(settings, user, 'access', { sessionId })
   const family = settings.refresh.enabled
   const record = async (): Promise<void> => {
-    const evicted = await ctx.sessions.add({
-      userId: user.ID,
-      sessionId,
-      endsAt: ctx.clock() + (family ? settings.refresh.lifetimeMs : settings.tokens.lifetimeMs),
-      family,
-      max: settings.sessions.maxPerUser
-    }, {
-      live: async (ids) => await ctx.tokens.liveSessions(ids),
-      end: async (id) => { await ctx.tokens.revokeSession(settings, id) }
-    })
-    for (const id of evicted) ctx.events.emit('session.evicted', { userId: user.ID, sessionId: id, reason: 'max_per_user' })
+    // what this sign-in ended: told too when the index write then fails (the sessions stay ended)
+    const ended = new Set<string>()
+    let told: Iterable<string> = ended
+    try {
+      told = await ctx.sessions.add({
+        userId: user.ID,
+        sessionId,
+        endsAt: ctx.clock() + (family ? settings.refresh.lifetimeMs : settings.tokens.lifetimeMs),
+        family,
+        max: settings.sessions.maxPerUser
+      }, {
+        live: async (ids) => await ctx.tokens.liveSessions(ids),
+        end: async (id) => { await ctx.tokens.revokeSession(settings, id); ended.add(id) }
+      })
+    } finally {
+      for (const id of told) ctx.events.emit('session.evicted', { userId: user.ID, sessionId: id, reason: 'max_per_user' })
+    }
   }
   if (!family) return { sessionId, tokens: { jwt: token }, record }
   return { sessionId, tokens: { jwt: token, refresh_token: await ctx.tokens.issueRefreshToken(settings, user.ID, sessionId) }, record }
@@ -64,10 +71,27 @@ export async function countSignIn (ctx: Pick<JwtLoginContext, 'store' | 'events'
 /** The key of the per-account sign-in count. */
 export const signInKey = (userId: number): string => `signins:${userId}`
 
+/** The key of the count of sign-ins that may start a challenge: per account and client address. */
+export const challengeCountKey = (userId: number, ip: string): string => subjectKey('signins', `${userId}:${clientKey(ip)}`)
+
+/**
+ * A host's own second-factor gate, counted on `limits.signInsPerAccount`
+ * per account and client before it is asked (what it will answer is known
+ * only after, and a challenge it stores must be counted), as the built-in
+ * gate counts the challenges it starts. A sign-in it lets through is then
+ * counted per account as well.
+ */
+export function countedGate (ctx: Pick<JwtLoginContext, 'store' | 'events'>, gate: SecondFactorGate): SecondFactorGate {
+  return async (user, publicUser, call) => {
+    await countSignIn(ctx, call, publicUser.ID, challengeCountKey(publicUser.ID, call.ip))
+    return await gate(user, publicUser, call)
+  }
+}
+
 /**
  * The end of every first factor (password or provider): a user with
- * two-factor on gets a challenge (the gate counts it per account and
- * client); everyone else is counted per account and gets a session, recorded
+ * two-factor on gets a challenge (counted per account and client, see
+ * `countedGate`); everyone else is counted per account and gets a session, recorded
  * in the user's index before the answer (a failure there forgets the
  * session and answers 503: nothing single-use was spent). Both start at
  * `startedAt` (default: when the sign-in request did).

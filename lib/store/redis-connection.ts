@@ -38,7 +38,6 @@ export interface RedisStoreOptions {
   log?: StoreLogger
 }
 
-/** What the store's Redis says about keeping its data (`CONFIG GET` answers; absent when not known). */
 /** The `waitForReplicas` option checked, or `null` when writes do not wait. */
 export function waitOption (option: RedisStoreOptions['waitForReplicas']): { replicas: number, timeoutMs: number } | null {
   if (option === undefined) return null

@@ -1,4 +1,5 @@
 // What the Redis store learns of its server at start: persistence and eviction, replication, and what it warns about them.
+/** What the store's Redis says about keeping its data (`CONFIG GET` answers; absent when not known). */
 export interface RedisDurability {
   save?: string
   appendonly?: string
@@ -24,7 +25,7 @@ export function durabilityWarnings (config: RedisDurability): Array<{ details: o
   return warnings
 }
 
-/** A cluster's answer that the key's slot is served elsewhere now (an ASK, during resharding, is not retried). */
+/** The warning when Redis has replicas and writes do not wait for them. */
 export const REPLICAS_UNACKNOWLEDGED = 'jwt-login: Redis has replicas but the Redis store\'s option waitForReplicas is off: a failover can lose revocations and spent single-use secrets that were already answered, so a revoked session may work again; set waitForReplicas so that a write answers only once a replica has it'
 export const ON_A_REPLICA = 'jwt-login: the Redis store is connected to a replica (role:slave), which refuses writes: every request that writes answers 503; connect it to the master'
 

@@ -5,6 +5,7 @@ import { checkConnection, ownClient, waitOption, type RedisStoreOptions } from '
 import { clusterReplicationOf, durabilityWarnings, ON_A_REPLICA, REPLICAS_UNACKNOWLEDGED, replicationOf } from './redis-server.js'
 import type { StateStore, StoreLogger } from './types.js'
 
+/** A cluster's answer that the key's slot is served elsewhere now (an ASK, during resharding, is not retried). */
 const MOVED = /^MOVED /
 /** A write moved by a failover is sent again after the slots are read again, this many times in all at most. */
 const MAX_WRITE_ATTEMPTS = 3

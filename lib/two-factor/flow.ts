@@ -3,11 +3,10 @@ import { loggedError } from '../adapters/guard.js'
 import type { TwoFactorMethod } from '../adapters/two-factor.js'
 import type { PublicUser } from '../adapters/users.js'
 import type { JwtLoginContext } from '../context/context.js'
-import { clientKey } from '../core/client-key.js'
 import { JwtLoginError } from '../core/errors.js'
 import { subjectKey, type Hold, type Reservable } from '../services/limits.js'
 import { admitVerified } from '../sessions/authenticate.js'
-import { countSignIn, prepareSession, type NewSession } from '../sessions/sign-in.js'
+import { challengeCountKey, countSignIn, prepareSession, type NewSession } from '../sessions/sign-in.js'
 import { claimOnce, isClaimed } from '../store/claim.js'
 import type { TokenClaims } from '../tokens/jwt.js'
 import { sessionStart } from '../tokens/session-id.js'
@@ -56,7 +55,7 @@ export function secondFactorGate (ctx: Omit<JwtLoginContext, 'secondFactor'>, tw
       throw new JwtLoginError('ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', { cause: new Error('a user has the email method but no mailer is configured') })
     }
     // counted per account and client: whoever holds only the password spends no count of the owner's
-    await countSignIn(ctx, call, publicUser.ID, subjectKey('signins', `${publicUser.ID}:${clientKey(call.ip)}`))
+    await countSignIn(ctx, call, publicUser.ID, challengeCountKey(publicUser.ID, call.ip))
     // a session id, so a per-user cutoff (password reset) also ends pending challenges
     const challengeId = ctx.tokens.newSessionId(call.startedAt)
     const record: ChallengeRecord = { method }

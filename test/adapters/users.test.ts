@@ -129,7 +129,7 @@ t.test('checkAuthCode', async (t) => {
     { code: 'live-code', expiresAt: now + 60_000 },
     { code: 'forever', expiresAt: null }
   ]
-  const failure = (presented: unknown, list = codes): string | undefined => {
+  const failure = (presented: string | undefined, list = codes): string | undefined => {
     try {
       checkAuthCode(presented, list, now)
       return undefined
@@ -140,11 +140,9 @@ t.test('checkAuthCode', async (t) => {
   }
   t.equal(failure('live-code'), undefined)
   t.equal(failure('forever'), undefined)
-  for (const missing of [undefined, null, '']) {
+  // null and values that are no string are refused by `present` before: see test/oauth/auth-code.test.ts
+  for (const missing of [undefined, '']) {
     t.equal(failure(missing), 'ERR_JWT_LOGIN_AUTH_CODE_MISSING', String(missing))
-  }
-  for (const other of [123, ['live-code'], { code: 'live-code' }, true]) {
-    t.equal(failure(other), 'ERR_JWT_LOGIN_BAD_REQUEST', JSON.stringify(other))
   }
   t.equal(failure('wrong-code'), 'ERR_JWT_LOGIN_AUTH_CODE_INVALID')
   t.equal(failure('live-cod'), 'ERR_JWT_LOGIN_AUTH_CODE_INVALID', 'a prefix is not a match')

@@ -128,6 +128,23 @@ t.test('a zero duration that the schema admits is refused at its own path', asyn
   }
 })
 
+t.test('a number of seconds that rounds to 0 ms is refused at its own path; the number 0 itself is not', async (t) => {
+  const cases: Array<[string, Record<string, unknown>]> = [
+    ['limits/loginPerAccount/window', { limits: { loginPerAccount: { window: 0.0004 } } }],
+    ['twoFactor/interimLifetime', { twoFactor: { interimLifetime: 0.0004 } }],
+    ['refresh/reuseInterval', { refresh: { reuseInterval: 0.0004 } }]
+  ]
+  for (const [path, settings] of cases) {
+    const error = settingsError({ tokens: TOKENS, ...settings })
+    t.equal(error.message, `jwt-login: invalid setting ${path}: invalid duration: 0.0004 rounds to 0 ms`, path)
+    t.equal(error.path, path, path)
+  }
+  t.equal(resolveSettings({ tokens: TOKENS, limits: { loginPerAccount: { window: 0.0005 } } }).limits.loginPerAccount.windowMs, 1, 'half a millisecond rounds to 1 ms')
+  t.equal(resolveSettings({ tokens: TOKENS, refresh: { reuseInterval: 0 } }).refresh.reuseIntervalMs, 0, 'reuseInterval: 0 still means none')
+  t.equal(resolveSettings({ tokens: TOKENS, sessions: { clockSkew: 0 } }).sessions.clockSkewMs, 0, 'clockSkew: 0 still means none')
+  t.throws(() => durationAt(0.0004, 'userCache/ttl', 'option'), { name: 'JwtLoginSettingsError', path: 'userCache/ttl', message: 'jwt-login: invalid option userCache/ttl: invalid duration: 0.0004 rounds to 0 ms' })
+})
+
 t.test('the refusals the schema cannot say, with their reasons', async (t) => {
   const cases: Array<[Record<string, unknown>, string, string]> = [
     [{ twoFactor: { interimLifetime: '301s' } }, 'twoFactor/interimLifetime', 'must be at most 5 minutes'],

@@ -365,6 +365,20 @@ t.test('a reload that changes tokens.keys, the algorithm or bodyLimit is refused
   t.equal((await validateStatus(app)).statusCode, 200, 'tokens of the first key still validate')
 })
 
+t.test('a reload whose keys differ only in the order of their fields is taken; a changed secret is still refused', async (t) => {
+  const second = 'y'.repeat(32)
+  const { app, source } = await sourceApp(t, { tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }, { kid: 'k2', secret: second }] } })
+  source.next = { tokens: { keys: [{ secret: HS_SECRET, kid: 'k1' }, { secret: second, kid: 'k2' }] }, validate: { enabled: false } }
+  await app.jwtLogin.reloadSettings()
+  t.equal(app.jwtLogin.settings.validate.enabled, false, 'the reload is taken')
+  source.next = { tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }, { kid: 'k2', secret: second }] }, validate: { enabled: true } }
+  await app.jwtLogin.reloadSettings()
+  t.equal(app.jwtLogin.settings.validate.enabled, true, 'and so is the next one, in the first order again')
+  source.next = { tokens: { keys: [{ secret: HS_SECRET, kid: 'k1' }, { secret: 'z'.repeat(32), kid: 'k2' }] }, validate: { enabled: false } }
+  await t.rejects(app.jwtLogin.reloadSettings(), { name: 'JwtLoginSettingsError', path: 'tokens/keys', message: /invalid setting tokens\/keys: keys and algorithm change only with a restart/ }, 'a changed secret')
+  t.equal(app.jwtLogin.settings.validate.enabled, true, 'the whole reload is refused')
+})
+
 t.test('an async source that is invalid at start refuses registration', async (t) => {
   const app = Fastify()
   t.teardown(() => app.close())

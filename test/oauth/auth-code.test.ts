@@ -66,3 +66,19 @@ t.test('the gate follows a live settings change of requireFor.auth', async (t) =
   await app.jwtLogin.reloadSettings()
   t.same(errorOf(await postToken(app, { provider: 'on' })), [400, 94])
 })
+
+t.test('an auth code that is no string is a malformed request on both gated routes; null or empty is a missing one', async (t) => {
+  const { app } = await buildOAuthApp(provider, { authCodes: { codes: [{ code: 'live-code' }], requireFor: { auth: true } } })
+  t.teardown(() => app.close())
+  const routes = [['/auth', 'AUTH_KEY', { email: 'alice@example.com', password: 'pw' }], ['/oauth/token', 'AUTH_CODE', { provider: 'on' }]] as const
+  for (const [route, parameter, body] of routes) {
+    const send = async (code: unknown): Promise<[number, number | undefined]> =>
+      errorOf(await app.inject({ method: 'POST', url: `/jwt-login/v1${route}`, payload: { ...body, [parameter]: code } }))
+    for (const other of [123, ['live-code'], { code: 'live-code' }, true]) {
+      t.same(await send(other), [400, 203], `${route} ${JSON.stringify(other)}`)
+    }
+    for (const missing of [null, '']) {
+      t.same(await send(missing), [400, 94], `${route} ${JSON.stringify(missing)}`)
+    }
+  }
+})

@@ -33,6 +33,17 @@ t.test('an ID token minted by the provider signs the user in', async (t) => {
   t.notOk(JSON.stringify(succeeded).includes(idToken), 'no token in the event')
 })
 
+t.test('an ID token longer than 4096 characters (Entra ID with group claims) is read, up to the schema\'s 16,384', async (t) => {
+  const { app } = await buildOAuthApp(providers(idp))
+  t.teardown(() => app.close())
+  const groups = Array.from({ length: 120 }, () => randomUUID())
+  const long = await idp.sign(claims({ groups }))
+  t.ok(long.length > 5000 && long.length < 16384, `a signed token of ${long.length} characters`)
+  t.equal((await postToken(app, { provider: 'idp1', id_token: long })).statusCode, 200, 'it signs in')
+  t.same(errorOf(await postToken(app, { provider: 'idp1', id_token: 'x'.repeat(5000) })), [401, 73], 'a long token that is no ID token answers the ID-token error, not 400 / 203')
+  t.same(errorOf(await postToken(app, { provider: 'idp1', id_token: 'x'.repeat(16385) })), [400, 203], 'past 16,384 characters it is a malformed request')
+})
+
 t.test('with both a code and an ID token, the code is used', async (t) => {
   const { app } = await buildOAuthApp(providers(idp))
   t.teardown(() => app.close())

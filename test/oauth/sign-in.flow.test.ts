@@ -161,10 +161,24 @@ t.test('a sign-in that fails after the ID token was spent gives it back: the ret
   await t.rejects(oauthSignIn(ctx, call(), input({ idToken })), { code: 'ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', errorCode: 201, statusCode: 503 })
   t.same(failed, [{ ip: '203.0.113.7', provider: 'idp1', reason: 'ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', errorCode: 201 }])
   users.findByEmail = findByEmail
-  // given back as a mark that expires in a millisecond (a store has no compare-and-delete): the store's clock must move
+  // a millisecond later or at once (see below), the given-back mark is claimed like an absent one
   kit.clock.advance(1)
   t.type((await oauthSignIn(ctx, call(), input({ idToken }))).jwt, 'string', 'the retry signs in')
   await t.rejects(oauthSignIn(ctx, call(), input({ idToken })), { code: 'ERR_JWT_LOGIN_ID_TOKEN_REPLAYED' }, 'and then it is spent')
+})
+
+t.test('a retry at once after the give-back, before its mark expires, signs in; of two at once, one', async (t) => {
+  const kit = await oauthKit()
+  const { ctx, call, users } = kit
+  const findByEmail = users.findByEmail.bind(users)
+  users.findByEmail = async () => { throw new Error('the user database is down') }
+  const idToken = await idp.sign(kit.claims())
+  await t.rejects(oauthSignIn(ctx, call(), input({ idToken })), { code: 'ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE' })
+  users.findByEmail = findByEmail
+  // the clock stands still: the given-back mark is there, and is claimed like an absent one
+  const answers = await Promise.allSettled([oauthSignIn(ctx, call(), input({ idToken })), oauthSignIn(ctx, call(), input({ idToken }))])
+  t.equal(answers.filter(answer => answer.status === 'fulfilled').length, 1, 'one retry signs in')
+  t.match(answers.find(answer => answer.status === 'rejected'), { reason: { code: 'ERR_JWT_LOGIN_ID_TOKEN_REPLAYED' } }, 'the other finds it spent')
 })
 
 t.test('a spend whose answer the store lost is given back: the retry signs in', async (t) => {
@@ -182,6 +196,26 @@ t.test('a spend whose answer the store lost is given back: the retry signs in', 
   store.compareAndSet = compareAndSet
   kit.clock.advance(1)
   t.type((await oauthSignIn(ctx, call(), input({ idToken }))).jwt, 'string', 'the token was given back')
+})
+
+t.test('a spend that cannot be given back is logged without the token; the token stays spent', async (t) => {
+  const kit = await oauthKit()
+  const { ctx, call, store, log } = kit
+  const compareAndSet = store.compareAndSet.bind(store)
+  // the spend runs and its answer is lost, and the give-back fails too
+  store.compareAndSet = async (key, expected, value, ttlMs) => {
+    if (key.startsWith('oauth-id-token:') && expected !== null) throw new Error('the connection is gone')
+    const done = await compareAndSet(key, expected, value, ttlMs)
+    if (key.startsWith('oauth-id-token:')) throw new Error('the connection dropped')
+    return done
+  }
+  const idToken = await idp.sign(kit.claims())
+  await t.rejects(oauthSignIn(ctx, call(), input({ idToken })), { code: 'ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', errorCode: 201 })
+  t.match(log, [{ level: 'error', message: 'jwt-login: a spent ID token could not be given back after a failure; it cannot sign in again', fields: { provider: 'idp1', err: { message: 'the connection is gone' } } }])
+  t.notOk(JSON.stringify(log).includes(idToken.split('.')[1] as string), 'no part of the token in the line')
+  store.compareAndSet = compareAndSet
+  kit.clock.advance(1)
+  await t.rejects(oauthSignIn(ctx, call(), input({ idToken })), { code: 'ERR_JWT_LOGIN_ID_TOKEN_REPLAYED', errorCode: 210 }, 'fails closed: the token stays spent')
 })
 
 t.test('an ID token from before the user\'s cutoff signs no one in; a session from one starts when it was issued', async (t) => {

@@ -9,10 +9,11 @@ import { randomBytes } from 'node:crypto'
 import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify'
 import t, { type Test } from 'tap'
 import jwtLogin, {
-  JwtLoginError, type JwtLoginEventMap, type JwtLoginOptions, type Mailer, type MailMessage, type NewProviderUser,
+  JwtLoginError, MemoryStore, type JwtLoginEventMap, type JwtLoginOptions, type Mailer, type MailMessage, type NewProviderUser,
   type PublicUser, type SettingsInput, type TwoFactorMethod
 } from '../../lib/index.js'
 import { guardPorts, HostPortError, loggedError } from '../../lib/adapters/guard.js'
+import { CSRF_HEADER, REFRESH_COOKIE } from '../../lib/http/browser.js'
 import { MemoryTwoFactorStore, MemoryUserAdapter, type MemoryUser } from '../../lib/testing.js'
 import { createTotpSecret } from '../../lib/two-factor/methods/totp.js'
 import { HS_SECRET } from '../helpers/app.js'
@@ -505,4 +506,82 @@ t.test('the request\'s own values as the second net: secret fields always, other
   const res = await h.app.inject({ method: 'POST', url: `${PREFIX}/auth/2fa`, payload: { JWT: jwt, code: '123456', q: 'e', n: 5 } })
   t.same(errorOf(res), [503, 201])
   t.match(h.log(), 'twoFactor.port.getTotpSecret failed: Error: connection refused while checking [redacted] with e', 'the code is cut; a one-letter field of no meaning does not shred the line')
+})
+
+/** A memory store whose reads, once `failWith` is set, throw an error quoting it. */
+class QuotingStore extends MemoryStore {
+  failWith: string | null = null
+
+  override async get (key: string): Promise<string | null> {
+    if (this.failWith !== null) throw new Error(this.failWith)
+    return await super.get(key)
+  }
+
+  override async getMany (keys: readonly string[]): Promise<Array<string | null>> {
+    if (this.failWith !== null) throw new Error(this.failWith)
+    return await super.getMany(keys)
+  }
+}
+
+t.test('cookie mode: a store error quoting the bare Bearer token and the refresh cookie logs neither', async (t) => {
+  const store = new QuotingStore()
+  const h = await host(t, { refresh: { enabled: true, cookie: { enabled: true } } }, { store })
+  const res = await signIn(h.app, { email: h.person.email, password: h.person.password })
+  const { jwt, csrf_token: csrf } = res.json().data as { jwt: string, csrf_token: string }
+  const line = [res.headers['set-cookie']].flat().find(header => header?.startsWith(`${REFRESH_COOKIE}=`)) as string
+  const cookie = line.slice(REFRESH_COOKIE.length + 1, line.indexOf(';'))
+  t.ok(cookie.length > 0 && jwt.length > 0, 'signed in with a refresh cookie')
+  store.failWith = `store refused token ${jwt} for cookie ${cookie}`
+  const headers = { cookie: `${REFRESH_COOKIE}=${cookie}`, [CSRF_HEADER]: csrf, authorization: `Bearer ${jwt}` }
+  // refresh takes the cookie (its gate reads no Bearer token); revoke takes both, the token from the header
+  for (const route of ['/auth/refresh', '/auth/revoke']) {
+    const failed = await h.app.inject({ method: 'POST', url: `${PREFIX}${route}`, headers, payload: {} })
+    t.same(errorOf(failed), [503, 201], `${route}: an unavailable store`)
+  }
+  const log = h.log()
+  t.equal(log.split('store refused token [redacted] for cookie [redacted]').length - 1, 2, 'both failures are logged, both values cut')
+  assertNotLogged(t, log, [jwt, cookie], 'cookie mode')
+})
+
+t.test('a failure before the plugin\'s first hook (a host hook) still cuts the Authorization header and its bare token', async (t) => {
+  const lines: string[] = []
+  const app = Fastify({ logger: { level: 'trace', stream: { write: (line: string) => { lines.push(line) } } } })
+  app.addHook('onRequest', async (request) => {
+    const header = request.headers.authorization as string
+    throw new Error(`proxy refused ${header.slice(header.indexOf(' ') + 1)} of ${header}`)
+  })
+  await app.register(jwtLogin, { users: new MemoryUserAdapter(), settings: { tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }] } } })
+  t.teardown(() => app.close())
+  const token = `abc.${unique()}.ghi`
+  const basic = Buffer.from(`user:${unique()}`).toString('base64')
+  for (const header of [`Bearer ${token}`, `Basic ${basic}`]) {
+    const res = await app.inject({ method: 'POST', url: `${PREFIX}/auth/validate`, headers: { authorization: header } })
+    t.same(errorOf(res), [503, 201], `${header.split(' ')[0] as string}: a dependency failed, with no request state taken`)
+  }
+  const log = lines.join('')
+  t.match(log, 'proxy refused [redacted] of [redacted]', 'the bare token is cut, and the header whole')
+  t.match(log, `proxy refused ${basic} of [redacted]`, 'another scheme: the header whole is cut')
+  assertNotLogged(t, log, [token], 'no state')
+})
+
+t.test('the auth-code parameter is cut by the name in the request\'s own settings, not by the name a reload gave since', async (t) => {
+  const keys = [{ kid: 'k1', secret: HS_SECRET }]
+  let input: SettingsInput = { tokens: { keys } }
+  const late: { app?: FastifyInstance } = {}
+  // a code shorter than the 6 characters from which any field is cut: only its parameter's name has it cut
+  const code = 'Zq7xK'
+  const h = await host(t, {}, {
+    settings: async () => input,
+    secondFactor: async () => {
+      // the settings change while the request runs: its snapshot still names AUTH_KEY
+      input = { tokens: { keys }, authCodes: { parameter: 'OTHER_KEY' } }
+      await (late.app as FastifyInstance).jwtLogin.reloadSettings()
+      throw new Error(`gate refused the auth code ${code}`)
+    }
+  })
+  late.app = h.app
+  t.same(errorOf(await signIn(h.app, { email: h.person.email, password: h.person.password, AUTH_KEY: code })), [503, 201])
+  t.equal(h.app.jwtLogin.settings.authCodes.parameter, 'OTHER_KEY', 'the reload took effect during the request')
+  t.match(h.log(), 'gate refused the auth code [redacted]', 'the short code is cut: AUTH_KEY is the parameter of the request\'s snapshot')
+  assertNotLogged(t, h.log(), [code], 'auth code')
 })

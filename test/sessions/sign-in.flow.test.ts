@@ -134,6 +134,36 @@ t.test('an index that cannot be written: 503 / 201, and the session is forgotten
   t.equal(kit.store.counts.state, 0, 'no refresh family, no index: nothing left behind')
 })
 
+t.test('an index write that fails after it ended the oldest session: that session stays ended and is told', async (t) => {
+  const kit = await flowKit({ refresh: { enabled: true }, sessions: { maxPerUser: 1 } })
+  const evicted = collect(kit, 'session.evicted')
+  const held = claimsOf(kit, await completeSignIn(kit.ctx, kit.call(), await alice(kit)))
+  const compareAndSet = kit.store.compareAndSet.bind(kit.store)
+  kit.store.compareAndSet = async () => { throw new Error('the store went away') }
+  await t.rejects(completeSignIn(kit.ctx, kit.call(), await alice(kit)), { message: 'the store went away' })
+  t.equal(await kit.ctx.tokens.isRevoked(held), true, 'the session beyond the bound was ended before the write failed')
+  t.same(evicted, [{ userId: kit.aliceId, sessionId: held.sid, reason: 'max_per_user' }], 'and the event says so')
+  kit.store.compareAndSet = compareAndSet
+  claimsOf(kit, await completeSignIn(kit.ctx, kit.call(), await alice(kit)))
+  t.equal(evicted.length, 1, 'the retry ends nothing more: the ended family left the index')
+})
+
+t.test('a host\'s own second-factor gate is counted per account and client before it is asked', async (t) => {
+  const challenges: string[] = []
+  const kit = await flowKit({ limits: { signInsPerAccount: { max: 2, window: '1h' } } }, {
+    secondFactor: async (_user, publicUser, call) => {
+      challenges.push(call.ip)
+      return { two_factor_required: true, jwt: `host-challenge-${publicUser.ID}` }
+    }
+  })
+  const limited = collect(kit, 'signin.limited')
+  for (let i = 0; i < 2; i++) t.same(await completeSignIn(kit.ctx, kit.call(), await alice(kit)), { two_factor_required: true, jwt: `host-challenge-${kit.aliceId}` })
+  await t.rejects(completeSignIn(kit.ctx, kit.call(), await alice(kit)), LIMITED, 'the third from the same client')
+  t.same(limited, [{ userId: kit.aliceId, ip: '203.0.113.7' }])
+  t.same(await completeSignIn(kit.ctx, kit.call('198.51.100.9'), await alice(kit)), { two_factor_required: true, jwt: `host-challenge-${kit.aliceId}` }, 'another client is counted apart')
+  t.equal(challenges.length, 3, 'the gate was not asked over the limit')
+})
+
 t.test('20 concurrent sign-ins of one user with sessions.maxPerUser 3 keep the bound', async (t) => {
   const max = 3
   const kit = await flowKit({ refresh: { enabled: true }, sessions: { maxPerUser: max } })

@@ -1,5 +1,5 @@
 import { allowInsecureRequests, customFetch, discovery, type ServerMetadata } from 'openid-client'
-import type { JSONWebKeySet } from 'jose'
+import { createLocalJWKSet, type CryptoKey, type FlattenedJWSInput, type JSONWebKeySet, type JWSHeaderParameters } from 'jose'
 import type { Clock } from '../../core/clock.js'
 import { JwtLoginError } from '../../core/errors.js'
 import type { OAuthProviderSettings } from '../../config/oauth-providers.js'
@@ -16,6 +16,22 @@ export type BoundFetch = (url: string, init?: RequestInit) => Promise<Response>
 
 interface Cached<T> { value: T, at: number }
 
+/** A provider's keys as a verification looks one up (jose's local key set). */
+export type ProviderKeys = (header: JWSHeaderParameters, token: FlattenedJWSInput) => Promise<CryptoKey>
+
+/**
+ * The lookup over one fetched key set, made once per set rather than per
+ * sign-in (jose imports each key once per lookup it makes). Made at first
+ * use: a set jose refuses fails each verification, as before, not the fetch.
+ */
+function localKeys (set: JSONWebKeySet): ProviderKeys {
+  let lookUp: ReturnType<typeof createLocalJWKSet> | undefined
+  return async (header, token) => {
+    lookUp ??= createLocalJWKSet(set)
+    return await lookUp(header, token)
+  }
+}
+
 /**
  * Discovery documents and signing keys of the providers, cached per provider.
  * A change of the provider's settings (issuer, endpoints) invalidates its entry.
@@ -23,7 +39,7 @@ interface Cached<T> { value: T, at: number }
 export class OAuthRegistry {
   readonly #clock: Clock
   readonly #metadata = new Map<string, Cached<ServerMetadata>>()
-  readonly #jwks = new Map<string, Cached<JSONWebKeySet>>()
+  readonly #jwks = new Map<string, Cached<ProviderKeys>>()
 
   constructor (clock: Clock) {
     this.#clock = clock
@@ -55,10 +71,11 @@ export class OAuthRegistry {
   }
 
   /**
-   * The provider's key set. `refresh` asks for a fresh copy (an unknown key
-   * id: the provider may have rotated), granted once per cooldown.
+   * The provider's key set, as the key lookup of a verification. `refresh`
+   * asks for a fresh copy (an unknown key id: the provider may have
+   * rotated), granted once per cooldown.
    */
-  async keys (provider: OAuthProviderSettings, jwksUri: string, fetchFn: BoundFetch, refresh: boolean): Promise<JSONWebKeySet> {
+  async keys (provider: OAuthProviderSettings, jwksUri: string, fetchFn: BoundFetch, refresh: boolean): Promise<ProviderKeys> {
     const cacheKey = `${provider.name}\u0000${jwksUri}`
     const cached = this.#jwks.get(cacheKey)
     const now = this.#clock()
@@ -71,7 +88,7 @@ export class OAuthRegistry {
       throw new JwtLoginError('ERR_JWT_LOGIN_PROVIDER_ERROR', { cause: error })
     }
     if (!Array.isArray(keys)) throw new JwtLoginError('ERR_JWT_LOGIN_PROVIDER_ERROR')
-    const value = { keys } as JSONWebKeySet
+    const value = localKeys({ keys } as JSONWebKeySet)
     this.#jwks.set(cacheKey, { value, at: now })
     return value
   }
