@@ -6,7 +6,9 @@ export const LoginBody = Fields({
   username: Field,
   login: Field,
   password: Field,
-  password_hash: Field
+  password_hash: Field,
+  /** A trusted device's token (`twoFactor.rememberDevice`); in cookie mode the device cookie carries it. */
+  device_token: Field
 })
 /** `POST /auth` as validated. */
 export type LoginFields = Static<typeof LoginBody>
@@ -14,10 +16,14 @@ export type LoginFields = Static<typeof LoginBody>
 /** In cookie mode (`refresh.cookie`), the session's CSRF token stands where the refresh token would. */
 export const CsrfToken = Type.Optional(Type.String({ description: 'Cookie mode: the CSRF token for the requests the refresh cookie authenticates (`X-CSRF-Token`).' }))
 
+/** A trusted device's new token, when it stood in for the second factor or was just trusted (not in cookie mode: the cookie holds it). */
+export const DeviceToken = Type.Optional(Type.String({ description: 'The trusted device\'s token for the next sign-in (rotated on each use); in cookie mode it goes into the device cookie instead.' }))
+
 export const LoginReply = Success({
   jwt: Type.String(),
   refresh_token: Type.Optional(Type.String()),
   csrf_token: CsrfToken,
+  device_token: DeviceToken,
   two_factor_required: Type.Optional(Type.Boolean())
 })
 

@@ -94,7 +94,13 @@ export const OAuthProviderSchema = Type.Object({
   /** The role of users created by auto-registration. */
   defaultRole: Type.Optional(Type.String({ minLength: 1, default: 'subscriber' })),
   /** Time for all calls to the provider during one sign-in. */
-  timeout: DurationOr('5s')
+  timeout: DurationOr('5s'),
+  /**
+   * OpenID Back-Channel Logout: the provider's logout tokens, posted to
+   * `/oauth/{provider}/backchannel-logout`, end the local sessions started
+   * through that provider session (`sid`) or provider user (`sub`).
+   */
+  backchannelLogout: Flag(false)
 }, { additionalProperties: false })
 export type OAuthProviderInput = Static<typeof OAuthProviderSchema>
 
@@ -208,6 +214,12 @@ export const SettingsSchema = Type.Object({
   /** The sessions of each user. */
   sessions: Group({
     /**
+     * The session routes: `GET /sessions` (a user's own sessions and trusted
+     * devices), `DELETE /sessions/{id}`, `DELETE /sessions`, `DELETE /devices/{id}`.
+     * The index, its bound and the host API work either way.
+     */
+    enabled: Flag(false),
+    /**
      * Live sessions one user may hold (each sign-in starts one); beyond it
      * the oldest ends (`session.evicted` event).
      */
@@ -276,7 +288,19 @@ export const SettingsSchema = Type.Object({
     /** Failed codes per account across challenges before the account's second step is locked. */
     perAccount: Limit(10, '15m'),
     /** How long an emailed code is valid (the challenge may end first). */
-    emailCodeLifetime: DurationOr('10m')
+    emailCodeLifetime: DurationOr('10m'),
+    /**
+     * Trusted devices: after a second factor, the client may ask to trust its
+     * device (`remember_device`); a later password sign-in that presents the
+     * device token skips the second factor for that user.
+     */
+    rememberDevice: Group({
+      enabled: Flag(false),
+      /** How long a device stays trusted; at most 90 days. */
+      lifetime: DurationOr('30d'),
+      /** Trusted devices one user may hold; beyond it the oldest is forgotten. */
+      maxPerUser: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, default: 10 }))
+    })
   }),
 
   /** Third-party sign-in (`/oauth/token`): the providers, keyed by the `provider` value clients send. */

@@ -11,16 +11,47 @@ export interface Call {
   readonly settings: Settings
   readonly ip: string
   readonly startedAt: number
+  /** The client's `User-Agent`, as sent (a session remembers it, cut to 256 characters). */
+  readonly userAgent?: string
+  /** A trusted-device token the client presented (`device_token`, or the device cookie), on a password sign-in. */
+  readonly deviceToken?: string
+}
+
+/** How a session began: what a person needs to recognise it. */
+export interface SessionOrigin {
+  /** The first factor: a password or an OpenID provider. */
+  method: 'password' | 'provider'
+  /** The provider's name, for `provider`. */
+  provider?: string
+  /** The second factor that completed the sign-in (`totp`, `email`, `backup_codes`), or `trusted_device`. */
+  secondFactor?: string
+  /** Hashes of the provider's `sub` and `sid`, kept for back-channel logout when the provider has it on. */
+  providerSubject?: string
+  providerSession?: string
+}
+
+/** A first factor as the session will remember it; the second factor joins it later. */
+export type FirstFactor = Omit<SessionOrigin, 'secondFactor'>
+
+/**
+ * A gate's answer when something stood in for the second factor (a trusted
+ * device): its name, which the session remembers, and the fields the
+ * sign-in's answer carries besides its tokens (the rotated device token).
+ */
+export interface SecondFactorPassed {
+  passed: string
+  answer?: { device_token?: string }
 }
 
 /** What a sign-in answers: a final token (with a refresh token when enabled) or a two-factor challenge. */
 export type SignInResult =
-  | { jwt: string, refresh_token?: string }
+  | { jwt: string, refresh_token?: string, device_token?: string }
   | { two_factor_required: true, jwt: string }
 
 /**
  * The seam where a second factor joins a sign-in (password or provider). It
  * answers a challenge for a user who has two-factor on, or `null`; the
- * challenge starts when the sign-in request did (`call.startedAt`).
+ * challenge starts when the sign-in request did (`call.startedAt`). The
+ * built-in gate may also answer that a trusted device stood in for it.
  */
-export type SecondFactorGate = (user: unknown, publicUser: PublicUser, call: Call) => Promise<SignInResult | null>
+export type SecondFactorGate = (user: unknown, publicUser: PublicUser, call: Call, origin: FirstFactor) => Promise<SignInResult | SecondFactorPassed | null>

@@ -34,6 +34,8 @@ export interface OAuthProviderSettings {
   autoRegister: boolean
   defaultRole: string
   timeoutMs: number
+  /** OpenID Back-Channel Logout: the provider's logout tokens end the local sessions it started. */
+  backchannelLogout: boolean
   /** Plain HTTP is allowed for loopback hosts only (development and tests). */
   allowHttp: boolean
 }
@@ -81,7 +83,7 @@ function checkUrl (name: string, field: string, value: string): boolean {
 }
 
 /** The fields of a provider that the schema defaults: present once `Value.Default` has run. */
-type Defaulted = 'enabled' | 'preset' | 'redirectUris' | 'clientAuthMethod' | 'timeout' | 'acceptIdToken' | 'requireNonce' | 'allowUnverifiedEmail' | 'autoRegister' | 'defaultRole'
+type Defaulted = 'enabled' | 'preset' | 'redirectUris' | 'clientAuthMethod' | 'timeout' | 'acceptIdToken' | 'requireNonce' | 'allowUnverifiedEmail' | 'autoRegister' | 'defaultRole' | 'backchannelLogout'
 type DefaultedProvider = OAuthProviderInput & Required<Pick<OAuthProviderInput, Defaulted>>
 
 // long only for the resolved shape, written field by field
@@ -127,6 +129,7 @@ function resolveProvider (name: string, p: DefaultedProvider): OAuthProviderSett
     autoRegister: p.autoRegister,
     defaultRole: p.defaultRole,
     timeoutMs,
+    backchannelLogout: p.backchannelLogout,
     allowHttp
   }
 }

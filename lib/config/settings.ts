@@ -32,6 +32,8 @@ export type Settings = Omit<Groups, 'authCodes' | 'resetPassword' | 'oauth'> & {
 
 /** The longest an interim (two-factor) token may live. */
 export const MAX_INTERIM_LIFETIME_MS = 5 * 60 * 1000
+/** The longest a device may stay trusted (`twoFactor.rememberDevice.lifetime`). */
+export const MAX_DEVICE_LIFETIME_MS = 90 * 24 * 60 * 60 * 1000
 
 /** The longest a rotated refresh token may still be retried. */
 export const MAX_REUSE_INTERVAL_MS = 5 * 60 * 1000
@@ -70,6 +72,7 @@ function checkKids (keys: ResolvedKey[]): void {
 function checkGroups ({ twoFactor, refresh, resetPassword, cors }: Groups): void {
   if (twoFactor.interimLifetimeMs > MAX_INTERIM_LIFETIME_MS) throw new JwtLoginSettingsError('twoFactor/interimLifetime', 'must be at most 5 minutes')
   if (refresh.reuseIntervalMs > MAX_REUSE_INTERVAL_MS) throw new JwtLoginSettingsError('refresh/reuseInterval', 'must be at most 5 minutes')
+  if (twoFactor.rememberDevice.lifetimeMs > MAX_DEVICE_LIFETIME_MS) throw new JwtLoginSettingsError('twoFactor/rememberDevice/lifetime', 'must be at most 90 days')
   const { alphabet } = resetPassword.code
   if (new Set(alphabet).size !== [...alphabet].length) {
     throw new JwtLoginSettingsError('resetPassword/code/alphabet', 'the characters must be distinct')

@@ -87,7 +87,10 @@ export const errorDefinitions = {
   ERR_JWT_LOGIN_ORIGIN_NOT_ALLOWED: def(208, 403, 'The Origin of this request is not allowed.'),
   ERR_JWT_LOGIN_CSRF_TOKEN_INVALID: def(209, 403, 'The CSRF token is missing or wrong.'),
   ERR_JWT_LOGIN_ID_TOKEN_REPLAYED: def(210, 401, 'The ID token has been used already.'),
-  ERR_JWT_LOGIN_PROVIDER_EMAIL_MISMATCH: def(211, 403, 'The account found does not have the email the provider vouches for.')
+  ERR_JWT_LOGIN_PROVIDER_EMAIL_MISMATCH: def(211, 403, 'The account found does not have the email the provider vouches for.'),
+  ERR_JWT_LOGIN_SESSIONS_DISABLED: def(212, 403, 'Session management is not enabled.'),
+  ERR_JWT_LOGIN_SESSION_NOT_FOUND: def(213, 404, 'No such session.'),
+  ERR_JWT_LOGIN_DEVICE_NOT_FOUND: def(214, 404, 'No such trusted device.')
 } as const satisfies Record<string, ErrorDefinition>
 
 export type JwtLoginErrorCode = keyof typeof errorDefinitions

@@ -8,6 +8,10 @@ import type { JwtLoginEvents } from '../services/events.js'
 import { parseBearer } from './fields.js'
 import { authenticateToken } from '../sessions/authenticate.js'
 import { revokeToken } from '../sessions/sign-out.js'
+import { endAllSessions, endSessions, listSessions } from '../sessions/manage.js'
+import { forgetDevices, listDevices } from '../sessions/devices.js'
+import type { IndexedSession } from '../tokens/session-index.js'
+import type { TrustedDevice } from '../tokens/trusted-devices.js'
 import type { Settings } from '../config/settings.js'
 import type { SettingsHolder } from '../config/holder.js'
 import { redactSettings, type DeepReadonly } from '../config/redaction.js'
@@ -55,6 +59,47 @@ export interface JwtLoginApi {
   jwks: () => ReturnType<TokenService['jwks']>
   /** Two-factor enrollment helpers, or `null` without the `twoFactor` option. */
   twoFactor: TwoFactorEnrollment | null
+  /**
+   * A user's live sessions, oldest sign-in first, with how each began.
+   * Tokens signed by `sign` have no entry (they end with `endAllSessions`).
+   */
+  sessions: (userId: number) => Promise<SessionInfo[]>
+  /**
+   * Ends one session of the user: its access and refresh tokens are refused
+   * from the next request on. Answers `false` when it is not one of the
+   * user's live sessions (nothing changes).
+   */
+  endSession: (userId: number, sessionId: string) => Promise<boolean>
+  /**
+   * Signs the user out everywhere: every session started before now ends,
+   * access tokens already issued included (those from `sign` too), on the
+   * next request, on every instance; the trusted devices are forgotten.
+   */
+  endAllSessions: (userId: number) => Promise<void>
+  /** The user's trusted devices (second factor). */
+  devices: (userId: number) => Promise<TrustedDevice[]>
+  /**
+   * Forgets every trusted device of the user: call it after a change of the
+   * user's second factor (enabled, disabled, a new secret), so no device
+   * trusted under the old one skips the new one.
+   */
+  forgetDevices: (userId: number) => Promise<void>
+}
+
+/** A session as `fastify.jwtLogin.sessions` lists it. */
+export interface SessionInfo {
+  id: string
+  /** When its sign-in started. */
+  startedAt: Date
+  /** When its refresh token last rotated, or `null`. */
+  lastRefreshedAt: Date | null
+  /** The first factor (`password`, `provider`), the provider's name and the second factor; `null` for a session from before 0.3. */
+  method: 'password' | 'provider' | null
+  provider: string | null
+  secondFactor: string | null
+  /** The client's address and `User-Agent` (cut to 256 characters) at sign-in. */
+  ip: string | null
+  userAgent: string | null
 }
 
 declare module 'fastify' {
@@ -63,6 +108,20 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     jwtLogin: JwtLoginRequestState | null
+  }
+}
+
+function sessionInfo (session: IndexedSession): SessionInfo {
+  const { origin } = session
+  return {
+    id: session.id,
+    startedAt: new Date(session.startedAt),
+    lastRefreshedAt: session.lastRefreshedAt === null ? null : new Date(session.lastRefreshedAt),
+    method: origin?.method ?? null,
+    provider: origin?.provider ?? null,
+    secondFactor: origin?.secondFactor ?? null,
+    ip: session.ip,
+    userAgent: session.userAgent
   }
 }
 
@@ -96,6 +155,15 @@ export function buildApi (ctx: JwtLoginContext, settings: SettingsHolder): JwtLo
     get settings () { return redactSettings(settings.current) },
     reloadSettings: async () => { await settings.reload() },
     jwks: () => ctx.tokens.jwks(),
-    twoFactor: ctx.twoFactor?.enrollment ?? null
+    twoFactor: ctx.twoFactor?.enrollment ?? null,
+    sessions: async (userId) => (await listSessions(ctx, userId)).map(sessionInfo),
+    endSession: async (userId, sessionId) => {
+      if (!(await listSessions(ctx, userId)).some(session => session.id === sessionId)) return false
+      await endSessions(ctx, settings.current, userId, [sessionId], 'host')
+      return true
+    },
+    endAllSessions: async (userId) => { await endAllSessions(ctx, settings.current, userId, 'host') },
+    devices: async (userId) => await listDevices(ctx, userId),
+    forgetDevices: async (userId) => { await forgetDevices(ctx, userId, 'host') }
   }
 }

@@ -23,7 +23,7 @@ export const CSRF_FIELD = 'csrf_token'
 
 /** What the routes need from a browser: their methods, the headers they read, and `Retry-After` readable on a 429. */
 const CORS_ALLOWED = {
-  methods: ['GET', 'POST', 'PUT'],
+  methods: ['GET', 'POST', 'PUT', 'DELETE'],
   allowedHeaders: ['content-type', 'authorization', CSRF_HEADER],
   exposedHeaders: ['retry-after']
 }
@@ -178,16 +178,35 @@ export function checkOrigin (request: FastifyRequest, settings: Settings): void 
 }
 
 /** An answer that holds a session's tokens, as the flows give it. */
-export interface Issued { jwt: string, refresh_token?: string }
+export interface Issued { jwt: string, refresh_token?: string, device_token?: string }
+
+/** The trusted-device cookie (`twoFactor.rememberDevice` in cookie mode): httpOnly, `__Host-` like the refresh cookie. */
+export const DEVICE_COOKIE = '__Host-jwt-login-device'
+
+/** The trusted-device token of the request's cookie, in cookie mode, or `undefined`. */
+export function deviceCookieOf (request: FastifyRequest, settings: Settings): string | undefined {
+  const header = request.headers.cookie
+  if (!cookieMode(settings) || header === undefined) return undefined
+  const value = request.server.parseCookie(header)[DEVICE_COOKIE]
+  return value === undefined || value === '' ? undefined : value
+}
 
 /**
  * The answer of a route that issues tokens. In cookie mode the refresh token
  * goes into the cookie (`HttpOnly`, `Secure`, `Path=/`, `SameSite` by the
  * setting, for the refresh lifetime) and the body carries the session's CSRF
- * token in its place; otherwise the answer is unchanged.
+ * token in its place, and a trusted device's token goes into the device
+ * cookie; otherwise the answer is unchanged.
  */
 export function deliver<T extends Issued> (reply: FastifyReply, settings: Settings, data: T): T | (Omit<T, 'refresh_token'> & { csrf_token: string }) {
-  if (!cookieMode(settings) || data.refresh_token === undefined) return data
+  if (!cookieMode(settings)) return data
+  if (data.device_token !== undefined) {
+    // the device token too goes into an httpOnly cookie, for as long as the device is trusted
+    const { device_token: deviceToken, ...withoutDevice } = data
+    reply.setCookie(DEVICE_COOKIE, deviceToken, { ...cookieOptions(settings), maxAge: Math.floor(settings.twoFactor.rememberDevice.lifetimeMs / 1000) })
+    return deliver(reply, settings, withoutDevice as T)
+  }
+  if (data.refresh_token === undefined) return data
   const { refresh_token: refreshToken, ...rest } = data
   reply.setCookie(REFRESH_COOKIE, refreshToken, { ...cookieOptions(settings), maxAge: Math.floor(settings.refresh.lifetimeMs / 1000) })
   return { ...rest, csrf_token: csrfTokenFor(settings, refreshTokenSession(refreshToken)) }

@@ -14,7 +14,6 @@ import { cacheUsers, type UserCacheLimits } from '../services/user-cache.js'
 import type { StateStore } from '../store/types.js'
 import { buildKeyMaterial } from '../tokens/keys.js'
 import { TokenService } from '../tokens/service.js'
-import { SessionIndex } from '../tokens/session-index.js'
 import { secondFactorGate } from '../two-factor/flow.js'
 import { createTwoFactor } from '../two-factor/methods/service.js'
 
@@ -38,13 +37,14 @@ export async function buildContext (hostPorts: HostPorts, { log, cacheLimits, in
   const dummyHash = await hashPassword(`jwt-login-dummy-${Math.random()}`)
   const ports = guardPorts(hostPorts)
   const cache = cacheLimits === null ? null : cacheUsers(ports.users, cacheLimits, clock)
+  const tokens = new TokenService(buildKeyMaterial(initial.tokens), initial.tokens.algorithm, store, clock)
   const base = {
     users: cache ?? ports.users,
     forgetUser: cache === null ? () => {} : cache.forget,
     store,
-    tokens: new TokenService(buildKeyMaterial(initial.tokens), initial.tokens.algorithm, store, clock),
+    tokens,
     limiter: new AttemptLimiter(store, clock),
-    sessions: new SessionIndex(store, clock),
+    sessions: tokens.sessions,
     events: new JwtLoginEvents(),
     clock,
     log,

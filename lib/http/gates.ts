@@ -9,7 +9,7 @@ import type { Settings } from '../config/settings.js'
 import type { SettingsHolder } from '../config/holder.js'
 
 /** A switch a route needs on, besides `authentication.enabled`. */
-export type Feature = 'validate' | 'refresh' | 'revoke' | 'resetPassword' | 'twoFactor'
+export type Feature = 'validate' | 'refresh' | 'revoke' | 'resetPassword' | 'twoFactor' | 'sessions'
 
 /** The setting that makes the auth code required on a route. */
 export type AuthCodeRule = 'auth' | 'validate' | 'refresh' | 'revoke' | 'oauth' | 'resetPassword'
@@ -76,7 +76,8 @@ const SWITCH_ERRORS = {
   refresh: 'ERR_JWT_LOGIN_REFRESH_DISABLED',
   revoke: 'ERR_JWT_LOGIN_REVOKE_DISABLED',
   resetPassword: 'ERR_JWT_LOGIN_RESET_DISABLED',
-  twoFactor: 'ERR_JWT_LOGIN_TWO_FACTOR_UNAVAILABLE'
+  twoFactor: 'ERR_JWT_LOGIN_TWO_FACTOR_UNAVAILABLE',
+  sessions: 'ERR_JWT_LOGIN_SESSIONS_DISABLED'
 } as const
 
 const TOKEN_MISSING = { access: 'ERR_JWT_LOGIN_JWT_MISSING', interim: 'ERR_JWT_LOGIN_INTERIM_TOKEN_MISSING' } as const
@@ -157,7 +158,7 @@ export function addGateHooks (instance: FastifyInstance, ctx: JwtLoginContext, s
   const twoFactorPort = ctx.twoFactor !== null
   instance.decorateRequest(kState, null as unknown as RequestState)
   instance.addHook('onRequest', (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
-    request[kState] = { call: { settings: settings.current, ip: request.ip, startedAt: ctx.clock() }, token: undefined }
+    request[kState] = { call: { settings: settings.current, ip: request.ip, startedAt: ctx.clock(), userAgent: request.headers['user-agent'] }, token: undefined }
     done()
   })
   instance.addHook('preHandler', (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {

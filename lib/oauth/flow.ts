@@ -1,5 +1,5 @@
 // Sign-in with an OpenID provider: the provider's verified email matched to a user (or one registered), then the sign-in completed as any other.
-import type { Call, SignInResult } from '../adapters/second-factor.js'
+import type { Call, FirstFactor, SignInResult } from '../adapters/second-factor.js'
 import { loggedError } from '../adapters/guard.js'
 import type { UserAdapter } from '../adapters/users.js'
 import type { OAuthProviderSettings } from '../config/oauth-providers.js'
@@ -133,7 +133,7 @@ async function signIn (ctx: JwtLoginContext, call: Call, input: OAuthInput, know
     // the same end as a password login: a user with two-factor on gets the challenge, not a token.
     // A session from an ID token starts no later than the token was issued, so a cutoff set
     // after that (a password reset, a sign-out everywhere) ends it too.
-    result = await completeSignIn(ctx, call, user, Math.min(call.startedAt, presented?.issuedAt ?? Infinity))
+    result = await completeSignIn(ctx, call, user, Math.min(call.startedAt, presented?.issuedAt ?? Infinity), originOf(provider, identity))
   } catch (error) {
     await giveBack?.()
     throw error
@@ -145,6 +145,18 @@ async function signIn (ctx: JwtLoginContext, call: Call, input: OAuthInput, know
     ...result,
     user: { ID: publicUser.ID, user_login: publicUser.user_login, user_email: publicUser.user_email, display_name: publicUser.display_name }
   }
+}
+
+/**
+ * What a provider sign-in's session remembers: the provider, and with
+ * back-channel logout on, hashes of the provider's `sub` and `sid` (a logout
+ * token names them; the store never holds them in clear).
+ */
+function originOf (provider: OAuthProviderSettings, identity: Identity): FirstFactor {
+  if (!provider.backchannelLogout) return { method: 'provider', provider: provider.name }
+  const origin: FirstFactor = { method: 'provider', provider: provider.name, providerSubject: sha256Base64url(identity.subject) }
+  if (identity.session !== undefined) origin.providerSession = sha256Base64url(identity.session)
+  return origin
 }
 
 /**

@@ -22,6 +22,10 @@ export interface Identity {
   email: string | undefined
   emailVerified: unknown
   name: string | undefined
+  /** The provider's `sub`: its user, for back-channel logout. */
+  subject: string
+  /** The provider's session (`sid` of the ID token), when it says one. */
+  session: string | undefined
 }
 
 /** A verified ID token presented by the client: what it vouches for, and what its single use needs. */
@@ -36,7 +40,9 @@ function identityOf (claims: Record<string, unknown>): Identity {
   return {
     email: typeof claims.email === 'string' && claims.email !== '' ? claims.email : undefined,
     emailVerified: claims.email_verified,
-    name: typeof claims.name === 'string' && claims.name !== '' ? claims.name : undefined
+    name: typeof claims.name === 'string' && claims.name !== '' ? claims.name : undefined,
+    subject: String(claims.sub),
+    session: typeof claims.sid === 'string' && claims.sid !== '' ? claims.sid : undefined
   }
 }
 
@@ -88,7 +94,7 @@ export async function exchangeCode (ctx: JwtLoginContext, provider: OAuthProvide
       const identity = identityOf(claims)
       if (identity.email !== undefined || server.userinfo_endpoint === undefined) return identity
       // many providers keep the email out of a code-flow ID token; userinfo has it (its sub must match)
-      return identityOf(await fetchUserInfo(config, tokens.access_token, claims.sub as string))
+      return { ...identityOf(await fetchUserInfo(config, tokens.access_token, claims.sub as string)), session: identity.session }
     } catch (error) {
       throw codeFlowError(error)
     }

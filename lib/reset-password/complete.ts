@@ -5,6 +5,7 @@ import type { PublicUser, UserAdapter } from '../adapters/users.js'
 import type { JwtLoginContext } from '../context/context.js'
 import { randomToken } from '../core/crypto.js'
 import { errorNumber, JwtLoginError } from '../core/errors.js'
+import { forgetDevices } from '../sessions/devices.js'
 import { claimOnce } from '../store/claim.js'
 import { isEmail, keys, normalizeCode, parseRecord, type CodeRecord } from './codes.js'
 
@@ -114,6 +115,11 @@ async function changePassword (ctx: JwtLoginContext, call: Call, change: Change,
     throw new JwtLoginError('ERR_JWT_LOGIN_RESET_INCOMPLETE', { cause: error })
   }
   ctx.forgetUser(userId)
+  ctx.events.emit('session.ended', { userId, sessionId: null, reason: 'password_reset' })
+  // the held cutoff already ended the trusted devices: forgetting them is tidying
+  await forgetDevices(ctx, userId, 'password_reset').catch((error: unknown) => {
+    ctx.log.warn({ userId, err: loggedError(error) }, 'jwt-login: the user\'s trusted devices could not be forgotten; the password change already ended them')
+  })
   // a session's start is the start of its sign-in request, so any sign-in
   // that checked the old password started before this moment (plus the
   // clock skew the settings allow between instances)

@@ -1,7 +1,7 @@
 import type { Static } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { JwtFields, LoginBody, LoginReply, MessageReply, RefreshBody, RefreshReply, ValidateReply } from '../../schemas/auth.js'
-import { clearRefreshCookie, cookieMode, cookieOfSession, deliver } from '../http/browser.js'
+import { clearRefreshCookie, cookieMode, cookieOfSession, deliver, deviceCookieOf } from '../http/browser.js'
 import type { JwtLoginContext } from '../context/context.js'
 import type { JwtLoginError } from '../core/errors.js'
 import { stateOf, type RouteGate } from '../http/gates.js'
@@ -74,7 +74,9 @@ function loginRoute (app: TypedScope, ctx: JwtLoginContext): void {
     schema: { ...LOGIN_DOC, body: LoginBody, response: { 200: LoginReply } }
   }, async (request, reply) => {
     const { body } = request
-    const { call } = stateOf(request)
+    const state = stateOf(request)
+    const deviceToken = present(body.device_token) ?? deviceCookieOf(request, state.call.settings)
+    const call = deviceToken === undefined ? state.call : { ...state.call, deviceToken }
     const input = {
       email: present(body.email),
       username: present(body.username),

@@ -6,6 +6,7 @@ import type { RouteDoc } from '../http/openapi.js'
 import { authRoutes } from './auth.js'
 import { oauthRoutes } from './oauth.js'
 import { resetPasswordRoutes } from './reset-password.js'
+import { sessionRoutes } from './sessions.js'
 import { twoFactorRoutes } from './two-factor.js'
 
 /** `/jwks` is public and changes only with a restart: caches may keep it this long. */
@@ -25,6 +26,7 @@ export function registerRoutes (instance: FastifyInstance, ctx: JwtLoginContext)
   resetPasswordRoutes(app, ctx)
   twoFactorRoutes(app, ctx)
   oauthRoutes(app, ctx)
+  sessionRoutes(app, ctx)
   const jwks = ctx.tokens.jwks()
   if (jwks !== null) {
     // public keys: cacheable, and not counted by the per-IP limit (verifiers fetch them freely)

@@ -33,7 +33,8 @@ export function twoFactorRoutes (app: TypedScope, ctx: JwtLoginContext): void {
     schema: { ...DOC, body: TwoFactorBody, response: { 200: TwoFactorReply } }
   }, async (request, reply) => {
     const { call, token } = stateOf(request)
-    const input = { token: token as string, code: present(request.body.code) }
+    const remember = request.body.remember_device
+    const input = { token: token as string, code: present(request.body.code), rememberDevice: remember === true || remember === 'true' }
     return succeed(deliver(reply, call.settings, await completeTwoFactor(ctx, call, input)))
   })
 }

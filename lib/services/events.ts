@@ -13,7 +13,17 @@ export interface JwtLoginEventMap {
   'refresh.reused': { userId: number, sessionId: string, ip: string }
   'token.revoked': { userId: number, sessionId: string, jti?: string, ip: string }
   'validation.failed': { ip: string, errorCode: number }
-  /** A session was ended to keep its user within `sessions.maxPerUser`: the user's oldest, when a new one started. */
+  /** A sign-in is final: its session started (`method` its first factor, `secondFactor` what completed it). */
+  'session.started': { userId: number, sessionId: string, method: 'password' | 'provider', provider: string | null, secondFactor: string | null, ip: string }
+  /**
+   * Sessions ended: one (`sessionId`), or every session of the user started
+   * before now (`sessionId: null`; with `kept`, the one that stays).
+   */
+  'session.ended': { userId: number, sessionId: string | null, reason: SessionEndReason, kept?: string }
+  /** A device was trusted for the second factor, or a trusted device forgotten (`deviceId: null`: all of the user's). */
+  'device.trusted': { userId: number, deviceId: string, ip: string }
+  'device.forgotten': { userId: number, deviceId: string | null, reason: 'user' | 'host' | 'sign_out_everywhere' | 'password_reset' | 'limit' }
+  /** A session was ended to keep its user within `sessions.maxPerUser` (also `session.ended` with reason `limit`). */
   'session.evicted': { userId: number, sessionId: string, reason: 'max_per_user' }
   /** A sign-in with the right credentials was refused: the account is over `limits.signInsPerAccount`. */
   'signin.limited': { userId: number, ip: string }
@@ -48,6 +58,15 @@ export interface JwtLoginEventMap {
 }
 
 export type JwtLoginEventName = keyof JwtLoginEventMap
+
+/**
+ * Why sessions ended: a sign-out (of one session: `/auth/revoke`, or
+ * `DELETE /sessions/{id}`), a sign-out everywhere (`DELETE /sessions`), a
+ * refresh token reused, the per-user bound, a password reset, the provider's
+ * back-channel logout, the host (`endSession`, `endAllSessions`), or a user
+ * gone from the host's store.
+ */
+export type SessionEndReason = 'sign_out' | 'sign_out_everywhere' | 'reuse' | 'limit' | 'password_reset' | 'provider_logout' | 'host' | 'user_gone'
 
 /** A typed EventEmitter for the audit events. Listener errors are not the request's concern. */
 export class JwtLoginEvents {

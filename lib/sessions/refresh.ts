@@ -26,10 +26,12 @@ export async function refreshSession (ctx: JwtLoginContext, call: Call, input: R
     const user = await ctx.users.findById(userId)
     if (user !== null) return user
     await ctx.tokens.revokeSession(call.settings, sessionId)
+    ctx.events.emit('session.ended', { userId, sessionId, reason: 'user_gone' })
     // 24 as for a JWT, but a refresh token is no Bearer token: no WWW-Authenticate
     throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_USER_GONE')
   }, (reuse) => {
     ctx.events.emit('refresh.reused', { userId: reuse.uid, sessionId: reuse.sid, ip: call.ip })
+    ctx.events.emit('session.ended', { userId: reuse.uid, sessionId: reuse.sid, reason: 'reuse' })
   })
   const { token } = ctx.tokens.sign(call.settings, ctx.users.toPublicUser(rotated.user), 'access', { sessionId: rotated.sessionId })
   ctx.events.emit('token.refreshed', { userId: rotated.userId, sessionId: rotated.sessionId, ip: call.ip })

@@ -1,57 +1,100 @@
 // Where every sign-in ends: the per-account count, the new session (its tokens, its refresh family) and its place in the user's index.
-import type { Call, SecondFactorGate, SignInResult } from '../adapters/second-factor.js'
+import type { Call, FirstFactor, SecondFactorGate, SessionOrigin, SignInResult } from '../adapters/second-factor.js'
 import type { PublicUser } from '../adapters/users.js'
 import type { JwtLoginContext } from '../context/context.js'
 import { clientKey } from '../core/client-key.js'
 import { JwtLoginError } from '../core/errors.js'
 import { countInWindow, subjectKey } from '../services/limits.js'
+import { loggedError } from '../adapters/guard.js'
+
+/** The password first factor. */
+export const PASSWORD: FirstFactor = Object.freeze({ method: 'password' })
 
 export interface NewSession {
   sessionId: string
   tokens: { jwt: string, refresh_token?: string }
   /**
-   * Adds the session to its user's index once the sign-in is final, and
-   * ends the user's oldest sessions beyond `sessions.maxPerUser` (one read,
-   * one compare-and-set, and a revocation for each ended one).
+   * Adds the session to its user's index (one compare-and-set), ending no
+   * other session, before anything single-use is spent: a session that can
+   * validate is always listed. A failure throws; the caller then discards.
    */
-  record: () => Promise<void>
+  join: () => Promise<void>
+  /**
+   * Forgets a session whose answer was not given: its state ends (the
+   * access token too, never delivered) and it leaves the index. Best effort:
+   * what fails is listed as ended or expires.
+   */
+  discard: () => Promise<void>
+  /**
+   * Once the sign-in is final: `session.started`, and the user's oldest
+   * sessions beyond `sessions.maxPerUser` end. Never throws: nothing may fail
+   * after a single-use secret was spent, so a failure is logged (the next
+   * sign-in trims again).
+   */
+  settle: () => Promise<void>
+}
+
+/** The store keys that find a user from a provider's logout token: by its `sub`, by its `sid`. */
+export const providerLogoutKeys = {
+  subject: (provider: string, hash: string) => `oauth-logout:${provider}:sub:${hash}`,
+  session: (provider: string, hash: string) => `oauth-logout:${provider}:sid:${hash}`
 }
 
 /**
  * Issues the final token (and a refresh token when enabled) for a new
  * session. Its only store call is the one write of the session's refresh
  * family, so a flow can prepare the session before it spends a single-use
- * secret, and nothing can fail after the secret is spent: the session joins
- * its user's index (`record`) only once the sign-in is final, so a sign-in
- * that fails ends no other session. The session starts at `startedAt`
- * (default: when the request started).
+ * secret; the session then joins its user's index (`join`) before the spend
+ * and ends older sessions (`settle`) only once the sign-in is final, so a
+ * sign-in that fails ends no other session. The session starts at
+ * `startedAt` (default: when the request started).
  */
-export async function prepareSession (ctx: JwtLoginContext, call: Call, user: PublicUser, startedAt: number = call.startedAt): Promise<NewSession> {
+export async function prepareSession (ctx: JwtLoginContext, call: Call, user: PublicUser, startedAt: number = call.startedAt, origin: SessionOrigin = PASSWORD): Promise<NewSession> {
   const { settings } = call
   const sessionId = ctx.tokens.newSessionId(startedAt)
   const { token } = ctx.tokens.sign(settings, user, 'access', { sessionId })
   const family = settings.refresh.enabled
-  const record = async (): Promise<void> => {
+  const lifetimeMs = family ? settings.refresh.lifetimeMs : settings.tokens.lifetimeMs
+  const userId = user.ID
+  const join = async (): Promise<void> => {
+    const endsAt = ctx.clock() + lifetimeMs
+    await Promise.all([
+      ctx.sessions.add({ userId, sessionId, endsAt, family, max: settings.sessions.maxPerUser, origin, ip: call.ip, userAgent: call.userAgent }),
+      joinProvider(ctx, origin, userId, lifetimeMs)
+    ])
+  }
+  const discard = async (): Promise<void> => {
+    await Promise.all([
+      ctx.tokens.discardSession(settings, sessionId),
+      ctx.sessions.forget(userId, (id) => id === sessionId).catch(() => {})
+    ])
+  }
+  const settle = async (): Promise<void> => {
+    ctx.events.emit('session.started', { userId, sessionId, method: origin.method, provider: origin.provider ?? null, secondFactor: origin.secondFactor ?? null, ip: call.ip })
     // what this sign-in ended: told too when the index write then fails (the sessions stay ended)
-    const ended = new Set<string>()
-    let told: Iterable<string> = ended
+    const ended: string[] = []
     try {
-      told = await ctx.sessions.add({
-        userId: user.ID,
-        sessionId,
-        endsAt: ctx.clock() + (family ? settings.refresh.lifetimeMs : settings.tokens.lifetimeMs),
-        family,
-        max: settings.sessions.maxPerUser
-      }, {
-        live: async (ids) => await ctx.tokens.liveSessions(ids),
-        end: async (id) => { await ctx.tokens.revokeSession(settings, id); ended.add(id) }
-      })
+      await ctx.sessions.trim(userId, settings.sessions.maxPerUser, async (id) => { await ctx.tokens.revokeSession(settings, id); ended.push(id) })
+    } catch (error) {
+      ctx.log.warn({ userId, err: loggedError(error) }, 'jwt-login: the session index could not be trimmed to sessions.maxPerUser; the next sign-in trims it')
     } finally {
-      for (const id of told) ctx.events.emit('session.evicted', { userId: user.ID, sessionId: id, reason: 'max_per_user' })
+      for (const id of ended) {
+        ctx.events.emit('session.evicted', { userId, sessionId: id, reason: 'max_per_user' })
+        ctx.events.emit('session.ended', { userId, sessionId: id, reason: 'limit' })
+      }
     }
   }
-  if (!family) return { sessionId, tokens: { jwt: token }, record }
-  return { sessionId, tokens: { jwt: token, refresh_token: await ctx.tokens.issueRefreshToken(settings, user.ID, sessionId) }, record }
+  if (!family) return { sessionId, tokens: { jwt: token }, join, discard, settle }
+  return { sessionId, tokens: { jwt: token, refresh_token: await ctx.tokens.issueRefreshToken(settings, userId, sessionId) }, join, discard, settle }
+}
+
+/** A provider session's keys for back-channel logout: its user found by the provider's `sub` and `sid` (hashed). */
+async function joinProvider (ctx: JwtLoginContext, origin: SessionOrigin, userId: number, lifetimeMs: number): Promise<void> {
+  if (origin.providerSubject === undefined) return
+  const provider = origin.provider as string
+  const writes = [ctx.store.set(providerLogoutKeys.subject(provider, origin.providerSubject), String(userId), lifetimeMs)]
+  if (origin.providerSession !== undefined) writes.push(ctx.store.set(providerLogoutKeys.session(provider, origin.providerSession), String(userId), lifetimeMs))
+  await Promise.all(writes)
 }
 
 /**
@@ -82,33 +125,32 @@ export const challengeCountKey = (userId: number, ip: string): string => subject
  * counted per account as well.
  */
 export function countedGate (ctx: Pick<JwtLoginContext, 'store' | 'events'>, gate: SecondFactorGate): SecondFactorGate {
-  return async (user, publicUser, call) => {
+  return async (user, publicUser, call, origin) => {
     await countSignIn(ctx, call, publicUser.ID, challengeCountKey(publicUser.ID, call.ip))
-    return await gate(user, publicUser, call)
+    return await gate(user, publicUser, call, origin)
   }
 }
 
 /**
  * The end of every first factor (password or provider): a user with
  * two-factor on gets a challenge (counted per account and client, see
- * `countedGate`); everyone else is counted per account and gets a session, recorded
- * in the user's index before the answer (a failure there forgets the
- * session and answers 503: nothing single-use was spent). Both start at
+ * `countedGate`); everyone else is counted per account and gets a session,
+ * which joins the user's index before the answer (a failure there forgets
+ * the session and answers 503: nothing single-use was spent). Both start at
  * `startedAt` (default: when the sign-in request did).
  */
-export async function completeSignIn (ctx: JwtLoginContext, call: Call, user: unknown, startedAt: number = call.startedAt): Promise<SignInResult> {
+export async function completeSignIn (ctx: JwtLoginContext, call: Call, user: unknown, startedAt: number = call.startedAt, origin: FirstFactor = PASSWORD): Promise<SignInResult> {
   const publicUser = ctx.users.toPublicUser(user)
-  if (ctx.secondFactor !== null) {
-    const challenge = await ctx.secondFactor(user, publicUser, { ...call, startedAt })
-    if (challenge !== null) return challenge
-  }
+  const gated = ctx.secondFactor === null ? null : await ctx.secondFactor(user, publicUser, { ...call, startedAt }, origin)
+  if (gated !== null && 'jwt' in gated) return gated
   await countSignIn(ctx, call, publicUser.ID, signInKey(publicUser.ID))
-  const session = await prepareSession(ctx, call, publicUser, startedAt)
+  const session = await prepareSession(ctx, call, publicUser, startedAt, gated === null ? origin : { ...origin, secondFactor: gated.passed })
   try {
-    await session.record()
+    await session.join()
   } catch (error) {
-    await ctx.tokens.discardSession(session.sessionId)
+    await session.discard()
     throw error
   }
-  return session.tokens
+  await session.settle()
+  return gated?.answer === undefined ? session.tokens : { ...session.tokens, ...gated.answer }
 }

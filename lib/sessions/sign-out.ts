@@ -16,6 +16,7 @@ export async function revokeToken (ctx: JwtLoginContext, call: Call, token: stri
   await ctx.tokens.revoke(call.settings, claims)
   ctx.forgetUser(publicUser.ID)
   ctx.events.emit('token.revoked', { userId: publicUser.ID, sessionId: claims.sid, jti: claims.jti, ip: call.ip })
+  ctx.events.emit('session.ended', { userId: publicUser.ID, sessionId: claims.sid, reason: 'sign_out' })
   return { message: 'Token was revoked.', sessionId: claims.sid }
 }
 
@@ -28,6 +29,7 @@ async function revokeRefreshSession (ctx: JwtLoginContext, call: Call, refreshTo
   const { userId, sessionId } = await ctx.tokens.endSessionOf(call.settings, refreshToken)
   ctx.forgetUser(userId)
   ctx.events.emit('token.revoked', { userId, sessionId, ip: call.ip })
+  ctx.events.emit('session.ended', { userId, sessionId, reason: 'sign_out' })
   return { message: 'Token was revoked.', sessionId }
 }
 

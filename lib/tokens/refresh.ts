@@ -8,6 +8,7 @@ import { readMany } from '../store/read.js'
 import type { StateStore } from '../store/types.js'
 import { REVOKED, sessionEnded, stateKeys, type Revocation } from './revocation.js'
 import { isSessionId } from './session-id.js'
+import type { SessionIndex } from './session-index.js'
 import { decodeSession, encodeSession, type Session } from './session-record.js'
 
 /** What reuse detection reports. */
@@ -84,17 +85,22 @@ export class RefreshFamilies {
   readonly #clock: Clock
   readonly #revocation: Revocation
 
-  constructor (store: StateStore, clock: Clock, revocation: Revocation) {
+  readonly #index: SessionIndex
+
+  constructor (store: StateStore, clock: Clock, revocation: Revocation, index: SessionIndex) {
     this.#store = store
     this.#clock = clock
     this.#revocation = revocation
+    this.#index = index
   }
 
   /** Starts the refresh family of a new session: one store entry. Only the token's hash is stored. */
   async issueRefreshToken (settings: Settings, userId: number, sessionId: string): Promise<string> {
     const secret = randomToken()
-    this.#revocation.sessionIssued(settings.refresh.lifetimeMs)
-    await this.#store.set(stateKeys.session(sessionId), encodeSession({ userId, currentHash: sha256Base64url(secret) }), settings.refresh.lifetimeMs)
+    const { lifetimeMs } = settings.refresh
+    this.#revocation.sessionIssued(lifetimeMs)
+    const session: Session = { userId, currentHash: sha256Base64url(secret), indexedUntil: this.#clock() + lifetimeMs }
+    await this.#store.set(stateKeys.session(sessionId), encodeSession(session), lifetimeMs)
     return `${sessionId}.${secret}`
   }
 
@@ -102,11 +108,6 @@ export class RefreshFamilies {
   async liveSessions (sessionIds: string[]): Promise<boolean[]> {
     const entries = await readMany(this.#store, sessionIds.map(stateKeys.session))
     return entries.map(entry => entry !== null && entry !== REVOKED)
-  }
-
-  /** Forgets a session prepared for an answer that was not given (best effort: unused, it only expires). */
-  async discardSession (sessionId: string): Promise<void> {
-    await this.#store.delete(stateKeys.session(sessionId)).catch(() => {})
   }
 
   /**
@@ -133,8 +134,9 @@ export class RefreshFamilies {
       const now = this.#clock()
       if (open.presented === 'current') {
         const user = await lookUp(userId, sessionId)
+        const indexedUntil = await this.#keepIndexed(open.session, sessionId, now + refresh.lifetimeMs, refresh.lifetimeMs)
         const next = randomToken()
-        const rotated: Session = { userId, currentHash: sha256Base64url(next), previousHash: presented.hash, sealedCurrent: seal(sessionId, secret, next), rotatedAt: now }
+        const rotated: Session = { userId, currentHash: sha256Base64url(next), previousHash: presented.hash, sealedCurrent: seal(sessionId, secret, next), rotatedAt: now, indexedUntil }
         this.#revocation.sessionIssued(refresh.lifetimeMs)
         if (await this.#store.compareAndSet(stateKeys.session(sessionId), open.raw, encodeSession(rotated), refresh.lifetimeMs)) {
           return { userId, user, sessionId, refreshToken: `${sessionId}.${next}` }
@@ -151,6 +153,20 @@ export class RefreshFamilies {
       throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID')
     }
     throw new JwtLoginError('ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', { cause: new Error('the session kept changing during a refresh') })
+  }
+
+  /**
+   * The family slides with each rotation; its user's index must keep it as
+   * long. Past half a lifetime since the index last moved its end, it moves
+   * it again (one compare-and-set, before the rotation is written, so a
+   * failure changes nothing): at most about two index writes per lifetime,
+   * however often the session refreshes.
+   */
+  async #keepIndexed (session: Session, sessionId: string, endsAt: number, lifetimeMs: number): Promise<number> {
+    const until = session.indexedUntil
+    if (until !== undefined && endsAt - until <= lifetimeMs / 2) return until
+    await this.#index.extend(session.userId, sessionId, endsAt)
+    return endsAt
   }
 
   /**

@@ -20,13 +20,16 @@ export const REVOKED = 'revoked'
 
 /**
  * A user's cutoff as stored: sessions started before `t` (ms) are ended,
- * and so are those started before any provisional cutoff in `h` (a password
- * change in progress, by its id). Written as the bare time when there is no
- * provisional one, so the check on every request reads a number.
+ * but for those `k` keeps (a sign-out everywhere that kept the caller's
+ * session), and so are those started before any provisional cutoff in `h`
+ * (a password change in progress, by its id), which keeps none. Written as
+ * the bare time when there is neither, so the check on every request reads
+ * a number.
  */
 interface CutoffRecord {
   t: number
   h?: Record<string, number>
+  k?: string[]
 }
 
 function parseCutoff (raw: string | null): CutoffRecord | null {
@@ -35,20 +38,36 @@ function parseCutoff (raw: string | null): CutoffRecord | null {
 }
 
 function writeCutoff (record: CutoffRecord): string {
-  return record.h === undefined || Object.keys(record.h).length === 0 ? String(record.t) : JSON.stringify(record)
+  const held = record.h !== undefined && Object.keys(record.h).length > 0
+  const kept = record.k !== undefined && record.k.length > 0
+  if (!held && !kept) return String(record.t)
+  return JSON.stringify({ t: record.t, h: held ? record.h : undefined, k: kept ? record.k : undefined })
 }
 
-/** The time before which a user's sessions are ended: the latest of the cutoff and every provisional one. */
+function heldTime (record: CutoffRecord): number {
+  return Math.max(0, ...Object.values(record.h ?? {}))
+}
+
+/** The time before which a user's sessions are ended: the latest of the cutoff and every provisional one (a kept session aside). */
 export function cutoffTime (raw: string): number {
   // the bare time unless a password change is running: no parse on the request's path
   if (!raw.startsWith('{')) return Number(raw)
-  const record = JSON.parse(raw) as Required<CutoffRecord>
-  return Math.max(record.t, ...Object.values(record.h))
+  const record = JSON.parse(raw) as CutoffRecord
+  return Math.max(record.t, heldTime(record))
 }
 
-/** The one rule for a revoked session: its entry says it ended, or it started before its user's cutoff. */
+/**
+ * The one rule for a revoked session: its entry says it ended, or it started
+ * before its user's cutoff (unless the cutoff keeps it) or before a
+ * provisional one.
+ */
 export function sessionEnded (sessionId: string, entry: string | null, cutoff: string | null): boolean {
-  return entry === REVOKED || (cutoff !== null && sessionStart(sessionId) < cutoffTime(cutoff))
+  if (entry === REVOKED) return true
+  if (cutoff === null) return false
+  const start = sessionStart(sessionId)
+  if (!cutoff.startsWith('{')) return start < Number(cutoff)
+  const record = JSON.parse(cutoff) as CutoffRecord
+  return start < heldTime(record) || (start < record.t && record.k?.includes(sessionId) !== true)
 }
 
 /** Ends sessions and answers whether a token's session has ended. */
@@ -112,13 +131,15 @@ export class Revocation {
 
   /**
    * Ends every session of the user started before `at` (default now), plus
-   * `sessions.clockSkew`: their access and refresh tokens are refused from
-   * then on. The cutoff only moves forward: a later write with an earlier
-   * time leaves it as it is.
+   * `sessions.clockSkew`, but `keep` (the caller's own session, for a
+   * sign-out everywhere else): their access and refresh tokens are refused
+   * from then on. The cutoff only moves forward: a later write with an
+   * earlier time leaves it as it is. A session an earlier cutoff kept is
+   * kept again only when it is `keep`.
    */
-  async revokeUserTokens (settings: Settings, userId: number, at: number = this.#clock()): Promise<void> {
+  async revokeUserTokens (settings: Settings, userId: number, at: number = this.#clock(), keep?: string): Promise<void> {
     const until = at + settings.sessions.clockSkewMs
-    await this.#changeCutoff(settings, userId, (record) => ({ ...record, t: Math.max(record.t, until) }))
+    await this.#changeCutoff(settings, userId, (record) => ({ t: Math.max(record.t, until), h: record.h, k: keep === undefined ? undefined : [keep] }))
   }
 
   /**
@@ -128,13 +149,14 @@ export class Revocation {
    * replaces it by the moment the change ended. Never lowers the cutoff.
    */
   async holdUserTokens (settings: Settings, userId: number, id: string, until: number): Promise<void> {
-    await this.#changeCutoff(settings, userId, (record) => ({ t: record.t, h: { ...record.h, [id]: until } }))
+    await this.#changeCutoff(settings, userId, (record) => ({ t: record.t, h: { ...record.h, [id]: until }, k: record.k }))
   }
 
   /**
    * Replaces the provisional cutoff `id` by `at` (default now, plus
    * `sessions.clockSkew`), never lowering the cutoff below what another
-   * write set: a newer change's provisional cutoff stays.
+   * write set: a newer change's provisional cutoff stays, and no session is
+   * kept (a password change ends them all).
    */
   async releaseUserTokens (settings: Settings, userId: number, id: string, at: number = this.#clock()): Promise<void> {
     const until = at + settings.sessions.clockSkewMs
@@ -157,7 +179,9 @@ export class Revocation {
       const held = Object.entries(next.h ?? {})
       const value = writeCutoff({
         t: Math.max(next.t, ...held.filter(([, until]) => until <= now).map(([, until]) => until)),
-        h: Object.fromEntries(held.filter(([, until]) => until > now))
+        h: Object.fromEntries(held.filter(([, until]) => until > now)),
+        // a provisional cutoff folded into the time keeps no session, as it did not while held
+        k: held.some(([, until]) => until <= now) ? undefined : next.k
       })
       return value === raw ? null : { value, ttlMs }
     })

@@ -10,6 +10,8 @@ import { Jwt, type SignedToken, type TokenClaims, type TokenKind, type VerifiedT
 import { RefreshFamilies, type RefreshReuse, type RefreshResult } from './refresh.js'
 import { newSessionId } from './session-id.js'
 import { Revocation } from './revocation.js'
+import { SessionIndex } from './session-index.js'
+import { TrustedDevices } from './trusted-devices.js'
 
 /**
  * Signs and verifies every kind of token with fast-jwt; issues, rotates and
@@ -23,6 +25,10 @@ export class TokenService {
   readonly #jwt: Jwt
   readonly #revocation: Revocation
   readonly #refresh: RefreshFamilies
+  /** Each user's sessions, kept within `sessions.maxPerUser`. */
+  readonly sessions: SessionIndex
+  /** Each user's devices trusted for the second factor. */
+  readonly devices: TrustedDevices
 
   constructor (keys: KeyMaterial[], algorithm: Algorithm, store: StateStore, clock: Clock) {
     this.#algorithm = algorithm
@@ -30,7 +36,9 @@ export class TokenService {
     this.#clock = clock
     this.#jwt = new Jwt(keys, algorithm, clock)
     this.#revocation = new Revocation(store, clock)
-    this.#refresh = new RefreshFamilies(store, clock, this.#revocation)
+    this.sessions = new SessionIndex(store, clock)
+    this.devices = new TrustedDevices(store, clock)
+    this.#refresh = new RefreshFamilies(store, clock, this.#revocation, this.sessions)
   }
 
   /** The one algorithm every token is signed and verified with. */
@@ -70,9 +78,9 @@ export class TokenService {
     return this.#revocation.revokeSession(settings, sessionId, until)
   }
 
-  /** Ends every session of the user started before `at` (default now), plus `sessions.clockSkew`. */
-  revokeUserTokens (settings: Settings, userId: number, at?: number): Promise<void> {
-    return this.#revocation.revokeUserTokens(settings, userId, at)
+  /** Ends every session of the user started before `at` (default now), plus `sessions.clockSkew`, but `keep`. */
+  revokeUserTokens (settings: Settings, userId: number, at?: number, keep?: string): Promise<void> {
+    return this.#revocation.revokeUserTokens(settings, userId, at, keep)
   }
 
   /** A provisional cutoff at `until` while the password change `id` runs. */
@@ -111,9 +119,9 @@ export class TokenService {
     return this.#refresh.liveSessions(sessionIds)
   }
 
-  /** Forgets a session prepared for an answer that was not given (best effort). */
-  discardSession (sessionId: string): Promise<void> {
-    return this.#refresh.discardSession(sessionId)
+  /** Ends a session prepared for an answer that was not given, its access token too (best effort). */
+  async discardSession (settings: Settings, sessionId: string): Promise<void> {
+    await this.#revocation.revokeSession(settings, sessionId).catch(() => {})
   }
 
   /** Spends a refresh token and answers its successor; a reuse ends the session and tells `onReuse`. */

@@ -1,19 +1,61 @@
+import type { SessionOrigin } from '../adapters/second-factor.js'
 import type { Clock } from '../core/clock.js'
+import { readMany } from '../store/read.js'
 import type { StateStore } from '../store/types.js'
 import { updateEntry } from '../store/update.js'
+import { sessionEnded, stateKeys } from './revocation.js'
+import { sessionStart } from './session-id.js'
+import { decodeSession } from './session-record.js'
+
+/** The longest `User-Agent` a session keeps (characters); a longer one is cut there. */
+export const USER_AGENT_MAX_LENGTH = 256
 
 /**
- * One session in its user's index: its id, when it ends at the latest (ms),
- * and `1` when it has a refresh family (which a refresh keeps alive past
- * that time, so it leaves the index only once its family is gone).
+ * One session in its user's index, as stored: its id, when it ends at the
+ * latest (ms), `1` when it has a refresh family (which a refresh keeps alive
+ * past that time, so it leaves the index only once its family is gone), then
+ * how it began. Entries written before 0.3 have the first three only.
  */
-type Entry = [sessionId: string, endsAt: number, family: 0 | 1]
+type Entry = [
+  sessionId: string, endsAt: number, family: 0 | 1,
+  method?: string, ip?: string, userAgent?: string, providerSubject?: string, providerSession?: string
+]
+
+/** A live session of the index, decoded. */
+export interface IndexedSession {
+  id: string
+  /** When the sign-in that started it began (ms). */
+  startedAt: number
+  /** When its refresh token last rotated (ms), or `null`. */
+  lastRefreshedAt: number | null
+  /** When it ends at the latest unless refreshed (ms). */
+  endsAt: number
+  origin: SessionOrigin | null
+  /** The client's address at sign-in, as the request gave it (`null` for an entry from before 0.3). */
+  ip: string | null
+  userAgent: string | null
+}
 
 /** The store key of a user's session index: one entry per user, however many sessions. */
 export const sessionIndexKey = (userId: number): string => `sessions:user:${userId}`
 
 function parse (raw: string | null): Entry[] {
   return raw === null ? [] : JSON.parse(raw) as Entry[]
+}
+
+function encodeMethod (origin: SessionOrigin): string {
+  const first = origin.method === 'provider' ? `provider:${origin.provider as string}` : 'password'
+  return origin.secondFactor === undefined ? first : `${first}+${origin.secondFactor}`
+}
+
+function decodeMethod (method: string | undefined): SessionOrigin | null {
+  if (method === undefined) return null
+  const plus = method.indexOf('+')
+  const first = plus === -1 ? method : method.slice(0, plus)
+  const secondFactor = plus === -1 ? undefined : method.slice(plus + 1)
+  const origin: SessionOrigin = first.startsWith('provider:') ? { method: 'provider', provider: first.slice('provider:'.length) } : { method: 'password' }
+  if (secondFactor !== undefined) origin.secondFactor = secondFactor
+  return origin
 }
 
 export interface NewIndexEntry {
@@ -23,21 +65,26 @@ export interface NewIndexEntry {
   family: boolean
   /** The most live sessions the user may hold. */
   max: number
+  origin: SessionOrigin
+  ip: string
+  userAgent: string | undefined
 }
 
-/** What the index asks of the token state. */
-export interface SessionState {
-  /** Whether each refresh family is still there (not ended, not expired). */
-  live: (sessionIds: string[]) => Promise<boolean[]>
-  /** Ends a session; it must be ended before the index forgets it, so the bound never lapses silently. */
-  end: (sessionId: string) => Promise<void>
-}
+/** Ends a session; it must be ended before the index forgets it, so the bound never lapses silently. */
+export type EndSession = (sessionId: string) => Promise<void>
+
+/** One entry read with its session's state: whether it still counts, and its session record's rotation time. */
+interface Read { entry: Entry, live: boolean, rotatedAt: number | null }
 
 /**
- * The sessions of each user, so that one user holds at most `max` live
- * sessions: one store entry per user, changed by compare-and-set (one key,
- * so it works on every store, a Redis Cluster included), holding only ids
- * and end times. It grows with live sessions, never with requests.
+ * The sessions of each user: one store entry per user, changed by
+ * compare-and-set (one key, so it works on every store, a Redis Cluster
+ * included), holding each session's id, end time and how it began. It grows
+ * with live sessions, never with requests, and holds at most
+ * `sessions.maxPerUser` of them. Whether a listed session is still live is
+ * read from the token state itself (its entry and its user's cutoff), so a
+ * session ended by any path, even one whose index write then failed, is
+ * never listed.
  */
 export class SessionIndex {
   readonly #store: StateStore
@@ -49,34 +96,114 @@ export class SessionIndex {
   }
 
   /**
-   * Adds a session whose sign-in is final. Sessions without a refresh
-   * family leave the index when they expire; when the user would hold more
-   * than `max`, the families are checked (one read) and those gone leave
-   * it, then the sessions that joined first, still over the bound, are
-   * ended and answered. The new session is never one of them.
+   * Adds a session before its sign-in is final, ending none (so a sign-in
+   * that then fails ends no other session): one compare-and-set. Entries of
+   * sessions without a refresh family leave once expired. Answers how many
+   * entries the index holds now; over the bound, `trim` follows once the
+   * sign-in is final.
    */
-  async add (entry: NewIndexEntry, state: SessionState): Promise<string[]> {
-    let evicted: string[] = []
-    await updateEntry(this.#store, sessionIndexKey(entry.userId), 'the session index', async (raw) => {
+  async add (entry: NewIndexEntry): Promise<number> {
+    let count = 0
+    await updateEntry(this.#store, sessionIndexKey(entry.userId), 'the session index', (raw) => {
       const now = this.#clock()
-      let entries = parse(raw).filter(([, endsAt, family]) => family === 1 || endsAt > now)
-      if (entries.length >= entry.max) entries = await this.#withoutEnded(entries, state)
-      // in the order they joined, the new one last: the oldest sign-ins go first, never the new one
-      // (a session from an ID token or a second step may have started before others)
-      evicted = entries.splice(0, Math.max(0, entries.length + 1 - entry.max)).map(([id]) => id)
-      for (const id of evicted) await state.end(id)
-      entries.push([entry.sessionId, entry.endsAt, entry.family ? 1 : 0])
-      const ttlMs = Math.max(...entries.map(([, endsAt]) => endsAt)) - now
-      return { value: JSON.stringify(entries), ttlMs: Math.max(1, ttlMs) }
+      const entries = parse(raw).filter(([id, endsAt, family]) => id !== entry.sessionId && (family === 1 || endsAt > now))
+      const { origin } = entry
+      const added: Entry = [entry.sessionId, entry.endsAt, entry.family ? 1 : 0, encodeMethod(origin), entry.ip, (entry.userAgent ?? '').slice(0, USER_AGENT_MAX_LENGTH)]
+      if (origin.providerSubject !== undefined) added.push(origin.providerSubject, origin.providerSession ?? '')
+      entries.push(added)
+      count = entries.length
+      return { value: JSON.stringify(entries), ttlMs: ttlOf(entries, now) }
+    })
+    return count
+  }
+
+  /**
+   * Keeps the user within `max` live sessions: the sessions that ended
+   * leave the index (one read of their state), then those that joined first,
+   * still over the bound, are ended (`end`, before the index forgets them)
+   * and answered. The session that joined last is never one of them.
+   */
+  async trim (userId: number, max: number, end: EndSession): Promise<string[]> {
+    let evicted: string[] = []
+    await updateEntry(this.#store, sessionIndexKey(userId), 'the session index', async (raw) => {
+      const all = parse(raw)
+      if (all.length <= max) return null
+      const entries = (await this.#read(userId, all)).filter(read => read.live).map(read => read.entry)
+      // in the order they joined: the oldest sign-ins go first (a session from an ID token or a
+      // second step may have started before others, so the order is the index's, not the ids')
+      evicted = entries.splice(0, Math.max(0, entries.length - max)).map(([id]) => id)
+      for (const id of evicted) await end(id)
+      if (entries.length === 0) return { value: '[]', ttlMs: 1 }
+      return { value: JSON.stringify(entries), ttlMs: ttlOf(entries, this.#clock()) }
     })
     return evicted
   }
 
-  /** The entries whose refresh family is still there, and every entry without one. */
-  async #withoutEnded (entries: Entry[], state: SessionState): Promise<Entry[]> {
-    const families = entries.filter(([, , family]) => family === 1)
-    const live = await state.live(families.map(([id]) => id))
-    const gone = new Set(families.filter((_, i) => live[i] !== true).map(([id]) => id))
-    return entries.filter(([id]) => !gone.has(id))
+  /**
+   * Moves a refreshed session's end (its refresh family slides with each
+   * rotation), so the index outlives it: one compare-and-set, none when the
+   * session is not in the index.
+   */
+  async extend (userId: number, sessionId: string, endsAt: number): Promise<void> {
+    await updateEntry(this.#store, sessionIndexKey(userId), 'the session index', (raw) => {
+      const entries = parse(raw)
+      const entry = entries.find(([id]) => id === sessionId)
+      if (entry === undefined || entry[1] >= endsAt) return null
+      entry[1] = endsAt
+      return { value: JSON.stringify(entries), ttlMs: ttlOf(entries, this.#clock()) }
+    })
   }
+
+  /**
+   * The user's live sessions, oldest sign-in first: two reads (the index,
+   * then every session's entry with the user's cutoff in one `getMany`).
+   */
+  async list (userId: number): Promise<IndexedSession[]> {
+    const entries = parse(await this.#store.get(sessionIndexKey(userId)))
+    const read = await this.#read(userId, entries)
+    return read.filter(one => one.live).map(({ entry, rotatedAt }) => {
+      const [id, endsAt, , method, ip, userAgent, providerSubject, providerSession] = entry
+      const origin = decodeMethod(method)
+      if (origin !== null && providerSubject !== undefined) {
+        origin.providerSubject = providerSubject
+        if (providerSession !== '') origin.providerSession = providerSession
+      }
+      return { id, startedAt: sessionStart(id), lastRefreshedAt: rotatedAt, endsAt, origin, ip: ip ?? null, userAgent: userAgent === undefined || userAgent === '' ? null : userAgent }
+    })
+  }
+
+  /**
+   * Forgets the sessions `drop` names (they must have ended already): one
+   * compare-and-set, none when none of them is there. Tidying only: an ended
+   * session is never listed, and leaves at the next sign-in over the bound.
+   */
+  async forget (userId: number, drop: (sessionId: string) => boolean): Promise<void> {
+    await updateEntry(this.#store, sessionIndexKey(userId), 'the session index', (raw) => {
+      const entries = parse(raw)
+      const kept = entries.filter(([id]) => !drop(id))
+      if (kept.length === entries.length) return null
+      if (kept.length === 0) return { value: '[]', ttlMs: 1 }
+      return { value: JSON.stringify(kept), ttlMs: ttlOf(kept, this.#clock()) }
+    })
+  }
+
+  /** Each entry with whether its session is live: one `getMany` of their token state and the user's cutoff. */
+  async #read (userId: number, entries: Entry[]): Promise<Read[]> {
+    if (entries.length === 0) return []
+    const values = await readMany(this.#store, [...entries.map(([id]) => stateKeys.session(id)), stateKeys.userCutoff(userId)])
+    const cutoff = values[entries.length] as string | null
+    const now = this.#clock()
+    return entries.map((entry, i) => {
+      const [id, endsAt, family] = entry
+      const state = values[i] as string | null
+      const live = !sessionEnded(id, state, cutoff) && (family === 1 ? state !== null : endsAt > now)
+      const rotatedAt = family === 1 && live ? decodeSession(state as string).rotatedAt ?? null : null
+      return { entry, live, rotatedAt }
+    })
+  }
+}
+
+/** The index lives as long as its longest-lived session. */
+function ttlOf (entries: Entry[], now: number): number {
+  return Math.max(1, Math.max(...entries.map(([, endsAt]) => endsAt)) - now)
 }

@@ -17,6 +17,8 @@ export interface Session {
   sealedCurrent?: string
   /** Time of the last rotation (ms). */
   rotatedAt?: number
+  /** How long the user's session index keeps this session (ms); a rotation past half a lifetime moves it. */
+  indexedUntil?: number
 }
 
 /** A session as stored: one per session, so the names are short; stores in use hold this format. */
@@ -26,17 +28,18 @@ interface SessionRecord {
   p?: string
   n?: string
   t?: number
+  x?: number
 }
 
 /** The session a stored record holds. */
 export function decodeSession (raw: string): Session {
   const record = JSON.parse(raw) as SessionRecord
-  return { userId: record.u, currentHash: record.h, previousHash: record.p, sealedCurrent: record.n, rotatedAt: record.t }
+  return { userId: record.u, currentHash: record.h, previousHash: record.p, sealedCurrent: record.n, rotatedAt: record.t, indexedUntil: record.x }
 }
 
 /** The record to store for a session; the fields it lacks are not written. */
 export function encodeSession (session: Session): string {
-  const record: SessionRecord = { u: session.userId, h: session.currentHash, p: session.previousHash, n: session.sealedCurrent, t: session.rotatedAt }
+  const record: SessionRecord = { u: session.userId, h: session.currentHash, p: session.previousHash, n: session.sealedCurrent, t: session.rotatedAt, x: session.indexedUntil }
   // JSON.stringify leaves out the fields that are undefined, and keeps this order
   return JSON.stringify(record)
 }

@@ -1,4 +1,4 @@
-import type { Call, SecondFactorGate } from '../adapters/second-factor.js'
+import type { Call, FirstFactor, SecondFactorGate } from '../adapters/second-factor.js'
 import { loggedError } from '../adapters/guard.js'
 import type { TwoFactorMethod } from '../adapters/two-factor.js'
 import type { PublicUser } from '../adapters/users.js'
@@ -6,7 +6,8 @@ import type { JwtLoginContext } from '../context/context.js'
 import { JwtLoginError } from '../core/errors.js'
 import { subjectKey, type Hold, type Reservable } from '../services/limits.js'
 import { admitVerified } from '../sessions/authenticate.js'
-import { challengeCountKey, countSignIn, prepareSession, type NewSession } from '../sessions/sign-in.js'
+import { challengeCountKey, countSignIn, PASSWORD, prepareSession, type NewSession } from '../sessions/sign-in.js'
+import { deviceStandsIn, trustDevice } from '../sessions/devices.js'
 import { claimOnce, isClaimed } from '../store/claim.js'
 import type { TokenClaims } from '../tokens/jwt.js'
 import { sessionStart } from '../tokens/session-id.js'
@@ -16,7 +17,8 @@ import type { TwoFactor } from './methods/service.js'
 
 const SIX_DIGITS = /^\d{6}$/
 
-interface ChallengeRecord { method: TwoFactorMethod }
+/** A challenge as stored: its method, and the first factor its session will remember (absent in records from before 0.3: a password). */
+interface ChallengeRecord { method: TwoFactorMethod, o?: FirstFactor }
 
 const challengeKey = (userId: number, challengeId: string): string => `2fa:challenge:${userId}:${challengeId}`
 
@@ -45,12 +47,15 @@ async function deliverEmailCode (ctx: Pick<JwtLoginContext, 'events' | 'log'>, u
  * its code (the challenge stays open to backup codes; the user may sign in again).
  */
 export function secondFactorGate (ctx: Omit<JwtLoginContext, 'secondFactor'>, twoFactor: TwoFactor): SecondFactorGate {
-  return async (user, publicUser, call) => {
+  return async (user, publicUser, call, origin) => {
     const method = await twoFactor.port.methodOf(publicUser.ID, user)
     if (method === null) return null
     const settings = call.settings.twoFactor
     // the first factor is already proven here, so this answer tells nothing to someone without it
     if (!settings.enabled) throw new JwtLoginError('ERR_JWT_LOGIN_TWO_FACTOR_DISABLED')
+    // a device this user trusted stands in for the factor on a password sign-in (its token rotates)
+    const trusted = await deviceStandsIn(ctx, call, publicUser.ID, origin.method)
+    if (trusted !== null) return trusted
     if (method === 'email' && twoFactor.email === null) {
       throw new JwtLoginError('ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', { cause: new Error('a user has the email method but no mailer is configured') })
     }
@@ -58,7 +63,7 @@ export function secondFactorGate (ctx: Omit<JwtLoginContext, 'secondFactor'>, tw
     await countSignIn(ctx, call, publicUser.ID, challengeCountKey(publicUser.ID, call.ip))
     // a session id, so a per-user cutoff (password reset) also ends pending challenges
     const challengeId = ctx.tokens.newSessionId(call.startedAt)
-    const record: ChallengeRecord = { method }
+    const record: ChallengeRecord = origin.method === 'password' ? { method } : { method, o: origin }
     await ctx.store.set(challengeKey(publicUser.ID, challengeId), JSON.stringify(record), settings.interimLifetimeMs)
     const delivery = method === 'email'
       ? await (twoFactor.email as EmailCodeProvider).issue(call.settings.tokens, challengeId, publicUser.user_email, settings.emailCodeLifetimeMs)
@@ -101,6 +106,8 @@ async function checkCode (twoFactor: TwoFactor, call: Call, userId: number, chal
 export interface TwoFactorInput {
   token: string
   code: string | undefined
+  /** The client asks to trust its device (`twoFactor.rememberDevice`). */
+  rememberDevice?: boolean
 }
 
 /**
@@ -115,21 +122,22 @@ export interface TwoFactorInput {
  *    capped too; given back when it is not evaluated), then the challenge
  *    is read and the attempt counted on it;
  * 2. the code is checked without spending it (TOTP step, email code hash);
- * 3. the new session is written (its refresh family; signing needs no store);
+ * 3. the new session is written (its refresh family; signing needs no
+ *    store) and joins its user's index (ending no other session);
  * 4. the challenge is claimed: one compare-and-set replaces it with this
  *    request's mark, so of concurrent right answers exactly one goes on;
  * 5. the factor is spent (TOTP step claim; a backup code: claimed in the
  *    store for this challenge, then spent by the host under the
  *    challenge's id, so a host that committed and then threw answers
  *    `true` to this challenge's retry);
- * 6. the session joins its user's index, ending the user's oldest beyond
- *    `sessions.maxPerUser` (best effort: a failure is logged).
- * A failure in 4–5 gives the challenge back — only over this request's own
+ * 6. the user's oldest sessions beyond `sessions.maxPerUser` end (best
+ *    effort: a failure is logged; the next sign-in trims again).
+ * A failure in 3–5 gives the challenge back — only over this request's own
  * mark, so a challenge another request has claimed is never revived — and
- * forgets the session; nothing that can fail the answer comes after 5, and
- * a sign-in that fails ends no other session.
+ * ends the session and takes it out of the index; nothing that can fail the
+ * answer comes after 5, and a sign-in that fails ends no other session.
  */
-export async function completeTwoFactor (ctx: JwtLoginContext, call: Call, input: TwoFactorInput): Promise<{ jwt: string, refresh_token?: string }> {
+export async function completeTwoFactor (ctx: JwtLoginContext, call: Call, input: TwoFactorInput): Promise<{ jwt: string, refresh_token?: string, device_token?: string }> {
   const { ip } = call
   const { twoFactor } = ctx
   // the route's gate answers 105 without the module; a direct caller gets the same
@@ -146,7 +154,7 @@ export async function completeTwoFactor (ctx: JwtLoginContext, call: Call, input
   const holds = [...reservation.holds]
   let settled = false
   try {
-    const result = await secondStep(ctx, twoFactor, call, { claims, user, code, holds }, async (outcome) => {
+    const result = await secondStep(ctx, twoFactor, call, { claims, user, code, holds, remember: input.rememberDevice === true }, async (outcome) => {
       settled = true
       if (outcome === 'failed') {
         await ctx.limiter.failed(holds)
@@ -181,15 +189,16 @@ interface SecondStep {
   code: string
   /** The attempt's holds, settled by the caller; the challenge's is added here. */
   holds: Hold[]
+  remember: boolean
 }
 
 async function secondStep (
   ctx: JwtLoginContext,
   twoFactor: TwoFactor,
   call: Call,
-  { claims, user, code, holds }: SecondStep,
+  { claims, user, code, holds, remember }: SecondStep,
   settle: (outcome: 'failed' | 'succeeded') => Promise<void>
-): Promise<{ jwt: string, refresh_token?: string }> {
+): Promise<{ jwt: string, refresh_token?: string, device_token?: string }> {
   const settings = call.settings.twoFactor
   const userId = Number(claims.sub)
   const key = challengeKey(userId, claims.sid)
@@ -212,8 +221,15 @@ async function secondStep (
   if (checked === null) return await rejected()
 
   // the session starts when its sign-in did (the password step), so a password
-  // change between the two steps ends it too
-  const session = await prepareSession(ctx, call, user, sessionStart(claims.sid))
+  // change between the two steps ends it too; it joins its user's index before
+  // anything is spent, so a session that validates is always listed
+  const session = await prepareSession(ctx, call, user, sessionStart(claims.sid), { ...challenge.o ?? PASSWORD, secondFactor: checked.method })
+  try {
+    await session.join()
+  } catch (error) {
+    await session.discard()
+    throw error
+  }
   const giveBack = await claimChallenge(ctx, key, raw, claims, session)
   let spent: boolean
   try {
@@ -228,12 +244,11 @@ async function secondStep (
   }
 
   await settle('succeeded')
-  // after the spend nothing may fail: a session the index could not take is said in the log
-  await session.record().catch((error: unknown) => {
-    ctx.log.warn({ userId, err: loggedError(error) }, 'jwt-login: a new session could not join its user\'s session index; it does not count toward sessions.maxPerUser')
-  })
+  // after the spend nothing may fail: settling and trusting the device log their own failures
+  await session.settle()
   ctx.events.emit('two_factor.code_accepted', { userId, method: checked.method, ip: call.ip })
-  return session.tokens
+  const deviceToken = remember && call.settings.twoFactor.rememberDevice.enabled ? await trustDevice(ctx, call, userId) : undefined
+  return deviceToken === undefined ? session.tokens : { ...session.tokens, device_token: deviceToken }
 }
 
 /** A wrong code: counted as a failure; the last attempt a challenge allows closes it (107), any other is 109. */
@@ -266,12 +281,12 @@ async function claimChallenge (ctx: JwtLoginContext, key: string, raw: string, c
       ctx.log.warn({ err: loggedError(error), userId: Number(claims.sub) }, 'jwt-login: a two-factor challenge could not be given back; it ends with its interim token')
     })
   } catch (error) {
-    await ctx.tokens.discardSession(session.sessionId)
+    await session.discard()
     throw error
   }
   if (!claim.won) {
-    await ctx.tokens.discardSession(session.sessionId)
+    await session.discard()
     throw new JwtLoginError('ERR_JWT_LOGIN_CHALLENGE_CLOSED')
   }
-  return async () => { await Promise.all([claim.giveBack(), ctx.tokens.discardSession(session.sessionId)]) }
+  return async () => { await Promise.all([claim.giveBack(), session.discard()]) }
 }

@@ -103,7 +103,7 @@ t.test('countSignIn counts under its key: one key over the limit leaves another 
   t.same(limited, [{ userId: kit.aliceId, ip: '198.51.100.1' }])
 })
 
-t.test('prepareSession: its only store call is the refresh family\'s write; the session joins the index on record()', async (t) => {
+t.test('prepareSession: its only store call is the refresh family\'s write; the session joins the index on join(), and settle() ends the oldest beyond the bound', async (t) => {
   const off = await flowKit({ sessions: { maxPerUser: 1 } })
   const user = off.users.toPublicUser(await off.users.findById(off.aliceId) as MemoryUser)
   const held = claimsOf(off, await completeSignIn(off.ctx, off.call(), await alice(off)))
@@ -114,8 +114,11 @@ t.test('prepareSession: its only store call is the refresh family\'s write; the 
   t.equal(sessionStart(session.sessionId), 1234, 'it starts at the startedAt given')
   t.same(await indexedSessions(off), [held.sid], 'prepared, not recorded: the index is untouched')
   t.equal(await off.ctx.tokens.isRevoked(held), false, 'and so are its sessions')
-  await session.record()
-  t.same(await indexedSessions(off), [session.sessionId], 'recorded, it joins')
+  await session.join()
+  t.same(await indexedSessions(off), [held.sid, session.sessionId], 'joined, it is listed; no other session ended yet')
+  t.equal(await off.ctx.tokens.isRevoked(held), false)
+  await session.settle()
+  t.same(await indexedSessions(off), [session.sessionId], 'settled, the index is within its bound')
   t.equal(await off.ctx.tokens.isRevoked(held), true, 'and the session beyond the bound ends')
 
   const on = await flowKit({ refresh: { enabled: true } })

@@ -1,4 +1,5 @@
 // completeTwoFactor and the challenge of the two-factor gate, called as flows: a context built as the plugin builds it, no Fastify.
+import { PASSWORD } from '../../lib/sessions/sign-in.js'
 import t from 'tap'
 import type { SignInResult } from '../../lib/adapters/second-factor.js'
 import type { TwoFactorMethod } from '../../lib/adapters/two-factor.js'
@@ -46,7 +47,7 @@ async function twoFactorKit (method: TwoFactorMethod = 'totp', twoFactor: TwoFac
     secret,
     sent,
     challenge: async () => {
-      const result = await kit.ctx.secondFactor?.(alice, kit.users.toPublicUser(alice), kit.call()) as SignInResult
+      const result = await kit.ctx.secondFactor?.(alice, kit.users.toPublicUser(alice), kit.call(), PASSWORD) as SignInResult
       if (!('two_factor_required' in result)) throw new Error('no challenge')
       return { token: result.jwt, challengeId: kit.ctx.tokens.verify(kit.settings, result.jwt, 'interim').payload.sid }
     },
@@ -244,7 +245,7 @@ t.test('the gate: switched off it refuses a user who needs a second factor (206)
   const { ctx, users, aliceId, call } = await flowKit({ twoFactor: { enabled: true } }, { twoFactor: { port } })
   port.enable(aliceId, 'email')
   const alice = await users.findById(aliceId) as MemoryUser
-  await t.rejects(ctx.secondFactor?.(alice, users.toPublicUser(alice), call()) as Promise<unknown>, { code: 'ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', errorCode: 201 })
+  await t.rejects(ctx.secondFactor?.(alice, users.toPublicUser(alice), call(), PASSWORD) as Promise<unknown>, { code: 'ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', errorCode: 201 })
   port.disable(aliceId)
-  t.equal(await ctx.secondFactor?.(alice, users.toPublicUser(alice), call()), null, 'a user with two-factor off gets no challenge')
+  t.equal(await ctx.secondFactor?.(alice, users.toPublicUser(alice), call(), PASSWORD), null, 'a user with two-factor off gets no challenge')
 })

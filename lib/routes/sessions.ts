@@ -1,0 +1,127 @@
+import type { Static } from '@sinclair/typebox'
+import type { FastifyRequest } from 'fastify'
+import { JwtFields, MessageReply } from '../../schemas/auth.js'
+import { EndAllQuery, IdParams, SessionsReply } from '../../schemas/sessions.js'
+import type { JwtLoginContext } from '../context/context.js'
+import { succeed } from '../http/error-handler.js'
+import { stateOf, type RouteGate } from '../http/gates.js'
+import type { RouteDoc } from '../http/openapi.js'
+import type { TypedScope } from '../http/scope.js'
+import { audited, authenticateToken, TOKEN_REFUSALS, type Authenticated } from '../sessions/authenticate.js'
+import { endAllSessions, endOwnSession, listSessions } from '../sessions/manage.js'
+import { forgetOwnDevice, listDevices } from '../sessions/devices.js'
+import type { IndexedSession } from '../tokens/session-index.js'
+import type { TrustedDevice } from '../tokens/trusted-devices.js'
+
+/** Every session route: the switch, a final access token (Bearer or `JWT`), and the token's refusals. */
+const GATE: RouteGate = { feature: 'sessions', token: 'access', errors: TOKEN_REFUSALS }
+const END_ONE: RouteGate = { ...GATE, errors: [...TOKEN_REFUSALS, 'ERR_JWT_LOGIN_SESSION_NOT_FOUND'] }
+const END_DEVICE: RouteGate = { ...GATE, errors: [...TOKEN_REFUSALS, 'ERR_JWT_LOGIN_DEVICE_NOT_FOUND'] }
+
+const LIST_DOC: RouteDoc = {
+  tags: ['sessions'],
+  operationId: 'jwtLoginSessions',
+  summary: 'List my sessions and trusted devices',
+  description: 'The live sessions of the token\'s user (oldest sign-in first; `current` marks the token\'s own) with how each began, ' +
+    'and the devices trusted for the second factor. Ids are not secrets: they cannot refresh or sign in.'
+}
+const END_ONE_DOC: RouteDoc = {
+  tags: ['sessions'],
+  operationId: 'jwtLoginEndSession',
+  summary: 'End one of my sessions',
+  description: 'Its access and refresh tokens are refused from the next request on, on every instance. A session that is not one of the user\'s live sessions answers 404.'
+}
+const END_ALL_DOC: RouteDoc = {
+  tags: ['sessions'],
+  operationId: 'jwtLoginEndSessions',
+  summary: 'Sign out everywhere',
+  description: 'Ends every session of the user, access tokens already issued included, from the next request on; `keep_current=true` keeps the caller\'s own. ' +
+    'Trusted devices are forgotten too.'
+}
+const END_DEVICE_DOC: RouteDoc = {
+  tags: ['sessions'],
+  operationId: 'jwtLoginForgetDevice',
+  summary: 'Forget one of my trusted devices',
+  description: 'Its device token no longer stands in for the second factor. A device that is not one of the user\'s answers 404.'
+}
+
+const iso = (ms: number): string => new Date(ms).toISOString()
+
+function sessionItem (session: IndexedSession, current: string): Static<typeof SessionsReply>['data']['sessions'][number] {
+  const { origin } = session
+  return {
+    id: session.id,
+    current: session.id === current,
+    started_at: iso(session.startedAt),
+    last_refreshed_at: session.lastRefreshedAt === null ? null : iso(session.lastRefreshedAt),
+    method: origin?.method ?? null,
+    provider: origin?.provider ?? null,
+    second_factor: origin?.secondFactor ?? null,
+    ip: session.ip,
+    user_agent: session.userAgent
+  }
+}
+
+function deviceItem (device: TrustedDevice): Static<typeof SessionsReply>['data']['devices'][number] {
+  return {
+    id: device.id,
+    trusted_at: iso(device.trustedAt),
+    last_used_at: device.lastUsedAt === null ? null : iso(device.lastUsedAt),
+    expires_at: iso(device.expiresAt),
+    ip: device.ip,
+    user_agent: device.userAgent
+  }
+}
+
+/**
+ * `GET /sessions`, `DELETE /sessions/{id}`, `DELETE /sessions` and
+ * `DELETE /devices/{id}`, each with the user's final access token. They
+ * spend nothing guessable (a signed token is needed), so they skip the
+ * per-IP request limit like validate and revoke.
+ */
+export function sessionRoutes (app: TypedScope, ctx: JwtLoginContext): void {
+  const caller = async (request: FastifyRequest): Promise<Authenticated> => {
+    const { call, token } = stateOf(request)
+    return await audited(ctx, call, authenticateToken(ctx, call, token as string))
+  }
+
+  app.get('/sessions', {
+    config: { jwtLogin: GATE, rateLimit: false },
+    schema: { ...LIST_DOC, querystring: JwtFields, response: { 200: SessionsReply } }
+  }, async (request) => {
+    const { publicUser, verified } = await caller(request)
+    const [sessions, devices] = await Promise.all([listSessions(ctx, publicUser.ID), listDevices(ctx, publicUser.ID)])
+    return succeed({
+      sessions: sessions.map(session => sessionItem(session, verified.payload.sid)),
+      devices: devices.map(deviceItem)
+    })
+  })
+
+  app.delete('/sessions/:id', {
+    config: { jwtLogin: END_ONE, rateLimit: false },
+    schema: { ...END_ONE_DOC, params: IdParams, querystring: JwtFields, response: { 200: MessageReply } }
+  }, async (request) => {
+    const { publicUser } = await caller(request)
+    await endOwnSession(ctx, stateOf(request).call.settings, publicUser.ID, request.params.id, 'sign_out')
+    return succeed({ message: 'The session was ended.' })
+  })
+
+  app.delete('/sessions', {
+    config: { jwtLogin: GATE, rateLimit: false },
+    schema: { ...END_ALL_DOC, querystring: EndAllQuery, response: { 200: MessageReply } }
+  }, async (request) => {
+    const { publicUser, verified } = await caller(request)
+    const keep = request.query.keep_current === 'true' ? verified.payload.sid : undefined
+    await endAllSessions(ctx, stateOf(request).call.settings, publicUser.ID, 'sign_out_everywhere', keep)
+    return succeed({ message: keep === undefined ? 'Every session was ended.' : 'Every other session was ended.' })
+  })
+
+  app.delete('/devices/:id', {
+    config: { jwtLogin: END_DEVICE, rateLimit: false },
+    schema: { ...END_DEVICE_DOC, params: IdParams, querystring: JwtFields, response: { 200: MessageReply } }
+  }, async (request) => {
+    const { publicUser } = await caller(request)
+    await forgetOwnDevice(ctx, publicUser.ID, request.params.id)
+    return succeed({ message: 'The device is no longer trusted.' })
+  })
+}

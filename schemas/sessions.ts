@@ -1,0 +1,52 @@
+import { Type } from '@sinclair/typebox'
+import { Field, Fields, Success } from './common.js'
+
+/** One of a user's sessions, as `GET /sessions` answers it. A session id is no secret: it cannot refresh or sign anything. */
+export const SessionItem = Type.Object({
+  id: Type.String(),
+  /** Whether it is the session of the token that asked. */
+  current: Type.Boolean(),
+  /** When its sign-in started (ISO 8601, UTC). */
+  started_at: Type.String(),
+  /** When its refresh token last rotated, or `null`. */
+  last_refreshed_at: Type.Union([Type.String(), Type.Null()]),
+  /** The first factor: `password` or `provider`; `null` for a session from before 0.3. */
+  method: Type.Union([Type.Literal('password'), Type.Literal('provider'), Type.Null()]),
+  /** The provider's name, for `provider`. */
+  provider: Type.Union([Type.String(), Type.Null()]),
+  /** What completed the sign-in after the first factor: `totp`, `email`, `backup_codes`, `trusted_device`, or `null`. */
+  second_factor: Type.Union([Type.String(), Type.Null()]),
+  /** The client's address at sign-in, as the request gave it. */
+  ip: Type.Union([Type.String(), Type.Null()]),
+  /** The client's `User-Agent` at sign-in, cut to 256 characters. */
+  user_agent: Type.Union([Type.String(), Type.Null()])
+})
+
+/** One trusted device (second factor), as `GET /sessions` answers it. Its id is no secret: it cannot sign anyone in. */
+export const DeviceItem = Type.Object({
+  id: Type.String(),
+  /** When it was trusted (ISO 8601, UTC). */
+  trusted_at: Type.String(),
+  /** When it last stood in for the second factor, or `null`. */
+  last_used_at: Type.Union([Type.String(), Type.Null()]),
+  /** When it stops being trusted. */
+  expires_at: Type.String(),
+  ip: Type.String(),
+  user_agent: Type.Union([Type.String(), Type.Null()])
+})
+
+export const SessionsReply = Success({
+  sessions: Type.Array(SessionItem),
+  devices: Type.Array(DeviceItem)
+})
+
+/** A session or device id in the path: the form the plugin writes, bounded. */
+export const IdParams = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' })
+})
+
+/** `DELETE /sessions`: `keep_current=true` keeps the caller's own session. */
+export const EndAllQuery = Fields({
+  JWT: Field,
+  keep_current: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')]))
+})
