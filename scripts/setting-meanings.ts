@@ -44,7 +44,8 @@ export const SETTING_MEANINGS: Record<string, string> = {
   'limits.requestsPerIp.window': 'the window of that count',
   'limits.signInsPerAccount.max': 'sign-ins with the right credentials per account (password or provider) before 429, so one account cannot fill the state store. One that starts a two-factor challenge counts per account and client address, so the password alone cannot lock the owner out (a host\'s own `secondFactor` gate is counted that way before it is asked, and a sign-in it lets through per account as well); see [Tokens](tokens.md#sessions-per-user)',
   'limits.signInsPerAccount.window': 'the window of that count',
-  'sessions.maxPerUser': 'live sessions one user may hold (1–1000); a sign-in beyond it ends the user\'s oldest session (`session.evicted` event). A session the user ended, or whose refresh token expired, frees its place',
+  'sessions.enabled': 'the session routes: `GET /sessions` (a user\'s own sessions and trusted devices), `DELETE /sessions/{id}`, `DELETE /sessions` (sign out everywhere) and `DELETE /devices/{id}`; off, they answer 403 / 212. The index, its bound and the host API (`fastify.jwtLogin.sessions()` and the rest) work either way; see [Sessions](sessions.md)',
+  'sessions.maxPerUser': 'live sessions one user may hold (1–1000); a sign-in beyond it ends the user\'s oldest session (`session.ended` with reason `limit`, and `session.evicted`). A session the user ended, or whose refresh token expired, frees its place',
   'sessions.clockSkew': 'how far the clocks of the instances sharing a store may differ: a password change ends the sessions started up to this much after it too, so a sign-in that checked the old password on a slower clock ends with them. `0` for one instance or clocks kept in step by NTP; see [Deployment](deployment.md#clocks)',
   'resetPassword.enabled': 'both reset routes on or off (off: 403 / 56)',
   'resetPassword.requireAuthCode': '"Reset Password Requires Auth Code": both routes need `authCodes.parameter` with one of `authCodes.codes`',
@@ -70,6 +71,9 @@ export const SETTING_MEANINGS: Record<string, string> = {
   'twoFactor.perAccount.max': 'failed codes per account across challenges; past it `/auth/2fa` answers 429 / 108 with `Retry-After`, whatever the code',
   'twoFactor.perAccount.window': 'the window of that count',
   'twoFactor.emailCodeLifetime': 'validity of an emailed code (never longer than its challenge)',
+  'twoFactor.rememberDevice.enabled': 'trusted devices: after a second factor, `remember_device: true` gets a device token, and a later password sign-in of the same user that presents it skips the second factor; see [Two-factor](two-factor.md#trusted-devices)',
+  'twoFactor.rememberDevice.lifetime': 'how long a device stays trusted from the moment it was trusted (use does not extend it); at most 90 days',
+  'twoFactor.rememberDevice.maxPerUser': 'trusted devices one user may hold (1–50); trusting one more forgets the oldest',
   'oauth.providers': 'the OpenID providers, keyed by the `provider` value clients send (`A-Z a-z 0-9 _ -`, at most 64 characters)',
   'oauth.providers.<name>.enabled': 'off answers 403 / 70',
   'oauth.providers.<name>.preset': '`google`, `auth0`, `microsoft`, `apple` or `generic`',
@@ -87,5 +91,6 @@ export const SETTING_MEANINGS: Record<string, string> = {
   'oauth.providers.<name>.autoRegister': 'create a user when none has the email',
   'oauth.providers.<name>.defaultRole': 'the role of created users',
   'oauth.providers.<name>.timeout': 'the time for all provider calls of one sign-in (at most 60 s)',
+  'oauth.providers.<name>.backchannelLogout': 'OpenID Back-Channel Logout: the provider\'s logout tokens, posted to `/oauth/{name}/backchannel-logout`, end the local sessions started through that provider session (`sid`) or provider user (`sub`); see [OpenID sign-in](openid.md#back-channel-logout)',
   bodyLimit: 'largest request body in bytes, 1024–1048576 (larger: 400 / 203)'
 }

@@ -20,7 +20,7 @@ export function sendError (reply: FastifyReply, error: JwtLoginError): FastifyRe
 }
 
 /** Request fields that hold a secret or a personal datum: always cut out of a logged message, however short. */
-const SECRET_FIELDS = new Set(['password', 'password_hash', 'new_password', 'code', 'email', 'username', 'login', 'jwt', 'refresh_token', 'id_token', 'code_verifier', 'nonce', 'csrf_token'])
+const SECRET_FIELDS = new Set(['password', 'password_hash', 'new_password', 'code', 'email', 'username', 'login', 'jwt', 'refresh_token', 'id_token', 'code_verifier', 'nonce', 'csrf_token', 'device_token', 'logout_token'])
 /** Other fields are cut only from this length: a client could send `q=e` to blank out every `e` of the line. */
 const MIN_CUT_LENGTH = 6
 
@@ -60,7 +60,8 @@ function authorizationValues (header: string | undefined): string[] {
 
 /**
  * The values a request brought (its body's and query's fields, its
- * `Authorization` header, the token and the refresh cookie the gate read):
+ * `Authorization` header, the token and the refresh cookie the gate read,
+ * the trusted-device token of a sign-in):
  * cut out of a logged error's message, in case a dependency echoed them.
  * The secret fields always; other fields only when long enough to be worth
  * hiding. The cookie is taken from the gate, as @fastify/cookie is
@@ -74,7 +75,8 @@ function requestValues (request: FastifyRequest): unknown[] {
     ...fieldValues(request.query, names),
     ...authorizationValues(request.headers.authorization),
     state?.token,
-    state?.refreshCookie
+    state?.refreshCookie,
+    state?.call.deviceToken
   ]
 }
 

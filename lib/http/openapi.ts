@@ -20,6 +20,7 @@ export const jwtLoginOpenApi = {
     { name: 'two-factor', description: 'The second step of a sign-in, for users with two-factor authentication on.' },
     { name: 'password-reset', description: 'Two-step password reset by a code sent by email.' },
     { name: 'openid', description: 'Sign-in with the code or ID token of an OpenID provider.' },
+    { name: 'sessions', description: 'A user\'s own sessions and trusted devices: list them, end one, sign out everywhere.' },
     { name: 'keys', description: 'The public keys that verify the tokens (asymmetric keys only).' }
   ],
   components: {

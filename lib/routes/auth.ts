@@ -76,7 +76,9 @@ function loginRoute (app: TypedScope, ctx: JwtLoginContext): void {
     const { body } = request
     const state = stateOf(request)
     const deviceToken = present(body.device_token) ?? deviceCookieOf(request, state.call.settings)
-    const call = deviceToken === undefined ? state.call : { ...state.call, deviceToken }
+    // kept in the request's state, so an error line cuts it out like the other credentials
+    if (deviceToken !== undefined) state.call = { ...state.call, deviceToken }
+    const { call } = state
     const input = {
       email: present(body.email),
       username: present(body.username),

@@ -1,14 +1,19 @@
 import type { Static } from '@sinclair/typebox'
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import { MessageReply } from '../../schemas/auth.js'
+import { ErrorEnvelope } from '../../schemas/common.js'
 import { ID_TOKEN_MAX_LENGTH, OAuthNonceReply, OAuthTokenFields, OAuthTokenReply, type OAuthTokenInput } from '../../schemas/oauth.js'
+import { LOGOUT_TOKEN_MAX_LENGTH, LogoutFields, LogoutParams, LogoutRefusedReply } from '../../schemas/oauth-logout.js'
 import type { JwtLoginContext } from '../context/context.js'
+import { errorDefinitions } from '../core/errors.js'
 import { deliver } from '../http/browser.js'
-import { succeed } from '../http/error-handler.js'
+import { succeed, toJwtLoginError } from '../http/error-handler.js'
 import { present } from '../http/fields.js'
 import { stateOf, type RouteGate } from '../http/gates.js'
 import type { RouteDoc } from '../http/openapi.js'
 import type { TypedScope } from '../http/scope.js'
 import { auditOAuthGate, oauthSignIn, type OAuthInput } from '../oauth/flow.js'
+import { backchannelLogout, LogoutRefused } from '../oauth/logout.js'
 import { oauthNonce } from '../oauth/nonce.js'
 
 function inputOf (fields: OAuthTokenInput): OAuthInput {
@@ -40,6 +45,53 @@ const doc = (method: 'GET' | 'POST'): RouteDoc => ({
     (method === 'GET' ? 'A code in a URL ends up in logs and history: use POST.' : 'Answers a JWT and the user.')
 })
 
+/**
+ * Back-channel logout: no auth code (the provider calls it, not a client)
+ * and not behind `authentication.enabled` (ending sessions is always
+ * allowed); the per-IP limit stays.
+ */
+const LOGOUT_GATE: RouteGate = { authentication: false, errors: ['ERR_JWT_LOGIN_PROVIDER_TIMEOUT', 'ERR_JWT_LOGIN_PROVIDER_ERROR'] }
+
+const LOGOUT_DOC: RouteDoc = {
+  tags: ['openid'],
+  operationId: 'jwtLoginOAuthBackchannelLogout',
+  summary: 'Back-channel logout from an OpenID provider',
+  description: 'Called by the provider, not by a client (OpenID Connect Back-Channel Logout 1.0): register ' +
+    '`https://<host><prefix>/oauth/<provider>/backchannel-logout` as its `backchannel_logout_uri`. Its signed `logout_token` ' +
+    '(form-encoded) ends the sessions its sign-ins started: those of its `sid`, or of its `sub` alone. ' +
+    'Only for providers with `backchannelLogout` on. 200 also when no session matched; a refused token answers 400 and ends nothing.'
+}
+
+/** The spec's refusal (§2.8): 400 `invalid_request`, not the plugin's envelope. */
+const refuse = (reply: FastifyReply, description: string): FastifyReply =>
+  reply.code(400).send({ error: 'invalid_request', error_description: description })
+
+/** `POST /oauth/{provider}/backchannel-logout`, for the provider's back channel. */
+function logoutRoute (app: TypedScope, ctx: JwtLoginContext): void {
+  const malformed = errorDefinitions.ERR_JWT_LOGIN_BAD_REQUEST
+  app.post('/oauth/:provider/backchannel-logout', {
+    config: { jwtLogin: LOGOUT_GATE },
+    schema: {
+      ...LOGOUT_DOC,
+      params: LogoutParams,
+      body: LogoutFields,
+      response: { 200: MessageReply, 400: LogoutRefusedReply(ErrorEnvelope([malformed.errorCode], `- \`${malformed.errorCode}\` ERR_JWT_LOGIN_BAD_REQUEST: ${malformed.message}`)) }
+    },
+    // a refused token and a malformed request (a body, a field or a parameter refused) answer as the spec says;
+    // the rest (the per-IP limit, the provider, the store) as every route of the plugin does
+    errorHandler: (error: FastifyError | LogoutRefused, request, reply) => {
+      if (error instanceof LogoutRefused) return refuse(reply, error.description)
+      const mapped = toJwtLoginError(error)
+      if (mapped.statusCode === 400) return refuse(reply, mapped.message)
+      app.errorHandler(error, request, reply)
+    }
+  }, async (request) => {
+    const { call } = stateOf(request)
+    await backchannelLogout(ctx, call, request.params.provider, present(request.body.logout_token, LOGOUT_TOKEN_MAX_LENGTH))
+    return succeed({ message: 'Logged out.' })
+  })
+}
+
 /** `GET` and `POST /oauth/token`. POST is the one to use: a code in a URL ends up in logs. */
 export function oauthRoutes (app: TypedScope, ctx: JwtLoginContext): void {
   const response = { 200: OAuthTokenReply }
@@ -68,4 +120,6 @@ export function oauthRoutes (app: TypedScope, ctx: JwtLoginContext): void {
       response: { 200: OAuthNonceReply }
     }
   }, async (request) => succeed(oauthNonce(ctx, stateOf(request).call)))
+
+  logoutRoute(app, ctx)
 }

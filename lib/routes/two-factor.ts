@@ -7,6 +7,7 @@ import { stateOf, type RouteGate } from '../http/gates.js'
 import type { RouteDoc } from '../http/openapi.js'
 import type { TypedScope } from '../http/scope.js'
 import { completeTwoFactor } from '../two-factor/flow.js'
+import { JwtLoginError } from '../core/errors.js'
 
 const GATE: RouteGate = {
   feature: 'twoFactor',
@@ -26,6 +27,13 @@ const DOC: RouteDoc = {
     'Answers the JWT (and a refresh token when refresh is on).'
 }
 
+/** `remember_device`: `true` (JSON) or `"true"` (a form) asks; absent, `false` or `"false"` does not; anything else is 400 / 203. */
+function rememberDevice (value: unknown): boolean {
+  if (value === undefined || value === false || value === 'false') return false
+  if (value === true || value === 'true') return true
+  throw new JwtLoginError('ERR_JWT_LOGIN_BAD_REQUEST')
+}
+
 /** `POST /auth/2fa`; without the `twoFactor` option the gate answers 105 (the route stays, like the others). */
 export function twoFactorRoutes (app: TypedScope, ctx: JwtLoginContext): void {
   app.post('/auth/2fa', {
@@ -33,8 +41,7 @@ export function twoFactorRoutes (app: TypedScope, ctx: JwtLoginContext): void {
     schema: { ...DOC, body: TwoFactorBody, response: { 200: TwoFactorReply } }
   }, async (request, reply) => {
     const { call, token } = stateOf(request)
-    const remember = request.body.remember_device
-    const input = { token: token as string, code: present(request.body.code), rememberDevice: remember === true || remember === 'true' }
+    const input = { token: token as string, code: present(request.body.code), rememberDevice: rememberDevice(request.body.remember_device) }
     return succeed(deliver(reply, call.settings, await completeTwoFactor(ctx, call, input)))
   })
 }

@@ -52,7 +52,8 @@ export async function endOwnSession (ctx: JwtLoginContext, settings: Settings, u
  * forgotten and the index keeps `keep` only (tidying, logged on failure).
  */
 export async function endAllSessions (ctx: JwtLoginContext, settings: Settings, userId: number, reason: 'sign_out_everywhere' | 'host', keep?: string): Promise<void> {
-  await ctx.tokens.revokeUserTokens(settings, userId, ctx.clock(), keep)
+  // ends the sessions started in this very millisecond too (a session starts at its ms)
+  await ctx.tokens.revokeUserTokens(settings, userId, ctx.clock() + 1, keep)
   ctx.forgetUser(userId)
   ctx.events.emit('session.ended', keep === undefined ? { userId, sessionId: null, reason } : { userId, sessionId: null, reason, kept: keep })
   // the cutoff already ended the devices trusted before it: what follows is tidying

@@ -82,6 +82,8 @@ export class Revocation {
   #longestTokenMs = 0
   /** The same for refresh families. */
   #longestSessionMs = 0
+  /** The same for trusted devices, which a user's cutoff ends too. */
+  #longestDeviceMs = 0
 
   constructor (store: StateStore, clock: Clock) {
     this.#store = store
@@ -91,6 +93,11 @@ export class Revocation {
   /** Notes the lifetime of a token just issued, which its revocation must outlive. */
   tokenIssued (lifetimeMs: number): void {
     this.#longestTokenMs = Math.max(this.#longestTokenMs, lifetimeMs)
+  }
+
+  /** Notes the lifetime of a trusted device just written, which a user's cutoff must outlive. */
+  deviceTrusted (lifetimeMs: number): void {
+    this.#longestDeviceMs = Math.max(this.#longestDeviceMs, lifetimeMs)
   }
 
   /** Notes the lifetime of a refresh family just written, which a user's cutoff must outlive. */
@@ -172,7 +179,11 @@ export class Revocation {
    * Provisional cutoffs already past are folded into the time.
    */
   async #changeCutoff (settings: Settings, userId: number, change: (record: CutoffRecord) => CutoffRecord): Promise<void> {
-    const ttlMs = Math.max(settings.refresh.lifetimeMs, settings.tokens.lifetimeMs, this.#longestTokenMs, this.#longestSessionMs) + settings.tokens.leewayMs
+    const { rememberDevice } = settings.twoFactor
+    const ttlMs = Math.max(
+      settings.refresh.lifetimeMs, settings.tokens.lifetimeMs, rememberDevice.enabled ? rememberDevice.lifetimeMs : 0,
+      this.#longestTokenMs, this.#longestSessionMs, this.#longestDeviceMs
+    ) + settings.tokens.leewayMs
     await updateEntry(this.#store, stateKeys.userCutoff(userId), 'the user\'s cutoff', (raw) => {
       const next = change(parseCutoff(raw) ?? { t: 0 })
       const now = this.#clock()

@@ -37,7 +37,7 @@ export class TokenService {
     this.#jwt = new Jwt(keys, algorithm, clock)
     this.#revocation = new Revocation(store, clock)
     this.sessions = new SessionIndex(store, clock)
-    this.devices = new TrustedDevices(store, clock)
+    this.devices = new TrustedDevices(store, clock, this.#revocation)
     this.#refresh = new RefreshFamilies(store, clock, this.#revocation, this.sessions)
   }
 

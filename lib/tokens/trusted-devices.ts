@@ -4,7 +4,7 @@ import { randomToken, safeEqual, sha256Base64url } from '../core/crypto.js'
 import { readMany } from '../store/read.js'
 import type { StateStore } from '../store/types.js'
 import { updateEntry } from '../store/update.js'
-import { cutoffTime, stateKeys } from './revocation.js'
+import { cutoffTime, stateKeys, type Revocation } from './revocation.js'
 import { USER_AGENT_MAX_LENGTH } from './session-index.js'
 
 /** A device as stored: id, hash of its current secret, trusted at, last used at (0: never), expires at, IP and User-Agent at trust. */
@@ -60,9 +60,12 @@ export class TrustedDevices {
   readonly #store: StateStore
   readonly #clock: Clock
 
-  constructor (store: StateStore, clock: Clock) {
+  readonly #revocation: Revocation
+
+  constructor (store: StateStore, clock: Clock, revocation: Revocation) {
     this.#store = store
     this.#clock = clock
+    this.#revocation = revocation
   }
 
   /**
@@ -72,6 +75,8 @@ export class TrustedDevices {
   async trust (request: TrustRequest): Promise<{ token: string, deviceId: string, dropped: string[] }> {
     const deviceId = randomToken(16)
     const secret = randomToken()
+    // the cutoff that ends it (a reset, a sign-out everywhere) must live as long as it may
+    this.#revocation.deviceTrusted(request.lifetimeMs)
     let dropped: string[] = []
     await updateEntry(this.#store, devicesKey(request.userId), 'the trusted devices', (raw) => {
       const now = this.#clock()
@@ -96,8 +101,9 @@ export class TrustedDevices {
     if (match === null) return null
     const [, deviceId, secret] = match as unknown as [string, string, string]
     const hash = sha256Base64url(secret)
-    const [raw, cutoff] = await readMany(this.#store, [devicesKey(userId), stateKeys.userCutoff(userId)])
-    const entries = parse(raw ?? null)
+    const [read, cutoff] = await readMany(this.#store, [devicesKey(userId), stateKeys.userCutoff(userId)])
+    const raw = read ?? null
+    const entries = parse(raw)
     const now = this.#clock()
     const entry = entries.find(([id]) => id === deviceId)
     // compared in constant time whether or not the device was found
@@ -107,7 +113,7 @@ export class TrustedDevices {
     entry[1] = sha256Base64url(next)
     entry[3] = now
     const live = entries.filter(([, , , , expiresAt]) => expiresAt > now)
-    const written = await this.#store.compareAndSet(devicesKey(userId), raw ?? null, JSON.stringify(live), ttlOf(live, now))
+    const written = await this.#store.compareAndSet(devicesKey(userId), raw, JSON.stringify(live), ttlOf(live, now))
     return written ? { token: `${deviceId}.${next}`, deviceId } : null
   }
 

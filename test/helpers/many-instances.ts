@@ -45,6 +45,7 @@ type SharedSettings = Omit<SettingsInput, 'tokens'>
 const SETTINGS: SharedSettings = {
   refresh: { enabled: true },
   resetPassword: { enabled: true },
+  sessions: { enabled: true },
   // every request of the run comes from 127.0.0.1: the per-IP limits would count them all
   limits: { loginPerAccount: { max: ACCOUNT_MAX, window: '15m' }, loginPerIp: { max: 10_000, window: '15m' }, requestsPerIp: { max: 100_000, window: '1m' } }
 }
@@ -107,6 +108,7 @@ export async function runManyInstances (t: Test, store: StoreUnderTest): Promise
   await t.test('reset: one code sent to all three at once with three passwords sets exactly one of them', async (t) => { await resetOnce(t, hosts) })
   await t.test('lockout: failed logins spread over the instances, even concurrent, lock the account on all of them', async (t) => { await lockoutAcross(t, hosts) })
   await t.test('settings: a change of the settings file reaches every instance', async (t) => { await settingsConverge(t, hosts, settingsFile) })
+  await t.test('sessions: DELETE /sessions on A ends the sessions started on A, B and C on all three; DELETE /sessions/{id} on B ends one started on C everywhere', async (t) => { await sessionsAcross(t, hosts) })
   await t.test('never a 5xx in any answer of the run (nothing was made to fail: not even a 503)', async (t) => {
     const answered = hosts.flatMap((host) => host.answered)
     t.ok(answered.length > 80, `${answered.length} answers`)
@@ -266,4 +268,56 @@ async function settingsConverge (t: Test, hosts: Trio, file: string): Promise<vo
   await writeSettings(file, SETTINGS)
   t.ok(await converged(hosts, validateIs([200, undefined])), `and on again within ${CONVERGE_MS} ms`)
   t.same([...seen].sort(), ['[200,null]', '[403,82]'], 'no other answer while they changed over')
+}
+
+/** The session id of a token (its `sid` claim), read without verifying it. */
+function sessionIdOf (jwt: string): string {
+  return (JSON.parse(Buffer.from(jwt.split('.')[1] as string, 'base64url').toString('utf8')) as { sid: string }).sid
+}
+
+/** `GET <prefix><path>` on a host, kept in its answers like a call (`call` sends a body, which a GET cannot have). */
+async function getFrom (host: Host, path: string): Promise<Answer> {
+  const res = await fetch(`${host.base}/jwt-login/v1${path}`)
+  host.answered.push({ host: host.name, method: 'GET', path: path.split('?')[0] as string, status: res.status })
+  return { status: res.status, data: (await res.json() as { data: Record<string, any> }).data, retryAfter: res.headers.get('retry-after') }
+}
+
+/** The ids of the sessions `GET /sessions` lists on `host` for `jwt`'s user, sorted. */
+async function listedOn (t: Test, host: Host, jwt: string): Promise<string[]> {
+  const answer = await getFrom(host, `/sessions?JWT=${jwt}`)
+  t.equal(answer.status, 200, `GET /sessions on ${host.name}`)
+  return (answer.data.sessions as Array<{ id: string }>).map(({ id }) => id).sort()
+}
+
+async function sessionsAcross (t: Test, hosts: Trio): Promise<void> {
+  const [a, b, c] = hosts
+  const refused = [[401, 55], [401, 55], [401, 55]]
+  const live = [[200, undefined], [200, undefined], [200, undefined]]
+  const before = await Promise.all(hosts.map(async (host) => await signIn(host, ALICE)))
+  const ids = before.map(({ jwt }) => sessionIdOf(jwt))
+  for (const host of hosts) {
+    const listed = await listedOn(t, host, before[0]?.jwt as string)
+    t.ok(ids.every((id) => listed.includes(id)), `${host.name} lists the sessions started on A, B and C`)
+  }
+
+  t.same(pairOf(await a.call('/sessions', { JWT: before[0]?.jwt }, 'DELETE')), [200, undefined], 'DELETE /sessions on A')
+  // issued as soon as A answered, no wait
+  for (const [i, { jwt }] of before.entries()) {
+    t.same((await validateEverywhere(hosts, jwt)).map(pairOf), refused, `the token from ${hosts[i]?.name as string} is refused on every instance`)
+  }
+  const refreshed = await Promise.all(before.map(async ({ refresh_token: token }, i) => await (hosts[(i + 1) % 3] as Host).call('/auth/refresh', { refresh_token: token })))
+  t.same(refreshed.map(pairOf), [[401, 51], [401, 51], [401, 51]], 'and every refresh token, on another instance')
+
+  const after = await Promise.all(hosts.map(async (host) => await signIn(host, ALICE)))
+  const [fromA, fromB, fromC] = after.map(({ jwt }) => sessionIdOf(jwt)) as [string, string, string]
+  t.same(await listedOn(t, c, after[0]?.jwt as string), [fromA, fromB, fromC].sort(), 'new sign-ins work; only they are listed')
+
+  t.same(pairOf(await b.call(`/sessions/${fromC}`, { JWT: after[1]?.jwt }, 'DELETE')), [200, undefined], 'DELETE on B of the session started on C')
+  t.same((await validateEverywhere(hosts, after[2]?.jwt as string)).map(pairOf), refused, 'refused on all three')
+  t.same(pairOf(await a.call('/auth/refresh', { refresh_token: after[2]?.refresh_token })), [401, 51], 'its refresh token too')
+  for (const [i, { jwt }] of after.slice(0, 2).entries()) {
+    t.same((await validateEverywhere(hosts, jwt)).map(pairOf), live, `the session from ${hosts[i]?.name as string} lives on everywhere`)
+  }
+  t.same(await listedOn(t, a, after[0]?.jwt as string), [fromA, fromB].sort(), 'A no longer lists it')
+  t.same(pairOf(await c.call(`/sessions/${fromC}`, { JWT: after[0]?.jwt }, 'DELETE')), [404, 213], 'C finds it ended too')
 }

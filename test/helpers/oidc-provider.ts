@@ -15,6 +15,11 @@ import { closedPort } from './net.js'
 export const REDIRECT_URI = 'https://app.example.test/callback'
 export const OTHER_REDIRECT_URI = 'https://app.example.test/other-callback'
 
+/** The relying party's origin as the clients register it (the plugin's listening address stands in: see `relyingParty`). */
+export const RP_ORIGIN = 'https://app.example.test'
+/** The `backchannel_logout_uri` the clients register with `backchannelLogout` on: the plugin's route for that provider. */
+export const backchannelLogoutUri = (provider: string): string => `${RP_ORIGIN}/jwt-login/v1/oauth/${provider}/backchannel-logout`
+
 export interface TestAccount {
   id: string
   email: string
@@ -65,6 +70,28 @@ export interface AuthorizeOptions {
   emailInIdToken?: boolean
   /** PKCE S256 challenge to send. */
   codeChallenge?: string
+  /** The browser's cookies at the provider, kept across flows (its provider session); a fresh jar by default. */
+  browser?: Map<string, string>
+}
+
+/** What the provider's POST of a logout token to a client's `backchannel_logout_uri` came to. */
+export interface BackchannelOutcome {
+  clientId: string
+  /** The account and provider session (`sid`) the token named. */
+  accountId: string
+  sid: string
+  /** `null` when the client answered 200; else the provider's error (`expected 200 OK from …, got: 400 …`). */
+  error: string | null
+}
+
+export interface IdpOptions {
+  /**
+   * OpenID Back-Channel Logout at the provider: idp1's client registers
+   * `backchannelLogoutUri('idp1')` with `backchannel_logout_session_required`
+   * (its ID tokens and logout tokens carry `sid`), idp2's registers
+   * `backchannelLogoutUri('idp2')` without (its logout tokens name `sub` only).
+   */
+  backchannelLogout?: boolean
 }
 
 export interface TestIdp {
@@ -82,6 +109,16 @@ export interface TestIdp {
   idToken: (options?: AuthorizeOptions & { nonce: string }) => Promise<string>
   /** A token with any claims, signed with the provider's key (or another one). */
   sign: (claims: JWTPayload, options?: { key?: SigningKey, alg?: string, kid?: string, typ?: string }) => Promise<string>
+  /** Where the provider's back-channel calls to `RP_ORIGIN` go: the plugin's listening origin (`http://127.0.0.1:<port>`). */
+  relyingParty: (origin: string) => void
+  /**
+   * The browser's RP-initiated logout at the provider (`/session/end`, then
+   * its confirmation with "yes, sign me out"), with the cookies of `browser`:
+   * the provider ends that session and, before it answers, POSTs a logout
+   * token to the `backchannel_logout_uri` of every client the session signed
+   * in to. Answers what each of those POSTs came to.
+   */
+  signOut: (browser: Map<string, string>) => Promise<BackchannelOutcome[]>
   close: () => Promise<void>
 }
 
@@ -90,24 +127,59 @@ async function listen (server: Server): Promise<number> {
   return (server.address() as AddressInfo).port
 }
 
-export async function startIdp (): Promise<TestIdp> {
+/** The client metadata and provider features of back-channel logout (`IdpOptions.backchannelLogout`). */
+function backchannelConfiguration (on: boolean, target: () => string | null): { idp1: object, idp2: object, features: object, fetch?: unknown } {
+  if (!on) return { idp1: {}, idp2: {}, features: {} }
+  return {
+    idp1: { backchannel_logout_uri: backchannelLogoutUri('idp1'), backchannel_logout_session_required: true },
+    idp2: { backchannel_logout_uri: backchannelLogoutUri('idp2') },
+    features: {
+      backchannelLogout: { enabled: true },
+      // the logout confirmation page as a bare form (its xsrf field is all the driver reads)
+      rpInitiatedLogout: { enabled: true, logoutSource: (ctx: { body: string }, form: string) => { ctx.body = form }, postLogoutSuccessSource: (ctx: { body: string }) => { ctx.body = 'signed out' } }
+    },
+    // the provider refuses to call loopback addresses (its SSRF guard): calls to the relying party go to where the plugin listens
+    fetch: async (url: string, options: RequestInit & { dispatcher?: unknown }) => {
+      const origin = target()
+      if (origin === null || !url.startsWith(`${RP_ORIGIN}/`)) return await globalThis.fetch(url, options)
+      const { dispatcher: _guard, ...rest } = options
+      return await globalThis.fetch(`${origin}${url.slice(RP_ORIGIN.length)}`, rest)
+    }
+  }
+}
+
+/** Keeps the cookies a response sets in the browser's jar. */
+function keepCookies (cookies: Map<string, string>, res: Response): void {
+  for (const line of res.headers.getSetCookie()) {
+    const [pair] = line.split(';')
+    const at = (pair as string).indexOf('=')
+    cookies.set((pair as string).slice(0, at), (pair as string).slice(at + 1))
+  }
+}
+
+const cookieHeader = (cookies: Map<string, string>): string => [...cookies].map(([name, value]) => `${name}=${value}`).join('; ')
+
+export async function startIdp (options: IdpOptions = {}): Promise<TestIdp> {
   const key = await newSigningKey('idp-key-1')
   const server = createServer()
   const port = await listen(server)
   const issuer = `http://127.0.0.1:${port}`
   const accounts = new Map<string, TestAccount>(Object.values(ACCOUNTS).map(a => [a.id, a]))
+  let rpOrigin: string | null = null
+  const backchannel = backchannelConfiguration(options.backchannelLogout === true, () => rpOrigin)
 
   const provider = new Provider(issuer, {
     clients: [
-      { ...CLIENTS.idp1, redirect_uris: [REDIRECT_URI, OTHER_REDIRECT_URI], response_types: ['code', 'id_token'], grant_types: ['authorization_code', 'implicit'] },
-      { ...CLIENTS.idp2, redirect_uris: [REDIRECT_URI], response_types: ['code'], grant_types: ['authorization_code'] },
+      { ...CLIENTS.idp1, redirect_uris: [REDIRECT_URI, OTHER_REDIRECT_URI], response_types: ['code', 'id_token'], grant_types: ['authorization_code', 'implicit'], ...backchannel.idp1 },
+      { ...CLIENTS.idp2, redirect_uris: [REDIRECT_URI], response_types: ['code'], grant_types: ['authorization_code'], ...backchannel.idp2 },
       { ...CLIENTS.other, redirect_uris: [REDIRECT_URI], response_types: ['code', 'id_token'], grant_types: ['authorization_code', 'implicit'] }
     ],
     jwks: { keys: [key.privateJwk] },
     cookies: { keys: ['oidc-test-cookie-key-0123456789'] },
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
     ttl: { Interaction: 600, Session: 3600, Grant: 3600, AccessToken: 3600, IdToken: 3600, AuthorizationCode: 60 },
-    features: { devInteractions: { enabled: false }, claimsParameter: { enabled: true } },
+    features: { devInteractions: { enabled: false }, claimsParameter: { enabled: true }, ...backchannel.features },
+    ...(backchannel.fetch === undefined ? {} : { fetch: backchannel.fetch }),
     pkce: { required: () => false },
     interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
     findAccount: async (_ctx: unknown, id: string) => {
@@ -122,6 +194,13 @@ export async function startIdp (): Promise<TestIdp> {
   const callback = provider.callback()
   let jwksOverride: { keys: JWK[] } | null = null
   const requests: string[] = []
+  const outcomes: BackchannelOutcome[] = []
+  provider.on('backchannel.success', (_ctx, client, accountId, sid) => {
+    outcomes.push({ clientId: (client as { clientId: string }).clientId, accountId: String(accountId), sid: String(sid), error: null })
+  })
+  provider.on('backchannel.error', (_ctx, error, client, accountId, sid) => {
+    outcomes.push({ clientId: (client as { clientId: string }).clientId, accountId: String(accountId), sid: String(sid), error: (error as Error).message })
+  })
 
   // The interaction pages: log in the account named by login_hint, consent to all that is asked.
   const interaction = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -173,18 +252,11 @@ export async function startIdp (): Promise<TestIdp> {
     if (options.emailInIdToken === true) {
       url.searchParams.set('claims', JSON.stringify({ id_token: { email: null, email_verified: null, name: null } }))
     }
-    const cookies = new Map<string, string>()
+    const cookies = options.browser ?? new Map<string, string>()
     let next: URL = url
     for (let hop = 0; hop < 12; hop++) {
-      const res = await fetch(next, {
-        redirect: 'manual',
-        headers: { cookie: [...cookies].map(([name, value]) => `${name}=${value}`).join('; ') }
-      })
-      for (const line of res.headers.getSetCookie()) {
-        const [pair] = line.split(';')
-        const at = (pair as string).indexOf('=')
-        cookies.set((pair as string).slice(0, at), (pair as string).slice(at + 1))
-      }
+      const res = await fetch(next, { redirect: 'manual', headers: { cookie: cookieHeader(cookies) } })
+      keepCookies(cookies, res)
       const location = res.headers.get('location')
       if (location === null) throw new Error(`the provider stopped at ${next.pathname} with ${res.status}: ${await res.text()}`)
       if (location.startsWith(redirectUri)) return new URL(location)
@@ -221,6 +293,23 @@ export async function startIdp (): Promise<TestIdp> {
       return await new SignJWT(claims)
         .setProtectedHeader({ alg: options.alg ?? 'RS256', kid: options.kid ?? signer.kid, typ: options.typ ?? 'JWT' })
         .sign(signer.privateKey)
+    },
+    relyingParty: (origin) => { rpOrigin = origin },
+    signOut: async (browser) => {
+      const page = await fetch(new URL('/session/end', issuer), { redirect: 'manual', headers: { cookie: cookieHeader(browser) } })
+      keepCookies(browser, page)
+      const xsrf = /name="xsrf" value="([^"]+)"/.exec(await page.text())?.[1]
+      if (xsrf === undefined) throw new Error(`no logout form at the provider (${page.status})`)
+      const seen = outcomes.length
+      const confirmed = await fetch(new URL('/session/end/confirm', issuer), {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { cookie: cookieHeader(browser), 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ xsrf, logout: 'yes' }).toString()
+      })
+      keepCookies(browser, confirmed)
+      if (confirmed.status !== 303) throw new Error(`the provider's logout answered ${confirmed.status}: ${await confirmed.text()}`)
+      return outcomes.slice(seen)
     },
     close: async () => {
       server.closeAllConnections()

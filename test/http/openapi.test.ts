@@ -40,7 +40,8 @@ async function documentedHost (options: Parameters<typeof buildDocumentedHost>[1
 }
 
 function operation (doc: Document, route: RouteOptions): Operation | undefined {
-  return doc.paths[route.url]?.[String(route.method).toLowerCase()]
+  // the document writes a path parameter `{id}`, the router `:id`
+  return doc.paths[route.url.replace(/:([A-Za-z]+)/g, '{$1}')]?.[String(route.method).toLowerCase()]
 }
 
 function errorEnum (op: Operation, status: string): number[] {
@@ -57,9 +58,11 @@ t.test('the document is valid OpenAPI 3 and has every route of the plugin, and n
 
   const plugin = routes.filter(route => route.url.startsWith(PREFIX))
   t.same(plugin.map(r => `${String(r.method)} ${r.url}`).sort(), [
-    'GET /jwt-login/v1/auth/validate', 'GET /jwt-login/v1/jwks', 'GET /jwt-login/v1/oauth/nonce', 'GET /jwt-login/v1/oauth/token',
+    'DELETE /jwt-login/v1/devices/:id', 'DELETE /jwt-login/v1/sessions', 'DELETE /jwt-login/v1/sessions/:id',
+    'GET /jwt-login/v1/auth/validate', 'GET /jwt-login/v1/jwks', 'GET /jwt-login/v1/oauth/nonce', 'GET /jwt-login/v1/oauth/token', 'GET /jwt-login/v1/sessions',
     'POST /jwt-login/v1/auth', 'POST /jwt-login/v1/auth/2fa', 'POST /jwt-login/v1/auth/refresh', 'POST /jwt-login/v1/auth/revoke',
-    'POST /jwt-login/v1/auth/validate', 'POST /jwt-login/v1/oauth/token', 'POST /jwt-login/v1/user/reset_password', 'PUT /jwt-login/v1/user/reset_password'
+    'POST /jwt-login/v1/auth/validate', 'POST /jwt-login/v1/oauth/:provider/backchannel-logout', 'POST /jwt-login/v1/oauth/token',
+    'POST /jwt-login/v1/user/reset_password', 'PUT /jwt-login/v1/user/reset_password'
   ])
   const operationIds = new Set<string>()
   for (const route of plugin) {
@@ -122,7 +125,10 @@ t.test('request bodies in each content type; the gate\'s fields in the body and 
 
   t.same(plain.doc.components.securitySchemes, jwtLoginOpenApi.components.securitySchemes)
   const secured = Object.entries(paths).flatMap(([path, methods]) => Object.entries(methods).filter(([, op]) => op.security !== undefined).map(([m]) => `${m} ${path}`))
-  t.same(secured.sort(), ['get /jwt-login/v1/auth/validate', 'post /jwt-login/v1/auth/2fa', 'post /jwt-login/v1/auth/revoke', 'post /jwt-login/v1/auth/validate'])
+  t.same(secured.sort(), [
+    'delete /jwt-login/v1/devices/{id}', 'delete /jwt-login/v1/sessions', 'delete /jwt-login/v1/sessions/{id}',
+    'get /jwt-login/v1/auth/validate', 'get /jwt-login/v1/sessions', 'post /jwt-login/v1/auth/2fa', 'post /jwt-login/v1/auth/revoke', 'post /jwt-login/v1/auth/validate'
+  ])
   t.same(paths[`${PREFIX}/auth/revoke`]?.post?.security, [{ [BEARER_SCHEME]: [] }, {}], 'the header or the JWT field')
 })
 
@@ -145,7 +151,7 @@ t.test('the host\'s own tags and security schemes stay; a scheme of the same nam
   })
   t.teardown(() => app.close())
   const doc = app.swagger() as unknown as Document
-  t.same(doc.tags?.map(tag => tag.name), ['host', 'tokens', 'two-factor', 'password-reset', 'openid', 'keys'])
+  t.same(doc.tags?.map(tag => tag.name), ['host', 'tokens', 'two-factor', 'password-reset', 'openid', 'sessions', 'keys'])
   t.equal(doc.tags?.[1]?.description, 'the host says')
   t.same(Object.keys(doc.components.securitySchemes ?? {}), ['apiKey', BEARER_SCHEME])
 

@@ -129,26 +129,38 @@ t.test('prepareSession: its only store call is the refresh family\'s write; the 
   t.same(await indexedSessions(on), [])
 })
 
-t.test('an index that cannot be written: 503 / 201, and the session is forgotten', async (t) => {
-  const kit = await flowKit({ refresh: { enabled: true } })
+t.test('an index that cannot be written: 503 / 201, the session is ended, and no other session', async (t) => {
+  const kit = await flowKit({ refresh: { enabled: true }, sessions: { maxPerUser: 1 } })
+  const held = claimsOf(kit, await completeSignIn(kit.ctx, kit.call(), await alice(kit)))
+  const before = kit.store.counts.state
   // every compare-and-set loses, as to writers that never stop
   kit.store.compareAndSet = async () => false
   await t.rejects(completeSignIn(kit.ctx, kit.call(), await alice(kit)), UNAVAILABLE)
-  t.equal(kit.store.counts.state, 0, 'no refresh family, no index: nothing left behind')
+  t.equal(kit.store.counts.state, before + 1, 'its family became its revoked mark (until its access token would have expired): nothing else left behind')
+  t.equal(await kit.ctx.tokens.isRevoked(held), false, 'the session the bound would have ended is live: the sign-in failed')
+  t.same(await indexedSessions(kit), [held.sid], 'and the index is as it was')
 })
 
-t.test('an index write that fails after it ended the oldest session: that session stays ended and is told', async (t) => {
+t.test('a trim that fails after it ended the oldest session: the sign-in answers, that session stays ended and is told, the next sign-in trims', async (t) => {
   const kit = await flowKit({ refresh: { enabled: true }, sessions: { maxPerUser: 1 } })
   const evicted = collect(kit, 'session.evicted')
+  const ended = collect(kit, 'session.ended')
   const held = claimsOf(kit, await completeSignIn(kit.ctx, kit.call(), await alice(kit)))
   const compareAndSet = kit.store.compareAndSet.bind(kit.store)
-  kit.store.compareAndSet = async () => { throw new Error('the store went away') }
-  await t.rejects(completeSignIn(kit.ctx, kit.call(), await alice(kit)), { message: 'the store went away' })
+  let calls = 0
+  // the join's write goes through; the trim's fails
+  kit.store.compareAndSet = async (...args) => { if (calls++ === 0) return await compareAndSet(...args); throw new Error('the store went away') }
+  const second = claimsOf(kit, await completeSignIn(kit.ctx, kit.call(), await alice(kit)))
   t.equal(await kit.ctx.tokens.isRevoked(held), true, 'the session beyond the bound was ended before the write failed')
+  t.equal(await kit.ctx.tokens.isRevoked(second), false, 'the new session is live')
   t.same(evicted, [{ userId: kit.aliceId, sessionId: held.sid, reason: 'max_per_user' }], 'and the event says so')
+  t.same(ended, [{ userId: kit.aliceId, sessionId: held.sid, reason: 'limit' }])
+  t.match(kit.log, [{ level: 'warn', message: /could not be trimmed/ }], 'the failed trim is logged')
+  t.same(await indexedSessions(kit), [held.sid, second.sid], 'the index still lists the ended one; it is not listed as live')
+  t.same((await kit.ctx.sessions.list(kit.aliceId)).map(session => session.id), [second.sid])
   kit.store.compareAndSet = compareAndSet
   claimsOf(kit, await completeSignIn(kit.ctx, kit.call(), await alice(kit)))
-  t.equal(evicted.length, 1, 'the retry ends nothing more: the ended family left the index')
+  t.equal(evicted.length, 2, 'the next sign-in ends the one before it, and nothing more: the ended family left the index')
 })
 
 t.test('a host\'s own second-factor gate is counted per account and client before it is asked', async (t) => {
@@ -185,5 +197,5 @@ t.test('20 concurrent sign-ins of one user with sessions.maxPerUser 3 keep the b
   t.same(signedIn.filter((_, i) => live[i]).map(claims => claims.sid).sort(), [...index].sort(), 'the live sessions are exactly those in the index')
   t.equal(evicted.length, signedIn.length - max, 'one eviction for each session beyond it')
   t.ok(evicted.every(event => !index.includes(event.sessionId) && signedIn.some(claims => claims.sid === event.sessionId)), 'the evicted were signed in and are gone')
-  t.equal(kit.store.counts.state, 1 + max + evicted.length, 'the index, the live families and the revoked ones: the failed sign-ins left nothing')
+  t.equal(kit.store.counts.state, 1 + max + evicted.length + failed.length, 'the index, the live families, the evicted ones and the failed sign-ins\' sessions, each revoked until its access token would have expired')
 })

@@ -192,7 +192,7 @@ t.test('one backup code raced over 10 challenges is spent once; the losers\' cha
   t.type((await completeTwoFactor(ctx, call(), { token: loser.token, code: await totpAt(secret, clock.now) })).jwt, 'string', 'and it still takes the TOTP code')
 })
 
-t.test('a store that fails at the claim: the challenge stays usable and the prepared session is forgotten; one that fails after the spend does not undo the sign-in', async (t) => {
+t.test('a store that fails at the claim: the challenge stays usable and the prepared session is ended and not listed; an index that fails before the spend spends nothing', async (t) => {
   const kit = await twoFactorKit('totp', {}, { refresh: { enabled: true } })
   const { ctx, call, clock, secret, store, log, aliceId } = kit
   const { token, challengeId } = await kit.challenge()
@@ -204,18 +204,20 @@ t.test('a store that fails at the claim: the challenge stays usable and the prep
   }
 
   // the claim and its give-back both fail: the error goes on, and the loss is logged
-  const entries = store.counts.state
   store.compareAndSet = failing('2fa:challenge:')
   await t.rejects(completeTwoFactor(ctx, call(), { token, code }), { message: 'the store is down' })
   t.match(log, [{ level: 'warn', message: 'jwt-login: a two-factor challenge could not be given back; it ends with its interim token', fields: { userId: aliceId } }])
-  t.equal(store.counts.state, entries, 'the prepared session (its refresh family) was forgotten')
+  t.same(await ctx.sessions.list(aliceId), [], 'the prepared session was ended, and is not listed')
   t.same(JSON.parse(await kit.challengeRecord(challengeId) as string), { method: 'totp' }, 'the challenge is as it was')
 
-  // the user's session index fails once the factor is spent: the sign-in stands
+  // the user's session index fails before anything is spent: 503, and the code still works
   store.compareAndSet = failing('sessions:user:')
+  await t.rejects(completeTwoFactor(ctx, call(), { token, code }), { message: 'the store is down' })
+  t.same(JSON.parse(await kit.challengeRecord(challengeId) as string), { method: 'totp' }, 'the challenge was not claimed')
+  store.compareAndSet = compareAndSet
   const tokens = await completeTwoFactor(ctx, call(), { token, code })
   t.equal((await authenticateToken(ctx, call(), tokens.jwt)).publicUser.ID, aliceId, 'the retry with the same code signs in')
-  t.match(log[1], { level: 'warn', message: 'jwt-login: a new session could not join its user\'s session index; it does not count toward sessions.maxPerUser' })
+  t.same((await ctx.sessions.list(aliceId)).map(session => session.origin), [{ method: 'password', secondFactor: 'totp' }], 'listed once, with its factors')
 })
 
 t.test('an email user: the code is mailed after the answer, and it signs in once', async (t) => {

@@ -168,7 +168,8 @@ t.test('settings: defaults, and an interim lifetime of at most 5 minutes', async
     interimLifetimeMs: 300_000,
     attemptsPerChallenge: 5,
     perAccount: { max: 10, windowMs: 900_000 },
-    emailCodeLifetimeMs: 600_000
+    emailCodeLifetimeMs: 600_000,
+    rememberDevice: { enabled: false, lifetimeMs: 2_592_000_000, maxPerUser: 10 }
   })
   t.equal(resolveSettings({ tokens: { keys }, twoFactor: { interimLifetime: 120 } }).twoFactor.interimLifetimeMs, 120_000)
   t.throws(() => resolveSettings({ tokens: { keys }, twoFactor: { interimLifetime: '6m' } }), JwtLoginSettingsError)

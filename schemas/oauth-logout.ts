@@ -1,0 +1,30 @@
+import { Type, type TSchema } from '@sinclair/typebox'
+import { Fields } from './common.js'
+
+/** The longest logout token taken: as long as the longest ID token. */
+export const LOGOUT_TOKEN_MAX_LENGTH = 16384
+
+/** `POST /oauth/{provider}/backchannel-logout`: the provider's name, as the settings spell it. */
+export const LogoutParams = Type.Object({
+  provider: Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' })
+})
+
+/** The provider's request (form-encoded, as §2.5 sends it, or JSON). */
+export const LogoutFields = Fields({
+  logout_token: Type.Optional(Type.String({ maxLength: LOGOUT_TOKEN_MAX_LENGTH }))
+})
+
+/** A refused logout request, as OpenID Back-Channel Logout 1.0 §2.8 answers it (RFC 6749 §5.2 error names). */
+export const LogoutError = Type.Object({
+  error: Type.Literal('invalid_request'),
+  error_description: Type.String()
+})
+
+/**
+ * The 400 of the route: the refusal of §2.8, or the plugin's error envelope
+ * (`envelope`) for a multipart body that cannot be read.
+ */
+export const LogoutRefusedReply = (envelope: TSchema): TSchema => Type.Union([LogoutError, envelope], {
+  description: 'The logout token or the request is refused, and nothing was ended: `{ "error": "invalid_request", "error_description": "…" }` ' +
+    '(OpenID Connect Back-Channel Logout 1.0, section 2.8). A multipart body that cannot be read (with `multipart` on) answers the error envelope, `errorCode` 203.'
+})
