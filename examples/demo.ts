@@ -94,6 +94,7 @@ export async function buildDemo (options: DemoOptions = {}): Promise<FastifyInst
       bearer: { enabled: true },
       validate: { enabled: true },
       revoke: { enabled: true },
+      sessions: { enabled: true },
       resetPassword: { enabled: true, mail: { siteName: 'jwt-login demo' } },
       oauth: oauthSettings(options.oauth)
     },
@@ -156,6 +157,7 @@ export function banner (base: string): string {
     `  curl -s -X POST ${prefix}/auth/validate -H "Authorization: Bearer $JWT"`,
     `  curl -s "${base}/?rest_route=/jwt-login/v1/auth/validate" -H "Authorization: Bearer $JWT"`,
     `  curl -s ${base}/me -H "Authorization: Bearer $JWT"`,
+    `  curl -s ${prefix}/sessions -H "Authorization: Bearer $JWT"`,
     `  REFRESHED=$(${postJson(`${prefix}/auth/refresh`, '{"refresh_token":"$REFRESH"}')}); echo "$REFRESHED"`,
     `  JWT=$(echo "$REFRESHED" | ${pick('jwt')}); REFRESH=$(echo "$REFRESHED" | ${pick('refresh_token')})`,
     `  curl -s -X POST ${prefix}/auth/revoke -H "Authorization: Bearer $JWT"`,

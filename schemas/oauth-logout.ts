@@ -21,10 +21,19 @@ export const LogoutError = Type.Object({
 })
 
 /**
- * The 400 of the route: the refusal of §2.8, or the plugin's error envelope
- * (`envelope`) for a multipart body that cannot be read.
+ * The 400 of the route, one object for both of its shapes (Swagger 2 has no
+ * `anyOf`): the refusal of §2.8 (`error`, `error_description`), or, for a
+ * multipart body that cannot be read (with `multipart` on), the plugin's
+ * error envelope (`success`, `data`) with `malformedCode`, described by
+ * `malformedLine`.
  */
-export const LogoutRefusedReply = (envelope: TSchema): TSchema => Type.Union([LogoutError, envelope], {
+export const LogoutRefusedReply = (malformedCode: number, malformedLine: string): TSchema => Type.Object({
+  error: Type.Optional(Type.Literal('invalid_request')),
+  error_description: Type.Optional(Type.String()),
+  success: Type.Optional(Type.Literal(false)),
+  data: Type.Optional(Type.Object({ message: Type.String(), errorCode: Type.Integer({ enum: [malformedCode] }) }))
+}, {
   description: 'The logout token or the request is refused, and nothing was ended: `{ "error": "invalid_request", "error_description": "…" }` ' +
-    '(OpenID Connect Back-Channel Logout 1.0, section 2.8). A multipart body that cannot be read (with `multipart` on) answers the error envelope, `errorCode` 203.'
+    '(OpenID Connect Back-Channel Logout 1.0, section 2.8). Only a multipart body that cannot be read (with `multipart` on) answers the error envelope:\n' +
+    malformedLine
 })

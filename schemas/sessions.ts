@@ -1,25 +1,29 @@
 import { Type } from '@sinclair/typebox'
 import { Field, Fields, Success } from './common.js'
 
-/** One of a user's sessions, as `GET /sessions` answers it. A session id is no secret: it cannot refresh or sign anything. */
+/**
+ * One of a user's sessions, as `GET /sessions` answers it. A session id is
+ * no secret: it cannot refresh or sign anything. A field with no value is
+ * left out (no `null`: Swagger 2 has no form for it).
+ */
 export const SessionItem = Type.Object({
   id: Type.String(),
   /** Whether it is the session of the token that asked. */
   current: Type.Boolean(),
   /** When its sign-in started (ISO 8601, UTC). */
   started_at: Type.String(),
-  /** When its refresh token last rotated, or `null`. */
-  last_refreshed_at: Type.Union([Type.String(), Type.Null()]),
-  /** The first factor: `password` or `provider`; `null` for a session from before 0.3. */
-  method: Type.Union([Type.Literal('password'), Type.Literal('provider'), Type.Null()]),
+  /** When its refresh token last rotated; absent before the first refresh. */
+  last_refreshed_at: Type.Optional(Type.String()),
+  /** The first factor: `password` or `provider`; absent for a session from before 0.3. */
+  method: Type.Optional(Type.String({ enum: ['password', 'provider'] })),
   /** The provider's name, for `provider`. */
-  provider: Type.Union([Type.String(), Type.Null()]),
-  /** What completed the sign-in after the first factor: `totp`, `email`, `backup_codes`, `trusted_device`, or `null`. */
-  second_factor: Type.Union([Type.String(), Type.Null()]),
+  provider: Type.Optional(Type.String()),
+  /** What completed the sign-in after the first factor: `totp`, `email`, `backup_codes`, or `trusted_device`; absent without one. */
+  second_factor: Type.Optional(Type.String()),
   /** The client's address at sign-in, as the request gave it. */
-  ip: Type.Union([Type.String(), Type.Null()]),
+  ip: Type.Optional(Type.String()),
   /** The client's `User-Agent` at sign-in, cut to 256 characters. */
-  user_agent: Type.Union([Type.String(), Type.Null()])
+  user_agent: Type.Optional(Type.String())
 })
 
 /** One trusted device (second factor), as `GET /sessions` answers it. Its id is no secret: it cannot sign anyone in. */
@@ -27,12 +31,12 @@ export const DeviceItem = Type.Object({
   id: Type.String(),
   /** When it was trusted (ISO 8601, UTC). */
   trusted_at: Type.String(),
-  /** When it last stood in for the second factor, or `null`. */
-  last_used_at: Type.Union([Type.String(), Type.Null()]),
+  /** When it last stood in for the second factor; absent before its first use. */
+  last_used_at: Type.Optional(Type.String()),
   /** When it stops being trusted. */
   expires_at: Type.String(),
   ip: Type.String(),
-  user_agent: Type.Union([Type.String(), Type.Null()])
+  user_agent: Type.Optional(Type.String())
 })
 
 export const SessionsReply = Success({
@@ -48,5 +52,5 @@ export const IdParams = Type.Object({
 /** `DELETE /sessions`: `keep_current=true` keeps the caller's own session. */
 export const EndAllQuery = Fields({
   JWT: Field,
-  keep_current: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')]))
+  keep_current: Type.Optional(Type.String({ pattern: '^(true|false)$' }))
 })

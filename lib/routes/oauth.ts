@@ -1,7 +1,6 @@
 import type { Static } from '@sinclair/typebox'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { MessageReply } from '../../schemas/auth.js'
-import { ErrorEnvelope } from '../../schemas/common.js'
 import { ID_TOKEN_MAX_LENGTH, OAuthNonceReply, OAuthTokenFields, OAuthTokenReply, type OAuthTokenInput } from '../../schemas/oauth.js'
 import { LOGOUT_TOKEN_MAX_LENGTH, LogoutFields, LogoutParams, LogoutRefusedReply } from '../../schemas/oauth-logout.js'
 import type { JwtLoginContext } from '../context/context.js'
@@ -75,7 +74,7 @@ function logoutRoute (app: TypedScope, ctx: JwtLoginContext): void {
       ...LOGOUT_DOC,
       params: LogoutParams,
       body: LogoutFields,
-      response: { 200: MessageReply, 400: LogoutRefusedReply(ErrorEnvelope([malformed.errorCode], `- \`${malformed.errorCode}\` ERR_JWT_LOGIN_BAD_REQUEST: ${malformed.message}`)) }
+      response: { 200: MessageReply, 400: LogoutRefusedReply(malformed.errorCode, `- \`${malformed.errorCode}\` ERR_JWT_LOGIN_BAD_REQUEST: ${malformed.message}`) }
     },
     // a refused token and a malformed request (a body, a field or a parameter refused) answer as the spec says;
     // the rest (the per-IP limit, the provider, the store) as every route of the plugin does

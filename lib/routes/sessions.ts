@@ -47,30 +47,35 @@ const END_DEVICE_DOC: RouteDoc = {
 
 const iso = (ms: number): string => new Date(ms).toISOString()
 
+/** The fields of `values` that have one: the answer leaves out what is `null` or absent. */
+function defined<T extends object> (values: T): T {
+  return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== null && value !== undefined)) as T
+}
+
 function sessionItem (session: IndexedSession, current: string): Static<typeof SessionsReply>['data']['sessions'][number] {
   const { origin } = session
-  return {
+  return defined({
     id: session.id,
     current: session.id === current,
     started_at: iso(session.startedAt),
-    last_refreshed_at: session.lastRefreshedAt === null ? null : iso(session.lastRefreshedAt),
-    method: origin?.method ?? null,
-    provider: origin?.provider ?? null,
-    second_factor: origin?.secondFactor ?? null,
-    ip: session.ip,
-    user_agent: session.userAgent
-  }
+    last_refreshed_at: session.lastRefreshedAt === null ? undefined : iso(session.lastRefreshedAt),
+    method: origin?.method,
+    provider: origin?.provider,
+    second_factor: origin?.secondFactor,
+    ip: session.ip ?? undefined,
+    user_agent: session.userAgent ?? undefined
+  })
 }
 
 function deviceItem (device: TrustedDevice): Static<typeof SessionsReply>['data']['devices'][number] {
-  return {
+  return defined({
     id: device.id,
     trusted_at: iso(device.trustedAt),
-    last_used_at: device.lastUsedAt === null ? null : iso(device.lastUsedAt),
+    last_used_at: device.lastUsedAt === null ? undefined : iso(device.lastUsedAt),
     expires_at: iso(device.expiresAt),
     ip: device.ip,
-    user_agent: device.userAgent
-  }
+    user_agent: device.userAgent ?? undefined
+  })
 }
 
 /**

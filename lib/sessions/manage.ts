@@ -59,7 +59,7 @@ export async function endAllSessions (ctx: JwtLoginContext, settings: Settings, 
   // the cutoff already ended the devices trusted before it: what follows is tidying
   await Promise.all([
     ctx.sessions.forget(userId, (id) => id !== keep).catch((error: unknown) => {
-      ctx.log.warn({ userId, err: loggedError(error) }, 'jwt-login: the ended sessions could not leave their user\'s session index; they are not listed, and leave it at a later sign-in')
+      ctx.log.warn({ userId, err: loggedError(error) }, 'jwt-login: ended sessions could not leave their user\'s session index; they are not listed, and leave it at a later sign-in')
     }),
     forgetDevices(ctx, userId, 'sign_out_everywhere').catch((error: unknown) => {
       ctx.log.warn({ userId, err: loggedError(error) }, 'jwt-login: the user\'s trusted devices could not be forgotten; the sign-out everywhere already ended them')

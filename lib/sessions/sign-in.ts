@@ -56,12 +56,16 @@ export async function prepareSession (ctx: JwtLoginContext, call: Call, user: Pu
   const family = settings.refresh.enabled
   const lifetimeMs = family ? settings.refresh.lifetimeMs : settings.tokens.lifetimeMs
   const userId = user.ID
+  const { maxPerUser } = settings.sessions
+  // how many entries the index held once this session joined: over the bound, settling trims it
+  let joined = 0
   const join = async (): Promise<void> => {
     const endsAt = ctx.clock() + lifetimeMs
-    await Promise.all([
-      ctx.sessions.add({ userId, sessionId, endsAt, family, max: settings.sessions.maxPerUser, origin, ip: call.ip, userAgent: call.userAgent }),
+    const [count] = await Promise.all([
+      ctx.sessions.add({ userId, sessionId, endsAt, family, max: maxPerUser, origin, ip: call.ip, userAgent: call.userAgent }),
       joinProvider(ctx, origin, userId, lifetimeMs)
     ])
+    joined = count
   }
   const discard = async (): Promise<void> => {
     await Promise.all([
@@ -71,10 +75,11 @@ export async function prepareSession (ctx: JwtLoginContext, call: Call, user: Pu
   }
   const settle = async (): Promise<void> => {
     ctx.events.emit('session.started', { userId, sessionId, method: origin.method, provider: origin.provider ?? null, secondFactor: origin.secondFactor ?? null, ip: call.ip })
+    if (joined <= maxPerUser) return
     // what this sign-in ended: told too when the index write then fails (the sessions stay ended)
     const ended: string[] = []
     try {
-      await ctx.sessions.trim(userId, settings.sessions.maxPerUser, async (id) => { await ctx.tokens.revokeSession(settings, id); ended.push(id) })
+      await ctx.sessions.trim(userId, maxPerUser, async (id) => { await ctx.tokens.revokeSession(settings, id); ended.push(id) })
     } catch (error) {
       ctx.log.warn({ userId, err: loggedError(error) }, 'jwt-login: the session index could not be trimmed to sessions.maxPerUser; the next sign-in trims it')
     } finally {

@@ -99,8 +99,9 @@ export class SessionIndex {
    * Adds a session before its sign-in is final, ending none (so a sign-in
    * that then fails ends no other session): one compare-and-set. Entries of
    * sessions without a refresh family leave once expired. Answers how many
-   * entries the index holds now; over the bound, `trim` follows once the
-   * sign-in is final.
+   * entries the index holds now; over the bound (only then), `trim` follows
+   * once the sign-in is final. Concurrent sign-ins that each joined within
+   * the bound may leave it over by a few until the next sign-in trims.
    */
   async add (entry: NewIndexEntry): Promise<number> {
     let count = 0

@@ -44,7 +44,7 @@ t.test('the banner names the credentials, Swagger UI and a curl command per rout
   t.ok(text.split('\n').includes('Swagger UI: http://127.0.0.1:3000/docs (the OpenAPI document: http://127.0.0.1:3000/docs/json)'))
   t.ok(text.split('\n').includes(`  email: ${DEMO_USER.email}`))
   t.ok(text.split('\n').includes(`  password: ${DEMO_USER.password}`))
-  for (const route of ['/jwt-login/v1/auth ', '/jwt-login/v1/auth/validate', '/jwt-login/v1/auth/refresh', '/jwt-login/v1/auth/revoke', '/?rest_route=/jwt-login/v1/auth/validate', '/me']) {
+  for (const route of ['/jwt-login/v1/auth ', '/jwt-login/v1/auth/validate', '/jwt-login/v1/auth/refresh', '/jwt-login/v1/auth/revoke', '/?rest_route=/jwt-login/v1/auth/validate', '/me', '/jwt-login/v1/sessions']) {
     t.match(text, new RegExp(`curl -s[^\\n]*http://127\\.0\\.0\\.1:3000${route.replace(/[?/.]/g, (c) => `\\${c}`)}`), `a curl command for ${route}`)
   }
   for (const variable of ['LOGIN', 'JWT', 'REFRESH', 'REFRESHED', 'INTERIM', 'CODE']) {
@@ -75,13 +75,14 @@ t.test('the banner\'s commands run in order in a plain sh against the demo (curl
 
   // curl prints no newline after an answer: one echo after each command keeps the answers apart
   const tokens = (await sh(commands(text, 'Try (paste in order').join('\necho\n'))).split('\n').filter(line => line !== '')
-  t.equal(tokens.length, 6, 'login, validate, validate by rest_route, /me, refresh, revoke')
+  t.equal(tokens.length, 7, 'login, validate, validate by rest_route, /me, sessions, refresh, revoke')
   t.match(JSON.parse(tokens[0] as string), { success: true, data: { jwt: String, refresh_token: String } })
   t.match(JSON.parse(tokens[1] as string), { success: true, data: { user: { user_email: DEMO_USER.email } } })
   t.match(JSON.parse(tokens[2] as string), { success: true, data: { user: { user_email: DEMO_USER.email } } })
   t.match(JSON.parse(tokens[3] as string), { user: { user_email: DEMO_USER.email } })
-  t.match(JSON.parse(tokens[4] as string), { success: true, data: { jwt: String, refresh_token: String } })
-  t.same(JSON.parse(tokens[5] as string), { success: true, data: { message: 'Token was revoked.' } }, 'the refreshed JWT was revoked')
+  t.match(JSON.parse(tokens[4] as string), { success: true, data: { sessions: [{ current: true, method: 'password' }], devices: [] } }, 'the session just started, listed')
+  t.match(JSON.parse(tokens[5] as string), { success: true, data: { jwt: String, refresh_token: String } })
+  t.same(JSON.parse(tokens[6] as string), { success: true, data: { message: 'Token was revoked.' } }, 'the refreshed JWT was revoked')
 
   const [ask, , complete] = commands(text, 'Password reset')
   t.same(JSON.parse(await sh(ask as string)).success, true)

@@ -107,14 +107,14 @@ t.test('GET /sessions: the user\'s live sessions, oldest first, with how each be
   const res = await list(app, second.jwt)
   t.equal(res.statusCode, 200)
   noStore(t, res, 'GET /sessions')
-  const item = { last_refreshed_at: null, method: 'password', provider: null, second_factor: null }
+  const item = { method: 'password' }
   t.strictSame(res.json(), {
     success: true,
     data: {
       sessions: [
         { id: first.sid, current: false, started_at: iso(t0), ...item, ip: '198.51.100.7', user_agent: 'Firefox/140.0' },
         { id: second.sid, current: true, started_at: iso(t0 + 1000), ...item, ip: '2001:db8::1', user_agent: 'x'.repeat(256) },
-        { id: third.sid, current: false, started_at: iso(t0 + 2000), ...item, ip: '203.0.113.9', user_agent: null }
+        { id: third.sid, current: false, started_at: iso(t0 + 2000), ...item, ip: '203.0.113.9' }
       ],
       devices: []
     }
@@ -126,12 +126,12 @@ t.test('GET /sessions: the user\'s live sessions, oldest first, with how each be
   t.equal(refreshed.statusCode, 200)
   const next = refreshed.json().data as { jwt: string }
   t.equal(claimsOf(next.jwt).sid, first.sid, 'a refresh stays in its session')
-  const after = (await list(app, next.jwt)).json().data.sessions as Array<{ id: string, current: boolean, last_refreshed_at: string | null, started_at: string }>
+  const after = (await list(app, next.jwt)).json().data.sessions as Array<{ id: string, current: boolean, last_refreshed_at?: string, started_at: string }>
   t.strictSame(after.map(s => [s.id, s.current, s.started_at, s.last_refreshed_at]), [
     [first.sid, true, iso(t0), iso(t0 + 7000)],
-    [second.sid, false, iso(t0 + 1000), null],
-    [third.sid, false, iso(t0 + 2000), null]
-  ], 'the refreshed session, current for its new token, with the time of its rotation')
+    [second.sid, false, iso(t0 + 1000), undefined],
+    [third.sid, false, iso(t0 + 2000), undefined]
+  ], 'the refreshed session, current for its new token, with the time of its rotation; the others have none')
   t.same((await app.jwtLogin.sessions(bobId)).map(s => s.id), [bobs.sid])
 })
 
@@ -345,7 +345,7 @@ t.test('OpenAPI: the four routes are documented, tagged, secured by the Bearer s
   const id = doc.paths[`${PREFIX}/sessions/{id}`]?.delete?.parameters?.find(p => p.name === 'id')
   t.match(id?.schema, { maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' }, 'the id\'s form')
   const keep = doc.paths[`${PREFIX}/sessions`]?.delete?.parameters?.find(p => p.name === 'keep_current')
-  t.match(JSON.stringify(keep?.schema), /"true".*"false"/, 'keep_current: true or false')
+  t.match(keep?.schema, { type: 'string', pattern: '^(true|false)$' }, 'keep_current: true or false')
   t.ok(jwtLoginOpenApi.tags.some(tag => tag.name === 'sessions'), 'the sessions tag is one of the plugin\'s', { todo: 'lib/http/openapi.ts: jwtLoginOpenApi.tags has no `sessions` tag' })
   t.ok(doc.tags?.some(tag => tag.name === 'sessions'), 'and described in the document', { todo: 'lib/http/openapi.ts: jwtLoginOpenApi.tags has no `sessions` tag' })
 })
@@ -507,9 +507,9 @@ t.test('three sign-ins of one user (password, provider, password + TOTP) are lis
 
   const sessions = (await list(app, totp)).json().data.sessions as Array<Record<string, unknown>>
   t.strictSame(sessions, [
-    { id: password.sid, current: false, started_at: iso(t0), last_refreshed_at: null, method: 'password', provider: null, second_factor: null, ip: '198.51.100.1', user_agent: 'UA password' },
-    { id: claimsOf(provider).sid, current: false, started_at: iso(t0 + 1000), last_refreshed_at: null, method: 'provider', provider: 'idp1', second_factor: null, ip: '198.51.100.2', user_agent: 'UA provider' },
-    { id: claimsOf(totp).sid, current: true, started_at: iso(t0 + 2000), last_refreshed_at: null, method: 'password', provider: null, second_factor: 'totp', ip: '198.51.100.3', user_agent: 'UA totp' }
+    { id: password.sid, current: false, started_at: iso(t0), method: 'password', ip: '198.51.100.1', user_agent: 'UA password' },
+    { id: claimsOf(provider).sid, current: false, started_at: iso(t0 + 1000), method: 'provider', provider: 'idp1', ip: '198.51.100.2', user_agent: 'UA provider' },
+    { id: claimsOf(totp).sid, current: true, started_at: iso(t0 + 2000), method: 'password', second_factor: 'totp', ip: '198.51.100.3', user_agent: 'UA totp' }
   ])
   t.same((await app.jwtLogin.sessions(bob.ID)).map(s => [s.method, s.provider, s.secondFactor]), [['password', null, null], ['provider', 'idp1', null], ['password', null, 'totp']], 'the host API alike')
   t.same(started.map(e => [e.userId, e.sessionId, e.method, e.provider, e.secondFactor, e.ip]), [

@@ -89,12 +89,12 @@ for (const kind of ['memory', 'redis', 'cluster', 'postgres'] as StoreKind[]) {
     port.enable(bob.ID, 'totp')
     const t1 = await withTotp('198.51.100.3', 'UA totp')
 
-    const provided = viaProvider.map(s => [s.sid, false, 'provider', 'idp1', null, '198.51.100.4', 'UA idp'])
+    const provided = viaProvider.map(s => [s.sid, false, 'provider', 'idp1', undefined, '198.51.100.4', 'UA idp'])
     t.strictSame(await listed(app, t1.jwt), [
-      [p1.sid, false, 'password', null, null, '198.51.100.1', 'UA one'],
-      [p2.sid, false, 'password', null, null, '198.51.100.2', 'UA two'],
+      [p1.sid, false, 'password', undefined, undefined, '198.51.100.1', 'UA one'],
+      [p2.sid, false, 'password', undefined, undefined, '198.51.100.2', 'UA two'],
       ...provided,
-      [t1.sid, true, 'password', null, 'totp', '198.51.100.3', 'UA totp']
+      [t1.sid, true, 'password', undefined, 'totp', '198.51.100.3', 'UA totp']
     ], 'every sign-in listed with how it began')
     t.strictSame((await listed(app, alice.jwt)).map(s => s[0]), [alice.sid], 'alice\'s own only')
 
