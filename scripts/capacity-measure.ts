@@ -160,15 +160,21 @@ async function measurePostgres (entries: EntryTemplate[]): Promise<number[]> {
 /** The most sessions a user's index lists (`sessions.maxPerUser`, default 50). */
 const MAX_PER_USER = 50
 
+/** A browser's `User-Agent` of a usual length (111 characters), for the full index. */
+const BROWSER_USER_AGENT = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36'
+
 /**
  * A user's session index as it is when full: the one a sign-in wrote, with
- * `MAX_PER_USER` sessions listed (ids of the plugin's form, a second apart).
+ * `MAX_PER_USER` sessions listed (ids of the plugin's form, a second apart,
+ * each with how it began, an IPv4 address and a browser's `User-Agent`).
  * Sessions whose refresh family is gone stay listed until the index is full,
  * so a user who signs in at least every `refresh.lifetime` comes to this.
  */
 function fullIndex (entry: EntryTemplate): EntryTemplate {
-  const [, endsAt, family] = (JSON.parse(entry.value) as Array<[string, number, number]>)[0] as [string, number, number]
-  const listed = Array.from({ length: MAX_PER_USER }, (_, i) => [`${(endsAt - 1_209_600_000 - (MAX_PER_USER - i) * 1000).toString(36)}-${randomUUID()}`, endsAt - (MAX_PER_USER - i) * 1000, family])
+  const [, endsAt, family, method, ip] = (JSON.parse(entry.value) as Array<[string, number, number, string, string, string]>)[0] as [string, number, number, string, string, string]
+  const listed = Array.from({ length: MAX_PER_USER }, (_, i) => [
+    `${(endsAt - 1_209_600_000 - (MAX_PER_USER - i) * 1000).toString(36)}-${randomUUID()}`, endsAt - (MAX_PER_USER - i) * 1000, family, method, ip, BROWSER_USER_AGENT
+  ])
   return { ...entry, value: JSON.stringify(listed) }
 }
 

@@ -21,7 +21,7 @@ t.test('every setting given: each lands in its resolved field, durations in ms, 
     revoke: { enabled: false },
     tokens: { algorithm: 'HS512', keys: [{ kid: 'a', secret: HS_SECRET }, { kid: 'b', secret: HS_SECRET }], issuer: 'i', audience: 'a', lifetime: 60, leeway: 1.5, claims: { email: false, login: false, displayName: true, roles: false } },
     limits: { loginPerAccount: { max: 3, window: '2m' }, loginPerIp: { window: '500ms' }, requestsPerIp: { max: 9 }, signInsPerAccount: { max: 2, window: 7 } },
-    sessions: { maxPerUser: 3, clockSkew: '2s' },
+    sessions: { enabled: true, maxPerUser: 3, clockSkew: '2s' },
     resetPassword: {
       enabled: true,
       requireAuthCode: true,
@@ -30,7 +30,7 @@ t.test('every setting given: each lands in its resolved field, durations in ms, 
       limits: { perEmail: { max: 1, window: '1m' }, perIp: { max: 2 } },
       mail: { siteName: 'S', subject: 'sub', text: 'txt', html: 'htm', retries: 0, retryDelay: 1 }
     },
-    twoFactor: { enabled: false, interimLifetime: '5m', attemptsPerChallenge: 2, perAccount: { max: 1, window: '1h' }, emailCodeLifetime: '1m' },
+    twoFactor: { enabled: false, interimLifetime: '5m', attemptsPerChallenge: 2, perAccount: { max: 1, window: '1h' }, emailCodeLifetime: '1m', rememberDevice: { enabled: true, lifetime: '7d', maxPerUser: 3 } },
     oauth: { providers: { g: { enabled: true, preset: 'google', clientId: 'g', acceptIdToken: true } } },
     cors: { enabled: true, origins: ['https://app.example.com'], credentials: true, maxAge: 30 },
     bodyLimit: 2048
@@ -64,7 +64,7 @@ t.test('every setting given: each lands in its resolved field, durations in ms, 
       requestsPerIp: { max: 9, windowMs: 60_000 },
       signInsPerAccount: { max: 2, windowMs: 7_000 }
     },
-    sessions: { maxPerUser: 3, clockSkewMs: 2_000 },
+    sessions: { enabled: true, maxPerUser: 3, clockSkewMs: 2_000 },
     resetPassword: {
       enabled: true,
       requireAuthCode: true,
@@ -73,7 +73,7 @@ t.test('every setting given: each lands in its resolved field, durations in ms, 
       limits: { perEmail: { max: 1, windowMs: 60_000 }, perIp: { max: 2, windowMs: 3_600_000 } },
       mail: { siteName: 'S', templates: { subject: 'sub', text: 'txt', html: 'htm' }, retries: 0, retryDelayMs: 1_000 }
     },
-    twoFactor: { enabled: false, interimLifetimeMs: 300_000, attemptsPerChallenge: 2, perAccount: { max: 1, windowMs: 3_600_000 }, emailCodeLifetimeMs: 60_000 },
+    twoFactor: { enabled: false, interimLifetimeMs: 300_000, attemptsPerChallenge: 2, perAccount: { max: 1, windowMs: 3_600_000 }, emailCodeLifetimeMs: 60_000, rememberDevice: { enabled: true, lifetimeMs: 604_800_000, maxPerUser: 3 } },
     cors: { enabled: true, origins: ['https://app.example.com'], credentials: true, maxAgeMs: 30_000 },
     bodyLimit: 2048
   })
@@ -91,7 +91,7 @@ t.test('the defaults of the groups not covered elsewhere: reset password and two
     limits: { perEmail: { max: 5, windowMs: 3_600_000 }, perIp: { max: 20, windowMs: 3_600_000 } },
     mail: { siteName: 'jwt-login', templates: DEFAULT_RESET_TEMPLATES, retries: 2, retryDelayMs: 2_000 }
   })
-  t.same(settings.twoFactor, { enabled: true, interimLifetimeMs: 300_000, attemptsPerChallenge: 5, perAccount: { max: 10, windowMs: 900_000 }, emailCodeLifetimeMs: 600_000 })
+  t.same(settings.twoFactor, { enabled: true, interimLifetimeMs: 300_000, attemptsPerChallenge: 5, perAccount: { max: 10, windowMs: 900_000 }, emailCodeLifetimeMs: 600_000, rememberDevice: { enabled: false, lifetimeMs: 2_592_000_000, maxPerUser: 10 } })
   t.equal(RENDERED_DEFAULTS, DEFAULT_RESET_TEMPLATES, 'lib/mail/templates.ts hands on the defaults of the schema')
 })
 

@@ -47,7 +47,7 @@ t.test('defaults: every group resolved, durations in ms', async (t) => {
     requestsPerIp: { max: 300, windowMs: 60_000 },
     signInsPerAccount: { max: 100, windowMs: 3_600_000 }
   })
-  t.same(s.sessions, { maxPerUser: 50, clockSkewMs: 0 })
+  t.same(s.sessions, { enabled: false, maxPerUser: 50, clockSkewMs: 0 })
   t.equal(s.bodyLimit, 16384)
 })
 
