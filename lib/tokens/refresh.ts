@@ -3,6 +3,7 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto'
 import type { Clock } from '../core/clock.js'
 import { deriveKey, randomToken, safeEqual, sha256Base64url } from '../core/crypto.js'
 import { JwtLoginError } from '../core/errors.js'
+import { CodeHasher } from '../services/code-hash.js'
 import type { Settings } from '../config/settings.js'
 import { readMany } from '../store/read.js'
 import type { StateStore } from '../store/types.js'
@@ -23,8 +24,31 @@ export interface RefreshResult<U = unknown> {
   refreshToken: string
 }
 
-/** A refresh token's secret: `randomToken()`'s 32 random bytes in base64url. */
-const SECRET = /^[A-Za-z0-9_-]{43}$/
+/**
+ * A refresh token's secret: 16 random bytes, then a keyed hash (HMAC under
+ * the signing keys) of the session id and those bytes, all base64url (22 +
+ * 43 characters). The hash proves the plugin issued the token: a made-up
+ * secret under a known session id is refused without ending the session,
+ * and only a token the plugin issued counts as a reuse. Tokens issued before
+ * 0.3 (43 random characters) still rotate; an older one that matches
+ * neither stored hash cannot be told from a made-up one, and is refused
+ * alike.
+ */
+const SECRET = /^(?:[A-Za-z0-9_-]{22}[A-Za-z0-9_-]{43}|[A-Za-z0-9_-]{43})$/
+
+/** The keyed hash in a refresh secret. */
+const secretHasher = new CodeHasher('refresh token')
+
+function newSecret (settings: Settings, sessionId: string): string {
+  const random = randomToken(16)
+  return `${random}${secretHasher.first(settings.tokens, `${sessionId}.${random}`)}`
+}
+
+/** Whether a secret is one the plugin issued for this session (checked under every signing key). */
+function issuedHere (settings: Settings, sessionId: string, secret: string): boolean {
+  if (secret.length !== 65) return false
+  return secretHasher.matches(settings.tokens, { hash: secret.slice(22) }, `${sessionId}.${secret.slice(0, 22)}`)
+}
 
 /**
  * The session part of a refresh token: what comes before its first dot (''
@@ -96,7 +120,7 @@ export class RefreshFamilies {
 
   /** Starts the refresh family of a new session: one store entry. Only the token's hash is stored. */
   async issueRefreshToken (settings: Settings, userId: number, sessionId: string): Promise<string> {
-    const secret = randomToken()
+    const secret = newSecret(settings, sessionId)
     const { lifetimeMs } = settings.refresh
     this.#revocation.sessionIssued(lifetimeMs)
     const session: Session = { userId, currentHash: sha256Base64url(secret), indexedUntil: this.#clock() + lifetimeMs }
@@ -121,8 +145,10 @@ export class RefreshFamilies {
    * token retryable: the previous token, presented again within
    * `refresh.reuseInterval`, gets the same successor (no write). Of two
    * concurrent uses, one rotates and the other sees the previous token and
-   * gets the same successor. Any other token of a live session (an older one,
-   * or the previous one later) is a reuse: the session ends and `onReuse` is told.
+   * gets the same successor. Any other token of a live session that the
+   * plugin issued for it (an older one, or the previous one later) is a
+   * reuse: the session ends and `onReuse` is told; a made-up one is refused
+   * and ends nothing.
    */
   async rotateRefreshToken<U> (settings: Settings, token: string, lookUp: (userId: number, sessionId: string) => Promise<U>, onReuse: (reuse: RefreshReuse) => void): Promise<RefreshResult<U>> {
     const presented = parseRefreshToken(token)
@@ -135,7 +161,7 @@ export class RefreshFamilies {
       if (open.presented === 'current') {
         const user = await lookUp(userId, sessionId)
         const indexedUntil = await this.#keepIndexed(open.session, sessionId, now + refresh.lifetimeMs, refresh.lifetimeMs)
-        const next = randomToken()
+        const next = newSecret(settings, sessionId)
         const rotated: Session = { userId, currentHash: sha256Base64url(next), previousHash: presented.hash, sealedCurrent: seal(sessionId, secret, next), rotatedAt: now, indexedUntil }
         this.#revocation.sessionIssued(refresh.lifetimeMs)
         if (await this.#store.compareAndSet(stateKeys.session(sessionId), open.raw, encodeSession(rotated), refresh.lifetimeMs)) {
@@ -148,6 +174,8 @@ export class RefreshFamilies {
       if (retry) {
         return { userId, user: await lookUp(userId, sessionId), sessionId, refreshToken: `${sessionId}.${unseal(sessionId, secret, sealedCurrent)}` }
       }
+      // a token this session never had (made up under its id) is refused, and the session goes on
+      if (open.presented === null && !issuedHere(settings, sessionId, secret)) throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID')
       await this.#revocation.revokeSession(settings, sessionId)
       onReuse({ uid: userId, sid: sessionId })
       throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID')

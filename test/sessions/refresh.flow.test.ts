@@ -7,7 +7,7 @@ import { refreshSession, type RefreshInput } from '../../lib/sessions/refresh.js
 import { completeSignIn } from '../../lib/sessions/sign-in.js'
 import { MemoryTwoFactorStore } from '../../lib/testing.js'
 import { stateKeys } from '../../lib/tokens/revocation.js'
-import { decodeSession } from '../../lib/tokens/session-record.js'
+import { decodeSession, encodeSession } from '../../lib/tokens/session-record.js'
 import { collect, flowKit, type FlowKit } from '../helpers/flows.js'
 
 const ON = { refresh: { enabled: true } }
@@ -79,8 +79,44 @@ t.test('an interim token, as the refresh token or as the JWT, is 110 before the 
   await t.rejects(refreshSession(kit.ctx, kit.call(), input(undefined)), { code: 'ERR_JWT_LOGIN_REFRESH_TOKEN_MISSING', errorCode: 51, statusCode: 400 }, 'nothing: missing')
   await t.rejects(refreshSession(kit.ctx, kit.call(), input(undefined, session.jwt)), { code: 'ERR_JWT_LOGIN_REFRESH_TOKEN_MISSING' }, 'a final JWT is no refresh token')
   await t.rejects(refreshSession(kit.ctx, kit.call(), input(session.jwt)), INVALID, 'not even in its place')
-  await t.rejects(refreshSession(kit.ctx, kit.call(), input(`${session.sessionId}.${'A'.repeat(43)}`)), INVALID, 'a made-up secret under a live session')
+})
+
+t.test('a made-up secret under a live session id is refused and ends nothing; a token the plugin issued for it is a reuse', async (t) => {
+  const kit = await refreshKit()
+  const reused = collect(kit, 'refresh.reused')
+  const session = await signIn(kit)
+  const secret = session.refreshToken.slice(session.refreshToken.indexOf('.') + 1)
+  t.equal(secret.length, 65, '16 random bytes and a keyed hash of the session id and those bytes')
+  const madeUp = [
+    `${session.sessionId}.${'A'.repeat(43)}`,
+    `${session.sessionId}.${'A'.repeat(65)}`,
+    `${session.sessionId}.${'B'.repeat(22)}${secret.slice(22)}`,
+    `${session.sessionId}.${secret.slice(0, 22)}${'C'.repeat(43)}`
+  ]
+  for (const token of madeUp) await t.rejects(refreshSession(kit.ctx, kit.call(), input(token)), INVALID, 'a made-up secret under a live session')
+  t.match(await storedSession(kit, session.sessionId), { currentHash: hashOf(session.refreshToken) }, 'the session goes on')
+  t.same(reused, [])
+  const other = await signIn(kit)
+  const foreign = other.refreshToken.slice(other.refreshToken.indexOf('.') + 1)
+  await t.rejects(refreshSession(kit.ctx, kit.call(), input(`${session.sessionId}.${foreign}`)), INVALID, 'another session\'s secret under this id')
+  t.match(await storedSession(kit, session.sessionId), { currentHash: hashOf(session.refreshToken) }, 'still goes on')
+
+  const next = await refreshSession(kit.ctx, kit.call(), input(session.refreshToken))
+  await refreshSession(kit.ctx, kit.call(), input(next.refresh_token))
+  kit.clock.advance(31_000)
+  await t.rejects(refreshSession(kit.ctx, kit.call(), input(session.refreshToken)), INVALID, 'a token it issued, two rotations old')
   t.equal(await storedSession(kit, session.sessionId), 'revoked', 'counts as a reuse: the session ended')
+  t.same(reused.map(event => event.sessionId), [session.sessionId])
+})
+
+t.test('a refresh token from before 0.3 (43 random characters) still rotates into the new form', async (t) => {
+  const kit = await refreshKit()
+  const session = await signIn(kit)
+  const legacy = 'L'.repeat(43)
+  await kit.store.set(`session:${session.sessionId}`, encodeSession({ userId: kit.aliceId, currentHash: sha256Base64url(legacy) }), 60_000)
+  const next = await refreshSession(kit.ctx, kit.call(), input(`${session.sessionId}.${legacy}`))
+  t.equal(next.refresh_token.length, session.refreshToken.length, 'its successor has the new form')
+  t.match(await storedSession(kit, session.sessionId), { currentHash: hashOf(next.refresh_token), previousHash: sha256Base64url(legacy) })
 })
 
 t.test('the previous token within the reuse interval gets the same successor; after it, the reuse ends the session', async (t) => {
