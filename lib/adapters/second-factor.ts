@@ -41,6 +41,8 @@ export type FirstFactor = Omit<SessionOrigin, 'secondFactor'>
 export interface SecondFactorPassed {
   passed: string
   answer?: { device_token?: string }
+  /** Undoes what standing in spent (the device token's rotation), for a sign-in that then failed. Best effort. */
+  giveBack?: () => Promise<void>
 }
 
 /** What a sign-in answers: a final token (with a refresh token when enabled) or a two-factor challenge. */

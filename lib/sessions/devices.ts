@@ -45,7 +45,7 @@ export async function trustDevice (ctx: JwtLoginContext, call: Call, userId: num
 export async function deviceStandsIn (ctx: Pick<JwtLoginContext, 'tokens'>, call: Call, userId: number, firstFactor: 'password' | 'provider'): Promise<SecondFactorPassed | null> {
   if (call.deviceToken === undefined || firstFactor !== 'password' || !call.settings.twoFactor.rememberDevice.enabled) return null
   const used = await ctx.tokens.devices.use(userId, call.deviceToken)
-  return used === null ? null : { passed: 'trusted_device', answer: { device_token: used.token } }
+  return used === null ? null : { passed: 'trusted_device', answer: { device_token: used.token }, giveBack: used.giveBack }
 }
 
 /** Forgets every trusted device of a user, for the host after a change of the user's second factor. */

@@ -148,12 +148,14 @@ export async function completeSignIn (ctx: JwtLoginContext, call: Call, user: un
   const publicUser = ctx.users.toPublicUser(user)
   const gated = ctx.secondFactor === null ? null : await ctx.secondFactor(user, publicUser, { ...call, startedAt }, origin)
   if (gated !== null && 'jwt' in gated) return gated
-  await countSignIn(ctx, call, publicUser.ID, signInKey(publicUser.ID))
-  const session = await prepareSession(ctx, call, publicUser, startedAt, gated === null ? origin : { ...origin, secondFactor: gated.passed })
+  let session: NewSession | null = null
   try {
+    await countSignIn(ctx, call, publicUser.ID, signInKey(publicUser.ID))
+    session = await prepareSession(ctx, call, publicUser, startedAt, gated === null ? origin : { ...origin, secondFactor: gated.passed })
     await session.join()
   } catch (error) {
-    await session.discard()
+    // nothing was answered: the session ends, and a trusted device's token works again
+    await Promise.all([session?.discard(), gated?.giveBack?.().catch(() => {})])
     throw error
   }
   await session.settle()

@@ -94,9 +94,11 @@ export class TrustedDevices {
    * of this user now (malformed, unknown, another user's, expired, from
    * before the user's cutoff, or already rotated). Reads the devices and the
    * cutoff in one round trip, then one compare-and-set; of two concurrent
-   * uses, one rotates and the other answers `null`.
+   * uses, one rotates and the other answers `null`. `giveBack` undoes the
+   * rotation (for a sign-in that then failed, so the client's token works
+   * again), only over this use's own write.
    */
-  async use (userId: number, token: string): Promise<{ token: string, deviceId: string } | null> {
+  async use (userId: number, token: string): Promise<{ token: string, deviceId: string, giveBack: () => Promise<void> } | null> {
     const match = DEVICE_TOKEN.exec(token)
     if (match === null) return null
     const [, deviceId, secret] = match as unknown as [string, string, string]
@@ -113,8 +115,13 @@ export class TrustedDevices {
     entry[1] = sha256Base64url(next)
     entry[3] = now
     const live = entries.filter(([, , , , expiresAt]) => expiresAt > now)
-    const written = await this.#store.compareAndSet(devicesKey(userId), raw, JSON.stringify(live), ttlOf(live, now))
-    return written ? { token: `${deviceId}.${next}`, deviceId } : null
+    const value = JSON.stringify(live)
+    const key = devicesKey(userId)
+    if (!await this.#store.compareAndSet(key, raw, value, ttlOf(live, now))) return null
+    const giveBack = async (): Promise<void> => {
+      await this.#store.compareAndSet(key, value, raw as string, ttlOf(parse(raw), this.#clock()))
+    }
+    return { token: `${deviceId}.${next}`, deviceId, giveBack }
   }
 
   /** The user's trusted devices: not expired, trusted after the user's cutoff (one round trip). */

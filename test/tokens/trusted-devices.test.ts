@@ -116,6 +116,19 @@ t.test('use: answers the successor of the same device; the token spent is refuse
   t.equal(await devices.use(USER, next), null, 'once')
 })
 
+t.test('use: giveBack undoes the rotation, only over its own write', async (t) => {
+  const { devices, request } = setup()
+  const trusted = await devices.trust(request())
+  const used = await devices.use(USER, trusted.token)
+  await used?.giveBack()
+  t.equal(await devices.use(USER, used?.token as string), null, 'the successor given back is refused')
+  const again = await devices.use(USER, trusted.token)
+  t.not(again, null, 'the token presented works again')
+  const later = await devices.use(USER, again?.token as string)
+  await again?.giveBack()
+  t.not(await devices.use(USER, later?.token as string), null, 'a give-back after a later rotation changes nothing')
+})
+
 t.test('use: refused for another user, an unknown device, a wrong secret; nothing written', async (t) => {
   const { store, devices, request } = setup()
   const mine = await devices.trust(request())
