@@ -14,12 +14,6 @@ export const LogoutFields = Fields({
   logout_token: Type.Optional(Type.String({ maxLength: LOGOUT_TOKEN_MAX_LENGTH }))
 })
 
-/** A refused logout request, as OpenID Back-Channel Logout 1.0 §2.8 answers it (RFC 6749 §5.2 error names). */
-export const LogoutError = Type.Object({
-  error: Type.Literal('invalid_request'),
-  error_description: Type.String()
-})
-
 /**
  * The 400 of the route, one object for both of its shapes (Swagger 2 has no
  * `anyOf`): the refusal of §2.8 (`error`, `error_description`), or, for a

@@ -8,7 +8,7 @@ import type { JwtLoginEvents } from '../services/events.js'
 import { parseBearer } from './fields.js'
 import { authenticateToken } from '../sessions/authenticate.js'
 import { revokeToken } from '../sessions/sign-out.js'
-import { endAllSessions, endSessions, listSessions } from '../sessions/manage.js'
+import { endAllSessions, endOwnSession, listSessions } from '../sessions/manage.js'
 import { forgetDevices, listDevices } from '../sessions/devices.js'
 import type { IndexedSession } from '../tokens/session-index.js'
 import type { TrustedDevice } from '../tokens/trusted-devices.js'
@@ -157,11 +157,7 @@ export function buildApi (ctx: JwtLoginContext, settings: SettingsHolder): JwtLo
     jwks: () => ctx.tokens.jwks(),
     twoFactor: ctx.twoFactor?.enrollment ?? null,
     sessions: async (userId) => (await listSessions(ctx, userId)).map(sessionInfo),
-    endSession: async (userId, sessionId) => {
-      if (!(await listSessions(ctx, userId)).some(session => session.id === sessionId)) return false
-      await endSessions(ctx, settings.current, userId, [sessionId], 'host')
-      return true
-    },
+    endSession: async (userId, sessionId) => await endOwnSession(ctx, settings.current, userId, sessionId, 'host'),
     endAllSessions: async (userId) => { await endAllSessions(ctx, settings.current, userId, 'host') },
     devices: async (userId) => await listDevices(ctx, userId),
     forgetDevices: async (userId) => { await forgetDevices(ctx, userId, 'host') }

@@ -3,14 +3,14 @@ import {
   allowInsecureRequests, authorizationCodeGrant, ClientError, ClientSecretBasic, ClientSecretPost, Configuration,
   customFetch, fetchUserInfo, None, ResponseBodyError, type ClientAuth
 } from 'openid-client'
-import { errors as joseErrors, jwtVerify, type CryptoKey, type JWTHeaderParameters, type JWTPayload } from 'jose'
+import { jwtVerify, type JWTPayload } from 'jose'
 import type { Call } from '../adapters/second-factor.js'
 import type { OAuthProviderSettings } from '../config/oauth-providers.js'
 import type { JwtLoginContext } from '../context/context.js'
 import { sha256Base64url } from '../core/crypto.js'
 import { JwtLoginError } from '../core/errors.js'
 import { isIssuedNonce, nonceMatches } from './nonce.js'
-import { withDeadline, type BoundFetch } from './providers/registry.js'
+import { keyLookup, withDeadline, type BoundFetch } from './providers/registry.js'
 
 /** A provider's codes live at most 10 minutes (RFC 6749 §4.1.2); a used one is remembered that long. */
 export const CODE_MEMORY_MS = 10 * 60 * 1000
@@ -124,17 +124,7 @@ export async function verifyIdToken (ctx: JwtLoginContext, call: Call, provider:
     try {
       const server = await ctx.oauth.metadata(provider, fetchFn)
       if (server.jwks_uri === undefined) throw new JwtLoginError('ERR_JWT_LOGIN_PROVIDER_ERROR')
-      const jwksUri = server.jwks_uri
-      const key = async (header: JWTHeaderParameters): Promise<CryptoKey> => {
-        const token = { payload: '', signature: '' }
-        try {
-          return await (await ctx.oauth.keys(provider, jwksUri, fetchFn, false))(header, token)
-        } catch (error) {
-          if (!(error instanceof joseErrors.JWKSNoMatchingKey)) throw error
-          // an unknown key id: the provider may have rotated its keys
-          return await (await ctx.oauth.keys(provider, jwksUri, fetchFn, true))(header, token)
-        }
-      }
+      const key = keyLookup(ctx.oauth, provider, server.jwks_uri, fetchFn)
       const { payload, protectedHeader } = await jwtVerify(idToken, key, {
         algorithms: ID_TOKEN_ALGORITHMS,
         issuer: provider.acceptedIssuers,

@@ -1,5 +1,5 @@
 // OpenID Connect Back-Channel Logout 1.0, relying-party side: a provider's logout token ends the local sessions its sign-ins started.
-import { errors as joseErrors, jwtVerify, type CryptoKey, type JWTHeaderParameters, type JWTPayload } from 'jose'
+import { errors as joseErrors, jwtVerify, type JWTHeaderParameters, type JWTPayload } from 'jose'
 import type { Call } from '../adapters/second-factor.js'
 import { loggedError } from '../adapters/guard.js'
 import type { OAuthProviderSettings } from '../config/oauth-providers.js'
@@ -7,10 +7,10 @@ import type { JwtLoginContext } from '../context/context.js'
 import { sha256Base64url } from '../core/crypto.js'
 import { JwtLoginError } from '../core/errors.js'
 import { endSessions } from '../sessions/manage.js'
-import { providerLogoutKeys } from '../sessions/sign-in.js'
+import { providerLogoutKeys } from '../tokens/session-index.js'
 import { claimOnce } from '../store/claim.js'
 import { ID_TOKEN_ALGORITHMS } from './identity.js'
-import { withDeadline, type BoundFetch } from './providers/registry.js'
+import { keyLookup, withDeadline, type BoundFetch } from './providers/registry.js'
 
 /** The member of the `events` claim that makes a JWT a logout token (§2.4). */
 export const BACKCHANNEL_LOGOUT_EVENT = 'http://schemas.openid.net/event/backchannel-logout'
@@ -61,7 +61,9 @@ function optionalString (payload: JWTPayload, claim: 'sub' | 'sid'): string | un
 /** The rules of §2.6 that jose does not know: `typ`, `jti`, `events`, `sub` and/or `sid`, no `nonce`. */
 function logoutClaimsOf (payload: JWTPayload, header: JWTHeaderParameters, clientId: string, tolerance: number): LogoutClaims {
   // an ID token (typ JWT) is not a logout token; the provider may leave typ out (§2.4)
-  if (header.typ !== undefined && header.typ.toLowerCase() !== 'logout+jwt') throw new LogoutRefused('The logout token\'s "typ" header is not logout+jwt.')
+  // a media type, with or without its `application/` prefix (RFC 7515 §4.1.9)
+  const typ = header.typ
+  if (typ !== undefined && (typeof typ !== 'string' || typ.toLowerCase().replace(/^application\//, '') !== 'logout+jwt')) throw new LogoutRefused('The logout token\'s "typ" header is not logout+jwt.')
   if (Array.isArray(payload.aud) && payload.aud.length > 1 && payload.azp !== clientId) throw new LogoutRefused('The logout token\'s "azp" claim is not valid.')
   if (typeof payload.jti !== 'string' || payload.jti === '') throw new LogoutRefused('The logout token\'s "jti" claim is not valid.')
   const events = payload.events as Record<string, unknown> | undefined
@@ -96,17 +98,7 @@ async function verifyLogoutToken (ctx: JwtLoginContext, call: Call, provider: OA
   return await withDeadline(provider.timeoutMs, async (fetchFn: BoundFetch) => {
     const server = await ctx.oauth.metadata(provider, fetchFn)
     if (server.jwks_uri === undefined) throw new JwtLoginError('ERR_JWT_LOGIN_PROVIDER_ERROR')
-    const jwksUri = server.jwks_uri
-    const key = async (header: JWTHeaderParameters): Promise<CryptoKey> => {
-      const token = { payload: '', signature: '' }
-      try {
-        return await (await ctx.oauth.keys(provider, jwksUri, fetchFn, false))(header, token)
-      } catch (error) {
-        if (!(error instanceof joseErrors.JWKSNoMatchingKey)) throw error
-        // an unknown key id: the provider may have rotated its keys
-        return await (await ctx.oauth.keys(provider, jwksUri, fetchFn, true))(header, token)
-      }
-    }
+    const key = keyLookup(ctx.oauth, provider, server.jwks_uri, fetchFn)
     let verified: Awaited<ReturnType<typeof jwtVerify>>
     try {
       verified = await jwtVerify(logoutToken, key, {
@@ -128,7 +120,7 @@ async function verifyLogoutToken (ctx: JwtLoginContext, call: Call, provider: OA
 }
 
 /**
- * Spends the token's `jti` (one compare-and-set, per provider and issuer)
+ * Spends the token's `jti` (a compare-and-set, two when a given-back mark is there; per provider and issuer)
  * until the token is no longer accepted, plus the clock skew between
  * instances. Answers how to give it back when the logout then fails (503),
  * so the provider's retry of the same token is not taken for a replay.

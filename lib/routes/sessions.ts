@@ -4,6 +4,7 @@ import { JwtFields, MessageReply } from '../../schemas/auth.js'
 import { EndAllQuery, IdParams, SessionsReply } from '../../schemas/sessions.js'
 import type { JwtLoginContext } from '../context/context.js'
 import { succeed } from '../http/error-handler.js'
+import { JwtLoginError } from '../core/errors.js'
 import { stateOf, type RouteGate } from '../http/gates.js'
 import type { RouteDoc } from '../http/openapi.js'
 import type { TypedScope } from '../http/scope.js'
@@ -107,7 +108,7 @@ export function sessionRoutes (app: TypedScope, ctx: JwtLoginContext): void {
     schema: { ...END_ONE_DOC, params: IdParams, querystring: JwtFields, response: { 200: MessageReply } }
   }, async (request) => {
     const { publicUser } = await caller(request)
-    await endOwnSession(ctx, stateOf(request).call.settings, publicUser.ID, request.params.id, 'sign_out')
+    if (!await endOwnSession(ctx, stateOf(request).call.settings, publicUser.ID, request.params.id, 'sign_out')) throw new JwtLoginError('ERR_JWT_LOGIN_SESSION_NOT_FOUND')
     return succeed({ message: 'The session was ended.' })
   })
 

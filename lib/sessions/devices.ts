@@ -19,13 +19,15 @@ export async function forgetOwnDevice (ctx: JwtLoginContext, userId: number, dev
 /**
  * Trusts the device of a sign-in whose second factor was just spent, when
  * the client asked and `twoFactor.rememberDevice` is on; answers its token.
+ * The device is dated from when the sign-in started (`signedInAt`), as its
+ * session is, so a cutoff between the two steps ends both.
  * Never throws (nothing may fail after a spend): a failure is logged and the
  * sign-in answers without a device token.
  */
-export async function trustDevice (ctx: JwtLoginContext, call: Call, userId: number): Promise<string | undefined> {
+export async function trustDevice (ctx: JwtLoginContext, call: Call, userId: number, signedInAt: number): Promise<string | undefined> {
   const remember = call.settings.twoFactor.rememberDevice
   try {
-    const trusted = await ctx.tokens.devices.trust({ userId, lifetimeMs: remember.lifetimeMs, max: remember.maxPerUser, ip: call.ip, userAgent: call.userAgent })
+    const trusted = await ctx.tokens.devices.trust({ userId, trustedAt: signedInAt, lifetimeMs: remember.lifetimeMs, max: remember.maxPerUser, ip: call.ip, userAgent: call.userAgent })
     ctx.events.emit('device.trusted', { userId, deviceId: trusted.deviceId, ip: call.ip })
     for (const deviceId of trusted.dropped) ctx.events.emit('device.forgotten', { userId, deviceId, reason: 'limit' })
     return trusted.token

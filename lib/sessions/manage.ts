@@ -6,6 +6,7 @@ import type { SessionEndReason } from '../services/events.js'
 import type { IndexedSession } from '../tokens/session-index.js'
 import { loggedError } from '../adapters/guard.js'
 import { forgetDevices } from './devices.js'
+import { sessionStart } from '../tokens/session-id.js'
 
 /**
  * A user's live sessions, oldest sign-in first: two reads (the index, then
@@ -24,24 +25,28 @@ export async function listSessions (ctx: JwtLoginContext, userId: number): Promi
  */
 export async function endSessions (ctx: JwtLoginContext, settings: Settings, userId: number, ids: readonly string[], reason: SessionEndReason): Promise<void> {
   if (ids.length === 0) return
-  await Promise.all(ids.map(async (id) => { await ctx.tokens.revokeSession(settings, id) }))
+  const results = await Promise.allSettled(ids.map(async (id) => { await ctx.tokens.revokeSession(settings, id) }))
+  const ended = new Set(ids.filter((_, i) => results[i]?.status === 'fulfilled'))
   ctx.forgetUser(userId)
-  for (const id of ids) ctx.events.emit('session.ended', { userId, sessionId: id, reason })
-  const ended = new Set(ids)
+  // those that ended are told even when another failed (a retry no longer lists them)
+  for (const id of ended) ctx.events.emit('session.ended', { userId, sessionId: id, reason })
+  const failed = results.find((result): result is PromiseRejectedResult => result.status === 'rejected')
   await ctx.sessions.forget(userId, (id) => ended.has(id)).catch((error: unknown) => {
     ctx.log.warn({ userId, err: loggedError(error) }, 'jwt-login: ended sessions could not leave their user\'s session index; they are not listed, and leave it at a later sign-in')
   })
+  if (failed !== undefined) throw failed.reason
 }
 
 /**
- * Ends one of the user's own sessions. A session that is not the user's
- * live one (another user's, ended, unknown) answers 404 / 213 alike, and
- * nothing changes.
+ * Ends one of the user's own sessions; answers `false`, and changes
+ * nothing, when it is not one of the user's live sessions (another user's,
+ * ended, unknown: alike).
  */
-export async function endOwnSession (ctx: JwtLoginContext, settings: Settings, userId: number, sessionId: string, reason: SessionEndReason): Promise<void> {
+export async function endOwnSession (ctx: JwtLoginContext, settings: Settings, userId: number, sessionId: string, reason: SessionEndReason): Promise<boolean> {
   const sessions = await ctx.sessions.list(userId)
-  if (!sessions.some(session => session.id === sessionId)) throw new JwtLoginError('ERR_JWT_LOGIN_SESSION_NOT_FOUND')
+  if (!sessions.some(session => session.id === sessionId)) return false
   await endSessions(ctx, settings, userId, [sessionId], reason)
+  return true
 }
 
 /**
@@ -53,16 +58,21 @@ export async function endOwnSession (ctx: JwtLoginContext, settings: Settings, u
  */
 export async function endAllSessions (ctx: JwtLoginContext, settings: Settings, userId: number, reason: 'sign_out_everywhere' | 'host', keep?: string): Promise<void> {
   // ends the sessions started in this very millisecond too (a session starts at its ms)
-  await ctx.tokens.revokeUserTokens(settings, userId, ctx.clock() + 1, keep)
+  const at = ctx.clock() + 1
+  const kept = await ctx.tokens.revokeUserTokens(settings, userId, at, keep) ? keep : undefined
   ctx.forgetUser(userId)
-  ctx.events.emit('session.ended', keep === undefined ? { userId, sessionId: null, reason } : { userId, sessionId: null, reason, kept: keep })
+  ctx.events.emit('session.ended', kept === undefined ? { userId, sessionId: null, reason } : { userId, sessionId: null, reason, kept })
   // the cutoff already ended the devices trusted before it: what follows is tidying
+  // (a session that started after the cutoff, on an instance whose clock is ahead, stays listed)
+  const cutoff = at + settings.sessions.clockSkewMs
   await Promise.all([
-    ctx.sessions.forget(userId, (id) => id !== keep).catch((error: unknown) => {
+    ctx.sessions.forget(userId, (id) => id !== kept && sessionStart(id) < cutoff).catch((error: unknown) => {
       ctx.log.warn({ userId, err: loggedError(error) }, 'jwt-login: ended sessions could not leave their user\'s session index; they are not listed, and leave it at a later sign-in')
     }),
-    forgetDevices(ctx, userId, 'sign_out_everywhere').catch((error: unknown) => {
+    forgetDevices(ctx, userId, reason).catch((error: unknown) => {
       ctx.log.warn({ userId, err: loggedError(error) }, 'jwt-login: the user\'s trusted devices could not be forgotten; the sign-out everywhere already ended them')
     })
   ])
+  // a concurrent sign-out everywhere (or a password change) had already ended the caller's session
+  if (keep !== undefined && kept === undefined) throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_REVOKED')
 }

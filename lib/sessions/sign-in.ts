@@ -6,6 +6,8 @@ import { clientKey } from '../core/client-key.js'
 import { JwtLoginError } from '../core/errors.js'
 import { countInWindow, subjectKey } from '../services/limits.js'
 import { loggedError } from '../adapters/guard.js'
+import { providerLogoutKeys } from '../tokens/session-index.js'
+import { indexedLifetime } from '../tokens/refresh.js'
 
 /** The password first factor. */
 export const PASSWORD: FirstFactor = Object.freeze({ method: 'password' })
@@ -34,12 +36,6 @@ export interface NewSession {
   settle: () => Promise<void>
 }
 
-/** The store keys that find a user from a provider's logout token: by its `sub`, by its `sid`. */
-export const providerLogoutKeys = {
-  subject: (provider: string, hash: string) => `oauth-logout:${provider}:sub:${hash}`,
-  session: (provider: string, hash: string) => `oauth-logout:${provider}:sid:${hash}`
-}
-
 /**
  * Issues the final token (and a refresh token when enabled) for a new
  * session. Its only store call is the one write of the session's refresh
@@ -54,7 +50,8 @@ export async function prepareSession (ctx: JwtLoginContext, call: Call, user: Pu
   const sessionId = ctx.tokens.newSessionId(startedAt)
   const { token } = ctx.tokens.sign(settings, user, 'access', { sessionId })
   const family = settings.refresh.enabled
-  const lifetimeMs = family ? settings.refresh.lifetimeMs : settings.tokens.lifetimeMs
+  // a refresh family slides with each rotation: its index entry has half a lifetime of headroom (see `indexedUntil`)
+  const lifetimeMs = family ? indexedLifetime(settings.refresh.lifetimeMs) : settings.tokens.lifetimeMs
   const userId = user.ID
   const { maxPerUser } = settings.sessions
   // how many entries the index held once this session joined: over the bound, settling trims it
@@ -62,7 +59,7 @@ export async function prepareSession (ctx: JwtLoginContext, call: Call, user: Pu
   const join = async (): Promise<void> => {
     const endsAt = ctx.clock() + lifetimeMs
     const [count] = await Promise.all([
-      ctx.sessions.add({ userId, sessionId, endsAt, family, max: maxPerUser, origin, ip: call.ip, userAgent: call.userAgent }),
+      ctx.sessions.add({ userId, sessionId, endsAt, family, origin, ip: call.ip, userAgent: call.userAgent }),
       joinProvider(ctx, origin, userId, lifetimeMs)
     ])
     joined = count

@@ -5,12 +5,21 @@ import { deriveKey, randomToken, safeEqual, sha256Base64url } from '../core/cryp
 import { JwtLoginError } from '../core/errors.js'
 import { CodeHasher } from '../services/code-hash.js'
 import type { Settings } from '../config/settings.js'
-import { readMany } from '../store/read.js'
 import type { StateStore } from '../store/types.js'
 import { REVOKED, sessionEnded, stateKeys, type Revocation } from './revocation.js'
 import { isSessionId } from './session-id.js'
 import type { SessionIndex } from './session-index.js'
 import { decodeSession, encodeSession, type Session } from './session-record.js'
+
+/**
+ * How long a refresh family's index entry (and its provider's logout keys)
+ * is kept from a rotation: one and a half lifetimes, so the index is moved
+ * at most every half lifetime and always outlives the family, which lives a
+ * lifetime from its last rotation.
+ */
+export function indexedLifetime (lifetimeMs: number): number {
+  return Math.ceil(lifetimeMs * 1.5)
+}
 
 /** What reuse detection reports. */
 export interface RefreshReuse { uid: number, sid: string }
@@ -123,15 +132,9 @@ export class RefreshFamilies {
     const secret = newSecret(settings, sessionId)
     const { lifetimeMs } = settings.refresh
     this.#revocation.sessionIssued(lifetimeMs)
-    const session: Session = { userId, currentHash: sha256Base64url(secret), indexedUntil: this.#clock() + lifetimeMs }
+    const session: Session = { userId, currentHash: sha256Base64url(secret), indexedUntil: this.#clock() + indexedLifetime(lifetimeMs) }
     await this.#store.set(stateKeys.session(sessionId), encodeSession(session), lifetimeMs)
     return `${sessionId}.${secret}`
-  }
-
-  /** Whether each session's refresh family is still there: not ended, not expired (one read). */
-  async liveSessions (sessionIds: string[]): Promise<boolean[]> {
-    const entries = await readMany(this.#store, sessionIds.map(stateKeys.session))
-    return entries.map(entry => entry !== null && entry !== REVOKED)
   }
 
   /**
@@ -160,7 +163,7 @@ export class RefreshFamilies {
       const now = this.#clock()
       if (open.presented === 'current') {
         const user = await lookUp(userId, sessionId)
-        const indexedUntil = await this.#keepIndexed(open.session, sessionId, now + refresh.lifetimeMs, refresh.lifetimeMs)
+        const indexedUntil = await this.#keepIndexed(open.session, sessionId, now, refresh.lifetimeMs)
         const next = newSecret(settings, sessionId)
         const rotated: Session = { userId, currentHash: sha256Base64url(next), previousHash: presented.hash, sealedCurrent: seal(sessionId, secret, next), rotatedAt: now, indexedUntil }
         this.#revocation.sessionIssued(refresh.lifetimeMs)
@@ -184,15 +187,17 @@ export class RefreshFamilies {
   }
 
   /**
-   * The family slides with each rotation; its user's index must keep it as
-   * long. Past half a lifetime since the index last moved its end, it moves
-   * it again (one compare-and-set, before the rotation is written, so a
-   * failure changes nothing): at most about two index writes per lifetime,
-   * however often the session refreshes.
+   * The family slides with each rotation (it lives a lifetime from `now`);
+   * its user's index must keep it at least as long. When the index would
+   * not, its end moves to one and a half lifetimes from now (one
+   * compare-and-set, and the provider's logout keys written again, before
+   * the rotation is written, so a failure changes nothing): at most one
+   * index write per half lifetime, however often the session refreshes.
    */
-  async #keepIndexed (session: Session, sessionId: string, endsAt: number, lifetimeMs: number): Promise<number> {
+  async #keepIndexed (session: Session, sessionId: string, now: number, lifetimeMs: number): Promise<number> {
     const until = session.indexedUntil
-    if (until !== undefined && endsAt - until <= lifetimeMs / 2) return until
+    if (until !== undefined && now + lifetimeMs <= until) return until
+    const endsAt = now + indexedLifetime(lifetimeMs)
     await this.#index.extend(session.userId, sessionId, endsAt)
     return endsAt
   }

@@ -50,10 +50,16 @@ function heldTime (record: CutoffRecord): number {
 
 /** The time before which a user's sessions are ended: the latest of the cutoff and every provisional one (a kept session aside). */
 export function cutoffTime (raw: string): number {
-  // the bare time unless a password change is running: no parse on the request's path
+  // the bare time unless a password change runs or a session was kept: no parse then
   if (!raw.startsWith('{')) return Number(raw)
   const record = JSON.parse(raw) as CutoffRecord
   return Math.max(record.t, heldTime(record))
+}
+
+/** Whether a cutoff ends a session: it started before a provisional cutoff, or before the time unless the cutoff keeps it. */
+function endedBy (record: CutoffRecord, sessionId: string): boolean {
+  const start = sessionStart(sessionId)
+  return start < heldTime(record) || (start < record.t && record.k?.includes(sessionId) !== true)
 }
 
 /**
@@ -64,10 +70,9 @@ export function cutoffTime (raw: string): number {
 export function sessionEnded (sessionId: string, entry: string | null, cutoff: string | null): boolean {
   if (entry === REVOKED) return true
   if (cutoff === null) return false
-  const start = sessionStart(sessionId)
-  if (!cutoff.startsWith('{')) return start < Number(cutoff)
-  const record = JSON.parse(cutoff) as CutoffRecord
-  return start < heldTime(record) || (start < record.t && record.k?.includes(sessionId) !== true)
+  // the bare time, unless a password change runs or a sign-out everywhere kept a session: no parse then
+  if (!cutoff.startsWith('{')) return sessionStart(sessionId) < Number(cutoff)
+  return endedBy(JSON.parse(cutoff) as CutoffRecord, sessionId)
 }
 
 /** Ends sessions and answers whether a token's session has ended. */
@@ -142,11 +147,18 @@ export class Revocation {
    * sign-out everywhere else): their access and refresh tokens are refused
    * from then on. The cutoff only moves forward: a later write with an
    * earlier time leaves it as it is. A session an earlier cutoff kept is
-   * kept again only when it is `keep`.
+   * kept again only when it is `keep`, and `keep` only when the cutoff there
+   * now has not already ended it (a concurrent sign-out everywhere, or a
+   * password change, wins). Answers whether `keep` was kept.
    */
-  async revokeUserTokens (settings: Settings, userId: number, at: number = this.#clock(), keep?: string): Promise<void> {
+  async revokeUserTokens (settings: Settings, userId: number, at: number = this.#clock(), keep?: string): Promise<boolean> {
     const until = at + settings.sessions.clockSkewMs
-    await this.#changeCutoff(settings, userId, (record) => ({ t: Math.max(record.t, until), h: record.h, k: keep === undefined ? undefined : [keep] }))
+    let kept = false
+    await this.#changeCutoff(settings, userId, (record) => {
+      kept = keep !== undefined && !endedBy(record, keep)
+      return { t: Math.max(record.t, until), h: record.h, k: kept ? [keep as string] : undefined }
+    })
+    return kept
   }
 
   /**
@@ -188,11 +200,12 @@ export class Revocation {
       const next = change(parseCutoff(raw) ?? { t: 0 })
       const now = this.#clock()
       const held = Object.entries(next.h ?? {})
+      const folded = Math.max(0, ...held.filter(([, until]) => until <= now).map(([, until]) => until))
       const value = writeCutoff({
-        t: Math.max(next.t, ...held.filter(([, until]) => until <= now).map(([, until]) => until)),
+        t: Math.max(next.t, folded),
         h: Object.fromEntries(held.filter(([, until]) => until > now)),
-        // a provisional cutoff folded into the time keeps no session, as it did not while held
-        k: held.some(([, until]) => until <= now) ? undefined : next.k
+        // a provisional cutoff folded into the time keeps none of the sessions it ended while held
+        k: next.k?.filter(id => sessionStart(id) >= folded)
       })
       return value === raw ? null : { value, ttlMs }
     })

@@ -78,8 +78,8 @@ export class TokenService {
     return this.#revocation.revokeSession(settings, sessionId, until)
   }
 
-  /** Ends every session of the user started before `at` (default now), plus `sessions.clockSkew`, but `keep`. */
-  revokeUserTokens (settings: Settings, userId: number, at?: number, keep?: string): Promise<void> {
+  /** Ends every session of the user started before `at` (default now), plus `sessions.clockSkew`, but `keep`; answers whether `keep` was kept. */
+  revokeUserTokens (settings: Settings, userId: number, at?: number, keep?: string): Promise<boolean> {
     return this.#revocation.revokeUserTokens(settings, userId, at, keep)
   }
 
@@ -112,11 +112,6 @@ export class TokenService {
   /** Starts the refresh family of a new session. */
   issueRefreshToken (settings: Settings, userId: number, sessionId: string): Promise<string> {
     return this.#refresh.issueRefreshToken(settings, userId, sessionId)
-  }
-
-  /** Whether each session's refresh family is still there (one read). */
-  liveSessions (sessionIds: string[]): Promise<boolean[]> {
-    return this.#refresh.liveSessions(sessionIds)
   }
 
   /** Ends a session prepared for an answer that was not given, its access token too (best effort). */

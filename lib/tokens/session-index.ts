@@ -28,8 +28,6 @@ export interface IndexedSession {
   startedAt: number
   /** When its refresh token last rotated (ms), or `null`. */
   lastRefreshedAt: number | null
-  /** When it ends at the latest unless refreshed (ms). */
-  endsAt: number
   origin: SessionOrigin | null
   /** The client's address at sign-in, as the request gave it (`null` for an entry from before 0.3). */
   ip: string | null
@@ -38,6 +36,16 @@ export interface IndexedSession {
 
 /** The store key of a user's session index: one entry per user, however many sessions. */
 export const sessionIndexKey = (userId: number): string => `sessions:user:${userId}`
+
+/**
+ * The store keys that find a user from a provider's logout token: by the
+ * hash of its `sub`, by the hash of its `sid`. Each lives as long as the
+ * sessions it finds; a session key leaves with its last session.
+ */
+export const providerLogoutKeys = {
+  subject: (provider: string, hash: string) => `oauth-logout:${provider}:sub:${hash}`,
+  session: (provider: string, hash: string) => `oauth-logout:${provider}:sid:${hash}`
+}
 
 function parse (raw: string | null): Entry[] {
   return raw === null ? [] : JSON.parse(raw) as Entry[]
@@ -63,8 +71,6 @@ export interface NewIndexEntry {
   sessionId: string
   endsAt: number
   family: boolean
-  /** The most live sessions the user may hold. */
-  max: number
   origin: SessionOrigin
   ip: string
   userAgent: string | undefined
@@ -72,6 +78,10 @@ export interface NewIndexEntry {
 
 /** Ends a session; it must be ended before the index forgets it, so the bound never lapses silently. */
 export type EndSession = (sessionId: string) => Promise<void>
+
+/** What an update of the index dropped, and what it kept. */
+interface Left { dropped: Entry[], kept: Entry[] }
+const NOTHING_LEFT: Left = { dropped: [], kept: [] }
 
 /** One entry read with its session's state: whether it still counts, and its session record's rotation time. */
 interface Read { entry: Entry, live: boolean, rotatedAt: number | null }
@@ -126,33 +136,54 @@ export class SessionIndex {
    */
   async trim (userId: number, max: number, end: EndSession): Promise<string[]> {
     let evicted: string[] = []
+    let left: Left = NOTHING_LEFT
     await updateEntry(this.#store, sessionIndexKey(userId), 'the session index', async (raw) => {
       const all = parse(raw)
       if (all.length <= max) return null
       const entries = (await this.#read(userId, all)).filter(read => read.live).map(read => read.entry)
       // in the order they joined: the oldest sign-ins go first (a session from an ID token or a
       // second step may have started before others, so the order is the index's, not the ids')
-      evicted = entries.splice(0, Math.max(0, entries.length - max)).map(([id]) => id)
+      const dropped = entries.splice(0, Math.max(0, entries.length - max))
+      evicted = dropped.map(([id]) => id)
       for (const id of evicted) await end(id)
+      left = { dropped: all.filter(entry => !entries.includes(entry)), kept: entries }
       if (entries.length === 0) return { value: '[]', ttlMs: 1 }
       return { value: JSON.stringify(entries), ttlMs: ttlOf(entries, this.#clock()) }
     })
+    await this.#dropLookups(left)
     return evicted
   }
 
   /**
    * Moves a refreshed session's end (its refresh family slides with each
-   * rotation), so the index outlives it: one compare-and-set, none when the
-   * session is not in the index.
+   * rotation), so the index and its provider's logout keys outlive it: one
+   * compare-and-set, and the session's logout keys written again. A session
+   * missing from the index (written before it listed every session) joins
+   * it, without its origin.
    */
   async extend (userId: number, sessionId: string, endsAt: number): Promise<void> {
+    let moved: Entry | undefined
     await updateEntry(this.#store, sessionIndexKey(userId), 'the session index', (raw) => {
       const entries = parse(raw)
-      const entry = entries.find(([id]) => id === sessionId)
-      if (entry === undefined || entry[1] >= endsAt) return null
-      entry[1] = endsAt
+      moved = entries.find(([id]) => id === sessionId)
+      if (moved === undefined) {
+        moved = [sessionId, endsAt, 1]
+        entries.push(moved)
+      } else if (moved[1] >= endsAt) {
+        return null
+      }
+      moved[1] = endsAt
       return { value: JSON.stringify(entries), ttlMs: ttlOf(entries, this.#clock()) }
     })
+    const origin = moved === undefined ? null : decodeMethod(moved[3])
+    const [, , , , , , subject, session] = moved as Entry
+    if (origin?.provider === undefined || subject === undefined) return
+    const ttlMs = Math.max(1, endsAt - this.#clock())
+    const userValue = String(userId)
+    await Promise.all([
+      this.#store.set(providerLogoutKeys.subject(origin.provider, subject), userValue, ttlMs),
+      session === undefined || session === '' ? undefined : this.#store.set(providerLogoutKeys.session(origin.provider, session), userValue, ttlMs)
+    ])
   }
 
   /**
@@ -163,13 +194,13 @@ export class SessionIndex {
     const entries = parse(await this.#store.get(sessionIndexKey(userId)))
     const read = await this.#read(userId, entries)
     return read.filter(one => one.live).map(({ entry, rotatedAt }) => {
-      const [id, endsAt, , method, ip, userAgent, providerSubject, providerSession] = entry
+      const [id, , , method, ip, userAgent, providerSubject, providerSession] = entry
       const origin = decodeMethod(method)
       if (origin !== null && providerSubject !== undefined) {
         origin.providerSubject = providerSubject
         if (providerSession !== '') origin.providerSession = providerSession
       }
-      return { id, startedAt: sessionStart(id), lastRefreshedAt: rotatedAt, endsAt, origin, ip: ip ?? null, userAgent: userAgent === undefined || userAgent === '' ? null : userAgent }
+      return { id, startedAt: sessionStart(id), lastRefreshedAt: rotatedAt, origin, ip: ip ?? null, userAgent: userAgent === undefined || userAgent === '' ? null : userAgent }
     })
   }
 
@@ -179,13 +210,33 @@ export class SessionIndex {
    * session is never listed, and leaves at the next sign-in over the bound.
    */
   async forget (userId: number, drop: (sessionId: string) => boolean): Promise<void> {
+    let left: Left = NOTHING_LEFT
     await updateEntry(this.#store, sessionIndexKey(userId), 'the session index', (raw) => {
       const entries = parse(raw)
       const kept = entries.filter(([id]) => !drop(id))
+      left = { dropped: entries.filter(([id]) => drop(id)), kept }
       if (kept.length === entries.length) return null
       if (kept.length === 0) return { value: '[]', ttlMs: 1 }
       return { value: JSON.stringify(kept), ttlMs: ttlOf(kept, this.#clock()) }
     })
+    await this.#dropLookups(left)
+  }
+
+  /**
+   * Deletes the provider-session logout keys of entries that left the index
+   * when no entry left holds that provider session (best effort: a key
+   * missed expires with the session it found). The provider-user keys stay:
+   * other sessions of that user may need them, and they are one per user.
+   */
+  async #dropLookups ({ dropped, kept }: Left): Promise<void> {
+    const sessionOf = (entry: Entry): string | null => {
+      const provider = decodeMethod(entry[3])?.provider
+      const session = entry[7]
+      return provider === undefined || session === undefined || session === '' ? null : providerLogoutKeys.session(provider, session)
+    }
+    const held = new Set(kept.map(sessionOf))
+    const keys = new Set(dropped.map(sessionOf).filter((key): key is string => key !== null && !held.has(key)))
+    await Promise.all([...keys].map(async key => { await this.#store.delete(key).catch(() => {}) }))
   }
 
   /** Each entry with whether its session is live: one `getMany` of their token state and the user's cutoff. */

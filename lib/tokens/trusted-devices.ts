@@ -4,6 +4,7 @@ import { randomToken, safeEqual, sha256Base64url } from '../core/crypto.js'
 import { readMany } from '../store/read.js'
 import type { StateStore } from '../store/types.js'
 import { updateEntry } from '../store/update.js'
+import { JwtLoginError } from '../core/errors.js'
 import { cutoffTime, stateKeys, type Revocation } from './revocation.js'
 import { USER_AGENT_MAX_LENGTH } from './session-index.js'
 
@@ -23,6 +24,8 @@ export interface TrustedDevice {
 /** What trusting a device needs. */
 export interface TrustRequest {
   userId: number
+  /** When the sign-in that trusts it started (ms): a cutoff after that ends the device, as it ends the session. */
+  trustedAt: number
   lifetimeMs: number
   max: number
   ip: string
@@ -31,6 +34,9 @@ export interface TrustRequest {
 
 /** The store key of a user's trusted devices: one entry per user. */
 export const devicesKey = (userId: number): string => `devices:user:${userId}`
+
+/** Tries of one device's change that keeps losing its compare-and-set to changes of the user's other devices. */
+const CHANGE_ATTEMPTS = 8
 
 /** A device token: `<device id>.<secret>`, 22 and 43 base64url characters. */
 const DEVICE_TOKEN = /^([A-Za-z0-9_-]{22})\.([A-Za-z0-9_-]{43})$/
@@ -82,7 +88,7 @@ export class TrustedDevices {
       const now = this.#clock()
       const entries = parse(raw).filter(([, , , , expiresAt]) => expiresAt > now)
       dropped = entries.splice(0, Math.max(0, entries.length + 1 - request.max)).map(([id]) => id)
-      entries.push([deviceId, sha256Base64url(secret), now, 0, now + request.lifetimeMs, request.ip, (request.userAgent ?? '').slice(0, USER_AGENT_MAX_LENGTH)])
+      entries.push([deviceId, sha256Base64url(secret), request.trustedAt, 0, now + request.lifetimeMs, request.ip, (request.userAgent ?? '').slice(0, USER_AGENT_MAX_LENGTH)])
       return { value: JSON.stringify(entries), ttlMs: ttlOf(entries, now) }
     })
     return { token: `${deviceId}.${secret}`, deviceId, dropped }
@@ -93,10 +99,12 @@ export class TrustedDevices {
    * device, a new secret), or `null` when the token is not a trusted device
    * of this user now (malformed, unknown, another user's, expired, from
    * before the user's cutoff, or already rotated). Reads the devices and the
-   * cutoff in one round trip, then one compare-and-set; of two concurrent
-   * uses, one rotates and the other answers `null`. `giveBack` undoes the
-   * rotation (for a sign-in that then failed, so the client's token works
-   * again), only over this use's own write.
+   * cutoff in one round trip, then one compare-and-set, read again and
+   * tried again while this device still holds the token presented (another
+   * device of the user changed the entry); of two uses of one token, one
+   * rotates and the other answers `null`. `giveBack` undoes the rotation
+   * (for a sign-in that then failed, so the client's token works again),
+   * only while the device still holds the successor.
    */
   async use (userId: number, token: string): Promise<{ token: string, deviceId: string, giveBack: () => Promise<void> } | null> {
     const match = DEVICE_TOKEN.exec(token)
@@ -104,22 +112,27 @@ export class TrustedDevices {
     const [, deviceId, secret] = match as unknown as [string, string, string]
     const hash = sha256Base64url(secret)
     const [read, cutoff] = await readMany(this.#store, [devicesKey(userId), stateKeys.userCutoff(userId)])
-    const raw = read ?? null
-    const entries = parse(raw)
-    const now = this.#clock()
-    const entry = entries.find(([id]) => id === deviceId)
-    // compared in constant time whether or not the device was found
-    const right = safeEqual(hash, entry?.[1] ?? '')
-    if (entry === undefined || !right || entry[4] <= now || (cutoff !== null && cutoff !== undefined && entry[2] < cutoffTime(cutoff))) return null
+    const since = cutoff === null || cutoff === undefined ? 0 : cutoffTime(cutoff)
     const next = randomToken()
-    entry[1] = sha256Base64url(next)
-    entry[3] = now
-    const live = entries.filter(([, , , , expiresAt]) => expiresAt > now)
-    const value = JSON.stringify(live)
-    const key = devicesKey(userId)
-    if (!await this.#store.compareAndSet(key, raw, value, ttlOf(live, now))) return null
+    const nextHash = sha256Base64url(next)
+    let lastUsedAt = 0
+    const rotated = await this.#change(userId, deviceId, read ?? null, (entry, now) => {
+      // compared in constant time whether or not the device was found
+      const right = safeEqual(hash, entry?.[1] ?? '')
+      if (entry === undefined || !right || entry[4] <= now || entry[2] < since) return false
+      lastUsedAt = entry[3]
+      entry[1] = nextHash
+      entry[3] = now
+      return true
+    })
+    if (!rotated) return null
     const giveBack = async (): Promise<void> => {
-      await this.#store.compareAndSet(key, value, raw as string, ttlOf(parse(raw), this.#clock()))
+      await this.#change(userId, deviceId, undefined, (entry) => {
+        if (entry === undefined || entry[1] !== nextHash) return false
+        entry[1] = hash
+        entry[3] = lastUsedAt
+        return true
+      }, true)
     }
     return { token: `${deviceId}.${next}`, deviceId, giveBack }
   }
@@ -132,8 +145,36 @@ export class TrustedDevices {
     return parse(raw ?? null).filter(([, , trustedAt, , expiresAt]) => expiresAt > now && trustedAt >= since).map(decode)
   }
 
-  /** Forgets one device of the user; answers whether it was there (one compare-and-set, none when absent). */
+  /**
+   * Changes one device of the user by compare-and-set from `raw` (read
+   * first when `undefined`), reading again after a lost race while `change`
+   * still accepts the device: answers whether it wrote. Expired devices
+   * leave the entry with the write.
+   */
+  async #change (userId: number, deviceId: string, raw: string | null | undefined, change: (entry: Entry | undefined, now: number) => boolean, quiet = false): Promise<boolean> {
+    const key = devicesKey(userId)
+    let current = raw === undefined ? await this.#store.get(key) : raw
+    for (let attempt = 0; attempt < CHANGE_ATTEMPTS; attempt++) {
+      const now = this.#clock()
+      const entries = parse(current)
+      if (!change(entries.find(([id]) => id === deviceId), now)) return false
+      const live = entries.filter(([, , , , expiresAt]) => expiresAt > now)
+      const written = await this.#store.compareAndSet(key, current, live.length === 0 ? '[]' : JSON.stringify(live), live.length === 0 ? 1 : ttlOf(live, now))
+      if (written) return true
+      current = await this.#store.get(key)
+    }
+    if (quiet) return false
+    throw new JwtLoginError('ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', { cause: new Error('the trusted devices kept changing') })
+  }
+
+  /**
+   * Forgets one live device of the user (not expired, not ended by the
+   * user's cutoff); answers whether there was one (one compare-and-set, none
+   * otherwise).
+   */
   async forget (userId: number, deviceId: string): Promise<boolean> {
+    const live = (await this.list(userId)).some(device => device.id === deviceId)
+    if (!live) return false
     let found = false
     await updateEntry(this.#store, devicesKey(userId), 'the trusted devices', (raw) => {
       const entries = parse(raw)

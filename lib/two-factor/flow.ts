@@ -247,7 +247,7 @@ async function secondStep (
   // after the spend nothing may fail: settling and trusting the device log their own failures
   await session.settle()
   ctx.events.emit('two_factor.code_accepted', { userId, method: checked.method, ip: call.ip })
-  const deviceToken = remember && call.settings.twoFactor.rememberDevice.enabled ? await trustDevice(ctx, call, userId) : undefined
+  const deviceToken = remember && call.settings.twoFactor.rememberDevice.enabled ? await trustDevice(ctx, call, userId, sessionStart(claims.sid)) : undefined
   return deviceToken === undefined ? session.tokens : { ...session.tokens, device_token: deviceToken }
 }
 

@@ -127,7 +127,8 @@ t.test('the provider\'s logout of one provider session ends the local session it
   t.same((await rp.app.jwtLogin.sessions(rp.aliceId)).map(s => s.id).sort(), [password.sid, b.sid].sort(), 'the index lists the two left')
 
   const sid = outcomes[0]?.sid as string
-  t.equal(await rp.store.get(`oauth-logout:idp1:sid:${sha256Base64url(sid)}`), String(rp.aliceId), 'the provider session is found by its hash')
+  t.equal(await rp.store.get(`oauth-logout:idp1:sid:${sha256Base64url(sid)}`), null, 'the provider session\'s key (by its hash) left with the one session it found')
+  t.equal(await rp.store.get(`oauth-logout:idp1:sub:${sha256Base64url(ACCOUNTS.alice.id)}`), String(rp.aliceId), 'the provider user\'s key stays: another session of that user needs it')
   t.equal(await rp.store.get(`oauth-logout:idp1:sid:${sid}`), null, 'never by the sid in clear')
 
   const again = await idp.signOut(browserB)

@@ -188,3 +188,30 @@ t.test('refresh.reuseInterval 0: of 20 concurrent uses one rotates, the others a
   t.equal(await storedSession(kit, session.sessionId), 'revoked', 'the session ended')
   await t.rejects(refreshSession(kit.ctx, kit.call(), input(winners[0]?.refresh_token)), INVALID, 'the winner\'s successor too')
 })
+
+t.test('a session that keeps refreshing stays in its user\'s index, and its provider\'s logout keys with it, however long it lives', async (t) => {
+  const kit = await refreshKit({ refresh: { enabled: true, lifetime: '30d' } })
+  const DAY = 24 * 60 * 60 * 1000
+  const user = await kit.users.findById(kit.aliceId)
+  const origin = { method: 'provider' as const, provider: 'idp1', providerSubject: 'S'.repeat(43), providerSession: 'P'.repeat(43) }
+  const first = await completeSignIn(kit.ctx, kit.call(), user, kit.clock.now, origin)
+  let token = (first as { refresh_token: string }).refresh_token
+  const sessionId = token.split('.')[0] as string
+  // every 14 days for a year: the family lives 30 days from each rotation, the index must keep up
+  for (let day = 14; day <= 364; day += 14) {
+    kit.clock.advance(14 * DAY)
+    token = (await refreshSession(kit.ctx, kit.call(), input(token))).refresh_token
+    t.same((await kit.ctx.sessions.list(kit.aliceId)).map(session => session.id), [sessionId], `listed on day ${day}`)
+  }
+  t.equal(await kit.store.get(`oauth-logout:idp1:sub:${'S'.repeat(43)}`), String(kit.aliceId), 'the provider user still finds it')
+  t.equal(await kit.store.get(`oauth-logout:idp1:sid:${'P'.repeat(43)}`), String(kit.aliceId), 'and so does the provider session')
+})
+
+t.test('a refreshed session missing from the index (written before it listed every session) joins it again', async (t) => {
+  const kit = await refreshKit({ refresh: { enabled: true, lifetime: '30d' } })
+  const session = await signIn(kit)
+  await kit.store.delete(`sessions:user:${kit.aliceId}`)
+  kit.clock.advance(20 * 24 * 60 * 60 * 1000)
+  await refreshSession(kit.ctx, kit.call(), input(session.refreshToken))
+  t.same((await kit.ctx.sessions.list(kit.aliceId)).map(listed => [listed.id, listed.origin]), [[session.sessionId, null]], 'listed again, without how it began')
+})

@@ -104,7 +104,7 @@ t.test('a session index update that keeps losing its compare-and-set gives up wi
   t.teardown(async () => { await memory.close() })
   const contended = contendedStore(memory)
   const index = new SessionIndex(contended, Date.now)
-  const error = await index.add({ userId: 1, sessionId: 's', endsAt: Date.now() + 1000, family: false, max: 5, origin: { method: 'password' }, ip: '192.0.2.1', userAgent: undefined }).then(() => null, (e: unknown) => e)
+  const error = await index.add({ userId: 1, sessionId: 's', endsAt: Date.now() + 1000, family: false, origin: { method: 'password' }, ip: '192.0.2.1', userAgent: undefined }).then(() => null, (e: unknown) => e)
   t.match(error, { code: 'ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', statusCode: 503 })
 })
 

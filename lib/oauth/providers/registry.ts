@@ -1,5 +1,5 @@
 import { allowInsecureRequests, customFetch, discovery, type ServerMetadata } from 'openid-client'
-import { createLocalJWKSet, type CryptoKey, type FlattenedJWSInput, type JSONWebKeySet, type JWSHeaderParameters } from 'jose'
+import { createLocalJWKSet, errors as joseErrors, type CryptoKey, type FlattenedJWSInput, type JSONWebKeySet, type JWSHeaderParameters } from 'jose'
 import type { Clock } from '../../core/clock.js'
 import { JwtLoginError } from '../../core/errors.js'
 import type { OAuthProviderSettings } from '../../config/oauth-providers.js'
@@ -91,6 +91,23 @@ export class OAuthRegistry {
     const value = localKeys({ keys } as JSONWebKeySet)
     this.#jwks.set(cacheKey, { value, at: now })
     return value
+  }
+}
+
+/**
+ * The key lookup of a verification against the provider's keys (ID tokens,
+ * logout tokens): the cached set, read again once on an unknown key id (the
+ * provider may have rotated its keys).
+ */
+export function keyLookup (registry: OAuthRegistry, provider: OAuthProviderSettings, jwksUri: string, fetchFn: BoundFetch): (header: JWSHeaderParameters) => Promise<CryptoKey> {
+  return async (header) => {
+    const token = { payload: '', signature: '' }
+    try {
+      return await (await registry.keys(provider, jwksUri, fetchFn, false))(header, token)
+    } catch (error) {
+      if (!(error instanceof joseErrors.JWKSNoMatchingKey)) throw error
+      return await (await registry.keys(provider, jwksUri, fetchFn, true))(header, token)
+    }
   }
 }
 
