@@ -175,8 +175,9 @@ export class SessionIndex {
       moved[1] = endsAt
       return { value: JSON.stringify(entries), ttlMs: ttlOf(entries, this.#clock()) }
     })
-    const origin = moved === undefined ? null : decodeMethod(moved[3])
-    const [, , , , , , subject, session] = moved as Entry
+    const entry = moved as unknown as Entry
+    const origin = decodeMethod(entry[3])
+    const [, , , , , , subject, session] = entry
     if (origin?.provider === undefined || subject === undefined) return
     const ttlMs = Math.max(1, endsAt - this.#clock())
     const userValue = String(userId)

@@ -159,7 +159,7 @@ export class TrustedDevices {
       const entries = parse(current)
       if (!change(entries.find(([id]) => id === deviceId), now)) return false
       const live = entries.filter(([, , , , expiresAt]) => expiresAt > now)
-      const written = await this.#store.compareAndSet(key, current, live.length === 0 ? '[]' : JSON.stringify(live), live.length === 0 ? 1 : ttlOf(live, now))
+      const written = await this.#store.compareAndSet(key, current, JSON.stringify(live), ttlOf(live, now))
       if (written) return true
       current = await this.#store.get(key)
     }

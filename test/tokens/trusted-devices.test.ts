@@ -327,3 +327,45 @@ t.test('a store answering undefined for a missing key (getMany of a custom store
   await memory.set(stateKeys.userCutoff(USER), String(clock.now + 1), DAY)
   t.same(await devices.list(USER), [], 'a cutoff read through it')
 })
+
+t.test('edges: a give-back after the device expired changes nothing; a give-back that keeps losing gives up quietly; a device removed between the check and the write is not found', async (t) => {
+  const { clock, store, devices, request } = setup()
+  const trusted = await devices.trust(request())
+  const used = await devices.use(USER, trusted.token)
+  clock.advance(DAY + 1)
+  await used?.giveBack()
+  t.equal(await store.get(devicesKey(USER)), null, 'the entry expired with its last device')
+
+  // a store whose compare-and-set starts losing after the use: its give-back resolves, it does not throw
+  const memory = new MemoryStore({ clock })
+  let losing = false
+  const switching: StateStore = {
+    get: async (key) => await memory.get(key),
+    getMany: async (keys) => await memory.getMany(keys),
+    set: async (key, value, ttlMs) => { await memory.set(key, value, ttlMs) },
+    consume: async (key) => await memory.consume(key),
+    increment: async (key, ttlMs) => await memory.increment(key, ttlMs),
+    delete: async (key) => { await memory.delete(key) },
+    compareAndSet: async (key, expected, value, ttlMs) => losing ? false : await memory.compareAndSet(key, expected, value, ttlMs)
+  }
+  const switched = new TrustedDevices(switching, clock, new Revocation(memory, clock))
+  const again = await switched.trust(request())
+  const spent = await switched.use(USER, again.token)
+  losing = true
+  await t.resolves((spent as { giveBack: () => Promise<void> }).giveBack(), 'a give-back that keeps losing gives up quietly')
+  losing = false
+  t.equal(await switched.use(USER, again.token), null, 'and the rotation stands')
+
+  // a device forgotten by another request between the liveness check and the write
+  const racing = new (class extends MemoryStore {
+    drop = false
+    override async get (key: string): Promise<string | null> {
+      if (this.drop && key === devicesKey(USER)) { this.drop = false; await super.delete(key) }
+      return await super.get(key)
+    }
+  })({ clock })
+  const raced = new TrustedDevices(racing, clock, new Revocation(racing, clock))
+  const one = await raced.trust(request())
+  racing.drop = true
+  t.equal(await raced.forget(USER, one.deviceId), false, 'gone by the time of the write: not found')
+})
