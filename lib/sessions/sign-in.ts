@@ -6,7 +6,6 @@ import { clientKey } from '../core/client-key.js'
 import { JwtLoginError } from '../core/errors.js'
 import { countInWindow, subjectKey } from '../services/limits.js'
 import { loggedError } from '../adapters/guard.js'
-import { providerLogoutKeys } from '../tokens/session-index.js'
 import { indexedLifetime } from '../tokens/refresh.js'
 
 /** The password first factor. */
@@ -57,12 +56,7 @@ export async function prepareSession (ctx: JwtLoginContext, call: Call, user: Pu
   // how many entries the index held once this session joined: over the bound, settling trims it
   let joined = 0
   const join = async (): Promise<void> => {
-    const endsAt = ctx.clock() + lifetimeMs
-    const [count] = await Promise.all([
-      ctx.sessions.add({ userId, sessionId, endsAt, family, origin, ip: call.ip, userAgent: call.userAgent }),
-      joinProvider(ctx, origin, userId, lifetimeMs)
-    ])
-    joined = count
+    joined = await ctx.sessions.add({ userId, sessionId, endsAt: ctx.clock() + lifetimeMs, family, origin, ip: call.ip, userAgent: call.userAgent })
   }
   const discard = async (): Promise<void> => {
     await Promise.all([
@@ -88,15 +82,6 @@ export async function prepareSession (ctx: JwtLoginContext, call: Call, user: Pu
   }
   if (!family) return { sessionId, tokens: { jwt: token }, join, discard, settle }
   return { sessionId, tokens: { jwt: token, refresh_token: await ctx.tokens.issueRefreshToken(settings, userId, sessionId) }, join, discard, settle }
-}
-
-/** A provider session's keys for back-channel logout: its user found by the provider's `sub` and `sid` (hashed). */
-async function joinProvider (ctx: JwtLoginContext, origin: SessionOrigin, userId: number, lifetimeMs: number): Promise<void> {
-  if (origin.providerSubject === undefined) return
-  const provider = origin.provider as string
-  const writes = [ctx.store.set(providerLogoutKeys.subject(provider, origin.providerSubject), String(userId), lifetimeMs)]
-  if (origin.providerSession !== undefined) writes.push(ctx.store.set(providerLogoutKeys.session(provider, origin.providerSession), String(userId), lifetimeMs))
-  await Promise.all(writes)
 }
 
 /**

@@ -107,7 +107,8 @@ export class SessionIndex {
 
   /**
    * Adds a session before its sign-in is final, ending none (so a sign-in
-   * that then fails ends no other session): one compare-and-set. Entries of
+   * that then fails ends no other session): one compare-and-set, and for a
+   * provider session its provider's logout keys beside it. Entries of
    * sessions without a refresh family leave once expired. Answers how many
    * entries the index holds now; over the bound (only then), `trim` follows
    * once the sign-in is final. Concurrent sign-ins that each joined within
@@ -115,16 +116,20 @@ export class SessionIndex {
    */
   async add (entry: NewIndexEntry): Promise<number> {
     let count = 0
-    await updateEntry(this.#store, sessionIndexKey(entry.userId), 'the session index', (raw) => {
-      const now = this.#clock()
-      const entries = parse(raw).filter(([id, endsAt, family]) => id !== entry.sessionId && (family === 1 || endsAt > now))
-      const { origin } = entry
-      const added: Entry = [entry.sessionId, entry.endsAt, entry.family ? 1 : 0, encodeMethod(origin), entry.ip, (entry.userAgent ?? '').slice(0, USER_AGENT_MAX_LENGTH)]
-      if (origin.providerSubject !== undefined) added.push(origin.providerSubject, origin.providerSession ?? '')
-      entries.push(added)
-      count = entries.length
-      return { value: JSON.stringify(entries), ttlMs: ttlOf(entries, now) }
-    })
+    const { origin } = entry
+    const added: Entry = [entry.sessionId, entry.endsAt, entry.family ? 1 : 0, encodeMethod(origin), entry.ip, (entry.userAgent ?? '').slice(0, USER_AGENT_MAX_LENGTH)]
+    if (origin.providerSubject !== undefined) added.push(origin.providerSubject, origin.providerSession ?? '')
+    // the provider's logout keys beside the index write, in the same round trip
+    await Promise.all([
+      updateEntry(this.#store, sessionIndexKey(entry.userId), 'the session index', (raw) => {
+        const now = this.#clock()
+        const entries = parse(raw).filter(([id, endsAt, family]) => id !== entry.sessionId && (family === 1 || endsAt > now))
+        entries.push(added)
+        count = entries.length
+        return { value: JSON.stringify(entries), ttlMs: ttlOf(entries, now) }
+      }),
+      this.#writeLookups(entry.userId, added, entry.endsAt)
+    ])
     return count
   }
 
@@ -175,15 +180,19 @@ export class SessionIndex {
       moved[1] = endsAt
       return { value: JSON.stringify(entries), ttlMs: ttlOf(entries, this.#clock()) }
     })
-    const entry = moved as unknown as Entry
-    const origin = decodeMethod(entry[3])
+    await this.#writeLookups(userId, moved as unknown as Entry, endsAt)
+  }
+
+  /** The provider's logout keys of a provider session's entry, kept until `endsAt` (none for other entries). */
+  async #writeLookups (userId: number, entry: Entry, endsAt: number): Promise<void> {
+    const provider = decodeMethod(entry[3])?.provider
     const [, , , , , , subject, session] = entry
-    if (origin?.provider === undefined || subject === undefined) return
+    if (provider === undefined || subject === undefined) return
     const ttlMs = Math.max(1, endsAt - this.#clock())
     const userValue = String(userId)
     await Promise.all([
-      this.#store.set(providerLogoutKeys.subject(origin.provider, subject), userValue, ttlMs),
-      session === undefined || session === '' ? undefined : this.#store.set(providerLogoutKeys.session(origin.provider, session), userValue, ttlMs)
+      this.#store.set(providerLogoutKeys.subject(provider, subject), userValue, ttlMs),
+      session === undefined || session === '' ? undefined : this.#store.set(providerLogoutKeys.session(provider, session), userValue, ttlMs)
     ])
   }
 
