@@ -5,4 +5,5 @@
  */
 export { MemoryUserAdapter, type MemoryUser, type NewMemoryUser } from './testing/memory-users.js'
 export { MemoryTwoFactorStore } from './testing/memory-two-factor.js'
+export { MemoryPasskeyStore } from './testing/memory-passkeys.js'
 export { ConsoleMailer } from './testing/console-mailer.js'

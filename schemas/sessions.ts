@@ -15,7 +15,7 @@ export const SessionItem = Type.Object({
   /** When its refresh token last rotated; absent before the first refresh. */
   last_refreshed_at: Type.Optional(Type.String()),
   /** The first factor: `password` or `provider`; absent for a session from before 0.3. */
-  method: Type.Optional(Type.String({ enum: ['password', 'provider'] })),
+  method: Type.Optional(Type.String({ enum: ['password', 'provider', 'passkey'] })),
   /** The provider's name, for `provider`. */
   provider: Type.Optional(Type.String()),
   /** What completed the sign-in after the first factor: `totp`, `email`, `backup_codes`, or `trusted_device`; absent without one. */

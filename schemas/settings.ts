@@ -303,6 +303,51 @@ export const SettingsSchema = Type.Object({
     })
   }),
 
+  /**
+   * Passkeys (WebAuthn): enrolment, passwordless sign-in, a second factor
+   * and step-up; active when the host passes a `passkeys` option (its port).
+   */
+  passkeys: Group({
+    /** The passkey routes; off, they answer 403 / 215 and no passkey signs anyone in. */
+    enabled: Flag(false),
+    /**
+     * The relying party id: the site's registrable domain (`example.com`, or
+     * `localhost` in development), never a URL or an IP address. Passkeys are
+     * bound to it: changing it orphans every passkey made before.
+     */
+    rpId: Type.Optional(Type.String({ pattern: '^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$', default: 'localhost' })),
+    /** The name authenticators show beside the account. */
+    rpName: Type.Optional(Type.String({ minLength: 1, maxLength: 64, default: 'jwt-login' })),
+    /**
+     * The exact origins of the pages (and `android:apk-key-hash:…` of the
+     * apps) that may run a ceremony; at least one when passkeys are on.
+     */
+    origins: Type.Optional(Type.Array(Type.String({ pattern: '^(https?://[^/?#*]+|android:apk-key-hash:[A-Za-z0-9_-]+)$', maxLength: 2048 }), { default: [], maxItems: 50 })),
+    /**
+     * Whether the authenticator must verify the user (PIN, biometrics):
+     * `required`, `preferred` or `discouraged`. A passkey verified with it
+     * counts as two factors; without it, as one.
+     */
+    userVerification: Type.Optional(Type.String({ pattern: '^(required|preferred|discouraged)$', default: 'preferred' })),
+    /** `none` (the default: no attestation asked, nothing more to trust) or `direct`. */
+    attestation: Type.Optional(Type.String({ pattern: '^(none|direct)$', default: 'none' })),
+    /** When not empty, only authenticators of these models (AAGUIDs) may be enrolled. */
+    aaguids: Type.Optional(Type.Array(Type.String({ pattern: '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' }), { default: [], maxItems: 500 })),
+    /** How long a ceremony's challenge (its options) may be answered; at most 10 minutes. */
+    challengeLifetime: DurationOr('5m'),
+    /** How recent the sign-in (or step-up) of the token must be to add or delete a passkey. */
+    recentAuth: DurationOr('10m'),
+    /** Passkeys one user may hold. */
+    maxPerUser: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+    /**
+     * A signature counter that did not go up (a cloned authenticator, or a
+     * sync quirk) emits `passkey.counter_regressed`; with this on, the
+     * assertion is refused as well. Counters that stay 0 (synced passkeys)
+     * are never a regression.
+     */
+    refuseCounterRegression: Flag(false)
+  }),
+
   /** Third-party sign-in (`/oauth/token`): the providers, keyed by the `provider` value clients send. */
   oauth: Group({
     providers: Type.Optional(Type.Record(Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' }), OAuthProviderSchema, { default: {}, additionalProperties: false }))

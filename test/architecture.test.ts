@@ -45,13 +45,13 @@ const LAYERS: Layer[] = [
   // Events, limits, code hashing, the user cache.
   { name: 'services', paths: ['lib/services/'] },
   // Services of one feature: tokens, the two-factor methods, OpenID providers, the in-memory testing ports.
-  { name: 'feature services', paths: ['lib/tokens/', 'lib/two-factor/methods/', 'lib/oauth/providers/', 'lib/testing/'] },
+  { name: 'feature services', paths: ['lib/tokens/', 'lib/two-factor/methods/', 'lib/oauth/providers/', 'lib/webauthn/', 'lib/testing/'] },
   // The one context of the flows and how it is built.
   { name: 'context', paths: ['lib/context/'] },
   // Sign-in completion and the token flows shared by every sign-in.
   { name: 'sessions', paths: ['lib/sessions/'] },
   // The feature flows.
-  { name: 'feature flows', paths: ['lib/login/', 'lib/two-factor/', 'lib/reset-password/', 'lib/oauth/'] },
+  { name: 'feature flows', paths: ['lib/login/', 'lib/two-factor/', 'lib/reset-password/', 'lib/oauth/', 'lib/passkeys/'] },
   // The plugin's HTTP layer.
   { name: 'http', paths: ['lib/http/'], fastify: true },
   // The routes.

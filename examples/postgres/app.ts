@@ -11,6 +11,7 @@ import type pg from 'pg'
 import jwtLogin, { type JwtLoginOptions, type StateStore } from '../../lib/index.js'
 import { PostgresStore } from '../../lib/postgres.js'
 import { stateTable } from './migrate.js'
+import { PostgresPasskeyStore } from './passkeys.js'
 import { PostgresTwoFactorStore } from './two-factor.js'
 import { PostgresUserAdapter } from './users.js'
 
@@ -18,6 +19,7 @@ export interface PostgresApp {
   app: FastifyInstance
   users: PostgresUserAdapter
   twoFactor: PostgresTwoFactorStore
+  passkeys: PostgresPasskeyStore
   store: StateStore
 }
 
@@ -28,13 +30,14 @@ export interface PostgresApp {
  * yours). Every other plugin option (settings, mailer, ...) passes through;
  * the mailer also sends email codes.
  */
-export async function buildPostgresApp (pool: pg.Pool, schema: string, options: Omit<JwtLoginOptions, 'users' | 'twoFactor'>): Promise<PostgresApp> {
+export async function buildPostgresApp (pool: pg.Pool, schema: string, options: Omit<JwtLoginOptions, 'users' | 'twoFactor' | 'passkeys'>): Promise<PostgresApp> {
   const users = new PostgresUserAdapter(pool, schema)
   const twoFactor = new PostgresTwoFactorStore(pool, schema)
+  const passkeys = new PostgresPasskeyStore(pool, schema)
   const store = options.store ?? new PostgresStore({ pool, table: stateTable(schema) })
   const app = Fastify()
   // a store the host passed is the host's to close; the one made here goes with the app
   if (options.store === undefined) app.addHook('onClose', async () => { await store.close?.() })
-  await app.register(jwtLogin, { ...options, store, users, twoFactor: { port: twoFactor, mailer: options.mailer } })
-  return { app, users, twoFactor, store }
+  await app.register(jwtLogin, { ...options, store, users, twoFactor: { port: twoFactor, mailer: options.mailer }, passkeys: { port: passkeys } })
+  return { app, users, twoFactor, passkeys, store }
 }

@@ -22,10 +22,14 @@ CREATE UNIQUE INDEX IF NOT EXISTS users_email_lower ON users (lower(email));
 CREATE TABLE IF NOT EXISTS two_factor (
   user_id integer PRIMARY KEY REFERENCES users (id) ON DELETE CASCADE,
   -- NULL: two-factor is off and the password alone signs in
-  method text CHECK (method IN ('totp', 'email', 'backup_codes')),
+  method text CHECK (method IN ('totp', 'email', 'backup_codes', 'passkey')),
   -- the confirmed base32 TOTP secret (encrypt the column if your threat model needs it)
   totp_secret text
 );
+
+-- 0.3 added 'passkey' as a primary method: a table made before gets the wider check too.
+ALTER TABLE two_factor DROP CONSTRAINT IF EXISTS two_factor_method_check;
+ALTER TABLE two_factor ADD CONSTRAINT two_factor_method_check CHECK (method IN ('totp', 'email', 'backup_codes', 'passkey'));
 
 -- Only SHA-256 hashes of backup codes (hashBackupCode): a database leak gives no usable code.
 -- A spent code stays, with the sign-in attempt that spent it (used_by), until the codes are replaced.
@@ -36,3 +40,31 @@ CREATE TABLE IF NOT EXISTS backup_codes (
   PRIMARY KEY (user_id, code_hash)
 );
 ALTER TABLE backup_codes ADD COLUMN IF NOT EXISTS used_by text;
+
+-- WebAuthn credentials (passkeys). Nothing here is secret: the private key never leaves the authenticator.
+CREATE TABLE IF NOT EXISTS passkeys (
+  -- the credential id, base64url; unique across all users, so create's ON CONFLICT (id) refuses a duplicate
+  id text PRIMARY KEY,
+  -- a user's credentials go with the user
+  user_id integer NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  -- the COSE public key, base64url
+  public_key text NOT NULL,
+  -- the signature counter is an unsigned 32-bit number, past integer's 2^31 - 1; pg returns bigint as a string
+  counter bigint NOT NULL DEFAULT 0,
+  -- as the browser reported them at registration (internal, hybrid, usb, nfc, ble...)
+  transports text[] NOT NULL DEFAULT '{}',
+  device_type text NOT NULL CHECK (device_type IN ('singleDevice', 'multiDevice')),
+  -- fixed at registration; backed_up is refreshed on every use
+  backup_eligible boolean NOT NULL,
+  backed_up boolean NOT NULL,
+  -- the authenticator model; all zeros when it does not say
+  aaguid text NOT NULL,
+  -- the user's name for it; the plugin checks its length
+  name text NOT NULL,
+  created_at timestamptz NOT NULL,
+  -- NULL until it first signs
+  last_used_at timestamptz
+);
+
+-- listByUser reads a user's credentials through it (the primary key serves findById).
+CREATE INDEX IF NOT EXISTS passkeys_user_id ON passkeys (user_id);

@@ -1,5 +1,6 @@
 import { JwtLoginError } from '../core/errors.js'
 import type { Mailer } from '../mail/types.js'
+import type { PasskeyOptions, PasskeyPort } from './passkeys.js'
 import type { SecondFactorGate } from './second-factor.js'
 import type { TwoFactorOptions, TwoFactorPort } from './two-factor.js'
 import type { PasswordPolicy, UserAdapter } from './users.js'
@@ -122,7 +123,7 @@ export function loggedError (thrown: unknown, values: readonly unknown[] = []): 
  * out. It keeps no reference to the original: no `cause`, no stack of it.
  */
 export class HostPortError extends Error {
-  /** The port: `users`, `twoFactor.port`, `mailer`, `twoFactor.mailer`, `passwordPolicy` or `secondFactor`. */
+  /** The port: `users`, `twoFactor.port`, `passkeys.port`, `mailer`, `twoFactor.mailer`, `passwordPolicy` or `secondFactor`. */
   readonly port: string
   /** The method that failed (the port's name again for a function port). */
   readonly method: string
@@ -229,6 +230,15 @@ const TWO_FACTOR_METHODS: Record<keyof TwoFactorPort, MethodKind> = {
   replaceBackupCodes: 'async'
 }
 
+const PASSKEY_METHODS: Record<keyof PasskeyPort, MethodKind> = {
+  listByUser: 'async',
+  findById: 'async',
+  create: 'async',
+  recordUse: 'async',
+  rename: 'async',
+  delete: 'async'
+}
+
 const MAILER_METHODS: Record<keyof Mailer, MethodKind> = { send: 'async' }
 
 /** The ports a host passes as plugin options. */
@@ -243,6 +253,8 @@ export interface HostPorts {
   twoFactor?: TwoFactorOptions
   /** A second factor for every sign-in (password or provider); a two-factor module fills this seam. */
   secondFactor?: SecondFactorGate
+  /** Passkeys (WebAuthn): the host's passkey port. */
+  passkeys?: PasskeyOptions
 }
 
 /**
@@ -250,7 +262,7 @@ export interface HostPorts {
  * a port throws reaches the flows (and so the log) as a `HostPortError`.
  */
 export function guardPorts (options: HostPorts): HostPorts {
-  const { users, mailer, passwordPolicy, twoFactor, secondFactor } = options
+  const { users, mailer, passwordPolicy, twoFactor, secondFactor, passkeys } = options
   return {
     users: guardPort('users', users, USER_METHODS),
     mailer: mailer === undefined ? undefined : guardPort('mailer', mailer, MAILER_METHODS),
@@ -262,6 +274,7 @@ export function guardPorts (options: HostPorts): HostPorts {
           port: guardPort('twoFactor.port', twoFactor.port, TWO_FACTOR_METHODS),
           mailer: twoFactor.mailer === undefined ? undefined : guardPort('twoFactor.mailer', twoFactor.mailer, MAILER_METHODS)
         },
-    secondFactor: secondFactor === undefined ? undefined : guardFunction('secondFactor', secondFactor)
+    secondFactor: secondFactor === undefined ? undefined : guardFunction('secondFactor', secondFactor),
+    passkeys: passkeys === undefined ? undefined : { port: guardPort('passkeys.port', passkeys.port, PASSKEY_METHODS) }
   }
 }

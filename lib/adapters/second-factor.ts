@@ -19,11 +19,16 @@ export interface Call {
 
 /** How a session began: what a person needs to recognise it. */
 export interface SessionOrigin {
-  /** The first factor: a password or an OpenID provider. */
-  method: 'password' | 'provider'
+  /** The first factor: a password, an OpenID provider or a passkey (passwordless). */
+  method: 'password' | 'provider' | 'passkey'
   /** The provider's name, for `provider`. */
   provider?: string
-  /** The second factor that completed the sign-in (`totp`, `email`, `backup_codes`), or `trusted_device`. */
+  /**
+   * The second factor that completed the sign-in (`totp`, `email`,
+   * `backup_codes`, `passkey`), `trusted_device`, or `user_verification`
+   * for a passkey verified with its user's PIN or biometrics (two factors
+   * in one: no gate is asked).
+   */
   secondFactor?: string
   /** Hashes of the provider's `sub` and `sid`, kept for back-channel logout when the provider has it on. */
   providerSubject?: string

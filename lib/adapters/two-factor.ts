@@ -1,7 +1,11 @@
 import type { Mailer } from '../mail/types.js'
 
-/** The second factors jwt-login checks. Backup codes are also accepted as a fallback for the other two. */
-export type TwoFactorMethod = 'totp' | 'email' | 'backup_codes'
+/**
+ * The second factors jwt-login checks. Backup codes are also accepted as a
+ * fallback for the others, and so is a passkey of the user (when passkeys
+ * are on): `passkey` as the primary method asks for nothing else.
+ */
+export type TwoFactorMethod = 'totp' | 'email' | 'backup_codes' | 'passkey'
 
 /**
  * The two-factor port: the host says, per user, whether two-factor is on and

@@ -35,6 +35,9 @@ export const MAX_INTERIM_LIFETIME_MS = 5 * 60 * 1000
 /** The longest a device may stay trusted (`twoFactor.rememberDevice.lifetime`). */
 export const MAX_DEVICE_LIFETIME_MS = 90 * 24 * 60 * 60 * 1000
 
+/** The longest a passkey ceremony's challenge may be answered. */
+export const MAX_PASSKEY_CHALLENGE_MS = 10 * 60 * 1000
+
 /** The longest a rotated refresh token may still be retried. */
 export const MAX_REUSE_INTERVAL_MS = 5 * 60 * 1000
 
@@ -69,7 +72,7 @@ function checkKids (keys: ResolvedKey[]): void {
 }
 
 /** The refusals the schema cannot say: a ceiling on a duration, one field against another, an origin the way browsers send it. */
-function checkGroups ({ twoFactor, refresh, resetPassword, cors }: Groups): void {
+function checkGroups ({ twoFactor, refresh, resetPassword, cors, passkeys }: Groups): void {
   if (twoFactor.interimLifetimeMs > MAX_INTERIM_LIFETIME_MS) throw new JwtLoginSettingsError('twoFactor/interimLifetime', 'must be at most 5 minutes')
   if (refresh.reuseIntervalMs > MAX_REUSE_INTERVAL_MS) throw new JwtLoginSettingsError('refresh/reuseInterval', 'must be at most 5 minutes')
   if (twoFactor.rememberDevice.lifetimeMs > MAX_DEVICE_LIFETIME_MS) throw new JwtLoginSettingsError('twoFactor/rememberDevice/lifetime', 'must be at most 90 days')
@@ -80,7 +83,8 @@ function checkGroups ({ twoFactor, refresh, resetPassword, cors }: Groups): void
   if (resetPassword.password.minLength > resetPassword.password.maxLength) {
     throw new JwtLoginSettingsError('resetPassword/password/minLength', 'must not exceed maxLength')
   }
-  cors.origins.forEach(checkOrigin)
+  cors.origins.forEach((origin, index) => { checkOrigin(origin, `cors/origins/${index}`) })
+  checkPasskeys(passkeys)
   if (refresh.enabled && refresh.cookie.enabled && cors.enabled && cors.origins.length > 0 && !cors.credentials) {
     throw new JwtLoginSettingsError('cors/credentials', 'cookie mode (refresh.cookie.enabled) across origins needs cors.credentials: true, or the browsers send no cookie')
   }
@@ -91,11 +95,22 @@ function checkGroups ({ twoFactor, refresh, resetPassword, cors }: Groups): void
  * and a port other than the default; no path, no trailing slash, lower
  * case), or it would never match.
  */
-function checkOrigin (origin: string, index: number): void {
+function checkOrigin (origin: string, path: string): void {
   let parsed: string | null = null
   try { parsed = new URL(origin).origin } catch {}
   if (parsed !== origin) {
-    throw new JwtLoginSettingsError(`cors/origins/${index}`, `must be an origin as browsers send it${parsed === null ? '' : ` (${parsed})`}: scheme, host and port, no path`)
+    throw new JwtLoginSettingsError(path, `must be an origin as browsers send it${parsed === null ? '' : ` (${parsed})`}: scheme, host and port, no path`)
+  }
+}
+
+/** Passkeys on need an origin to accept; each web origin as browsers send it; a challenge lives at most 10 minutes. */
+function checkPasskeys (passkeys: Groups['passkeys']): void {
+  if (passkeys.challengeLifetimeMs > MAX_PASSKEY_CHALLENGE_MS) throw new JwtLoginSettingsError('passkeys/challengeLifetime', 'must be at most 10 minutes')
+  passkeys.origins.forEach((origin, index) => {
+    if (!origin.startsWith('android:')) checkOrigin(origin, `passkeys/origins/${index}`)
+  })
+  if (passkeys.enabled && passkeys.origins.length === 0) {
+    throw new JwtLoginSettingsError('passkeys/origins', 'passkeys need at least one origin: the page origins (https://app.example.com) whose ceremonies are accepted')
   }
 }
 

@@ -13,6 +13,7 @@ import type { StateStore } from '../store/types.js'
 import type { TokenService } from '../tokens/service.js'
 import type { SessionIndex } from '../tokens/session-index.js'
 import type { TwoFactor } from '../two-factor/methods/service.js'
+import type { Passkeys } from '../webauthn/ceremonies.js'
 
 /** Password reset's own parts. */
 export interface PasswordResetParts {
@@ -48,6 +49,8 @@ export interface JwtLoginContext {
   readonly reset: PasswordResetParts
   /** The OpenID providers' clients, discovery and keys. */
   readonly oauth: OAuthRegistry
+  /** The passkey ceremonies over the host's port, or `null` without the `passkeys` option. */
+  readonly passkeys: Passkeys | null
 }
 
 /**

@@ -90,7 +90,18 @@ export const errorDefinitions = {
   ERR_JWT_LOGIN_PROVIDER_EMAIL_MISMATCH: def(211, 403, 'The account found does not have the email the provider vouches for.'),
   ERR_JWT_LOGIN_SESSIONS_DISABLED: def(212, 403, 'Session management is not enabled.'),
   ERR_JWT_LOGIN_SESSION_NOT_FOUND: def(213, 404, 'No such session.'),
-  ERR_JWT_LOGIN_DEVICE_NOT_FOUND: def(214, 404, 'No such trusted device.')
+  ERR_JWT_LOGIN_DEVICE_NOT_FOUND: def(214, 404, 'No such trusted device.'),
+  ERR_JWT_LOGIN_PASSKEYS_DISABLED: def(215, 403, 'Passkeys are not enabled.'),
+  ERR_JWT_LOGIN_PASSKEY_REFUSED: def(216, 401, 'The passkey could not be verified; ask for new options and try again.'),
+  ERR_JWT_LOGIN_PASSKEY_ORIGIN: def(217, 400, 'The passkey ceremony ran on an origin that is not in passkeys.origins.'),
+  ERR_JWT_LOGIN_PASSKEY_RP_ID: def(218, 400, 'The passkey is bound to another relying party id than passkeys.rpId.'),
+  ERR_JWT_LOGIN_PASSKEY_NOT_FOUND: def(219, 404, 'No such passkey.'),
+  ERR_JWT_LOGIN_REAUTHENTICATION_REQUIRED: def(220, 401, 'A more recent sign-in is required: step up with a password, a code or a passkey.', 'Bearer error="insufficient_user_authentication"'),
+  ERR_JWT_LOGIN_PASSKEY_REGISTRATION_REFUSED: def(221, 400, 'The new passkey could not be verified; ask for new options and try again.'),
+  ERR_JWT_LOGIN_PASSKEY_EXISTS: def(222, 409, 'This passkey is registered already.'),
+  ERR_JWT_LOGIN_PASSKEY_LIMIT: def(223, 409, 'The account holds as many passkeys as it may; delete one first.'),
+  ERR_JWT_LOGIN_PASSKEY_AUTHENTICATOR_NOT_ALLOWED: def(224, 403, 'This kind of authenticator is not allowed here (passkeys.aaguids).'),
+  ERR_JWT_LOGIN_STEP_UP_FACTOR_MISSING: def(225, 400, 'Step-up needs exactly one of password, code or passkey.')
 } as const satisfies Record<string, ErrorDefinition>
 
 export type JwtLoginErrorCode = keyof typeof errorDefinitions

@@ -6,7 +6,8 @@ import { JwtLoginError } from '../core/errors.js'
 import { checkSwitches } from './gates.js'
 import type { JwtLoginEvents } from '../services/events.js'
 import { parseBearer } from './fields.js'
-import { authenticateToken } from '../sessions/authenticate.js'
+import { authenticateToken, requireRecentAuth } from '../sessions/authenticate.js'
+import { durationAt } from '../config/duration.js'
 import { revokeToken } from '../sessions/sign-out.js'
 import { endAllSessions, endOwnSession, listSessions } from '../sessions/manage.js'
 import { forgetDevices, listDevices } from '../sessions/devices.js'
@@ -42,6 +43,15 @@ export interface JwtLoginApi {
   forgetUser: (userId: number) => void
   /** A preHandler for host routes: requires a valid final token in `Authorization: Bearer`. */
   authenticate: (request: FastifyRequest, reply: FastifyReply) => Promise<void>
+  /**
+   * `authenticate` with conditions: `maxAge` (seconds or `'5m'`) requires
+   * that the token's user authenticated that recently (`auth_time`: the
+   * sign-in, or a step-up); an older token answers 401 / 220 with
+   * `WWW-Authenticate: Bearer error="insufficient_user_authentication"`
+   * (RFC 9470), and the client steps up (`POST /auth/step-up`). A token
+   * from `sign()` says no `auth_time`, and is never recent.
+   */
+  authenticateWith: (options: AuthenticateOptions) => (request: FastifyRequest, reply: FastifyReply) => Promise<void>
   /** The audit events. */
   events: JwtLoginEvents
   /**
@@ -86,6 +96,12 @@ export interface JwtLoginApi {
   forgetDevices: (userId: number) => Promise<void>
 }
 
+/** The conditions of `authenticateWith`. */
+export interface AuthenticateOptions {
+  /** How long ago the user may have last authenticated: seconds, or a duration string (`'5m'`). */
+  maxAge?: number | string
+}
+
 /** A session as `fastify.jwtLogin.sessions` lists it. */
 export interface SessionInfo {
   id: string
@@ -93,8 +109,8 @@ export interface SessionInfo {
   startedAt: Date
   /** When its refresh token last rotated, or `null`. */
   lastRefreshedAt: Date | null
-  /** The first factor (`password`, `provider`), the provider's name and the second factor; `null` for a session from before 0.3. */
-  method: 'password' | 'provider' | null
+  /** The first factor (`password`, `provider`, `passkey`), the provider's name and the second factor; `null` for a session from before 0.3. */
+  method: 'password' | 'provider' | 'passkey' | null
   provider: string | null
   secondFactor: string | null
   /** The client's address and `User-Agent` (cut to 256 characters) at sign-in. */
@@ -129,21 +145,24 @@ function sessionInfo (session: IndexedSession): SessionInfo {
 export function buildApi (ctx: JwtLoginContext, settings: SettingsHolder): JwtLoginApi {
   const callOf = (ip: string): Call => ({ settings: settings.current, ip, startedAt: ctx.clock() })
 
-  const authenticate = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+  const ports = { twoFactor: false, passkeys: false }
+  const guard = (maxAgeMs: number | null) => async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const call = callOf(request.ip)
     try {
       // a host route's gate: authentication on
-      checkSwitches(call.settings, {}, false)
+      checkSwitches(call.settings, {}, ports)
       // a protected host route: no token is 401 / 53 with a bare challenge, a header
       // that is not `Bearer <token>` is 401 / 2 with invalid_request (RFC 6750 §3.1)
       const header = request.headers.authorization
       if (header === undefined) throw new JwtLoginError('ERR_JWT_LOGIN_BEARER_MISSING')
       const auth = await authenticateToken(ctx, call, parseBearer(header, 'ERR_JWT_LOGIN_AUTHORIZATION_MALFORMED'))
+      if (maxAgeMs !== null) requireRecentAuth(auth.verified.payload, maxAgeMs, ctx.clock())
       request.jwtLogin = { user: auth.publicUser, claims: auth.verified.payload }
     } catch (error) {
       await sendError(reply, toJwtLoginError(error as FastifyError))
     }
   }
+  const authenticate = guard(null)
 
   return {
     sign: (user) => ctx.tokens.sign(settings.current, user, 'access', { sessionId: ctx.tokens.newSessionId() }).token,
@@ -151,6 +170,7 @@ export function buildApi (ctx: JwtLoginContext, settings: SettingsHolder): JwtLo
     revoke: async (token) => { await revokeToken(ctx, callOf(''), token) },
     forgetUser: (userId) => { ctx.forgetUser(userId) },
     authenticate,
+    authenticateWith: (options) => guard(options.maxAge === undefined ? null : durationAt(options.maxAge, 'authenticateWith/maxAge', 'option')),
     events: ctx.events,
     get settings () { return redactSettings(settings.current) },
     reloadSettings: async () => { await settings.reload() },

@@ -23,7 +23,7 @@ export const CSRF_FIELD = 'csrf_token'
 
 /** What the routes need from a browser: their methods, the headers they read, and `Retry-After` readable on a 429. */
 const CORS_ALLOWED = {
-  methods: ['GET', 'POST', 'PUT', 'DELETE'],
+  methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
   allowedHeaders: ['content-type', 'authorization', CSRF_HEADER],
   exposedHeaders: ['retry-after']
 }

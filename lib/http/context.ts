@@ -16,6 +16,7 @@ import { buildKeyMaterial } from '../tokens/keys.js'
 import { TokenService } from '../tokens/service.js'
 import { secondFactorGate } from '../two-factor/flow.js'
 import { createTwoFactor } from '../two-factor/methods/service.js'
+import { Passkeys } from '../webauthn/ceremonies.js'
 
 /** What the context is built on besides the host's ports. */
 export interface ContextParts {
@@ -38,6 +39,7 @@ export async function buildContext (hostPorts: HostPorts, { log, cacheLimits, in
   const ports = guardPorts(hostPorts)
   const cache = cacheLimits === null ? null : cacheUsers(ports.users, cacheLimits, clock)
   const tokens = new TokenService(buildKeyMaterial(initial.tokens), initial.tokens.algorithm, store, clock)
+  const events = new JwtLoginEvents()
   const base = {
     users: cache ?? ports.users,
     forgetUser: cache === null ? () => {} : cache.forget,
@@ -45,14 +47,15 @@ export async function buildContext (hostPorts: HostPorts, { log, cacheLimits, in
     tokens,
     limiter: new AttemptLimiter(store, clock),
     sessions: tokens.sessions,
-    events: new JwtLoginEvents(),
+    events,
     clock,
     log,
     spendPasswordTime: async (password: string) => { await verifyPasswordHash(dummyHash, password) },
     twoFactor: ports.twoFactor === undefined ? null : createTwoFactor(store, clock, ports.twoFactor),
     // keyed hashes: a copy of the store alone does not let anyone search the code space offline
     reset: { mailer: ports.mailer ?? null, policy: ports.passwordPolicy ?? null, hasher: new CodeHasher('reset code'), stop: new AbortController() },
-    oauth: new OAuthRegistry(clock)
+    oauth: new OAuthRegistry(clock),
+    passkeys: ports.passkeys === undefined ? null : new Passkeys(ports.passkeys.port, store, clock, events)
   }
   const hostGate = ports.secondFactor === undefined ? null : countedGate(base, ports.secondFactor)
   const secondFactor = base.twoFactor === null ? hostGate : secondFactorGate(base, base.twoFactor)

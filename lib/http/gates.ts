@@ -9,7 +9,7 @@ import type { Settings } from '../config/settings.js'
 import type { SettingsHolder } from '../config/holder.js'
 
 /** A switch a route needs on, besides `authentication.enabled`. */
-export type Feature = 'validate' | 'refresh' | 'revoke' | 'resetPassword' | 'twoFactor' | 'sessions'
+export type Feature = 'validate' | 'refresh' | 'revoke' | 'resetPassword' | 'twoFactor' | 'sessions' | 'passkeys'
 
 /** The setting that makes the auth code required on a route. */
 export type AuthCodeRule = 'auth' | 'validate' | 'refresh' | 'revoke' | 'oauth' | 'resetPassword'
@@ -77,7 +77,8 @@ const SWITCH_ERRORS = {
   revoke: 'ERR_JWT_LOGIN_REVOKE_DISABLED',
   resetPassword: 'ERR_JWT_LOGIN_RESET_DISABLED',
   twoFactor: 'ERR_JWT_LOGIN_TWO_FACTOR_UNAVAILABLE',
-  sessions: 'ERR_JWT_LOGIN_SESSIONS_DISABLED'
+  sessions: 'ERR_JWT_LOGIN_SESSIONS_DISABLED',
+  passkeys: 'ERR_JWT_LOGIN_PASSKEYS_DISABLED'
 } as const
 
 const TOKEN_MISSING = { access: 'ERR_JWT_LOGIN_JWT_MISSING', interim: 'ERR_JWT_LOGIN_INTERIM_TOKEN_MISSING' } as const
@@ -94,8 +95,11 @@ export function gateErrors (gate: RouteGate): JwtLoginErrorCode[] {
   return errors
 }
 
-function featureOn (settings: Settings, feature: Feature, twoFactorPort: boolean): boolean {
-  if (feature === 'twoFactor') return twoFactorPort && settings.twoFactor.enabled
+/** Which ports the host gave: a feature with a port is on only with it. */
+interface PortsGiven { twoFactor: boolean, passkeys: boolean }
+
+function featureOn (settings: Settings, feature: Feature, ports: PortsGiven): boolean {
+  if (feature === 'twoFactor' || feature === 'passkeys') return ports[feature] && settings[feature].enabled
   return settings[feature].enabled
 }
 
@@ -117,16 +121,16 @@ function presentedCode (request: FastifyRequest, name: string, from: RouteGate['
 }
 
 /** The switches a gate names: `authentication.enabled` (unless it says otherwise), then the feature's own. */
-export function checkSwitches (settings: Settings, gate: RouteGate, twoFactorPort: boolean): void {
+export function checkSwitches (settings: Settings, gate: RouteGate, ports: PortsGiven): void {
   if (gate.authentication !== false && !settings.authentication.enabled) throw new JwtLoginError('ERR_JWT_LOGIN_AUTH_DISABLED')
-  if (gate.feature !== undefined && !featureOn(settings, gate.feature, twoFactorPort)) throw new JwtLoginError(SWITCH_ERRORS[gate.feature])
+  if (gate.feature !== undefined && !featureOn(settings, gate.feature, ports)) throw new JwtLoginError(SWITCH_ERRORS[gate.feature])
 }
 
-function checkGate (ctx: JwtLoginContext, request: FastifyRequest, gate: RouteGate, state: RequestState, twoFactorPort: boolean): void {
+function checkGate (ctx: JwtLoginContext, request: FastifyRequest, gate: RouteGate, state: RequestState, ports: PortsGiven): void {
   const { settings } = state.call
   let stage: 'switch' | 'auth_code' = 'switch'
   try {
-    checkSwitches(settings, gate, twoFactorPort)
+    checkSwitches(settings, gate, ports)
     if (gate.authCode !== undefined && authCodeRequired(settings, gate.authCode)) {
       stage = 'auth_code'
       const name = gate.authCode === 'oauth' ? settings.authCodes.oauthParameter : settings.authCodes.parameter
@@ -155,7 +159,7 @@ function checkGate (ctx: JwtLoginContext, request: FastifyRequest, gate: RouteGa
  * checks the route's declared gate. Both are synchronous.
  */
 export function addGateHooks (instance: FastifyInstance, ctx: JwtLoginContext, settings: SettingsHolder): void {
-  const twoFactorPort = ctx.twoFactor !== null
+  const ports: PortsGiven = { twoFactor: ctx.twoFactor !== null, passkeys: ctx.passkeys !== null }
   instance.decorateRequest(kState, null as unknown as RequestState)
   instance.addHook('onRequest', (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
     request[kState] = { call: { settings: settings.current, ip: request.ip, startedAt: ctx.clock(), userAgent: request.headers['user-agent'] }, token: undefined }
@@ -168,7 +172,7 @@ export function addGateHooks (instance: FastifyInstance, ctx: JwtLoginContext, s
       return
     }
     try {
-      checkGate(ctx, request, gate, request[kState], twoFactorPort)
+      checkGate(ctx, request, gate, request[kState], ports)
     } catch (error) {
       done(error as Error)
       return

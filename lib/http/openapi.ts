@@ -21,6 +21,7 @@ export const jwtLoginOpenApi = {
     { name: 'password-reset', description: 'Two-step password reset by a code sent by email.' },
     { name: 'openid', description: 'Sign-in with the code or ID token of an OpenID provider.' },
     { name: 'sessions', description: 'A user\'s own sessions and trusted devices: list them, end one, sign out everywhere.' },
+    { name: 'passkeys', description: 'A user\'s own passkeys (WebAuthn): enrol one, list, rename and delete them.' },
     { name: 'keys', description: 'The public keys that verify the tokens (asymmetric keys only).' }
   ],
   components: {

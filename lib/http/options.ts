@@ -51,6 +51,8 @@ const STORE_METHODS = ['get', 'set', 'consume', 'increment', 'compareAndSet', 'd
 const OPTIONAL_STORE_METHODS = ['getMany', 'close', 'attachLogger']
 /** Every method of `TwoFactorPort`: the providers call each one (none is optional). */
 const PORT_METHODS = ['methodOf', 'getTotpSecret', 'setTotpSecret', 'consumeBackupCode', 'replaceBackupCodes']
+/** Every method of `PasskeyPort` (none is optional). */
+const PASSKEY_PORT_METHODS = ['listByUser', 'findById', 'create', 'recordUse', 'rename', 'delete']
 /** setTimeout's longest delay: a longer one fires at once, and the reload timer would spin. */
 const MAX_TIMER_MS = 2 ** 31 - 1
 /** A longer cache would serve a changed or removed user for longer than a host expects of "short". */
@@ -131,6 +133,10 @@ export function checkOptions (options: JwtLoginOptions): { userCache: UserCacheL
   if (options.store !== undefined) checkStore(options.store)
   if (options.mailer !== undefined) requireMethods(options.mailer, 'mailer', 'the mailer', ['send'])
   if (options.twoFactor !== undefined) checkTwoFactor(options.twoFactor)
+  if (options.passkeys !== undefined) {
+    if (options.passkeys === null || typeof options.passkeys !== 'object') throw optionError('passkeys', 'must be an object with a port')
+    requireMethods(options.passkeys.port, 'passkeys/port', 'the passkey port (PasskeyPort)', PASSKEY_PORT_METHODS)
+  }
   return { userCache: resolveUserCache(options.userCache), settingsTtlMs: resolveSettingsTtl(options.settingsTtl) }
 }
 
@@ -138,6 +144,9 @@ export function checkOptions (options: JwtLoginOptions): { userCache: UserCacheL
 export function checkSettings (settings: Settings, options: JwtLoginOptions): void {
   checkResetSetup(settings, options.users, options.mailer)
   checkAdapterFor(settings, options.users)
+  if (settings.passkeys.enabled && options.passkeys === undefined) {
+    throw new JwtLoginSettingsError('passkeys/enabled', 'passkeys need the `passkeys` option: { port } (a PasskeyPort; MemoryPasskeyStore from jwt-login/testing for a demo)')
+  }
   if (settings.cors.enabled && trimPrefix(options.prefix ?? DEFAULT_PREFIX) === '') {
     throw new JwtLoginSettingsError('cors/enabled', "with prefix '' the plugin's routes share the host's root, and its CORS would answer the preflights of every host route: leave cors.enabled off and register @fastify/cors for the whole app (docs/browser-apps.md)")
   }

@@ -36,7 +36,7 @@ export function restRouteRewrite (prefix: string = DEFAULT_PREFIX): (req: { url?
 }
 
 /** The methods of the routes `/?rest_route=` reaches. */
-const REST_ROUTE_METHODS: HTTPMethods[] = ['GET', 'POST', 'PUT', 'DELETE']
+const REST_ROUTE_METHODS: HTTPMethods[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']
 
 /** And the browsers' preflights of those routes (the `cors` settings answer them inside the plugin). */
 const PREFLIGHT: HTTPMethods = 'OPTIONS'

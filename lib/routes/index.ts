@@ -5,6 +5,7 @@ import type { JwtLoginContext } from '../context/context.js'
 import type { RouteDoc } from '../http/openapi.js'
 import { authRoutes } from './auth.js'
 import { oauthRoutes } from './oauth.js'
+import { passkeyRoutes } from './passkeys.js'
 import { resetPasswordRoutes } from './reset-password.js'
 import { sessionRoutes } from './sessions.js'
 import { twoFactorRoutes } from './two-factor.js'
@@ -27,6 +28,7 @@ export function registerRoutes (instance: FastifyInstance, ctx: JwtLoginContext)
   twoFactorRoutes(app, ctx)
   oauthRoutes(app, ctx)
   sessionRoutes(app, ctx)
+  passkeyRoutes(app, ctx)
   const jwks = ctx.tokens.jwks()
   if (jwks !== null) {
     // public keys: cacheable, and not counted by the per-IP limit (verifiers fetch them freely)

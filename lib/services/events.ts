@@ -7,14 +7,17 @@ import type { JwtLoginErrorCode } from '../core/errors.js'
  * secret: only ids, the client IP and a reason.
  */
 export interface JwtLoginEventMap {
-  'login.succeeded': { userId: number, ip: string, method: 'password' | 'password_hash' }
-  'login.failed': { ip: string, reason: 'wrong_credentials' | 'rate_limited' | 'auth_code', errorCode: number }
+  'login.succeeded': { userId: number, ip: string, method: 'password' | 'password_hash' | 'passkey' }
+  /** `passkey`: a passwordless sign-in whose passkey was refused (`errorCode` says why). */
+  'login.failed': { ip: string, reason: 'wrong_credentials' | 'rate_limited' | 'auth_code' | 'passkey', errorCode: number }
   'token.refreshed': { userId: number, sessionId: string, ip: string }
   'refresh.reused': { userId: number, sessionId: string, ip: string }
   'token.revoked': { userId: number, sessionId: string, jti?: string, ip: string }
   'validation.failed': { ip: string, errorCode: number }
   /** A sign-in is final: its session started (`method` its first factor, `secondFactor` what completed it). */
-  'session.started': { userId: number, sessionId: string, method: 'password' | 'provider', provider: string | null, secondFactor: string | null, ip: string }
+  'session.started': { userId: number, sessionId: string, method: 'password' | 'provider' | 'passkey', provider: string | null, secondFactor: string | null, ip: string }
+  /** A session's user authenticated again (`method`: `password`, `totp`, `backup_codes` or `passkey`); its new access token says when. */
+  'session.stepped_up': { userId: number, sessionId: string, method: string, ip: string }
   /**
    * Sessions ended: one (`sessionId`), or every session of the user started
    * before now (`sessionId: null`; with `kept`, the one that stays).
@@ -55,6 +58,16 @@ export interface JwtLoginEventMap {
   /** `provider` is the configured provider, or `null` when the value sent names none. */
   'oauth.failed': { ip: string, provider: string | null, reason: JwtLoginErrorCode, errorCode: number }
   'oauth.user_registered': { userId: number, ip: string, provider: string }
+  /** A passkey was enrolled, renamed or deleted (by its user, from a session with a recent sign-in). */
+  'passkey.registered': { userId: number, passkeyId: string, ip: string }
+  'passkey.renamed': { userId: number, passkeyId: string, ip: string }
+  'passkey.deleted': { userId: number, passkeyId: string, ip: string }
+  /**
+   * A passkey's signature counter did not go up (`presented` ≤ `stored`, not
+   * both 0): a cloned authenticator, or a sync quirk. Refused only with
+   * `passkeys.refuseCounterRegression`.
+   */
+  'passkey.counter_regressed': { userId: number, passkeyId: string, stored: number, presented: number }
 }
 
 export type JwtLoginEventName = keyof JwtLoginEventMap

@@ -5,7 +5,7 @@ import type { Call } from '../adapters/second-factor.js'
 import type { PublicUser } from '../adapters/users.js'
 import type { JwtLoginContext } from '../context/context.js'
 import { JwtLoginError, type JwtLoginErrorCode } from '../core/errors.js'
-import type { TokenKind, VerifiedToken } from '../tokens/jwt.js'
+import type { TokenClaims, TokenKind, VerifiedToken } from '../tokens/jwt.js'
 
 export interface Authenticated {
   verified: VerifiedToken
@@ -42,6 +42,15 @@ export async function admitVerified (ctx: JwtLoginContext, verified: VerifiedTok
   const user = await ctx.users.findById(Number(verified.payload.sub))
   if (user === null) throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_USER_GONE')
   return { verified, user, publicUser: ctx.users.toPublicUser(user) }
+}
+
+/**
+ * Refuses a token whose user authenticated longer than `maxAgeMs` ago
+ * (`auth_time`), or never said when (a token from `sign()`): 401 / 220,
+ * answered by a step-up (`POST /auth/step-up`).
+ */
+export function requireRecentAuth (claims: TokenClaims, maxAgeMs: number, now: number): void {
+  if (typeof claims.auth_time !== 'number' || claims.auth_time * 1000 + maxAgeMs < now) throw new JwtLoginError('ERR_JWT_LOGIN_REAUTHENTICATION_REQUIRED')
 }
 
 /** Reports a token refused with 401 to the audit events; the error then answers. */

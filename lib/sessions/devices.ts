@@ -1,5 +1,5 @@
 // Trusted devices as the flows use them: trusted after a second factor, standing in for it on a password sign-in, listed and forgotten.
-import type { Call, SecondFactorPassed } from '../adapters/second-factor.js'
+import type { Call, SecondFactorPassed, SessionOrigin } from '../adapters/second-factor.js'
 import { loggedError } from '../adapters/guard.js'
 import type { JwtLoginContext } from '../context/context.js'
 import { JwtLoginError } from '../core/errors.js'
@@ -44,7 +44,7 @@ export async function trustDevice (ctx: JwtLoginContext, call: Call, userId: num
  * off, a provider sign-in, another user's, expired, ended) is `null`, and
  * the second factor is asked as usual.
  */
-export async function deviceStandsIn (ctx: Pick<JwtLoginContext, 'tokens'>, call: Call, userId: number, firstFactor: 'password' | 'provider'): Promise<SecondFactorPassed | null> {
+export async function deviceStandsIn (ctx: Pick<JwtLoginContext, 'tokens'>, call: Call, userId: number, firstFactor: SessionOrigin['method']): Promise<SecondFactorPassed | null> {
   if (call.deviceToken === undefined || firstFactor !== 'password' || !call.settings.twoFactor.rememberDevice.enabled) return null
   const used = await ctx.tokens.devices.use(userId, call.deviceToken)
   return used === null ? null : { passed: 'trusted_device', answer: { device_token: used.token }, giveBack: used.giveBack }

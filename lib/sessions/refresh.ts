@@ -3,6 +3,7 @@ import type { Call } from '../adapters/second-factor.js'
 import type { JwtLoginContext } from '../context/context.js'
 import { JwtLoginError } from '../core/errors.js'
 import { refuseInterimToken } from './authenticate.js'
+import { sessionStart } from '../tokens/session-id.js'
 
 /** `/auth/refresh` as the route read it: the refresh token (the field, or else the cookie) and a `JWT` field if any. */
 export interface RefreshInput {
@@ -33,7 +34,9 @@ export async function refreshSession (ctx: JwtLoginContext, call: Call, input: R
     ctx.events.emit('refresh.reused', { userId: reuse.uid, sessionId: reuse.sid, ip: call.ip })
     ctx.events.emit('session.ended', { userId: reuse.uid, sessionId: reuse.sid, reason: 'reuse' })
   })
-  const { token } = ctx.tokens.sign(call.settings, ctx.users.toPublicUser(rotated.user), 'access', { sessionId: rotated.sessionId })
+  // the session's sign-in is when its user last authenticated (a step-up's token is its own, and is not carried on)
+  const auth = rotated.amr === undefined ? undefined : { at: sessionStart(rotated.sessionId), methods: rotated.amr }
+  const { token } = ctx.tokens.sign(call.settings, ctx.users.toPublicUser(rotated.user), 'access', { sessionId: rotated.sessionId, auth })
   ctx.events.emit('token.refreshed', { userId: rotated.userId, sessionId: rotated.sessionId, ip: call.ip })
   return { jwt: token, refresh_token: rotated.refreshToken }
 }

@@ -7,6 +7,7 @@ import { JwtLoginError } from '../core/errors.js'
 import { countInWindow, subjectKey } from '../services/limits.js'
 import { loggedError } from '../adapters/guard.js'
 import { indexedLifetime } from '../tokens/refresh.js'
+import { amrOf } from '../tokens/jwt.js'
 
 /** The password first factor. */
 export const PASSWORD: FirstFactor = Object.freeze({ method: 'password' })
@@ -47,7 +48,8 @@ export interface NewSession {
 export async function prepareSession (ctx: JwtLoginContext, call: Call, user: PublicUser, startedAt: number = call.startedAt, origin: SessionOrigin = PASSWORD): Promise<NewSession> {
   const { settings } = call
   const sessionId = ctx.tokens.newSessionId(startedAt)
-  const { token } = ctx.tokens.sign(settings, user, 'access', { sessionId })
+  const amr = amrOf(origin)
+  const { token } = ctx.tokens.sign(settings, user, 'access', { sessionId, auth: { at: startedAt, methods: amr } })
   const family = settings.refresh.enabled
   // a refresh family slides with each rotation: its index entry has half a lifetime of headroom (see `indexedUntil`)
   const lifetimeMs = family ? indexedLifetime(settings.refresh.lifetimeMs) : settings.tokens.lifetimeMs
@@ -81,7 +83,7 @@ export async function prepareSession (ctx: JwtLoginContext, call: Call, user: Pu
     }
   }
   if (!family) return { sessionId, tokens: { jwt: token }, join, discard, settle }
-  return { sessionId, tokens: { jwt: token, refresh_token: await ctx.tokens.issueRefreshToken(settings, userId, sessionId) }, join, discard, settle }
+  return { sessionId, tokens: { jwt: token, refresh_token: await ctx.tokens.issueRefreshToken(settings, userId, sessionId, amr) }, join, discard, settle }
 }
 
 /**
@@ -126,9 +128,10 @@ export function countedGate (ctx: Pick<JwtLoginContext, 'store' | 'events'>, gat
  * the session and answers 503: nothing single-use was spent). Both start at
  * `startedAt` (default: when the sign-in request did).
  */
-export async function completeSignIn (ctx: JwtLoginContext, call: Call, user: unknown, startedAt: number = call.startedAt, origin: FirstFactor = PASSWORD): Promise<SignInResult> {
+export async function completeSignIn (ctx: JwtLoginContext, call: Call, user: unknown, startedAt: number = call.startedAt, origin: SessionOrigin = PASSWORD): Promise<SignInResult> {
   const publicUser = ctx.users.toPublicUser(user)
-  const gated = ctx.secondFactor === null ? null : await ctx.secondFactor(user, publicUser, { ...call, startedAt }, origin)
+  // a passkey verified with its user's PIN or biometrics is two factors already: no gate is asked
+  const gated = ctx.secondFactor === null || origin.secondFactor !== undefined ? null : await ctx.secondFactor(user, publicUser, { ...call, startedAt }, origin)
   if (gated !== null && 'jwt' in gated) return gated
   let session: NewSession | null = null
   try {

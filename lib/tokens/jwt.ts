@@ -8,6 +8,7 @@ import type { Settings } from '../config/settings.js'
 import type { PublicUser } from '../adapters/users.js'
 import { KeyRing, type Key, type KeyMaterial } from './keys.js'
 import type { TokenHeaderFields } from '../../schemas/auth.js'
+import type { SessionOrigin } from '../adapters/second-factor.js'
 
 /** The kinds of JWT jwt-login issues, written into the `typ` claim. */
 export type TokenKind = 'access' | 'interim'
@@ -27,7 +28,33 @@ export interface TokenClaims {
   username?: string
   display_name?: string
   roles?: string[]
+  /** When the user last authenticated (seconds): the sign-in, or the last step-up. Absent on tokens from `sign()`. */
+  auth_time?: number
+  /** How (RFC 8176 values): `pwd`, `fed`, `hwk` (a passkey), `otp`, `user`, and `mfa` for two factors. */
+  amr?: string[]
   [claim: string]: unknown
+}
+
+/** When and how a token's user authenticated: `auth_time` (ms here, seconds in the token) and `amr`. */
+export interface Authentication {
+  at: number
+  methods: string[]
+}
+
+/** The RFC 8176 `amr` of each first and second factor. */
+const FIRST_FACTOR_AMR: Record<SessionOrigin['method'], string> = { password: 'pwd', provider: 'fed', passkey: 'hwk' }
+const SECOND_FACTOR_AMR: Record<string, string> = { totp: 'otp', email: 'otp', backup_codes: 'otp', passkey: 'hwk', user_verification: 'user' }
+
+/**
+ * The `amr` of a sign-in: its first factor, its second, and `mfa` when
+ * there were two. A trusted device stands in for the second factor but is
+ * none (no `mfa`).
+ */
+export function amrOf (origin: SessionOrigin): string[] {
+  const first = FIRST_FACTOR_AMR[origin.method]
+  const second = origin.secondFactor === undefined ? undefined : SECOND_FACTOR_AMR[origin.secondFactor]
+  if (second === undefined) return [first]
+  return first === second ? [first, 'mfa'] : [first, second, 'mfa']
 }
 
 /** A token that passed verification, with its header and claims. */
@@ -35,6 +62,13 @@ export interface VerifiedToken {
   token: string
   header: TokenHeaderFields
   payload: TokenClaims
+}
+
+/** What a token is signed for: its session, its lifetime (default `tokens.lifetime`), and for an access token how its user authenticated. */
+export interface SignOptions {
+  sessionId: string
+  lifetimeMs?: number
+  auth?: Authentication
 }
 
 /** A token just signed, with the claims written into it. */
@@ -106,7 +140,7 @@ export class Jwt {
   }
 
   /** Signs a token of `kind` for `user`. Only claims the settings name are taken from the user. */
-  sign (settings: Settings, user: PublicUser, kind: TokenKind, options: { sessionId: string, lifetimeMs?: number }): SignedToken {
+  sign (settings: Settings, user: PublicUser, kind: TokenKind, options: SignOptions): SignedToken {
     const tokens = settings.tokens
     const iat = Math.floor(this.#clock() / 1000)
     const lifetime = Math.max(1, Math.floor((options.lifetimeMs ?? tokens.lifetimeMs) / 1000))
@@ -125,6 +159,10 @@ export class Jwt {
       if (tokens.claims.login) claims.username = user.user_login
       if (tokens.claims.displayName) claims.display_name = user.display_name
       if (tokens.claims.roles) claims.roles = user.roles
+      if (options.auth !== undefined) {
+        claims.auth_time = Math.floor(options.auth.at / 1000)
+        claims.amr = options.auth.methods
+      }
     }
     return { token: this.#sign(claims), claims }
   }

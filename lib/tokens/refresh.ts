@@ -31,6 +31,8 @@ export interface RefreshResult<U = unknown> {
   user: U
   sessionId: string
   refreshToken: string
+  /** How the session's user signed in; absent for a session from before 0.3. */
+  amr: string[] | undefined
 }
 
 /**
@@ -128,11 +130,11 @@ export class RefreshFamilies {
   }
 
   /** Starts the refresh family of a new session: one store entry. Only the token's hash is stored. */
-  async issueRefreshToken (settings: Settings, userId: number, sessionId: string): Promise<string> {
+  async issueRefreshToken (settings: Settings, userId: number, sessionId: string, amr?: string[]): Promise<string> {
     const secret = newSecret(settings, sessionId)
     const { lifetimeMs } = settings.refresh
     this.#revocation.sessionIssued(lifetimeMs)
-    const session: Session = { userId, currentHash: sha256Base64url(secret), indexedUntil: this.#clock() + indexedLifetime(lifetimeMs) }
+    const session: Session = { userId, currentHash: sha256Base64url(secret), indexedUntil: this.#clock() + indexedLifetime(lifetimeMs), amr }
     await this.#store.set(stateKeys.session(sessionId), encodeSession(session), lifetimeMs)
     return `${sessionId}.${secret}`
   }
@@ -158,24 +160,24 @@ export class RefreshFamilies {
     const { sessionId, secret } = presented
     for (let attempt = 0; attempt < 3; attempt++) {
       const open = await this.#readSession(presented)
-      const { userId, sealedCurrent, rotatedAt } = open.session
+      const { userId, sealedCurrent, rotatedAt, amr } = open.session
       const { refresh } = settings
       const now = this.#clock()
       if (open.presented === 'current') {
         const user = await lookUp(userId, sessionId)
         const indexedUntil = await this.#keepIndexed(open.session, sessionId, now, refresh.lifetimeMs)
         const next = newSecret(settings, sessionId)
-        const rotated: Session = { userId, currentHash: sha256Base64url(next), previousHash: presented.hash, sealedCurrent: seal(sessionId, secret, next), rotatedAt: now, indexedUntil }
+        const rotated: Session = { userId, currentHash: sha256Base64url(next), previousHash: presented.hash, sealedCurrent: seal(sessionId, secret, next), rotatedAt: now, indexedUntil, amr }
         this.#revocation.sessionIssued(refresh.lifetimeMs)
         if (await this.#store.compareAndSet(stateKeys.session(sessionId), open.raw, encodeSession(rotated), refresh.lifetimeMs)) {
-          return { userId, user, sessionId, refreshToken: `${sessionId}.${next}` }
+          return { userId, user, sessionId, refreshToken: `${sessionId}.${next}`, amr }
         }
         continue // the session changed under us (a concurrent use or a revoke): decide again
       }
       const retry = open.presented === 'previous' && sealedCurrent !== undefined && rotatedAt !== undefined &&
         refresh.reuseIntervalMs > 0 && now - rotatedAt <= refresh.reuseIntervalMs
       if (retry) {
-        return { userId, user: await lookUp(userId, sessionId), sessionId, refreshToken: `${sessionId}.${unseal(sessionId, secret, sealedCurrent)}` }
+        return { userId, user: await lookUp(userId, sessionId), sessionId, refreshToken: `${sessionId}.${unseal(sessionId, secret, sealedCurrent)}`, amr }
       }
       // a token this session never had (made up under its id) is refused, and the session goes on
       if (open.presented === null && !issuedHere(settings, sessionId, secret)) throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID')

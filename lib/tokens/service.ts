@@ -6,7 +6,7 @@ import type { Settings } from '../config/settings.js'
 import type { StateStore } from '../store/types.js'
 import type { PublicUser } from '../adapters/users.js'
 import { jwksOf, type KeyMaterial } from './keys.js'
-import { Jwt, type SignedToken, type TokenClaims, type TokenKind, type VerifiedToken } from './jwt.js'
+import { Jwt, type SignedToken, type SignOptions, type TokenClaims, type TokenKind, type VerifiedToken } from './jwt.js'
 import { RefreshFamilies, type RefreshReuse, type RefreshResult } from './refresh.js'
 import { newSessionId } from './session-id.js'
 import { Revocation } from './revocation.js'
@@ -52,7 +52,7 @@ export class TokenService {
   }
 
   /** Signs a token of `kind` for `user`; its revocation will outlive it. */
-  sign (settings: Settings, user: PublicUser, kind: TokenKind, options: { sessionId: string, lifetimeMs?: number }): SignedToken {
+  sign (settings: Settings, user: PublicUser, kind: TokenKind, options: SignOptions): SignedToken {
     const signed = this.#jwt.sign(settings, user, kind, options)
     this.#revocation.tokenIssued((signed.claims.exp - signed.claims.iat) * 1000)
     return signed
@@ -109,9 +109,9 @@ export class TokenService {
     return newSessionId(startedAt)
   }
 
-  /** Starts the refresh family of a new session. */
-  issueRefreshToken (settings: Settings, userId: number, sessionId: string): Promise<string> {
-    return this.#refresh.issueRefreshToken(settings, userId, sessionId)
+  /** Starts the refresh family of a new session; its tokens will say how its user signed in (`amr`). */
+  issueRefreshToken (settings: Settings, userId: number, sessionId: string, amr?: string[]): Promise<string> {
+    return this.#refresh.issueRefreshToken(settings, userId, sessionId, amr)
   }
 
   /** Ends a session prepared for an answer that was not given, its access token too (best effort). */

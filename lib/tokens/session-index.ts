@@ -52,7 +52,7 @@ function parse (raw: string | null): Entry[] {
 }
 
 function encodeMethod (origin: SessionOrigin): string {
-  const first = origin.method === 'provider' ? `provider:${origin.provider as string}` : 'password'
+  const first = origin.method === 'provider' ? `provider:${origin.provider as string}` : origin.method
   return origin.secondFactor === undefined ? first : `${first}+${origin.secondFactor}`
 }
 
@@ -61,7 +61,7 @@ function decodeMethod (method: string | undefined): SessionOrigin | null {
   const plus = method.indexOf('+')
   const first = plus === -1 ? method : method.slice(0, plus)
   const secondFactor = plus === -1 ? undefined : method.slice(plus + 1)
-  const origin: SessionOrigin = first.startsWith('provider:') ? { method: 'provider', provider: first.slice('provider:'.length) } : { method: 'password' }
+  const origin: SessionOrigin = first.startsWith('provider:') ? { method: 'provider', provider: first.slice('provider:'.length) } : { method: first === 'passkey' ? 'passkey' : 'password' }
   if (secondFactor !== undefined) origin.secondFactor = secondFactor
   return origin
 }

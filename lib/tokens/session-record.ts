@@ -19,6 +19,8 @@ export interface Session {
   rotatedAt?: number
   /** How long the user's session index keeps this session (ms); a rotation past half a lifetime moves it. */
   indexedUntil?: number
+  /** How its user signed in (`amr`), for the access tokens each rotation issues; absent in records from before 0.3. */
+  amr?: string[]
 }
 
 /** A session as stored: one per session, so the names are short; stores in use hold this format. */
@@ -29,17 +31,18 @@ interface SessionRecord {
   n?: string
   t?: number
   x?: number
+  m?: string[]
 }
 
 /** The session a stored record holds. */
 export function decodeSession (raw: string): Session {
   const record = JSON.parse(raw) as SessionRecord
-  return { userId: record.u, currentHash: record.h, previousHash: record.p, sealedCurrent: record.n, rotatedAt: record.t, indexedUntil: record.x }
+  return { userId: record.u, currentHash: record.h, previousHash: record.p, sealedCurrent: record.n, rotatedAt: record.t, indexedUntil: record.x, amr: record.m }
 }
 
 /** The record to store for a session; the fields it lacks are not written. */
 export function encodeSession (session: Session): string {
-  const record: SessionRecord = { u: session.userId, h: session.currentHash, p: session.previousHash, n: session.sealedCurrent, t: session.rotatedAt, x: session.indexedUntil }
+  const record: SessionRecord = { u: session.userId, h: session.currentHash, p: session.previousHash, n: session.sealedCurrent, t: session.rotatedAt, x: session.indexedUntil, m: session.amr }
   // JSON.stringify leaves out the fields that are undefined, and keeps this order
   return JSON.stringify(record)
 }

@@ -14,6 +14,8 @@ import { sessionStart } from '../tokens/session-id.js'
 import { hashBackupCode } from './methods/backup-codes.js'
 import type { EmailCodeDelivery, EmailCodeProvider, EmailCodeUndelivered } from './methods/email-code.js'
 import type { TwoFactor } from './methods/service.js'
+import type { AuthenticationResponseJSON, PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server'
+import { passkeysOn } from '../webauthn/ceremonies.js'
 
 const SIX_DIGITS = /^\d{6}$/
 
@@ -102,10 +104,45 @@ async function checkCode (twoFactor: TwoFactor, call: Call, userId: number, chal
   return { method: 'backup_codes', spend: async () => await twoFactor.backup.spend(userId, hash, challengeId) }
 }
 
-/** `POST /auth/2fa` as the route read it: the interim token (the gate read it) and the code. */
+/**
+ * A passkey's assertion checked: its challenge (issued for this two-factor
+ * challenge) is spent, so checking it is its single use; spending records
+ * the use on the credential. A refused assertion is a wrong answer (`null`).
+ */
+async function checkPasskey (ctx: JwtLoginContext, call: Call, userId: number, challengeId: string, response: AuthenticationResponseJSON): Promise<CheckedCode | null> {
+  const passkeys = passkeysOn(ctx.passkeys, call.settings)
+  let verified
+  try {
+    verified = await passkeys.verifyAssertion(call.settings, response, 'second_factor', { userId, sessionId: challengeId })
+  } catch (error) {
+    if (error instanceof JwtLoginError && error.code === 'ERR_JWT_LOGIN_PASSKEY_REFUSED') return null
+    throw error
+  }
+  return { method: 'passkey', spend: async () => { await passkeys.port.recordUse(verified.passkey.id, verified.use); return true } }
+}
+
+/**
+ * `POST /auth/2fa/passkey/options`: with the interim token of an open
+ * challenge, the request options for the user's passkeys; their challenge
+ * is good for this two-factor challenge only. A user without a passkey
+ * gets 404 / 219 (the password was right: nothing is given away).
+ */
+export async function twoFactorPasskeyOptions (ctx: JwtLoginContext, call: Call, token: string): Promise<PublicKeyCredentialRequestOptionsJSON> {
+  const passkeys = passkeysOn(ctx.passkeys, call.settings)
+  const { claims, user } = await interimSignIn(ctx, call, token)
+  const raw = await ctx.store.get(challengeKey(user.ID, claims.sid))
+  if (raw === null || isClaimed(raw)) throw new JwtLoginError('ERR_JWT_LOGIN_CHALLENGE_CLOSED')
+  const held = await passkeys.port.listByUser(user.ID)
+  if (held.length === 0) throw new JwtLoginError('ERR_JWT_LOGIN_PASSKEY_NOT_FOUND')
+  return await passkeys.authenticationOptions(call.settings, 'second_factor', held, { userId: user.ID, sessionId: claims.sid })
+}
+
+/** `POST /auth/2fa` as the route read it: the interim token (the gate read it), and the code or a passkey's assertion. */
 export interface TwoFactorInput {
   token: string
   code: string | undefined
+  /** A passkey's assertion, from `/auth/2fa/passkey/options`, instead of a code. */
+  passkey?: AuthenticationResponseJSON
   /** The client asks to trust its device (`twoFactor.rememberDevice`). */
   rememberDevice?: boolean
 }
@@ -142,8 +179,9 @@ export async function completeTwoFactor (ctx: JwtLoginContext, call: Call, input
   const { twoFactor } = ctx
   // the route's gate answers 105 without the module; a direct caller gets the same
   if (twoFactor === null) throw new JwtLoginError('ERR_JWT_LOGIN_TWO_FACTOR_UNAVAILABLE')
-  if (input.code === undefined) throw new JwtLoginError('ERR_JWT_LOGIN_TWO_FACTOR_CODE_MISSING')
-  const code = input.code
+  if (input.code === undefined && input.passkey === undefined) throw new JwtLoginError('ERR_JWT_LOGIN_TWO_FACTOR_CODE_MISSING')
+  if (input.code !== undefined && input.passkey !== undefined) throw new JwtLoginError('ERR_JWT_LOGIN_BAD_REQUEST')
+  const code: Answer = input.passkey === undefined ? { code: input.code as string } : { passkey: input.passkey }
   const { claims, user } = await interimSignIn(ctx, call, input.token)
   const userId = Number(claims.sub)
   const settings = call.settings.twoFactor
@@ -183,10 +221,13 @@ async function interimSignIn (ctx: JwtLoginContext, call: Call, token: string): 
   return { claims: verified.payload, user: publicUser }
 }
 
+/** What answers a challenge: a code, or a passkey's assertion. */
+type Answer = { code: string } | { passkey: AuthenticationResponseJSON }
+
 interface SecondStep {
   claims: TokenClaims
   user: PublicUser
-  code: string
+  code: Answer
   /** The attempt's holds, settled by the caller; the challenge's is added here. */
   holds: Hold[]
   remember: boolean
@@ -217,7 +258,9 @@ async function secondStep (
   const rejected = async (): Promise<never> => await rejectCode(ctx, call, { userId, key, attempt }, settle)
 
   const challenge = JSON.parse(raw) as ChallengeRecord
-  const checked = await checkCode(twoFactor, call, userId, claims.sid, challenge.method, code)
+  const checked = 'code' in code
+    ? await checkCode(twoFactor, call, userId, claims.sid, challenge.method, code.code)
+    : await checkPasskey(ctx, call, userId, claims.sid, code.passkey)
   if (checked === null) return await rejected()
 
   // the session starts when its sign-in did (the password step), so a password

@@ -51,7 +51,7 @@ class HostTwoFactor implements TwoFactorPort<HostUser> {
   async replaceBackupCodes (): Promise<void> {}
 }
 expectType<TwoFactorPort<HostUser>>(new HostTwoFactor())
-expectType<Equal<TwoFactorMethod, 'totp' | 'email' | 'backup_codes'>>(true)
+expectType<Equal<TwoFactorMethod, 'totp' | 'email' | 'backup_codes' | 'passkey'>>(true)
 
 // @ts-expect-error: a port without consumeBackupCode
 export class TwoFactorWithoutBackupCodes implements TwoFactorPort {

@@ -1,0 +1,105 @@
+// Step-up: the user of a live session authenticates again (password, code or passkey) for a fresh access token of the same session.
+import type { AuthenticationResponseJSON, PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server'
+import type { Call } from '../adapters/second-factor.js'
+import type { JwtLoginContext } from '../context/context.js'
+import { JwtLoginError } from '../core/errors.js'
+import { subjectKey, type Reservable } from '../services/limits.js'
+import type { Authenticated } from '../sessions/authenticate.js'
+import { hashBackupCode } from '../two-factor/methods/backup-codes.js'
+import { passkeysOn } from '../webauthn/ceremonies.js'
+
+const SIX_DIGITS = /^\d{6}$/
+
+/** `POST /auth/step-up` as the route read it: exactly one factor. */
+export interface StepUpInput {
+  password: string | undefined
+  /** A TOTP code or a backup code (an emailed code would need a mail first: not offered). */
+  code: string | undefined
+  passkey: AuthenticationResponseJSON | undefined
+}
+
+/** A factor that passed: how the session's event names it, and its `amr`. */
+interface Passed { method: string, amr: string[] }
+
+/** `POST /auth/step-up/options`: request options for the token's user's passkeys, the challenge bound to the token's session. */
+export async function stepUpOptions (ctx: JwtLoginContext, call: Call, auth: Authenticated): Promise<PublicKeyCredentialRequestOptionsJSON> {
+  const passkeys = passkeysOn(ctx.passkeys, call.settings)
+  const held = await passkeys.port.listByUser(auth.publicUser.ID)
+  if (held.length === 0) throw new JwtLoginError('ERR_JWT_LOGIN_PASSKEY_NOT_FOUND')
+  return await passkeys.authenticationOptions(call.settings, 'step_up', held, { userId: auth.publicUser.ID, sessionId: auth.verified.payload.sid })
+}
+
+/**
+ * `POST /auth/step-up`: with a valid access token and one factor, a fresh
+ * access token of the same session whose `auth_time` is now and whose `amr`
+ * names the factor. No new session, no new refresh family; a later refresh
+ * answers tokens of the session's sign-in again (a step-up is for the
+ * action at hand). Passwords and codes are counted as at sign-in, per
+ * account, before they are checked.
+ */
+export async function stepUp (ctx: JwtLoginContext, call: Call, auth: Authenticated, input: StepUpInput): Promise<{ jwt: string }> {
+  const given = [input.password, input.code, input.passkey].filter(value => value !== undefined)
+  if (given.length !== 1) throw new JwtLoginError('ERR_JWT_LOGIN_STEP_UP_FACTOR_MISSING')
+  const passed = input.password !== undefined
+    ? await checkPassword(ctx, call, auth, input.password)
+    : input.code !== undefined
+      ? await checkCode(ctx, call, auth, input.code)
+      : await checkPasskey(ctx, call, auth, input.passkey as AuthenticationResponseJSON)
+  const { sid } = auth.verified.payload
+  const { token } = ctx.tokens.sign(call.settings, auth.publicUser, 'access', { sessionId: sid, auth: { at: ctx.clock(), methods: passed.amr } })
+  ctx.events.emit('session.stepped_up', { userId: auth.publicUser.ID, sessionId: sid, method: passed.method, ip: call.ip })
+  return { jwt: token }
+}
+
+/** Runs `check` counted on `subject`: a refusal stays counted, a success clears the count, a check that did not run is given back. */
+async function counted (ctx: JwtLoginContext, subject: Reservable, locked: 'ERR_JWT_LOGIN_RATE_LIMITED' | 'ERR_JWT_LOGIN_TWO_FACTOR_LOCKED', check: () => Promise<boolean>): Promise<boolean> {
+  const reservation = await ctx.limiter.reserve([subject])
+  if (!reservation.ok) throw new JwtLoginError(locked, { retryAfter: reservation.retryAfter })
+  let ok: boolean
+  try {
+    ok = await check()
+  } catch (error) {
+    await ctx.limiter.release(reservation.holds)
+    throw error
+  }
+  await (ok ? ctx.limiter.succeeded(reservation.holds) : ctx.limiter.failed(reservation.holds))
+  return ok
+}
+
+/** The password, counted on the account's login limit (`limits.loginPerAccount`); wrong is 401 / 48 as at sign-in. */
+async function checkPassword (ctx: JwtLoginContext, call: Call, auth: Authenticated, password: string): Promise<Passed> {
+  const subject: Reservable = { key: subjectKey('login:user', String(auth.publicUser.ID)), limit: call.settings.limits.loginPerAccount, onSuccess: 'reset' }
+  if (!await counted(ctx, subject, 'ERR_JWT_LOGIN_RATE_LIMITED', async () => await ctx.users.verifyPassword(auth.user, password))) {
+    throw new JwtLoginError('ERR_JWT_LOGIN_WRONG_CREDENTIALS')
+  }
+  return { method: 'password', amr: ['pwd'] }
+}
+
+/** A TOTP code (six digits) or a backup code, spent once, counted on the account's second-step limit; wrong is 401 / 109. */
+async function checkCode (ctx: JwtLoginContext, call: Call, auth: Authenticated, code: string): Promise<Passed> {
+  const { twoFactor } = ctx
+  if (twoFactor === null || !call.settings.twoFactor.enabled) throw new JwtLoginError('ERR_JWT_LOGIN_TWO_FACTOR_UNAVAILABLE')
+  const userId = auth.publicUser.ID
+  const subject: Reservable = { key: subjectKey('2fa:account', String(userId)), limit: call.settings.twoFactor.perAccount, onSuccess: 'reset' }
+  // the claim names this step-up, so a host's retry of a backup code after a lost answer finds it spent by itself
+  const claim = ctx.tokens.newSessionId()
+  const totp = SIX_DIGITS.test(code)
+  const ok = await counted(ctx, subject, 'ERR_JWT_LOGIN_TWO_FACTOR_LOCKED', async () => {
+    if (totp) {
+      const step = await twoFactor.totp.match(userId, await twoFactor.port.getTotpSecret(userId), code)
+      return step !== null && await twoFactor.totp.claim(userId, step, claim)
+    }
+    const hash = hashBackupCode(code)
+    return hash !== null && await twoFactor.backup.spend(userId, hash, claim)
+  })
+  if (!ok) throw new JwtLoginError('ERR_JWT_LOGIN_TWO_FACTOR_CODE_WRONG')
+  return { method: totp ? 'totp' : 'backup_codes', amr: ['otp'] }
+}
+
+/** A passkey's assertion for the options of `/auth/step-up/options` (this session's challenge, spent first); refused is 401 / 216. */
+async function checkPasskey (ctx: JwtLoginContext, call: Call, auth: Authenticated, response: AuthenticationResponseJSON): Promise<Passed> {
+  const passkeys = passkeysOn(ctx.passkeys, call.settings)
+  const verified = await passkeys.verifyAssertion(call.settings, response, 'step_up', { userId: auth.publicUser.ID, sessionId: auth.verified.payload.sid })
+  await passkeys.port.recordUse(verified.passkey.id, verified.use)
+  return { method: 'passkey', amr: verified.userVerified ? ['hwk', 'user', 'mfa'] : ['hwk'] }
+}

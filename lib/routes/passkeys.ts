@@ -1,0 +1,166 @@
+// The passkey routes: enrolment and a user's own passkeys, passwordless sign-in, the passkey second factor's options, and step-up.
+import type { Static } from '@sinclair/typebox'
+import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server'
+import type { FastifyRequest } from 'fastify'
+import { LoginReply, MessageReply } from '../../schemas/auth.js'
+import {
+  OptionsReply, PasskeyParams, PasskeyReply, PasskeySignInBody, PasskeysReply, RegisterBody, RenameBody, StepUpBody, StepUpReply, type PasskeyItem
+} from '../../schemas/passkeys.js'
+import type { StoredPasskey } from '../adapters/passkeys.js'
+import type { JwtLoginContext } from '../context/context.js'
+import type { JwtLoginErrorCode } from '../core/errors.js'
+import { deliver } from '../http/browser.js'
+import { succeed } from '../http/error-handler.js'
+import { present } from '../http/fields.js'
+import { stateOf, type RouteGate } from '../http/gates.js'
+import type { RouteDoc } from '../http/openapi.js'
+import type { TypedScope } from '../http/scope.js'
+import { stepUp, stepUpOptions } from '../login/step-up.js'
+import { deletePasskey, listPasskeys, registerPasskey, registrationOptions, renamePasskey } from '../passkeys/manage.js'
+import { passkeySignIn, passkeySignInOptions } from '../passkeys/sign-in.js'
+import { audited, authenticateToken, TOKEN_REFUSALS, type Authenticated } from '../sessions/authenticate.js'
+import { twoFactorPasskeyOptions } from '../two-factor/flow.js'
+
+const CEREMONY: JwtLoginErrorCode[] = ['ERR_JWT_LOGIN_PASSKEY_ORIGIN', 'ERR_JWT_LOGIN_PASSKEY_RP_ID']
+const RECENT: JwtLoginErrorCode[] = ['ERR_JWT_LOGIN_REAUTHENTICATION_REQUIRED']
+
+/** A route of the user's own passkeys: the switch and a final access token (Bearer or `JWT`). */
+const MINE = (errors: JwtLoginErrorCode[]): RouteGate => ({ feature: 'passkeys', token: 'access', errors: [...TOKEN_REFUSALS, ...errors] })
+
+const SIGN_IN_OPTIONS: RouteGate = { feature: 'passkeys' }
+const SIGN_IN: RouteGate = {
+  feature: 'passkeys',
+  authCode: 'auth',
+  authCodeFrom: 'body',
+  refreshCookie: 'issues',
+  errors: ['ERR_JWT_LOGIN_PASSKEY_REFUSED', ...CEREMONY, 'ERR_JWT_LOGIN_TWO_FACTOR_DISABLED']
+}
+const TWO_FACTOR_OPTIONS: RouteGate = {
+  feature: 'twoFactor',
+  token: 'interim',
+  errors: ['ERR_JWT_LOGIN_PASSKEYS_DISABLED', 'ERR_JWT_LOGIN_INTERIM_TOKEN_INVALID', 'ERR_JWT_LOGIN_TOKEN_REVOKED', 'ERR_JWT_LOGIN_TOKEN_USER_GONE', 'ERR_JWT_LOGIN_CHALLENGE_CLOSED', 'ERR_JWT_LOGIN_PASSKEY_NOT_FOUND']
+}
+const STEP_UP: RouteGate = {
+  token: 'access',
+  errors: [
+    ...TOKEN_REFUSALS, 'ERR_JWT_LOGIN_STEP_UP_FACTOR_MISSING', 'ERR_JWT_LOGIN_WRONG_CREDENTIALS', 'ERR_JWT_LOGIN_TWO_FACTOR_UNAVAILABLE',
+    'ERR_JWT_LOGIN_TWO_FACTOR_CODE_WRONG', 'ERR_JWT_LOGIN_TWO_FACTOR_LOCKED', 'ERR_JWT_LOGIN_PASSKEYS_DISABLED', 'ERR_JWT_LOGIN_PASSKEY_REFUSED', ...CEREMONY
+  ]
+}
+
+const doc = (operationId: string, summary: string, description: string, tag = 'passkeys'): RouteDoc => ({ tags: [tag], operationId, summary, description })
+
+const iso = (date: Date): string => date.toISOString()
+
+function passkeyItem (passkey: StoredPasskey): Static<typeof PasskeyItem> {
+  const item: Static<typeof PasskeyItem> = {
+    id: passkey.id,
+    name: passkey.name,
+    created_at: iso(passkey.createdAt),
+    device_type: passkey.deviceType,
+    backed_up: passkey.backedUp,
+    transports: passkey.transports,
+    aaguid: passkey.aaguid
+  }
+  if (passkey.lastUsedAt !== null) item.last_used_at = iso(passkey.lastUsedAt)
+  return item
+}
+
+/**
+ * The passkey routes. The ceremonies' JSON is WebAuthn's own (what
+ * @simplewebauthn/browser's `startRegistration` and `startAuthentication`
+ * take and answer), so any WebAuthn client works.
+ */
+export function passkeyRoutes (app: TypedScope, ctx: JwtLoginContext): void {
+  const caller = async (request: FastifyRequest): Promise<Authenticated> => {
+    const { call, token } = stateOf(request)
+    return await audited(ctx, call, authenticateToken(ctx, call, token as string))
+  }
+  const callOf = (request: FastifyRequest): ReturnType<typeof stateOf>['call'] => stateOf(request).call
+
+  app.post('/passkeys/register/options', {
+    config: { jwtLogin: MINE([...RECENT, 'ERR_JWT_LOGIN_PASSKEY_LIMIT']) },
+    schema: {
+      ...doc('jwtLoginPasskeyRegisterOptions', 'Options to enrol a passkey', 'Creation options (`PublicKeyCredentialCreationOptionsJSON`) for `startRegistration`. Needs a sign-in (or step-up) within `passkeys.recentAuth`.'),
+      response: { 200: OptionsReply }
+    }
+  }, async (request) => succeed(await registrationOptions(ctx, callOf(request), await caller(request))))
+
+  app.post('/passkeys/register', {
+    config: { jwtLogin: MINE([...RECENT, ...CEREMONY, 'ERR_JWT_LOGIN_PASSKEY_REGISTRATION_REFUSED', 'ERR_JWT_LOGIN_PASSKEY_AUTHENTICATOR_NOT_ALLOWED', 'ERR_JWT_LOGIN_PASSKEY_EXISTS', 'ERR_JWT_LOGIN_PASSKEY_LIMIT']) },
+    schema: {
+      ...doc('jwtLoginPasskeyRegister', 'Enrol a passkey', '`credential`: what `startRegistration` answered for the options of `/passkeys/register/options`; `name`: what the user calls it.'),
+      body: RegisterBody,
+      response: { 200: PasskeyReply }
+    }
+  }, async (request) => {
+    const { credential, name } = request.body
+    const passkey = await registerPasskey(ctx, callOf(request), await caller(request), credential as RegistrationResponseJSON, name)
+    return succeed({ passkey: passkeyItem(passkey) })
+  })
+
+  app.get('/passkeys', {
+    config: { jwtLogin: MINE([]) },
+    schema: { ...doc('jwtLoginPasskeys', 'List my passkeys', 'The token\'s user\'s passkeys, oldest first.'), response: { 200: PasskeysReply } }
+  }, async (request) => succeed({ passkeys: (await listPasskeys(ctx, callOf(request), await caller(request))).map(passkeyItem) }))
+
+  app.patch('/passkeys/:id', {
+    config: { jwtLogin: MINE(['ERR_JWT_LOGIN_PASSKEY_NOT_FOUND']) },
+    schema: { ...doc('jwtLoginPasskeyRename', 'Rename one of my passkeys', 'Another user\'s passkey, or an unknown one, answers 404.'), params: PasskeyParams, body: RenameBody, response: { 200: MessageReply } }
+  }, async (request) => {
+    await renamePasskey(ctx, callOf(request), await caller(request), request.params.id, request.body.name)
+    return succeed({ message: 'The passkey was renamed.' })
+  })
+
+  app.delete('/passkeys/:id', {
+    config: { jwtLogin: MINE([...RECENT, 'ERR_JWT_LOGIN_PASSKEY_NOT_FOUND']) },
+    schema: { ...doc('jwtLoginPasskeyDelete', 'Delete one of my passkeys', 'Needs a sign-in (or step-up) within `passkeys.recentAuth`. Another user\'s passkey, or an unknown one, answers 404.'), params: PasskeyParams, response: { 200: MessageReply } }
+  }, async (request) => {
+    await deletePasskey(ctx, callOf(request), await caller(request), request.params.id)
+    return succeed({ message: 'The passkey was deleted.' })
+  })
+
+  app.post('/auth/passkey/options', {
+    config: { jwtLogin: SIGN_IN_OPTIONS },
+    schema: { ...doc('jwtLoginPasskeySignInOptions', 'Options to sign in with a passkey', 'Request options without a username (discoverable passkeys) for `startAuthentication`.', 'tokens'), response: { 200: OptionsReply } }
+  }, async (request) => succeed(await passkeySignInOptions(ctx, callOf(request))))
+
+  app.post('/auth/passkey', {
+    config: { jwtLogin: SIGN_IN },
+    schema: {
+      ...doc('jwtLoginPasskeySignIn', 'Sign in with a passkey', '`credential`: what `startAuthentication` answered. Answers as `POST /auth`: a JWT (and a refresh token), or, for a passkey without user verification and a user with a second factor, the interim JWT.', 'tokens'),
+      body: PasskeySignInBody,
+      response: { 200: LoginReply }
+    }
+  }, async (request, reply) => {
+    const { call } = stateOf(request)
+    return succeed(deliver(reply, call.settings, await passkeySignIn(ctx, call, request.body.credential as AuthenticationResponseJSON)))
+  })
+
+  app.post('/auth/2fa/passkey/options', {
+    config: { jwtLogin: TWO_FACTOR_OPTIONS },
+    schema: { ...doc('jwtLoginTwoFactorPasskeyOptions', 'Options for a passkey as the second factor', 'With the interim JWT: request options for the user\'s passkeys; `POST /auth/2fa` then takes `passkey` instead of `code`.', 'two-factor'), response: { 200: OptionsReply } }
+  }, async (request) => {
+    const { call, token } = stateOf(request)
+    return succeed(await twoFactorPasskeyOptions(ctx, call, token as string))
+  })
+
+  app.post('/auth/step-up/options', {
+    config: { jwtLogin: MINE(['ERR_JWT_LOGIN_PASSKEY_NOT_FOUND']) },
+    schema: { ...doc('jwtLoginStepUpOptions', 'Options to step up with a passkey', 'Request options for the token\'s user\'s passkeys, good for a step-up of this session.', 'tokens'), response: { 200: OptionsReply } }
+  }, async (request) => succeed(await stepUpOptions(ctx, callOf(request), await caller(request))))
+
+  app.post('/auth/step-up', {
+    config: { jwtLogin: STEP_UP },
+    schema: {
+      ...doc('jwtLoginStepUp', 'Authenticate again, in the same session', 'With a valid access token and exactly one of `password`, `code` (TOTP or backup code) or `passkey` (for the options of `/auth/step-up/options`): ' +
+        'a fresh access token of the same session, `auth_time` now. No new session or refresh token.', 'tokens'),
+      body: StepUpBody,
+      response: { 200: StepUpReply }
+    }
+  }, async (request) => {
+    const { body } = request
+    const input = { password: present(body.password), code: present(body.code), passkey: body.passkey as AuthenticationResponseJSON | undefined }
+    return succeed(await stepUp(ctx, callOf(request), await caller(request), input))
+  })
+}
