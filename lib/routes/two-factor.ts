@@ -1,3 +1,4 @@
+import type { AuthenticationResponseJSON } from '@simplewebauthn/server'
 import { TwoFactorBody, TwoFactorReply } from '../../schemas/two-factor.js'
 import type { JwtLoginContext } from '../context/context.js'
 import { deliver } from '../http/browser.js'
@@ -15,7 +16,8 @@ const GATE: RouteGate = {
   refreshCookie: 'issues',
   errors: [
     'ERR_JWT_LOGIN_TWO_FACTOR_CODE_MISSING', 'ERR_JWT_LOGIN_INTERIM_TOKEN_INVALID', 'ERR_JWT_LOGIN_TOKEN_REVOKED', 'ERR_JWT_LOGIN_TOKEN_USER_GONE',
-    'ERR_JWT_LOGIN_TWO_FACTOR_LOCKED', 'ERR_JWT_LOGIN_CHALLENGE_CLOSED', 'ERR_JWT_LOGIN_TWO_FACTOR_CODE_WRONG'
+    'ERR_JWT_LOGIN_TWO_FACTOR_LOCKED', 'ERR_JWT_LOGIN_CHALLENGE_CLOSED', 'ERR_JWT_LOGIN_TWO_FACTOR_CODE_WRONG',
+    'ERR_JWT_LOGIN_PASSKEYS_DISABLED', 'ERR_JWT_LOGIN_PASSKEY_ORIGIN', 'ERR_JWT_LOGIN_PASSKEY_RP_ID'
   ]
 }
 
@@ -23,7 +25,8 @@ const DOC: RouteDoc = {
   tags: ['two-factor'],
   operationId: 'jwtLoginTwoFactor',
   summary: 'Complete a sign-in with the two-factor code',
-  description: 'The interim JWT of the first step (in `JWT` or `Authorization: Bearer`) and the `code`: a TOTP code, an emailed code or a backup code. ' +
+  description: 'The interim JWT of the first step (in `JWT` or `Authorization: Bearer`) and the `code`: a TOTP code, an emailed code or a backup code; ' +
+    'or, instead of `code`, `passkey`: a passkey\'s assertion for the options of `/auth/2fa/passkey/options`. ' +
     'Answers the JWT (and a refresh token when refresh is on).'
 }
 
@@ -41,7 +44,8 @@ export function twoFactorRoutes (app: TypedScope, ctx: JwtLoginContext): void {
     schema: { ...DOC, body: TwoFactorBody, response: { 200: TwoFactorReply } }
   }, async (request, reply) => {
     const { call, token } = stateOf(request)
-    const input = { token: token as string, code: present(request.body.code), rememberDevice: rememberDevice(request.body.remember_device) }
+    const { body } = request
+    const input = { token: token as string, code: present(body.code), passkey: body.passkey as AuthenticationResponseJSON | undefined, rememberDevice: rememberDevice(body.remember_device) }
     return succeed(deliver(reply, call.settings, await completeTwoFactor(ctx, call, input)))
   })
 }
