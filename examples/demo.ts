@@ -2,20 +2,44 @@
  * The demo host platform: `npm start`. The plugin is mounted with every
  * feature switched on, on embedded defaults: in-memory users with a seeded
  * demo user, the memory store (or Redis when REDIS_URL is set), mail printed
- * to the console, the OpenAPI document and Swagger UI at /docs.
+ * to the console, the OpenAPI document and Swagger UI at /docs, and passkeys
+ * (in memory) with a page to try them at http://localhost:<port>/passkeys.
+ *
+ * The passkey page (examples/passkeys-page.html, a host route outside the
+ * plugin's prefix) runs every ceremony with @simplewebauthn/browser, served
+ * from node_modules: a password sign-in (the demo user prefilled; the
+ * two-factor user a click away), the second factor (a TOTP code or a
+ * passkey), enrolling a passkey (needs a sign-in within the last 10
+ * minutes), listing them, a passwordless sign-in, a step-up and a sign-out
+ * (revoke). Each answer is listed with the claims of its JWT (sub, sid,
+ * auth_time, amr). Passkeys belong to the relying party `localhost` and are
+ * accepted from the origin http://localhost:<port> only: open the page there,
+ * not at 127.0.0.1 (no relying party id), and start the demo on a fixed PORT
+ * (with PORT=0 the origin cannot be known beforehand). Try it: sign in with
+ * the password, enrol, sign out, sign in with the passkey; or, as the
+ * two-factor user, sign in with password and TOTP code, enrol, sign out, sign
+ * in with the password and answer the second factor with the passkey.
+ * test/browser/passkeys.ts does both in Chromium with a virtual authenticator.
  */
 import { randomBytes } from 'node:crypto'
+import { readFile } from 'node:fs/promises'
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
 import fastifySwagger from '@fastify/swagger'
 import fastifySwaggerUi from '@fastify/swagger-ui'
 import Fastify, { type FastifyInstance } from 'fastify'
 import jwtLogin, { BEARER_SCHEME, createTotpSecret, jwtLoginOpenApi, MemoryStore, type SettingsInput, type StateStore } from '../lib/index.js'
-import { ConsoleMailer, MemoryTwoFactorStore, MemoryUserAdapter } from '../lib/testing.js'
+import { ConsoleMailer, MemoryPasskeyStore, MemoryTwoFactorStore, MemoryUserAdapter } from '../lib/testing.js'
 import { RedisStore } from '../lib/redis.js'
 
 export const DEMO_USER = { login: 'demo', email: 'demo@example.com', password: 'demo-password-123', displayName: 'Demo User', roles: ['editor'] }
 /** The second demo user has two-factor on (TOTP); its secret is new at every start. */
 export const DEMO_2FA_USER = { login: 'demo2fa', email: 'demo2fa@example.com', password: 'demo-password-456', displayName: 'Demo Two-Factor User' }
 export const demoTotp = createTotpSecret('jwt-login demo', DEMO_2FA_USER.email)
+/** The port of `npm start` when PORT is not set; the passkey origin is http://localhost on it. */
+export const DEFAULT_PORT = 3000
+/** Where the plugin is mounted (its default prefix). */
+const PREFIX = '/jwt-login/v1'
 
 /** An OpenID provider for `/oauth/token`, from OAUTH_* environment variables. */
 export interface DemoOAuth {
@@ -69,6 +93,8 @@ export interface DemoOptions {
   oauth?: DemoOAuth
   /** Where the demo writes its banner (and mail). */
   print?: (text: string) => void
+  /** The port the demo will listen on (default 3000): passkeys are accepted from the page at http://localhost on it only. */
+  port?: number
 }
 
 export async function buildDemo (options: DemoOptions = {}): Promise<FastifyInstance> {
@@ -96,10 +122,12 @@ export async function buildDemo (options: DemoOptions = {}): Promise<FastifyInst
       revoke: { enabled: true },
       sessions: { enabled: true },
       resetPassword: { enabled: true, mail: { siteName: 'jwt-login demo' } },
-      oauth: oauthSettings(options.oauth)
+      oauth: oauthSettings(options.oauth),
+      passkeys: { enabled: true, rpName: 'jwt-login demo', rpId: 'localhost', origins: [passkeyOrigin(options.port ?? DEFAULT_PORT)] }
     },
     mailer,
-    twoFactor: { port: twoFactor, mailer, issuer: 'jwt-login demo' }
+    twoFactor: { port: twoFactor, mailer, issuer: 'jwt-login demo' },
+    passkeys: { port: new MemoryPasskeyStore() }
   })
   app.addHook('onClose', async () => { await store.close?.() })
 
@@ -108,7 +136,49 @@ export async function buildDemo (options: DemoOptions = {}): Promise<FastifyInst
     preHandler: app.jwtLogin.authenticate,
     schema: { tags: ['host'], summary: 'The signed-in user (a host route behind the authenticate hook)', security: [{ [BEARER_SCHEME]: [] }] }
   }, async (request) => ({ user: request.jwtLogin?.user }))
+  await registerPasskeyPage(app)
   return app
+}
+
+/** The one page origin whose passkey ceremonies the demo accepts: http://localhost on its port (WebAuthn's relying party is `localhost`). */
+export function passkeyOrigin (port: number): string {
+  return `http://localhost:${port}`
+}
+
+/** examples/passkeys-page.html, beside this file. */
+const PASSKEY_PAGE = new URL('./passkeys-page.html', import.meta.url)
+/** @simplewebauthn/browser's UMD bundle (it defines `SimpleWebAuthnBrowser`), found from the package's own entry point. */
+const BROWSER_BUNDLE = join(dirname(createRequire(import.meta.url).resolve('@simplewebauthn/browser')), '..', 'dist', 'bundle', 'index.umd.min.js')
+
+const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', '\'': '&#39;' }
+const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c] as string)
+
+/** The page with its `{{name}}` placeholders filled: the plugin's prefix and the demo users' credentials. */
+function passkeyPage (template: string): string {
+  const values: Record<string, string> = {
+    prefix: PREFIX,
+    email: DEMO_USER.email,
+    password: DEMO_USER.password,
+    twoFactorEmail: DEMO_2FA_USER.email,
+    twoFactorPassword: DEMO_2FA_USER.password
+  }
+  return template.replace(/\{\{(\w+)\}\}/g, (placeholder, name: string) => {
+    const value = values[name]
+    if (value === undefined) throw new Error(`passkeys-page.html: no value for ${placeholder}`)
+    return escapeHtml(value)
+  })
+}
+
+/**
+ * The passkey page at GET /passkeys and the browser library it loads, read
+ * once at start. Host routes: the plugin's own passkey routes are under its
+ * prefix, so nothing collides; hidden from the OpenAPI document.
+ */
+async function registerPasskeyPage (app: FastifyInstance): Promise<void> {
+  const [page, bundle] = await Promise.all([readFile(PASSKEY_PAGE, 'utf8'), readFile(BROWSER_BUNDLE, 'utf8')])
+  const html = passkeyPage(page)
+  app.get('/passkeys', { schema: { hide: true } }, async (_request, reply) => await reply.type('text/html; charset=utf-8').send(html))
+  app.get('/passkeys/simplewebauthn-browser.js', { schema: { hide: true } }, async (_request, reply) => await reply.type('text/javascript; charset=utf-8').send(bundle))
 }
 
 /**
@@ -140,12 +210,14 @@ const postJson = (url: string, body: string, method = 'POST'): string =>
  * into any POSIX shell (each value a later command uses is kept in a variable).
  */
 export function banner (base: string): string {
-  const prefix = `${base}/jwt-login/v1`
+  const prefix = `${base}${PREFIX}`
   const demo = `"email":"${DEMO_USER.email}"`
   return [
     `jwt-login demo listening on ${base}`,
     '',
     `Swagger UI: ${base}/docs (the OpenAPI document: ${base}/docs/json)`,
+    '',
+    `Passkeys: ${passkeyPageUrl(base)} (open it at localhost, the passkeys' relying party; not at 127.0.0.1)`,
     '',
     'Demo credentials:',
     `  email: ${DEMO_USER.email}`,
@@ -184,10 +256,21 @@ export function banner (base: string): string {
   ].join('\n')
 }
 
-/** Starts the demo on 127.0.0.1:`env.PORT` (signing with `env.JWT_SECRET` when set) and prints the banner. */
+/** The passkey page on the demo at `base`, named by localhost (its port kept). */
+function passkeyPageUrl (base: string): string {
+  const url = new URL('/passkeys', base)
+  url.hostname = 'localhost'
+  return url.href
+}
+
+/**
+ * Starts the demo on 127.0.0.1:`env.PORT` (signing with `env.JWT_SECRET`
+ * when set) and prints the banner. Passkeys are accepted from
+ * http://localhost:`env.PORT`, so PORT=0 (any free port) leaves them unusable.
+ */
 export async function main (env: NodeJS.ProcessEnv, print: (text: string) => void = console.log): Promise<FastifyInstance> {
-  const app = await buildDemo({ redisUrl: env.REDIS_URL, jwtSecret: env.JWT_SECRET, print, oauth: oauthFromEnv(env) })
-  const port = Number(env.PORT)
+  const port = env.PORT === undefined ? DEFAULT_PORT : Number(env.PORT)
+  const app = await buildDemo({ redisUrl: env.REDIS_URL, jwtSecret: env.JWT_SECRET, print, oauth: oauthFromEnv(env), port })
   const address = await app.listen({ host: '127.0.0.1', port })
   print(banner(address))
   return app

@@ -86,7 +86,7 @@ export class PostgresPasskeyStore implements PasskeyPort {
   /** A credential deleted since it signed updates no row, which is not an error. */
   async recordUse (credentialId: string, use: PasskeyUse): Promise<void> {
     await this.#pool.query(
-      `UPDATE ${this.#passkeys} SET counter = $2, backed_up = $3, last_used_at = $4 WHERE id = $1`,
+      `UPDATE ${this.#passkeys} SET counter = GREATEST(counter, $2), backed_up = $3, last_used_at = $4 WHERE id = $1`,
       [credentialId, use.counter, use.backedUp, use.lastUsedAt]
     )
   }

@@ -60,7 +60,11 @@ export interface PasskeyPort {
    * primary key on the id and `ON CONFLICT DO NOTHING`.
    */
   create (passkey: StoredPasskey): Promise<boolean>
-  /** Records a use: the counter, the backup state and the time. A credential gone since is not an error. */
+  /**
+   * Records a use: the counter, the backup state and the time. Keep the
+   * greater counter (SQL `GREATEST(counter, $2)`): two uses may finish out
+   * of order. A credential gone since is not an error.
+   */
   recordUse (credentialId: string, use: PasskeyUse): Promise<void>
   /** Renames the user's credential; `false` when the user has no credential with this id. */
   rename (userId: number, credentialId: string, name: string): Promise<boolean>

@@ -37,10 +37,11 @@ export class MemoryPasskeyStore implements PasskeyPort {
     return true
   }
 
+  /** The greater counter stays: two uses that finish out of order never lower it. */
   async recordUse (credentialId: string, use: PasskeyUse): Promise<void> {
     const passkey = this.#byId.get(credentialId)
     if (passkey === undefined) return
-    passkey.counter = use.counter
+    passkey.counter = Math.max(passkey.counter, use.counter)
     passkey.backedUp = use.backedUp
     passkey.lastUsedAt = new Date(use.lastUsedAt)
   }

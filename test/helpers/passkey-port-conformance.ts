@@ -129,6 +129,10 @@ export function passkeyPortConformance (
       const later: PasskeyUse = { counter: MAX_COUNTER, backedUp: false, lastUsedAt: new Date('2024-07-09T00:00:00.000Z') }
       await port.recordUse(passkey.id, later)
       t.strictSame(await port.findById(passkey.id), { ...passkey, ...later }, 'a second use replaces the first')
+
+      const late: PasskeyUse = { counter: 7, backedUp: true, lastUsedAt: new Date('2024-07-10T00:00:00.000Z') }
+      await port.recordUse(passkey.id, late)
+      t.strictSame(await port.findById(passkey.id), { ...passkey, ...late, counter: MAX_COUNTER }, 'a use that finished late never lowers the counter')
     })
 
     conformance('recordUse on an unknown id resolves and changes nothing', async (t, port, alice) => {
