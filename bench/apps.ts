@@ -5,9 +5,9 @@
 import fastifyJwt from '@fastify/jwt'
 import argon2 from 'argon2'
 import Fastify, { type FastifyInstance } from 'fastify'
-import jwtLogin, { ARGON2_OPTIONS, type StateStore } from '../lib/index.js'
-import { MemoryUserAdapter } from '../lib/testing.js'
-import { AUDIENCE, ISSUER, REFRESH_LIFETIME, SECRET, USER } from './shared.js'
+import jwtLogin, { ARGON2_OPTIONS, type PasskeyPort, type StateStore } from '../lib/index.js'
+import { MemoryPasskeyStore, MemoryUserAdapter } from '../lib/testing.js'
+import { AUDIENCE, ISSUER, PASSKEY_ORIGIN, PASSKEY_RP_ID, REFRESH_LIFETIME, SECRET, USER } from './shared.js'
 
 /** The baselines verify what @fastify/jwt can check itself: the pinned algorithm, issuer and audience. */
 const BASELINE_VERIFY = { algorithms: ['HS256' as const], allowedIss: ISSUER, allowedAud: AUDIENCE }
@@ -18,9 +18,10 @@ const JSON_TYPE = 'application/json; charset=utf-8'
  * and sign-in limits out of the way. `maxPerUser`: the bench signs one user in
  * again and again; the default (50) keeps the login runs at a real user's
  * steady state, and the store-growth run, whose sessions must all live,
- * raises it.
+ * raises it. `passkeys`: a passkey port turns passkeys on (see
+ * `subjectPasskeyApp`).
  */
-export async function subjectApp (store?: StateStore, maxPerUser = 50): Promise<FastifyInstance> {
+export async function subjectApp (store?: StateStore, maxPerUser = 50, passkeys?: PasskeyPort): Promise<FastifyInstance> {
   const users = new MemoryUserAdapter()
   await users.addUser(USER)
   const app = Fastify()
@@ -28,16 +29,27 @@ export async function subjectApp (store?: StateStore, maxPerUser = 50): Promise<
     users,
     restRoute: false,
     ...(store === undefined ? {} : { store }),
+    ...(passkeys === undefined ? {} : { passkeys: { port: passkeys } }),
     settings: {
       // an hour, so a long bench never validates an expired token; the lifetime costs nothing per request
       tokens: { keys: [{ kid: 'bench', secret: SECRET }], lifetime: '1h' },
       refresh: { enabled: true, lifetime: REFRESH_LIFETIME },
       // the baselines have no request limit; the login lockouts stay on (successes do not count)
       limits: { requestsPerIp: { max: 1_000_000_000, window: '1m' }, signInsPerAccount: { max: 1_000_000_000, window: '1m' } },
-      sessions: { maxPerUser }
+      sessions: { maxPerUser },
+      ...(passkeys === undefined ? {} : { passkeys: { enabled: true, rpId: PASSKEY_RP_ID, origins: [PASSKEY_ORIGIN] } })
     }
   })
   return app
+}
+
+/**
+ * The subject app with passkeys on, credentials in a `MemoryPasskeyStore`,
+ * for the passkey sign-in and its password baseline. The bench user has no
+ * passkey yet: the parent enrols one over HTTP, as a browser would.
+ */
+export async function subjectPasskeyApp (): Promise<FastifyInstance> {
+  return await subjectApp(undefined, 50, new MemoryPasskeyStore())
 }
 
 /** A host route behind `app.jwtLogin.authenticate`. */

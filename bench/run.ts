@@ -9,8 +9,14 @@
  * median ratio of req/s with its range, and each server's own CPU time per
  * request. The last lines are the nine median ratios.
  *
+ * The passkey sign-in (two requests and a signature over a fresh challenge)
+ * is measured apart, against the password sign-in, by closed-loop clients in
+ * the parent (`passkeys.ts`), and reported in its own table, with no goal.
+ *
  * `BENCH_ONLY=comparisons` skips the scaling run, `BENCH_ONLY=scaling` runs
- * it alone; `BENCH_SESSIONS` lists its levels (default 10000,100000,1000000).
+ * it alone, `BENCH_ONLY=passkeys` runs the passkey sign-in alone;
+ * `BENCH_SESSIONS` lists the scaling run's levels (default
+ * 10000,100000,1000000).
  */
 import os from 'node:os'
 import { MemoryStore } from '../lib/index.js'
@@ -18,6 +24,7 @@ import { subjectApp } from './apps.js'
 import { Backends } from './backends.js'
 import { compare, failures, median, ratioFigure, ratios, row, skipped, type Comparison, type Contender, type Rounds } from './compare.js'
 import { probe, type Target } from './load.js'
+import { passkeySignIns, printPasskeys, type PasskeyComparison } from './passkeys.js'
 import { printScaling, scaling, type ScalingRow } from './scaling.js'
 import { ServerProcess, stopAll } from './servers.js'
 import { PREFIX, type ServerKind } from './shared.js'
@@ -40,16 +47,21 @@ function sessionLevels (): number[] {
   return levels
 }
 
-function only (): 'comparisons' | 'scaling' | null {
+type Part = 'comparisons' | 'passkeys' | 'scaling'
+
+function only (): Part | null {
   const raw = process.env.BENCH_ONLY
   if (raw === undefined || raw === '') return null
-  if (raw === 'comparisons' || raw === 'scaling') return raw
-  throw new Error(`BENCH_ONLY must be comparisons or scaling, not ${raw}`)
+  if (raw === 'comparisons' || raw === 'scaling' || raw === 'passkeys') return raw
+  throw new Error(`BENCH_ONLY must be comparisons, scaling or passkeys, not ${raw}`)
 }
 
 const SECONDS = positiveInteger('BENCH_SECONDS', 5)
 const ROUNDS = positiveInteger('BENCH_ROUNDS', 3)
 const ONLY = only()
+/** What each `BENCH_ONLY` runs: `comparisons` takes the passkey sign-in along, being one more comparison. */
+const PARTS: Record<Part, Part[]> = { comparisons: ['comparisons', 'passkeys'], passkeys: ['passkeys'], scaling: ['scaling'] }
+const runs = (part: Part): boolean => ONLY === null || PARTS[ONLY].includes(part)
 const SESSIONS = sessionLevels()
 const WARM_UP_SECONDS = 1
 const backends = new Backends()
@@ -101,6 +113,11 @@ async function authenticate (): Promise<Comparison> {
     return await versus('authenticate', { subject: 'host route + `jwtLogin.authenticate`', baseline: 'host route + `request.jwtVerify()`' }, 0.95,
       { baseline: bareTarget, subject: subjectTarget }, 50)
   })
+}
+
+/** Passkey sign-ins against password sign-ins, as many clients as the login comparison has connections. */
+async function passkeyLogin (): Promise<PasskeyComparison> {
+  return await withServers(async () => await passkeySignIns({ rounds: ROUNDS, seconds: SECONDS, warmUpSeconds: WARM_UP_SECONDS, clients: 8 }))
 }
 
 async function login (): Promise<Comparison> {
@@ -219,19 +236,21 @@ function loadAverage (): string {
 interface Measured {
   comparisons: Comparison[]
   growth: { perSession: number, refreshesPerSecond: number } | null
+  passkeys: PasskeyComparison | null
   scaled: { rows: ScalingRow[], weighing: string[] } | null
 }
 
 /** Everything the run measures; its servers and backends are stopped afterwards, whatever happens. */
 async function measureAll (): Promise<Measured> {
-  const measured: Measured = { comparisons: [], growth: null, scaled: null }
+  const measured: Measured = { comparisons: [], growth: null, passkeys: null, scaled: null }
   try {
-    if (ONLY !== 'scaling') {
+    if (runs('comparisons')) {
       measured.comparisons.push(await validate(), await authenticate(), await login())
       measured.comparisons.push(...await storeComparisons('validate'), ...await storeComparisons('login'))
       measured.growth = await storeGrowth(100, 200)
     }
-    if (ONLY !== 'comparisons') measured.scaled = await scaling(backends, { sizes: SESSIONS, seconds: SECONDS, warmUpSeconds: WARM_UP_SECONDS })
+    if (runs('passkeys')) measured.passkeys = await passkeyLogin()
+    if (runs('scaling')) measured.scaled = await scaling(backends, { sizes: SESSIONS, seconds: SECONDS, warmUpSeconds: WARM_UP_SECONDS })
   } finally {
     await stopAll()
     await backends.stop()
@@ -282,8 +301,10 @@ function printVerdict (comparisons: Comparison[]): void {
 
 async function main (): Promise<void> {
   console.log(`jwt-login benchmarks: node ${process.version}, ${os.availableParallelism()} CPUs, ${SECONDS} s per run, ${ROUNDS} interleaved rounds, ${WARM_UP_SECONDS} s warm-up per server, load average ${loadAverage()}${ONLY === null ? '' : `, ${ONLY} only`}`)
-  const { comparisons, growth, scaled } = await measureAll()
+  const { comparisons, growth, passkeys, scaled } = await measureAll()
   if (comparisons.length > 0) printComparisons(comparisons, growth)
+  // before the verdict, whose last lines stay the nine ratios
+  if (passkeys !== null) printPasskeys(passkeys)
   if (scaled !== null) printScaling(scaled)
   printVerdict(comparisons)
 }

@@ -7,6 +7,8 @@
  *
  * Arguments:
  * - `bare-validate <answer bytes>`
+ * - `subject-passkeys`: the subject with passkeys on (RP ID `localhost`,
+ *   origin `http://localhost`), no passkey enrolled yet
  * - `subject-memory <maxEntries>`: a MemoryStore of that bound, which takes
  *   the parent's `seed` messages (run with `--expose-gc`, to weigh its heap)
  * - `subject-redis <key prefix> [url]`: on the shared Redis, the prefix's keys
@@ -23,7 +25,7 @@ import type { FastifyInstance } from 'fastify'
 import { Redis } from 'ioredis'
 import { MemoryStore } from '../lib/index.js'
 import { RedisStore } from '../lib/redis.js'
-import { bareArgon2App, bareHookApp, bareValidateApp, subjectApp, subjectHookApp } from './apps.js'
+import { bareArgon2App, bareHookApp, bareValidateApp, subjectApp, subjectHookApp, subjectPasskeyApp } from './apps.js'
 import { postgresStore } from './postgres.js'
 import { isServerKind, REDIS_URL, type ChildMessage, type ParentMessage, type Seeded } from './shared.js'
 
@@ -117,6 +119,7 @@ async function build (kind: string, args: string[]): Promise<Built> {
     case 'bare-argon2': return { app: await bareArgon2App(), cleanup: nothing }
     case 'subject': return { app: await subjectApp(), cleanup: nothing }
     case 'subject-hook': return { app: await subjectHookApp(), cleanup: nothing }
+    case 'subject-passkeys': return { app: await subjectPasskeyApp(), cleanup: nothing }
     // the store kinds (the kind was checked before)
     default: return await storeSubject(kind, args)
   }

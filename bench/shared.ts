@@ -15,8 +15,17 @@ export const REDIS_URL = 'redis://127.0.0.1:6379'
 /** The local PostgreSQL; the bench works in a schema of its own, dropped at the end. */
 export const POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 
+/**
+ * The passkey sign-in's relying party: `subject-passkeys` accepts ceremonies
+ * for this RP ID from this origin, and the parent's software authenticator
+ * writes the origin into clientDataJSON (it is not the server's real URL:
+ * nothing checks one against the other but the ceremony).
+ */
+export const PASSKEY_RP_ID = 'localhost'
+export const PASSKEY_ORIGIN = 'http://localhost'
+
 export const SERVER_KINDS = [
-  'bare-validate', 'bare-hook', 'bare-argon2', 'subject', 'subject-hook',
+  'bare-validate', 'bare-hook', 'bare-argon2', 'subject', 'subject-hook', 'subject-passkeys',
   'subject-memory', 'subject-redis', 'subject-cluster', 'subject-postgres'
 ] as const
 export type ServerKind = typeof SERVER_KINDS[number]

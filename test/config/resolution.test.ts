@@ -32,6 +32,19 @@ t.test('every setting given: each lands in its resolved field, durations in ms, 
     },
     twoFactor: { enabled: false, interimLifetime: '5m', attemptsPerChallenge: 2, perAccount: { max: 1, window: '1h' }, emailCodeLifetime: '1m', rememberDevice: { enabled: true, lifetime: '7d', maxPerUser: 3 } },
     oauth: { providers: { g: { enabled: true, preset: 'google', clientId: 'g', acceptIdToken: true } } },
+    passkeys: {
+      enabled: true,
+      rpId: 'example.com',
+      rpName: 'E',
+      origins: ['https://app.example.com', 'android:apk-key-hash:abc-_1'],
+      userVerification: 'required',
+      attestation: 'direct',
+      aaguids: ['adce0002-35bc-c60a-648b-0b25f1f05503'],
+      challengeLifetime: '10m',
+      recentAuth: 60,
+      maxPerUser: 2,
+      refuseCounterRegression: true
+    },
     cors: { enabled: true, origins: ['https://app.example.com'], credentials: true, maxAge: 30 },
     bodyLimit: 2048
   })
@@ -74,6 +87,19 @@ t.test('every setting given: each lands in its resolved field, durations in ms, 
       mail: { siteName: 'S', templates: { subject: 'sub', text: 'txt', html: 'htm' }, retries: 0, retryDelayMs: 1_000 }
     },
     twoFactor: { enabled: false, interimLifetimeMs: 300_000, attemptsPerChallenge: 2, perAccount: { max: 1, windowMs: 3_600_000 }, emailCodeLifetimeMs: 60_000, rememberDevice: { enabled: true, lifetimeMs: 604_800_000, maxPerUser: 3 } },
+    passkeys: {
+      enabled: true,
+      rpId: 'example.com',
+      rpName: 'E',
+      origins: ['https://app.example.com', 'android:apk-key-hash:abc-_1'],
+      userVerification: 'required',
+      attestation: 'direct',
+      aaguids: ['adce0002-35bc-c60a-648b-0b25f1f05503'],
+      challengeLifetimeMs: 600_000,
+      recentAuthMs: 60_000,
+      maxPerUser: 2,
+      refuseCounterRegression: true
+    },
     cors: { enabled: true, origins: ['https://app.example.com'], credentials: true, maxAgeMs: 30_000 },
     bodyLimit: 2048
   })
@@ -93,6 +119,33 @@ t.test('the defaults of the groups not covered elsewhere: reset password and two
   })
   t.same(settings.twoFactor, { enabled: true, interimLifetimeMs: 300_000, attemptsPerChallenge: 5, perAccount: { max: 10, windowMs: 900_000 }, emailCodeLifetimeMs: 600_000, rememberDevice: { enabled: false, lifetimeMs: 2_592_000_000, maxPerUser: 10 } })
   t.equal(RENDERED_DEFAULTS, DEFAULT_RESET_TEMPLATES, 'lib/mail/templates.ts hands on the defaults of the schema')
+  t.same(settings.passkeys, {
+    enabled: false,
+    rpId: 'localhost',
+    rpName: 'jwt-login',
+    origins: [],
+    userVerification: 'preferred',
+    attestation: 'none',
+    aaguids: [],
+    challengeLifetimeMs: 300_000,
+    recentAuthMs: 600_000,
+    maxPerUser: 20,
+    refuseCounterRegression: false
+  })
+})
+
+t.test('passkeys: an origin as browsers send it, one at least when on, a challenge of at most 10 minutes, values the schema knows', async (t) => {
+  const refused = (passkeys: Record<string, unknown>): string => settingsError({ tokens: TOKENS, passkeys }).message
+  t.match(refused({ enabled: true }), /passkeys\/origins: passkeys need at least one origin/)
+  t.match(refused({ origins: ['https://app.example.com/'] }), /passkeys\/origins\/0/, 'a path: refused by the schema')
+  t.match(refused({ origins: ['https://App.example.com'] }), /passkeys\/origins\/0: must be an origin as browsers send it \(https:\/\/app\.example\.com\)/)
+  t.match(refused({ challengeLifetime: '11m' }), /passkeys\/challengeLifetime: must be at most 10 minutes/)
+  t.match(refused({ rpId: 'https://example.com' }), /passkeys\/rpId/)
+  t.match(refused({ userVerification: 'always' }), /passkeys\/userVerification/)
+  t.match(refused({ attestation: 'enterprise' }), /passkeys\/attestation/)
+  t.match(refused({ aaguids: ['not-a-uuid'] }), /passkeys\/aaguids\/0/)
+  t.match(refused({ maxPerUser: 0 }), /passkeys\/maxPerUser/)
+  t.equal(resolveSettings({ tokens: TOKENS, passkeys: { enabled: true, origins: ['android:apk-key-hash:xyz'] } }).passkeys.origins[0], 'android:apk-key-hash:xyz', 'an Android app\'s origin is taken as it is')
 })
 
 t.test('requireFor.oauth: absent it follows auth, given it stands apart', async (t) => {

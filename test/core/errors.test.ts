@@ -16,7 +16,7 @@ t.test('errorDefinitions: well-formed and consistent', async (t) => {
     byNumber.set(definition.errorCode, statuses)
   }
   // numbers of 200 and up are jwt-login's own; one number may have two statuses only where the spec says so
-  t.same([...byNumber.keys()].filter(n => n >= 200).sort((a, b) => a - b), [200, 201, 202, 203, 204, 205, 206, 207, 208, 209, 210, 211, 212, 213, 214])
+  t.same([...byNumber.keys()].filter(n => n >= 200).sort((a, b) => a - b), [200, 201, 202, 203, 204, 205, 206, 207, 208, 209, 210, 211, 212, 213, 214, 215, 216, 217, 218, 219, 220, 221, 222, 223, 224, 225])
   t.same([...(byNumber.get(51) ?? [])].sort(), [400, 401])
   // 53 is 400 on the plugin's routes and 401 on a protected host route (RFC 6750 §3.1)
   t.same([...(byNumber.get(53) ?? [])].sort(), [400, 401])
@@ -65,10 +65,10 @@ t.test('every code builds an error that matches its definition', async (t) => {
     t.same([error.errorCode, error.statusCode, error.message], [definition.errorCode, definition.statusCode, definition.message], code)
     const challenge = (definition as ErrorDefinition).wwwAuthenticate
     t.equal(error.wwwAuthenticate, challenge, `${code}: WWW-Authenticate`)
-    // RFC 6750 §3: a challenge goes with a 401 only, and is the Bearer scheme
+    // RFC 6750 §3: a challenge goes with a 401 only, and is the Bearer scheme (RFC 9470's insufficient_user_authentication for a step-up)
     if (challenge !== undefined) {
       t.equal(definition.statusCode, 401, `${code}: a challenge only on a 401`)
-      t.match(challenge, /^Bearer( error="(invalid_token|invalid_request)")?$/, `${code}: an RFC 6750 challenge`)
+      t.match(challenge, /^Bearer( error="(invalid_token|invalid_request|insufficient_user_authentication)")?$/, `${code}: an RFC 6750 challenge`)
     }
   }
 })

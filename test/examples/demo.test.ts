@@ -2,10 +2,12 @@ import { execFile } from 'node:child_process'
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { promisify } from 'node:util'
 import { Validator } from '@seriousme/openapi-schema-validator'
+import type { LightMyRequestResponse } from 'fastify'
 import { Redis } from 'ioredis'
 import { generate } from 'otplib'
 import t from 'tap'
-import { banner, buildDemo, DEMO_USER, demoTotp, main, oauthFromEnv } from '../../examples/demo.js'
+import { banner, buildDemo, DEFAULT_PORT, DEMO_2FA_USER, DEMO_USER, demoTotp, main, oauthFromEnv, passkeyOrigin } from '../../examples/demo.js'
+import { SoftAuthenticator } from '../helpers/authenticator.js'
 import { errorCode } from '../helpers/http.js'
 import { REDIS_URL } from '../helpers/redis-store.js'
 
@@ -44,6 +46,7 @@ t.test('the banner names the credentials, Swagger UI and a curl command per rout
   t.ok(text.split('\n').includes('Swagger UI: http://127.0.0.1:3000/docs (the OpenAPI document: http://127.0.0.1:3000/docs/json)'))
   t.ok(text.split('\n').includes(`  email: ${DEMO_USER.email}`))
   t.ok(text.split('\n').includes(`  password: ${DEMO_USER.password}`))
+  t.match(text, /^Passkeys: http:\/\/localhost:3000\/passkeys \(/m, 'the passkey page, named by localhost')
   for (const route of ['/jwt-login/v1/auth ', '/jwt-login/v1/auth/validate', '/jwt-login/v1/auth/refresh', '/jwt-login/v1/auth/revoke', '/?rest_route=/jwt-login/v1/auth/validate', '/me', '/jwt-login/v1/sessions']) {
     t.match(text, new RegExp(`curl -s[^\\n]*http://127\\.0\\.0\\.1:3000${route.replace(/[?/.]/g, (c) => `\\${c}`)}`), `a curl command for ${route}`)
   }
@@ -131,6 +134,58 @@ t.test('Swagger UI at /docs, and /docs/json is the OpenAPI document with the plu
   t.notOk(Object.keys(doc.paths).some((path: string) => path.startsWith('/docs')), 'Swagger UI\'s own routes are not in it')
   const result = await new Validator().validate(doc)
   t.ok(result.valid, JSON.stringify(result.errors))
+})
+
+t.test('the passkey page at /passkeys and its browser library, host routes outside the plugin\'s prefix and the OpenAPI document', async (t) => {
+  const app = await buildDemo()
+  t.teardown(() => app.close())
+  const page = await app.inject({ method: 'GET', url: '/passkeys' })
+  t.equal(page.statusCode, 200)
+  t.match(page.headers['content-type'], /^text\/html/)
+  for (const id of ['password-form', 'email', 'password', 'use-two-factor-user', 'second-factor', 'code', 'submit-code', 'second-factor-passkey', 'enrol', 'list', 'step-up', 'sign-out', 'passkey-sign-in', 'answers']) {
+    t.match(page.body, new RegExp(`id="${id}"`), `#${id} is on the page`)
+  }
+  t.match(page.body, 'data-api="/jwt-login/v1"')
+  t.match(page.body, `value="${DEMO_USER.email}"`, 'the demo user is prefilled')
+  t.match(page.body, `data-email="${DEMO_2FA_USER.email}"`, 'the two-factor user is a click away')
+  t.notMatch(page.body, /\{\{\w+\}\}/, 'every placeholder filled')
+  t.match(page.body, '<script src="/passkeys/simplewebauthn-browser.js"></script>')
+
+  const library = await app.inject({ method: 'GET', url: '/passkeys/simplewebauthn-browser.js' })
+  t.equal(library.statusCode, 200)
+  t.match(library.headers['content-type'], /^text\/javascript/)
+  t.match(library.body, 'SimpleWebAuthnBrowser', 'the UMD bundle of @simplewebauthn/browser')
+
+  const paths = Object.keys((await app.inject({ method: 'GET', url: '/docs/json' })).json().paths)
+  t.notOk(paths.some(path => path.startsWith('/passkeys')), 'the host\'s page routes are not in the OpenAPI document')
+  t.ok(paths.includes('/jwt-login/v1/passkeys'), 'the plugin\'s own passkey routes are')
+})
+
+t.test('passkeys on the demo: relying party localhost, accepted from http://localhost on the demo\'s port only', async (t) => {
+  t.equal(passkeyOrigin(DEFAULT_PORT), 'http://localhost:3000', 'npm start\'s origin')
+  const port = 4321
+  const app = await buildDemo({ port })
+  t.teardown(() => app.close())
+  const post = async (path: string, payload: unknown, token?: string): Promise<LightMyRequestResponse> =>
+    await app.inject({ method: 'POST', url: `${PREFIX}${path}`, payload: payload as Record<string, unknown>, headers: token === undefined ? {} : { authorization: `Bearer ${token}` } })
+  const jwt: string = (await post('/auth', { email: DEMO_USER.email, password: DEMO_USER.password })).json().data.jwt
+  const enrol = async (origin: string): Promise<LightMyRequestResponse> => {
+    const options = (await post('/passkeys/register/options', {}, jwt)).json().data
+    t.equal(options.rp.id, 'localhost')
+    return await post('/passkeys/register', { credential: new SoftAuthenticator({ origin }).register(options) }, jwt)
+  }
+  t.equal(errorCode(await enrol('http://localhost:3000')), 217, 'another port is another origin: refused')
+  t.equal(errorCode(await enrol(`http://127.0.0.1:${port}`)), 217, '127.0.0.1 is refused')
+
+  const device = new SoftAuthenticator({ origin: `http://localhost:${port}` })
+  const options = (await post('/passkeys/register/options', {}, jwt)).json().data
+  const enrolled = await post('/passkeys/register', { credential: device.register(options) }, jwt)
+  t.equal(enrolled.statusCode, 200, enrolled.body)
+  const signInOptions = (await post('/auth/passkey/options', {})).json().data
+  const signedIn = await post('/auth/passkey', { credential: device.authenticate(signInOptions) })
+  t.equal(signedIn.statusCode, 200, signedIn.body)
+  const claims = JSON.parse(Buffer.from((signedIn.json().data.jwt as string).split('.')[1] as string, 'base64url').toString())
+  t.same(claims.amr, ['hwk', 'user', 'mfa'], 'a passkey verified with the user\'s PIN or biometrics: two factors')
 })
 
 t.test('main() prints to console.log by default', async (t) => {

@@ -22,10 +22,12 @@
 import { randomUUID } from 'node:crypto'
 import t from 'tap'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
+import type { AuthenticationResponseJSON, PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON, RegistrationResponseJSON } from '@simplewebauthn/server'
 import { generateBackupCodes, type JwtLoginOptions, type Mailer, type MailMessage, type SettingsInput, type StateStore } from '../../lib/index.js'
-import { MemoryTwoFactorStore, MemoryUserAdapter } from '../../lib/testing.js'
+import { MemoryPasskeyStore, MemoryTwoFactorStore, MemoryUserAdapter } from '../../lib/testing.js'
 import { createTotpSecret } from '../../lib/two-factor/methods/totp.js'
 import { buildApp } from './app.js'
+import { SoftAuthenticator } from './authenticator.js'
 import { Faults, faultyAdapter, faultyStore, type FaultCall, type FaultMode } from './faults.js'
 import { providers, TOKEN_URL } from './oauth.js'
 import { ACCOUNTS, CLIENTS, startIdp } from './oidc-provider.js'
@@ -43,8 +45,12 @@ t.setTimeout(240_000)
 const PREFIX = '/jwt-login/v1'
 /** The refresh grace interval the design gives (`refresh.reuseInterval`, default 30 s); the clock moves past it. */
 const PAST_REUSE_INTERVAL_MS = 31_000
-/** Adapter writes on which an `after` fault (the host did it, then errored) is tried too. */
-const ADAPTER_WRITES = new Set(['setPassword', 'consumeBackupCode', 'createUser'])
+/**
+ * Adapter writes on which an `after` fault (the host did it, then errored) is tried too. The passkey
+ * port's `create` and `recordUse` are among them: a host that stored the new passkey (or the use) and then
+ * threw leaves it stored under a 503.
+ */
+const ADAPTER_WRITES = new Set(['setPassword', 'consumeBackupCode', 'createUser', 'create', 'recordUse'])
 const MANY = { max: 1_000_000 }
 
 /** Settings that keep every counter from triggering, refresh on. */
@@ -955,6 +961,199 @@ function deviceFlows (rig: Rig, who: { email: string, secret: string }): Array<F
   return [flow]
 }
 
+// ---- flows: passkeys -------------------------------------------------------------
+
+/** The passkey rig's relying party: its id and the one page origin whose ceremonies it accepts. */
+const PASSKEYS = { enabled: true, rpId: 'example.com', origins: ['https://app.example.com'] }
+
+/** The `data` of a setup request (faults off), which must answer 200. */
+async function setupData<T = Record<string, any>> (what: string, request: Promise<Response>): Promise<T> {
+  const res = await request
+  if (res.statusCode !== 200) throw new Error(`setup ${what} failed: ${res.body}`)
+  return dataOf<T>(res)
+}
+
+/** Enrols a passkey of `email`'s user (no second factor yet) on `authenticator`, with faults off; answers its credential id. */
+async function enrolPasskey (rig: Rig, email: string, authenticator: SoftAuthenticator): Promise<string> {
+  const { jwt } = await session(rig, email)
+  const options = await setupData<PublicKeyCredentialCreationOptionsJSON>('passkey options', post(rig.app, '/passkeys/register/options', { JWT: jwt }))
+  const { passkey } = await setupData<{ passkey: { id: string } }>('passkey enrolment', post(rig.app, '/passkeys/register', { JWT: jwt, credential: authenticator.register(options) }))
+  return passkey.id
+}
+
+/** What the invariants of a passkey ceremony need besides the faulty answer. */
+interface Ceremony {
+  /** The same answer of the authenticator (the same challenge) sent again. */
+  again: () => Promise<Response>
+  /** A whole new ceremony: new options, a new answer of the authenticator, sent. */
+  anew: () => Promise<Response>
+  /** How the same answer is refused once its challenge is spent. */
+  spent: { status: number, code: number }
+  /** How it is refused after a success, when that differs from `spent`. */
+  used?: { status: number, code: number }
+}
+
+/**
+ * Whether the faulty request left its passkey challenge unspent: known on the
+ * store layer from where the fault fell against the challenge's `consume`;
+ * on the adapter layer the store's calls are not counted, so not known.
+ */
+function challengeLeft (info: FaultInfo): boolean | null {
+  if (info.layer !== 'store') return null
+  const consume = info.sequence.findIndex(call => call.method === 'consume' && call.key.startsWith('passkey:challenge:')) + 1
+  return info.k < consume || (info.k === consume && info.mode === 'before')
+}
+
+/**
+ * Invariants 2 and 3 for a passkey ceremony, checked with faults off: the
+ * challenge is single-use (of the faulty request and the same answer sent
+ * again, at most one succeeds, and after a success it is refused); a fault
+ * before the challenge's consume burns nothing (the same answer succeeds),
+ * one after it burns nothing but the challenge (a new ceremony succeeds).
+ * Answers the successful answers (at most one of the faulty request's
+ * challenge, else the new ceremony's).
+ */
+async function checkCeremony (t: Test, res: Response, info: FaultInfo, ceremony: Ceremony): Promise<Response[]> {
+  const { spent, used = spent } = ceremony
+  const answers = [res]
+  if (!ok(res)) {
+    const retry = await ceremony.again()
+    answers.push(retry)
+    const left = challengeLeft(info)
+    if (left === true) expect(t, retry, 200, null, 'a fault before the challenge was consumed burns nothing: the same answer succeeds', info)
+    else if (left === false || !ok(retry)) expect(t, retry, spent.status, spent.code, 'the challenge was spent by the faulty request: the same answer is refused', info)
+  }
+  const won = answers.filter(ok)
+  if (won.length > 0) {
+    expect(t, await ceremony.again(), used.status, used.code, 'after a success the same answer is refused', info)
+    return won
+  }
+  const fresh = await ceremony.anew()
+  return expect(t, fresh, 200, null, 'a failure burns nothing but the challenge: a new ceremony succeeds', info) ? [fresh] : []
+}
+
+/** The passkey rig's users, and its one authenticator (its credentials are this process's objects). */
+interface PasskeyParts {
+  authenticator: SoftAuthenticator
+  /** The inner passkey port, for setup and to look at what is stored. */
+  passkeys: MemoryPasskeyStore
+  /** No second factor, one passkey: passwordless sign-in and step-up. */
+  keyholder: { email: string, credentialId: string }
+  /** TOTP on, and one passkey that stands in for the code. */
+  second: { email: string, credentialId: string }
+  /** Enrols a new passkey in every case (those of earlier cases are taken away in setup). */
+  enroller: { email: string, id: number }
+}
+
+function passkeyFlows (rig: Rig, parts: PasskeyParts): Array<Flow<any>> {
+  const { app } = rig
+  const { authenticator, passkeys, keyholder, second, enroller } = parts
+
+  /** Request options from `path` (with `jwt` when given), answered by the authenticator with `credentialId`. */
+  const assertion = async (path: string, credentialId: string, jwt?: string): Promise<AuthenticationResponseJSON> => {
+    const options = await setupData<PublicKeyCredentialRequestOptionsJSON>(path, post(app, path, jwt === undefined ? {} : { JWT: jwt }))
+    return authenticator.authenticate(options, { credentialId })
+  }
+
+  const signInFlow: Flow<{ credential: AuthenticationResponseJSON }> = {
+    name: 'passkey-sign-in',
+    rig,
+    setup: async () => ({ credential: await assertion('/auth/passkey/options', keyholder.credentialId) }),
+    act: async (c) => await post(app, '/auth/passkey', { credential: c.credential }),
+    check: async (t, c, res, info) => {
+      // an `after` fault on recordUse leaves the use recorded under a 503: only the last use's time and counter, nothing that signs in
+      const won = await checkCeremony(t, res, info, {
+        again: async () => await post(app, '/auth/passkey', { credential: c.credential }),
+        anew: async () => await post(app, '/auth/passkey', { credential: await assertion('/auth/passkey/options', keyholder.credentialId) }),
+        spent: { status: 401, code: 216 }
+      })
+      for (const answer of won) expect(t, await validate(app, dataOf<Session>(answer).jwt), 200, null, 'the final token validates', info)
+      await checkListConsistent(t, rig, info, won.map(one => dataOf<Session>(one).jwt), async () => (await session(rig, keyholder.email)).jwt)
+    }
+  }
+
+  const secondFactorFlow: Flow<{ interim: string, credential: AuthenticationResponseJSON }> = {
+    name: '2fa-passkey',
+    rig,
+    setup: async () => {
+      const first = await setupLogin(rig, second.email)
+      if (dataOf(first).two_factor_required !== true) throw new Error(`setup login gave no challenge: ${first.body}`)
+      const interim = dataOf(first).jwt as string
+      return { interim, credential: await assertion('/auth/2fa/passkey/options', second.credentialId, interim) }
+    },
+    act: async (c) => await post(app, '/auth/2fa', { JWT: c.interim, passkey: c.credential }),
+    check: async (t, c, res, info) => {
+      // the same interim token and answer again: a wrong code (109) while the two-factor challenge is open, closed (107) once it was completed
+      const won = await checkCeremony(t, res, info, {
+        again: async () => await post(app, '/auth/2fa', { JWT: c.interim, passkey: c.credential }),
+        // a failure gives the two-factor challenge back: new passkey options for the same interim token
+        anew: async () => await post(app, '/auth/2fa', { JWT: c.interim, passkey: await assertion('/auth/2fa/passkey/options', second.credentialId, c.interim) }),
+        spent: { status: 401, code: 109 },
+        used: { status: 401, code: 107 }
+      })
+      for (const answer of won) expect(t, await validate(app, dataOf<Session>(answer).jwt), 200, null, 'the final token validates', info)
+      await checkListConsistent(t, rig, info, won.map(one => dataOf<Session>(one).jwt))
+    }
+  }
+
+  const registerFlow: Flow<{ jwt: string, credential: RegistrationResponseJSON }> = {
+    name: 'passkey-register',
+    rig,
+    setup: async () => {
+      // a clean slate: the passkeys of earlier cases go (the bound stays far), then options for a fresh sign-in
+      for (const one of await passkeys.listByUser(enroller.id)) await passkeys.delete(enroller.id, one.id)
+      const { jwt } = await session(rig, enroller.email)
+      const options = await setupData<PublicKeyCredentialCreationOptionsJSON>('passkey options', post(app, '/passkeys/register/options', { JWT: jwt }))
+      return { jwt, credential: authenticator.register(options) }
+    },
+    act: async (c) => await post(app, '/passkeys/register', { JWT: c.jwt, credential: c.credential }),
+    check: async (t, c, res, info) => {
+      // an `after` fault on the port's `create` is a host that stored the passkey, then threw: it is stored under
+      // a 503 (the user finds it in GET /passkeys and may delete it); any other failure stores nothing
+      const hostStoredIt = info.layer === 'adapter' && info.mode === 'after' && info.call?.method === 'create'
+      const stored = await passkeys.findById(c.credential.id) !== null
+      t.equal(stored, ok(res) || hostStoredIt, `the passkey is stored exactly when the answer was 200${hostStoredIt ? ' (or the host stored it, then threw)' : ''} [${where(info)}]`)
+      if (ok(res)) t.equal(dataOf(res).passkey.id, c.credential.id, `the answer names the new passkey [${where(info)}]`)
+      // the authenticator makes a new credential for new options, so a second enrolment always succeeds
+      const won = await checkCeremony(t, res, info, {
+        again: async () => await post(app, '/passkeys/register', { JWT: c.jwt, credential: c.credential }),
+        anew: async () => {
+          const options = await setupData<PublicKeyCredentialCreationOptionsJSON>('passkey options', post(app, '/passkeys/register/options', { JWT: c.jwt }))
+          return await post(app, '/passkeys/register', { JWT: c.jwt, credential: authenticator.register(options) })
+        },
+        spent: { status: 400, code: 221 }
+      })
+      const expected = [...(hostStoredIt ? [c.credential.id] : []), ...won.map(one => dataOf(one).passkey.id as string)]
+      const held = (await passkeys.listByUser(enroller.id)).map(one => one.id)
+      t.same(held.sort(), expected.sort(), `the user holds exactly the passkeys whose enrolment answered 200 [${where(info)}]`)
+    }
+  }
+
+  const stepUpFlow: Flow<{ jwt: string, credential: AuthenticationResponseJSON }> = {
+    name: 'step-up-passkey',
+    rig,
+    setup: async () => {
+      const { jwt } = await session(rig, keyholder.email)
+      return { jwt, credential: await assertion('/auth/step-up/options', keyholder.credentialId, jwt) }
+    },
+    act: async (c) => await post(app, '/auth/step-up', { JWT: c.jwt, passkey: c.credential }),
+    check: async (t, c, res, info) => {
+      const won = await checkCeremony(t, res, info, {
+        again: async () => await post(app, '/auth/step-up', { JWT: c.jwt, passkey: c.credential }),
+        anew: async () => await post(app, '/auth/step-up', { JWT: c.jwt, passkey: await assertion('/auth/step-up/options', keyholder.credentialId, c.jwt) }),
+        spent: { status: 401, code: 216 }
+      })
+      for (const answer of won) {
+        const { jwt } = dataOf<{ jwt: string }>(answer)
+        t.equal(sidOf(jwt), sidOf(c.jwt), `a step-up stays in its session [${where(info)}]`)
+        expect(t, await validate(app, jwt), 200, null, 'the stepped-up token validates', info)
+      }
+    }
+  }
+
+  return [signInFlow, secondFactorFlow, registerFlow, stepUpFlow]
+}
+
 // ---- the runs ------------------------------------------------------------------
 
 /** Runs every flow's fault sweep on each of `stores`, one subtest per store. */
@@ -1014,6 +1213,33 @@ export function faultSuite (stores: readonly StoreName[]): void {
         await rig.port.setTotpSecret(user.ID, secret)
         rig.port.enable(user.ID, 'totp')
         for (const flow of deviceFlows(rig, { email: user.user_email, secret })) {
+          await t.test(`${store} ${flow.name}`, async (t) => { await runFlow(t, flow) })
+        }
+      })
+
+      await t.test(`${store} passkeys`, async (t) => {
+        const passkeys = new MemoryPasskeyStore()
+        const rig = await buildRig(t, store, 'passkeys', { passkeys: PASSKEYS }, ({ port, faults }) => ({
+          twoFactor: { port: faultyAdapter(port, faults) },
+          passkeys: { port: faultyAdapter(passkeys, faults) }
+        }))
+        // one authenticator for the rig: it holds the private keys of every passkey enrolled here
+        const authenticator = new SoftAuthenticator({ origin: PASSKEYS.origins[0] as string })
+        const keyholder = await rig.users.addUser({ login: 'keyholder', email: 'keyholder@example.com', password: PASSWORD })
+        const second = await rig.users.addUser({ login: 'second', email: 'second@example.com', password: PASSWORD })
+        const enroller = await rig.users.addUser({ login: 'enroller', email: 'enroller@example.com', password: PASSWORD })
+        const parts: PasskeyParts = {
+          authenticator,
+          passkeys,
+          keyholder: { email: keyholder.user_email, credentialId: await enrolPasskey(rig, keyholder.user_email, authenticator) },
+          // enrolled before the second factor is on, with a plain sign-in
+          second: { email: second.user_email, credentialId: await enrolPasskey(rig, second.user_email, authenticator) },
+          enroller: { email: enroller.user_email, id: enroller.ID }
+        }
+        const { secret } = createTotpSecret('jwt-login faults', second.user_email)
+        await rig.port.setTotpSecret(second.ID, secret)
+        rig.port.enable(second.ID, 'totp')
+        for (const flow of passkeyFlows(rig, parts)) {
           await t.test(`${store} ${flow.name}`, async (t) => { await runFlow(t, flow) })
         }
       })

@@ -63,7 +63,7 @@ t.test('on: every route answers its preflight in both URL forms, with the method
       const res = await preflight(app, url, method, APP, { 'access-control-request-headers': 'content-type, authorization' })
       t.equal(res.statusCode, 204, `${method} ${url}`)
       t.equal(res.headers['access-control-allow-origin'], APP, `${method} ${url}: the origin echoed`)
-      t.equal(res.headers['access-control-allow-methods'], 'GET, POST, PUT, DELETE')
+      t.equal(res.headers['access-control-allow-methods'], 'GET, POST, PUT, PATCH, DELETE')
       t.equal(res.headers['access-control-allow-headers'], 'content-type, authorization, x-csrf-token')
       t.equal(res.headers['access-control-max-age'], '7200')
       t.equal(res.headers['access-control-allow-credentials'], undefined, 'credentials off unless set')

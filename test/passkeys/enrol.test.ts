@@ -1,7 +1,8 @@
 // Enrolling passkeys through the routes: what is stored, the recent sign-in it needs, every refusal (changing nothing), a user's own list, rename and delete, and the switches.
+import { createHash, generateKeyPairSync, sign } from 'node:crypto'
 import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify'
 import type { PublicKeyCredentialCreationOptionsJSON, RegistrationResponseJSON } from '@simplewebauthn/server'
-import { decodeAttestationObject, isoBase64URL, parseAuthenticatorData } from '@simplewebauthn/server/helpers'
+import { cose, decodeAttestationObject, isoBase64URL, isoCBOR, parseAuthenticatorData } from '@simplewebauthn/server/helpers'
 import t from 'tap'
 import type { StoredPasskey } from '../../lib/adapters/passkeys.js'
 import jwtLogin, { JwtLoginSettingsError, type JwtLoginEventMap, type JwtLoginEventName, type JwtLoginOptions, type SettingsInput } from '../../lib/index.js'
@@ -83,6 +84,18 @@ t.test('an enrolment stores every field of the credential, named or not, and the
   t.strictSame(passkeys.map(item => item.id), [id, syncedId, notYetBackedUp.credentials[0]], 'oldest first')
   for (const item of passkeys) t.strictSame(Object.keys(item).sort(), ITEM_FIELDS, `${item.name as string}: no public key, no last_used_at`)
   t.notOk(list.body.includes(publicKeyOf(response)), 'the public key is nowhere in the answer')
+})
+
+t.test('a browser that reports no transports: the passkey is stored with none', async (t) => {
+  const kit = await buildPasskeyApp()
+  t.teardown(() => kit.app.close())
+  const token = await kit.token()
+  const full = authenticator().register(await creationOptions(kit, token))
+  const { transports: _reported, ...withoutTransports } = full.response
+  const res = await register(kit, token, { ...full, response: withoutTransports })
+  t.equal(res.statusCode, 200, res.body)
+  t.strictSame(res.json().data.passkey.transports, [])
+  t.strictSame((await kit.passkeys.findById(full.id))?.transports, [])
 })
 
 t.test('the next options exclude the passkeys held; a credential id registered already is 409 / 222', async (t) => {
@@ -217,6 +230,11 @@ t.test('refused registrations change nothing', async (t) => {
         return await register(kit, token, withClientData(device.register(options), JSON.stringify({ type: 'webauthn.get', challenge: options.challenge, origin: ORIGIN })))
       }
     },
+    {
+      name: 'a packed self-attestation signed by another key',
+      error: [400, 221],
+      answer: async () => await register(kit, token, withForgedSelfAttestation(device.register(await fresh())))
+    },
     { name: 'no credential', error: [400, 203], answer: async () => await kit.post('/passkeys/register', { name: 'x' }, token) },
     { name: 'a credential of the wrong shape', error: [400, 203], answer: async () => await kit.post('/passkeys/register', { credential: { id: 'abc', type: 'public-key' } }, token) },
     {
@@ -291,6 +309,16 @@ t.test('a challenge answered after passkeys.challengeLifetime is 400 / 221', asy
   const inTime = await creationOptions(kit, token)
   kit.clock.advance(2 * MINUTE - 1)
   t.equal((await register(kit, token, authenticator().register(inTime))).statusCode, 200, 'a millisecond before, it is enrolled')
+})
+
+t.test('a token past its lifetime on a passkey route: 401 and validation.failed', async (t) => {
+  const kit = await buildPasskeyApp()
+  t.teardown(() => kit.app.close())
+  const refused = collect(kit.app, 'validation.failed')
+  const token = await kit.token()
+  kit.clock.advance(16 * MINUTE)
+  t.same(errorOf(await send(kit, 'GET', '/passkeys', token)), [401, 14], 'the JWT has expired')
+  t.strictSame(refused, [{ ip: '127.0.0.1', errorCode: 14 }])
 })
 
 t.test('rename: the user\'s own passkey only', async (t) => {
@@ -443,6 +471,24 @@ function withClientData (response: RegistrationResponseJSON, text: string): Regi
   return { ...response, response: { ...response.response, clientDataJSON: isoBase64URL.fromUTF8String(text) } }
 }
 
+/**
+ * The answer with a "packed" self-attestation instead of "none": the
+ * signature over authenticatorData and the clientDataJSON hash is made by a
+ * key other than the credential's, so the library answers not verified.
+ */
+function withForgedSelfAttestation (response: RegistrationResponseJSON): RegistrationResponseJSON {
+  const authData = decodeAttestationObject(isoBase64URL.toBuffer(response.response.attestationObject)).get('authData')
+  const clientDataHash = createHash('sha256').update(isoBase64URL.toBuffer(response.response.clientDataJSON)).digest()
+  const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' })
+  const sig = sign('sha256', Buffer.concat([authData, clientDataHash]), { key: privateKey, dsaEncoding: 'der' })
+  const attestationObject = isoCBOR.encode(new Map<string, string | Uint8Array | Map<string, number | Uint8Array>>([
+    ['fmt', 'packed'],
+    ['attStmt', new Map<string, number | Uint8Array>([['alg', cose.COSEALG.ES256], ['sig', sig]])],
+    ['authData', authData]
+  ]))
+  return { ...response, response: { ...response.response, attestationObject: isoBase64URL.fromBuffer(attestationObject) } }
+}
+
 /** Every passkey route answers 403 / 215, whatever the ceremony would have said. */
 async function assertSwitchedOff (t: Tap, kit: PasskeyApp): Promise<void> {
   const token = await kit.token()
@@ -476,7 +522,7 @@ type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
 async function registrationError (passkeys: Record<string, unknown>, plugin: Partial<JwtLoginOptions>): Promise<unknown> {
   const app = Fastify()
   try {
-    await app.register(jwtLogin, { users: new MemoryUserAdapter(), settings: { tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }] }, passkeys } as Partial<SettingsInput>, ...plugin })
+    await app.register(jwtLogin, { users: new MemoryUserAdapter(), settings: { tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }] }, passkeys } as SettingsInput, ...plugin })
     await app.ready()
     return null
   } catch (error) {
