@@ -41,6 +41,7 @@ export class Client {
     })
   }
 
+  /** Closes its connections, so the parent holds none open to a stopped server. */
   close (): void {
     this.#agent.destroy()
   }

@@ -54,7 +54,10 @@ export const TokenPayload = Type.Object({
   email: Type.Optional(Type.String()),
   username: Type.Optional(Type.String()),
   display_name: Type.Optional(Type.String()),
-  roles: Type.Optional(Type.Array(Type.String()))
+  roles: Type.Optional(Type.Array(Type.String())),
+  /** When and how the user last authenticated (RFC 8176 `amr` values). */
+  auth_time: Type.Optional(Type.Integer()),
+  amr: Type.Optional(Type.Array(Type.String()))
 })
 
 export const ValidateReply = Success({

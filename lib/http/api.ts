@@ -2,7 +2,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import type { Call } from '../adapters/second-factor.js'
 import type { JwtLoginContext } from '../context/context.js'
 import { sendError, toJwtLoginError } from './error-handler.js'
-import { JwtLoginError } from '../core/errors.js'
+import { JwtLoginError, JwtLoginSettingsError } from '../core/errors.js'
 import { checkSwitches } from './gates.js'
 import type { JwtLoginEvents } from '../services/events.js'
 import { parseBearer } from './fields.js'
@@ -141,6 +141,13 @@ function sessionInfo (session: IndexedSession): SessionInfo {
   }
 }
 
+/** `authenticateWith`'s `maxAge` in ms: a duration of more than 0 (NaN or a negative number would let every token through, or none). */
+function maxAgeOf (maxAge: number | string): number {
+  const ms = durationAt(maxAge, 'authenticateWith/maxAge', 'option')
+  if (!(ms > 0)) throw new JwtLoginSettingsError('authenticateWith/maxAge', 'must be a duration of more than 0', 'option')
+  return ms
+}
+
 /** The public API: the same flows as the routes, each call on one settings snapshot. */
 export function buildApi (ctx: JwtLoginContext, settings: SettingsHolder): JwtLoginApi {
   const callOf = (ip: string): Call => ({ settings: settings.current, ip, startedAt: ctx.clock() })
@@ -170,7 +177,7 @@ export function buildApi (ctx: JwtLoginContext, settings: SettingsHolder): JwtLo
     revoke: async (token) => { await revokeToken(ctx, callOf(''), token) },
     forgetUser: (userId) => { ctx.forgetUser(userId) },
     authenticate,
-    authenticateWith: (options) => guard(options.maxAge === undefined ? null : durationAt(options.maxAge, 'authenticateWith/maxAge', 'option')),
+    authenticateWith: (options) => guard(options.maxAge === undefined ? null : maxAgeOf(options.maxAge)),
     events: ctx.events,
     get settings () { return redactSettings(settings.current) },
     reloadSettings: async () => { await settings.reload() },

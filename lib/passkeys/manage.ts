@@ -10,10 +10,25 @@ import { passkeysOn } from '../webauthn/ceremonies.js'
 /** The name of a passkey enrolled without one. */
 const DEFAULT_NAME = 'Passkey'
 
-/** The ceremonies, and the token's sign-in no older than `passkeys.recentAuth`, so a stolen access token alone cannot plant or remove a passkey. */
-function recentlySignedIn (ctx: JwtLoginContext, call: Call, auth: Authenticated): NonNullable<JwtLoginContext['passkeys']> {
+/** The `amr` values of a factor beyond the password: a code, a passkey, or two factors. */
+const BEYOND_PASSWORD = ['otp', 'hwk', 'mfa']
+
+/**
+ * The ceremonies, and the token's sign-in (or step-up) no older than
+ * `passkeys.recentAuth`, so a stolen access token alone cannot plant or
+ * remove a passkey. For a user with a second factor, that authentication
+ * must have been more than the password (a code, a passkey, or both
+ * factors): a passkey verified with its user counts as two factors later,
+ * so whoever holds only the password must not enrol one (401 / 220).
+ */
+async function recentlySignedIn (ctx: JwtLoginContext, call: Call, auth: Authenticated): Promise<NonNullable<JwtLoginContext['passkeys']>> {
   const passkeys = passkeysOn(ctx.passkeys, call.settings)
-  requireRecentAuth(auth.verified.payload, call.settings.passkeys.recentAuthMs, ctx.clock())
+  const claims = auth.verified.payload
+  requireRecentAuth(claims, call.settings.passkeys.recentAuthMs, ctx.clock())
+  const strong = claims.amr?.some(method => BEYOND_PASSWORD.includes(method)) === true
+  if (!strong && ctx.twoFactor !== null && await ctx.twoFactor.port.methodOf(auth.publicUser.ID, auth.user) !== null) {
+    throw new JwtLoginError('ERR_JWT_LOGIN_REAUTHENTICATION_REQUIRED')
+  }
   return passkeys
 }
 
@@ -24,7 +39,7 @@ function checkRoom (call: Call, held: StoredPasskey[]): void {
 
 /** `POST /passkeys/register/options`: creation options for a new passkey of the token's user, its challenge bound to the token's session. */
 export async function registrationOptions (ctx: JwtLoginContext, call: Call, auth: Authenticated): Promise<PublicKeyCredentialCreationOptionsJSON> {
-  const passkeys = recentlySignedIn(ctx, call, auth)
+  const passkeys = await recentlySignedIn(ctx, call, auth)
   const held = await passkeys.port.listByUser(auth.publicUser.ID)
   checkRoom(call, held)
   return await passkeys.registrationOptions(call.settings, auth.publicUser, held, auth.verified.payload.sid)
@@ -37,7 +52,7 @@ export async function registrationOptions (ctx: JwtLoginContext, call: Call, aut
  * 409 / 222; the bound is checked again, as options may be asked twice.
  */
 export async function registerPasskey (ctx: JwtLoginContext, call: Call, auth: Authenticated, credential: RegistrationResponseJSON, name: string | undefined): Promise<StoredPasskey> {
-  const passkeys = recentlySignedIn(ctx, call, auth)
+  const passkeys = await recentlySignedIn(ctx, call, auth)
   const userId = auth.publicUser.ID
   const passkey = await passkeys.verifyRegistration(call.settings, credential, { userId, sessionId: auth.verified.payload.sid }, name ?? DEFAULT_NAME)
   checkRoom(call, await passkeys.port.listByUser(userId))
@@ -61,6 +76,6 @@ export async function renamePasskey (ctx: JwtLoginContext, call: Call, auth: Aut
 /** `DELETE /passkeys/{id}`: after a recent sign-in, deletes one of the user's passkeys; another's or an unknown one is 404 / 219. */
 export async function deletePasskey (ctx: JwtLoginContext, call: Call, auth: Authenticated, id: string): Promise<void> {
   const userId = auth.publicUser.ID
-  if (!await recentlySignedIn(ctx, call, auth).port.delete(userId, id)) throw new JwtLoginError('ERR_JWT_LOGIN_PASSKEY_NOT_FOUND')
+  if (!await (await recentlySignedIn(ctx, call, auth)).port.delete(userId, id)) throw new JwtLoginError('ERR_JWT_LOGIN_PASSKEY_NOT_FOUND')
   ctx.events.emit('passkey.deleted', { userId, passkeyId: id, ip: call.ip })
 }

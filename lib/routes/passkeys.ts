@@ -15,6 +15,7 @@ import { present } from '../http/fields.js'
 import { stateOf, type RouteGate } from '../http/gates.js'
 import type { RouteDoc } from '../http/openapi.js'
 import type { TypedScope } from '../http/scope.js'
+import { auditLoginGate } from '../login/flow.js'
 import { stepUp, stepUpOptions } from '../login/step-up.js'
 import { deletePasskey, listPasskeys, registerPasskey, registrationOptions, renamePasskey } from '../passkeys/manage.js'
 import { passkeySignIn, passkeySignInOptions } from '../passkeys/sign-in.js'
@@ -32,6 +33,7 @@ const SIGN_IN: RouteGate = {
   feature: 'passkeys',
   authCode: 'auth',
   authCodeFrom: 'body',
+  audit: auditLoginGate,
   refreshCookie: 'issues',
   errors: ['ERR_JWT_LOGIN_PASSKEY_REFUSED', ...CEREMONY, 'ERR_JWT_LOGIN_TWO_FACTOR_DISABLED']
 }

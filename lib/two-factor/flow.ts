@@ -109,8 +109,10 @@ async function checkCode (twoFactor: TwoFactor, call: Call, userId: number, chal
  * challenge) is spent, so checking it is its single use; spending records
  * the use on the credential. A refused assertion is a wrong answer (`null`).
  */
-async function checkPasskey (ctx: JwtLoginContext, call: Call, userId: number, challengeId: string, response: AuthenticationResponseJSON): Promise<CheckedCode | null> {
+async function checkPasskey (ctx: JwtLoginContext, call: Call, userId: number, challengeId: string, response: AuthenticationResponseJSON, first: FirstFactor | undefined): Promise<CheckedCode | null> {
   const passkeys = passkeysOn(ctx.passkeys, call.settings)
+  // after a passkey without user verification, another passkey is the same kind of factor again (or the same key twice): a code is due
+  if (first?.method === 'passkey') return null
   let verified
   try {
     verified = await passkeys.verifyAssertion(call.settings, response, 'second_factor', { userId, sessionId: challengeId })
@@ -125,13 +127,16 @@ async function checkPasskey (ctx: JwtLoginContext, call: Call, userId: number, c
  * `POST /auth/2fa/passkey/options`: with the interim token of an open
  * challenge, the request options for the user's passkeys; their challenge
  * is good for this two-factor challenge only. A user without a passkey
- * gets 404 / 219 (the password was right: nothing is given away).
+ * gets 404 / 219 (the password was right: nothing is given away), and so
+ * does a sign-in whose first factor was a passkey: a code is due then.
  */
 export async function twoFactorPasskeyOptions (ctx: JwtLoginContext, call: Call, token: string): Promise<PublicKeyCredentialRequestOptionsJSON> {
   const passkeys = passkeysOn(ctx.passkeys, call.settings)
   const { claims, user } = await interimSignIn(ctx, call, token)
   const raw = await ctx.store.get(challengeKey(user.ID, claims.sid))
   if (raw === null || isClaimed(raw)) throw new JwtLoginError('ERR_JWT_LOGIN_CHALLENGE_CLOSED')
+  // a passkey signed this sign-in in already (without user verification): a code is due, not a passkey again
+  if ((JSON.parse(raw) as ChallengeRecord).o?.method === 'passkey') throw new JwtLoginError('ERR_JWT_LOGIN_PASSKEY_NOT_FOUND')
   const held = await passkeys.port.listByUser(user.ID)
   if (held.length === 0) throw new JwtLoginError('ERR_JWT_LOGIN_PASSKEY_NOT_FOUND')
   return await passkeys.authenticationOptions(call.settings, 'second_factor', held, { userId: user.ID, sessionId: claims.sid })
@@ -260,7 +265,7 @@ async function secondStep (
   const challenge = JSON.parse(raw) as ChallengeRecord
   const checked = 'code' in code
     ? await checkCode(twoFactor, call, userId, claims.sid, challenge.method, code.code)
-    : await checkPasskey(ctx, call, userId, claims.sid, code.passkey)
+    : await checkPasskey(ctx, call, userId, claims.sid, code.passkey, challenge.o)
   if (checked === null) return await rejected()
 
   // the session starts when its sign-in did (the password step), so a password

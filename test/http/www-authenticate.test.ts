@@ -34,7 +34,9 @@ t.test('the error table: a challenge on exactly the answers about a presented JW
     ['ERR_JWT_LOGIN_BEARER_MISSING', 53, 401, 'Bearer'],
     ['ERR_JWT_LOGIN_TOKEN_REVOKED', 55, 401, INVALID_TOKEN],
     ['ERR_JWT_LOGIN_INTERIM_TOKEN_INVALID', 106, 401, INVALID_TOKEN],
-    ['ERR_JWT_LOGIN_INTERIM_TOKEN_USED', 110, 401, INVALID_TOKEN]
+    ['ERR_JWT_LOGIN_INTERIM_TOKEN_USED', 110, 401, INVALID_TOKEN],
+    // RFC 9470: the token is good, its authentication too old (`authenticateWith({ maxAge })`, passkey enrolment)
+    ['ERR_JWT_LOGIN_REAUTHENTICATION_REQUIRED', 220, 401, 'Bearer error="insufficient_user_authentication"']
   ])
 })
 

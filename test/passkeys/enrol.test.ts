@@ -10,7 +10,8 @@ import { MemoryPasskeyStore, MemoryUserAdapter } from '../../lib/testing.js'
 import { ALICE, HS_SECRET, testClock } from '../helpers/app.js'
 import { errorOf } from '../helpers/http.js'
 import { passkeyOf } from '../helpers/passkey-port-conformance.js'
-import { authenticator, buildPasskeyApp, ORIGIN, PASSKEY_SETTINGS, PREFIX, RP_ID, type PasskeyApp } from '../helpers/passkeys.js'
+import { authenticator, buildPasskeyApp, claimsOf, ORIGIN, PASSKEY_SETTINGS, PREFIX, RP_ID, type PasskeyApp } from '../helpers/passkeys.js'
+import { BOB, totpAt } from '../helpers/two-factor.js'
 
 /** A third user without a second factor: "another user" whose password alone gives a final token. */
 const CAROL = { login: 'carol', email: 'carol@example.com', password: 'carol keeps a long password too', displayName: 'Carol Example' }
@@ -164,7 +165,7 @@ t.test('passkeys.maxPerUser: the options and a registration beyond it are 409 / 
 t.test('refused registrations change nothing', async (t) => {
   const kit = await buildPasskeyApp()
   t.teardown(() => kit.app.close())
-  await kit.users.addUser(CAROL)
+  const carol = await kit.users.addUser(CAROL)
   const token = await kit.token()
   await kit.enrol(token, authenticator())
   const held = await kit.passkeys.listByUser(kit.aliceId)
@@ -249,7 +250,7 @@ t.test('refused registrations change nothing', async (t) => {
     t.same(errorOf(await answer()), error, `${name}: ${error.join(' / ')}`)
     t.strictSame(await kit.passkeys.listByUser(kit.aliceId), held, `${name}: nothing stored`)
   }
-  t.equal((await kit.passkeys.listByUser(3)).length, 0, 'carol got nothing either')
+  t.strictSame(await kit.passkeys.listByUser(carol.ID), [], 'carol got nothing either')
 })
 
 t.test('userVerification required: a registration without UV is 400 / 221, with it 200', async (t) => {
@@ -557,3 +558,27 @@ async function loggedApp (port: MemoryPasskeyStore, lines: string[]): Promise<Fa
   await app.ready()
   return app
 }
+
+t.test('a user with a second factor enrols or deletes a passkey only after more than the password', async (t) => {
+  const kit = await buildPasskeyApp()
+  t.teardown(() => kit.app.close())
+  const interim = (await kit.login(BOB)).json().data.jwt as string
+  const signedIn = (await kit.post('/auth/2fa', { code: await totpAt(kit.bobSecret, kit.clock()) }, interim)).json().data.jwt as string
+  kit.clock.advance(11 * 60_000)
+  const stepped = (await kit.post('/auth/step-up', { password: BOB.password }, signedIn)).json().data.jwt as string
+  t.same(claimsOf(stepped).amr, ['pwd'], 'a step-up with the password alone')
+  const refused = await kit.enrol(stepped, authenticator())
+  t.same([refused.statusCode, refused.json().data.errorCode], [401, 220], 'not enough to enrol: whoever holds only the password could then skip the TOTP')
+  t.equal(refused.headers['www-authenticate'], 'Bearer error="insufficient_user_authentication"')
+  kit.clock.advance(60_000)
+  const withCode = (await kit.post('/auth/step-up', { code: await totpAt(kit.bobSecret, kit.clock()) }, signedIn)).json().data.jwt as string
+  t.same(claimsOf(withCode).amr, ['otp'])
+  const enrolled = await kit.enrol(withCode, authenticator())
+  t.equal(enrolled.statusCode, 200, 'a step-up with the TOTP is')
+  const id = enrolled.json().data.passkey.id as string
+  const del = await kit.app.inject({ method: 'DELETE', url: `${PREFIX}/passkeys/${id}`, headers: { authorization: `Bearer ${stepped}` } })
+  t.same([del.statusCode, del.json().data.errorCode], [401, 220], 'nor to delete one')
+  t.equal((await kit.passkeys.listByUser(kit.bobId)).length, 1, 'kept')
+  const aliceStepped = (await kit.post('/auth/step-up', { password: ALICE.password }, await kit.token())).json().data.jwt as string
+  t.equal((await kit.enrol(aliceStepped, authenticator())).statusCode, 200, 'a user without a second factor: the password is enough')
+})

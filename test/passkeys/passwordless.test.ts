@@ -4,7 +4,7 @@ import type { AuthenticationResponseJSON } from '@simplewebauthn/server'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import t from 'tap'
 import { REFRESH_COOKIE } from '../../lib/http/browser.js'
-import type { JwtLoginEventMap, JwtLoginEventName, SettingsInput } from '../../lib/index.js'
+import type { JwtLoginEventMap, JwtLoginEventName, SettingsInput, StoredPasskey } from '../../lib/index.js'
 import { userHandleOf } from '../../lib/webauthn/ceremonies.js'
 import { ALICE } from '../helpers/app.js'
 import { errorOf } from '../helpers/http.js'
@@ -87,6 +87,33 @@ t.test('a passkey without UV: one factor for alice; bob gets the interim token a
   t.strictSame(bobClaims.amr, ['hwk', 'otp', 'mfa'], 'bob: the passkey, then the code')
   t.equal(started.length, 2)
   t.match(started[1], { userId: kit.bobId, sessionId: bobClaims.sid, method: 'passkey', secondFactor: 'totp' }, 'bob\'s session: the passkey, completed by TOTP')
+})
+
+t.test('userVerification required: an assertion without UV is 401 / 216', async (t) => {
+  const kit = await buildPasskeyApp({ settings: { passkeys: { userVerification: 'required' } } })
+  t.teardown(() => kit.app.close())
+  const failed = collect(kit.app, 'login.failed')
+  const device = authenticator()
+  await enrolled(kit, await kit.token(), device)
+  t.equal((await kit.options(SIGN_IN_OPTIONS)).userVerification, 'required', 'the options ask for it')
+  t.same(errorOf(await kit.signIn(device, { userVerified: false })), [401, 216])
+  t.strictSame(failed, [{ ip: '127.0.0.1', reason: 'passkey', errorCode: 216 }])
+  t.equal((await kit.signIn(device)).statusCode, 200, 'with UV')
+})
+
+t.test('twoFactor.enabled false: bob\'s passkey without UV is 403 / 206; with UV it is two factors and signs him in', async (t) => {
+  const kit = await buildPasskeyApp()
+  t.teardown(() => kit.app.close())
+  const device = authenticator()
+  await enrolled(kit, await bobToken(kit), device)
+  const off = await buildPasskeyApp({ settings: { twoFactor: { enabled: false } } })
+  t.teardown(() => off.app.close())
+  // the same user store is not shared: enrol bob's passkey into the second host's port directly
+  await off.passkeys.create({ ...(await kit.passkeys.findById(device.credentials[0] as string)) as StoredPasskey, userId: off.bobId })
+  t.same(errorOf(await off.signIn(device, { userVerified: false })), [403, 206], 'one factor: refused as a password would be')
+  const res = await off.signIn(device)
+  t.equal(res.statusCode, 200, res.body)
+  t.strictSame(claimsOf(res.json().data.jwt).amr, ['hwk', 'user', 'mfa'])
 })
 
 t.test('refused assertions are 401 / 216 with login.failed, and sign nobody in', async (t) => {
@@ -253,6 +280,20 @@ t.test('authCodes.requireFor.auth: the passkey sign-in needs the auth code too',
   const res = await kit.post('/auth/passkey', { credential: response, AUTH_KEY: AUTH_CODE })
   t.equal(res.statusCode, 200, `the right code; the refusals did not spend the challenge: ${res.body}`)
   t.strictSame(claimsOf(res.json().data.jwt).amr, ['hwk', 'user', 'mfa'])
+})
+
+t.test('a refused auth code on /auth/passkey is told as login.failed (auth_code), as on /auth', async (t) => {
+  const kit = await buildPasskeyApp({ settings: { authCodes: { codes: [{ code: AUTH_CODE }], requireFor: { auth: true } } } })
+  t.teardown(() => kit.app.close())
+  const failed = collect(kit.app, 'login.failed')
+  t.same(errorOf(await kit.post('/auth', { email: ALICE.email, password: ALICE.password, AUTH_KEY: 'wrong-code' })), [401, 27])
+  t.strictSame(failed, [{ ip: '127.0.0.1', reason: 'auth_code', errorCode: 27 }], '/auth tells it')
+  const device = authenticator()
+  await enrolled(kit, (await kit.post('/auth', { email: ALICE.email, password: ALICE.password, AUTH_KEY: AUTH_CODE })).json().data.jwt, device)
+  failed.length = 0
+  const credential = await kit.assert(SIGN_IN_OPTIONS, undefined, device)
+  t.same(errorOf(await kit.post('/auth/passkey', { credential, AUTH_KEY: 'wrong-code' })), [401, 27])
+  t.strictSame(failed, [{ ip: '127.0.0.1', reason: 'auth_code', errorCode: 27 }], '/auth/passkey tells it too')
 })
 
 t.test('cookie mode: a passkey sign-in sets the refresh cookie', async (t) => {

@@ -112,6 +112,36 @@ t.test('password, then bob\'s passkey: a final token of two factors, and the ses
   t.equal((await kit.passkeys.findById(device.credentials[0] as string))?.lastUsedAt?.getTime(), kit.clock.now, 'the use is recorded on the passkey')
 })
 
+t.test('a passkey without user verification, then a code: its session says passkey and totp', async (t) => {
+  const kit = await build(t)
+  const token = await bobToken(kit)
+  const key = await enrolled(kit, token)
+  await enrolled(kit, token)
+  const first = await kit.signIn(key, { userVerified: false })
+  t.equal(first.json().data.two_factor_required, true, 'one factor: bob is asked for his second')
+  const interim = first.json().data.jwt
+  t.same(errorOf(await kit.post(OPTIONS, {}, interim)), [404, 219], 'not another of his passkeys either: a code is due')
+  const res = await submit(kit, interim, { code: await freshTotp(kit) })
+  t.equal(res.statusCode, 200)
+  t.same(claimsOf(res.json().data.jwt).amr, ['hwk', 'otp', 'mfa'])
+  const current = (await sessionsOf(kit, res.json().data.jwt)).find(session => session.current === true)
+  t.match(current, { method: 'passkey', second_factor: 'totp' })
+})
+
+t.test('after a passkey without user verification, no passkey is the second factor: the same key, or another', async (t) => {
+  const kit = await build(t)
+  const device = await enrolled(kit, await bobToken(kit))
+  const first = await kit.signIn(device, { userVerified: false })
+  t.equal(first.json().data.two_factor_required, true, 'one factor: bob is asked for his second')
+  const interim = first.json().data.jwt
+  t.same(errorOf(await kit.post(OPTIONS, {}, interim)), [404, 219], 'no passkey options for this challenge')
+  // options of another challenge of bob's, answered on this one: refused as a wrong answer, without looking at it
+  const other = await interimOf(kit)
+  const again = await submit(kit, interim, { passkey: device.authenticate(await kit.options(OPTIONS, other), { userVerified: false }) })
+  t.same(errorOf(again), [401, 109], 'the same credential again is no second factor')
+  t.equal((await submit(kit, interim, { code: await freshTotp(kit) })).statusCode, 200, 'bob\'s TOTP completes it')
+})
+
 t.test('/auth/2fa takes a code or a passkey, not both, and not neither', async (t) => {
   const kit = await build(t)
   const device = await enrolled(kit, await bobToken(kit))

@@ -136,9 +136,9 @@ t.test('validation.failed event on 401s, without the token', async (t) => {
   t.notOk(JSON.stringify(events).includes(jwt.split('.')[2] as string))
 })
 
-t.test('claims: only the ones the settings name', async (t) => {
+t.test('claims: only the user claims the settings name (and when and how the user signed in)', async (t) => {
   const names = { email: 'email', login: 'username', displayName: 'display_name', roles: 'roles' } as const
-  const base = ['sub', 'iat', 'exp', 'jti', 'iss', 'aud', 'typ', 'sid']
+  const base = ['sub', 'iat', 'exp', 'jti', 'iss', 'aud', 'typ', 'sid', 'auth_time', 'amr']
   for (const [setting, claim] of Object.entries(names)) {
     for (const on of [true, false]) {
       const claims = { email: false, login: false, displayName: false, roles: false, [setting]: on }
