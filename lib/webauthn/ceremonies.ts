@@ -231,6 +231,6 @@ export function passkeysOn (passkeys: Passkeys | null, settings: Settings): Pass
 
 /** The library's refusal as ours: a relying party id named (400 / 218), anything else the ceremony's refusal. */
 function refusal (error: unknown, refused: 'ERR_JWT_LOGIN_PASSKEY_REFUSED' | 'ERR_JWT_LOGIN_PASSKEY_REGISTRATION_REFUSED'): JwtLoginError {
-  const message = error instanceof Error ? error.message : ''
-  return new JwtLoginError(RP_ID_MISMATCH.test(message) ? 'ERR_JWT_LOGIN_PASSKEY_RP_ID' : refused, { cause: error })
+  // the library throws Errors; String() reads their message (and anything else it might throw) without a branch
+  return new JwtLoginError(RP_ID_MISMATCH.test(String(error)) ? 'ERR_JWT_LOGIN_PASSKEY_RP_ID' : refused, { cause: error })
 }
