@@ -92,7 +92,7 @@ export const PasskeySignInBody = Fields({
   credential: AuthenticationResponse
 })
 
-/** `POST /auth/step-up`: exactly one of the three. */
+/** `POST /auth/step-up`: a password, a code, a passkey, or a password and a code. */
 export const StepUpBody = Fields({
   JWT: Field,
   password: Field,

@@ -37,6 +37,8 @@ export const MAX_DEVICE_LIFETIME_MS = 90 * 24 * 60 * 60 * 1000
 
 /** The longest a passkey ceremony's challenge may be answered. */
 export const MAX_PASSKEY_CHALLENGE_MS = 10 * 60 * 1000
+/** The longest ago a sign-in may be for enrolling a passkey (`passkeys.recentAuth`). */
+const MAX_RECENT_AUTH_MS = 24 * 60 * 60 * 1000
 
 /** The longest a rotated refresh token may still be retried. */
 export const MAX_REUSE_INTERVAL_MS = 5 * 60 * 1000
@@ -103,11 +105,27 @@ function checkOrigin (origin: string, path: string): void {
   }
 }
 
-/** Passkeys on need an origin to accept; each web origin as browsers send it; a challenge lives at most 10 minutes. */
+/**
+ * Passkeys on need an origin to accept; each web origin as browsers send
+ * it, https (http only on localhost), on the relying party's domain (its
+ * host is `rpId` or under it), or no browser would run the ceremony; the
+ * relying party a domain name, not an address; a challenge lives at most
+ * 10 minutes, a recent sign-in at most a day.
+ */
 function checkPasskeys (passkeys: Groups['passkeys']): void {
+  const { rpId } = passkeys
   if (passkeys.challengeLifetimeMs > MAX_PASSKEY_CHALLENGE_MS) throw new JwtLoginSettingsError('passkeys/challengeLifetime', 'must be at most 10 minutes')
+  if (passkeys.recentAuthMs > MAX_RECENT_AUTH_MS) throw new JwtLoginSettingsError('passkeys/recentAuth', 'must be at most 1 day')
+  if (rpId.split('.').some(label => label === '') || /^[\d.]+$/.test(rpId) || (!rpId.includes('.') && rpId !== 'localhost')) {
+    throw new JwtLoginSettingsError('passkeys/rpId', 'must be a domain name such as example.com (or localhost), not an IP address or a single label')
+  }
   passkeys.origins.forEach((origin, index) => {
-    if (!origin.startsWith('android:')) checkOrigin(origin, `passkeys/origins/${index}`)
+    if (origin.startsWith('android:')) return
+    const path = `passkeys/origins/${index}`
+    checkOrigin(origin, path)
+    const { protocol, hostname } = new URL(origin)
+    if (hostname !== rpId && !hostname.endsWith(`.${rpId}`)) throw new JwtLoginSettingsError(path, `must be on passkeys.rpId (${rpId}) or a subdomain of it`)
+    if (protocol === 'http:' && hostname !== 'localhost') throw new JwtLoginSettingsError(path, 'must be https (browsers run WebAuthn over http on localhost only)')
   })
   if (passkeys.enabled && passkeys.origins.length === 0) {
     throw new JwtLoginSettingsError('passkeys/origins', 'passkeys need at least one origin: the page origins (https://app.example.com) whose ceremonies are accepted')

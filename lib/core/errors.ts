@@ -101,7 +101,7 @@ export const errorDefinitions = {
   ERR_JWT_LOGIN_PASSKEY_EXISTS: def(222, 409, 'This passkey is registered already.'),
   ERR_JWT_LOGIN_PASSKEY_LIMIT: def(223, 409, 'The account holds as many passkeys as it may; delete one first.'),
   ERR_JWT_LOGIN_PASSKEY_AUTHENTICATOR_NOT_ALLOWED: def(224, 403, 'This kind of authenticator is not allowed here (passkeys.aaguids).'),
-  ERR_JWT_LOGIN_STEP_UP_FACTOR_MISSING: def(225, 400, 'Step-up needs exactly one of password, code or passkey.')
+  ERR_JWT_LOGIN_STEP_UP_FACTOR_MISSING: def(225, 400, 'Step-up needs a password, a code, a passkey, or a password and a code.')
 } as const satisfies Record<string, ErrorDefinition>
 
 export type JwtLoginErrorCode = keyof typeof errorDefinitions

@@ -49,7 +49,9 @@ export interface JwtLoginApi {
    * sign-in, or a step-up); an older token answers 401 / 220 with
    * `WWW-Authenticate: Bearer error="insufficient_user_authentication"`
    * (RFC 9470), and the client steps up (`POST /auth/step-up`). A token
-   * from `sign()` says no `auth_time`, and is never recent.
+   * from `sign()` says no `auth_time`, and is never recent. `amr` lists
+   * values the token must all carry (`['mfa']`); a token without them
+   * answers the same.
    */
   authenticateWith: (options: AuthenticateOptions) => (request: FastifyRequest, reply: FastifyReply) => Promise<void>
   /** The audit events. */
@@ -100,7 +102,15 @@ export interface JwtLoginApi {
 export interface AuthenticateOptions {
   /** How long ago the user may have last authenticated: seconds, or a duration string (`'5m'`). */
   maxAge?: number | string
+  /**
+   * `amr` values the token must all carry: `['mfa']` for two factors (a
+   * step-up with the password alone then does not do), `['hwk']` for a passkey.
+   */
+  amr?: string[]
 }
+
+/** What `authenticateWith` checks beyond `authenticate`. */
+interface Conditions { maxAgeMs: number | null, amr: readonly string[] }
 
 /** A session as `fastify.jwtLogin.sessions` lists it. */
 export interface SessionInfo {
@@ -148,12 +158,21 @@ function maxAgeOf (maxAge: number | string): number {
   return ms
 }
 
+/** `authenticateWith`'s `amr`: a list of strings (copied: a later change by the host does not change the hook). */
+function amrOf (amr: string[] | undefined): readonly string[] {
+  if (amr === undefined) return []
+  if (!Array.isArray(amr) || !amr.every(method => typeof method === 'string' && method !== '')) {
+    throw new JwtLoginSettingsError('authenticateWith/amr', 'must be a list of amr values (such as [\'mfa\'])', 'option')
+  }
+  return Object.freeze([...amr])
+}
+
 /** The public API: the same flows as the routes, each call on one settings snapshot. */
 export function buildApi (ctx: JwtLoginContext, settings: SettingsHolder): JwtLoginApi {
   const callOf = (ip: string): Call => ({ settings: settings.current, ip, startedAt: ctx.clock() })
 
   const ports = { twoFactor: false, passkeys: false }
-  const guard = (maxAgeMs: number | null) => async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+  const guard = ({ maxAgeMs, amr }: Conditions) => async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const call = callOf(request.ip)
     try {
       // a host route's gate: authentication on
@@ -163,13 +182,15 @@ export function buildApi (ctx: JwtLoginContext, settings: SettingsHolder): JwtLo
       const header = request.headers.authorization
       if (header === undefined) throw new JwtLoginError('ERR_JWT_LOGIN_BEARER_MISSING')
       const auth = await authenticateToken(ctx, call, parseBearer(header, 'ERR_JWT_LOGIN_AUTHORIZATION_MALFORMED'))
-      if (maxAgeMs !== null) requireRecentAuth(auth.verified.payload, maxAgeMs, ctx.clock())
+      const claims = auth.verified.payload
+      if (maxAgeMs !== null) requireRecentAuth(claims, maxAgeMs, ctx.clock())
+      if (!amr.every(method => claims.amr?.includes(method) === true)) throw new JwtLoginError('ERR_JWT_LOGIN_REAUTHENTICATION_REQUIRED')
       request.jwtLogin = { user: auth.publicUser, claims: auth.verified.payload }
     } catch (error) {
       await sendError(reply, toJwtLoginError(error as FastifyError))
     }
   }
-  const authenticate = guard(null)
+  const authenticate = guard({ maxAgeMs: null, amr: [] })
 
   return {
     sign: (user) => ctx.tokens.sign(settings.current, user, 'access', { sessionId: ctx.tokens.newSessionId() }).token,
@@ -177,7 +198,7 @@ export function buildApi (ctx: JwtLoginContext, settings: SettingsHolder): JwtLo
     revoke: async (token) => { await revokeToken(ctx, callOf(''), token) },
     forgetUser: (userId) => { ctx.forgetUser(userId) },
     authenticate,
-    authenticateWith: (options) => guard(options.maxAge === undefined ? null : maxAgeOf(options.maxAge)),
+    authenticateWith: (options) => guard({ maxAgeMs: options.maxAge === undefined ? null : maxAgeOf(options.maxAge), amr: amrOf(options.amr) }),
     events: ctx.events,
     get settings () { return redactSettings(settings.current) },
     reloadSettings: async () => { await settings.reload() },

@@ -10,7 +10,7 @@ import { passkeysOn } from '../webauthn/ceremonies.js'
 
 const SIX_DIGITS = /^\d{6}$/
 
-/** `POST /auth/step-up` as the route read it: exactly one factor. */
+/** `POST /auth/step-up` as the route read it: one factor, or the password and a code. */
 export interface StepUpInput {
   password: string | undefined
   /** A TOTP code or a backup code (an emailed code would need a mail first: not offered). */
@@ -30,25 +30,34 @@ export async function stepUpOptions (ctx: JwtLoginContext, call: Call, auth: Aut
 }
 
 /**
- * `POST /auth/step-up`: with a valid access token and one factor, a fresh
- * access token of the same session whose `auth_time` is now and whose `amr`
- * names the factor. No new session, no new refresh family; a later refresh
+ * `POST /auth/step-up`: with a valid access token and one factor (or the
+ * password and a code: two), a fresh access token of the same session whose
+ * `auth_time` is now and whose `amr` names the factors. No new session, no new refresh family; a later refresh
  * answers tokens of the session's sign-in again (a step-up is for the
  * action at hand). Passwords and codes are counted as at sign-in, per
  * account, before they are checked.
  */
 export async function stepUp (ctx: JwtLoginContext, call: Call, auth: Authenticated, input: StepUpInput): Promise<{ jwt: string }> {
-  const given = [input.password, input.code, input.passkey].filter(value => value !== undefined)
-  if (given.length !== 1) throw new JwtLoginError('ERR_JWT_LOGIN_STEP_UP_FACTOR_MISSING')
-  const passed = input.password !== undefined
-    ? await checkPassword(ctx, call, auth, input.password)
-    : input.code !== undefined
-      ? await checkCode(ctx, call, auth, input.code)
-      : await checkPasskey(ctx, call, auth, input.passkey as AuthenticationResponseJSON)
+  const { password, code, passkey } = input
+  const given = [password, code, passkey].filter(value => value !== undefined).length
+  // one factor, or the password with a code (two factors: `mfa`)
+  if (given === 0 || (given === 2 && passkey !== undefined) || given === 3) throw new JwtLoginError('ERR_JWT_LOGIN_STEP_UP_FACTOR_MISSING')
+  const passed = passkey !== undefined
+    ? await checkPasskey(ctx, call, auth, passkey)
+    : await checkFactors(ctx, call, auth, password, code)
   const { sid } = auth.verified.payload
   const { token } = ctx.tokens.sign(call.settings, auth.publicUser, 'access', { sessionId: sid, auth: { at: ctx.clock(), methods: passed.amr } })
   ctx.events.emit('session.stepped_up', { userId: auth.publicUser.ID, sessionId: sid, method: passed.method, ip: call.ip })
   return { jwt: token }
+}
+
+/** The password, the code, or the password then the code (each counted on its own limit; the code is not looked at after a wrong password). */
+async function checkFactors (ctx: JwtLoginContext, call: Call, auth: Authenticated, password: string | undefined, code: string | undefined): Promise<Passed> {
+  const first = password === undefined ? null : await checkPassword(ctx, call, auth, password)
+  const second = code === undefined ? null : await checkCode(ctx, call, auth, code)
+  if (first === null) return second as Passed
+  if (second === null) return first
+  return { method: `password+${second.method}`, amr: ['pwd', 'otp', 'mfa'] }
 }
 
 /** Runs `check` counted on `subject`: a refusal stays counted, a success clears the count, a check that did not run is given back. */

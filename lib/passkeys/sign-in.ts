@@ -3,6 +3,7 @@ import type { AuthenticationResponseJSON, PublicKeyCredentialRequestOptionsJSON 
 import type { Call, SessionOrigin, SignInResult } from '../adapters/second-factor.js'
 import type { JwtLoginContext } from '../context/context.js'
 import { JwtLoginError } from '../core/errors.js'
+import { loggedError } from '../adapters/guard.js'
 import { completeSignIn } from '../sessions/sign-in.js'
 import { passkeysOn } from '../webauthn/ceremonies.js'
 
@@ -18,8 +19,9 @@ export async function passkeySignInOptions (ctx: JwtLoginContext, call: Call): P
 
 /**
  * `POST /auth/passkey`: the assertion, verified (its challenge spent
- * first), finds its user by the credential; the use is recorded, then the
- * sign-in ends as a password's does. A passkey verified with user
+ * first), finds its user by the credential; the sign-in ends as a
+ * password's does, then the use is recorded (best effort: a failure is
+ * logged, the sign-in stands). A passkey verified with user
  * verification counts as two factors (no challenge); without it, a user
  * with a second factor gets the interim token, never a final token on one
  * factor. An unknown credential, a bad signature and a user gone all
@@ -39,8 +41,11 @@ export async function passkeySignIn (ctx: JwtLoginContext, call: Call, credentia
     }
     throw error
   }
-  await passkeys.port.recordUse(verified.passkey.id, verified.use)
   const result = await completeSignIn(ctx, call, user, call.startedAt, verified.userVerified ? VERIFIED_PASSKEY : PASSKEY)
+  // recorded once the sign-in went through (a refused one, 429 or 403, uses nothing); nothing may fail the answer now
+  await passkeys.port.recordUse(verified.passkey.id, verified.use).catch((error: unknown) => {
+    ctx.log.warn({ userId: verified.passkey.userId, err: loggedError(error) }, 'jwt-login: a passkey\'s use (counter, backup state) could not be recorded; the next use records it')
+  })
   if (!('two_factor_required' in result)) ctx.events.emit('login.succeeded', { userId: verified.passkey.userId, ip: call.ip, method: 'passkey' })
   return result
 }

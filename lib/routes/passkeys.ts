@@ -52,7 +52,8 @@ const STEP_UP: RouteGate = {
 
 const doc = (operationId: string, summary: string, description: string, tag = 'passkeys'): RouteDoc => ({ tags: [tag], operationId, summary, description })
 
-const iso = (date: Date): string => date.toISOString()
+/** A port's date as ISO 8601; a port that answers a string (a JSON column) works too. */
+const iso = (date: Date | string): string => new Date(date).toISOString()
 
 function passkeyItem (passkey: StoredPasskey): Static<typeof PasskeyItem> {
   const item: Static<typeof PasskeyItem> = {
@@ -155,7 +156,7 @@ export function passkeyRoutes (app: TypedScope, ctx: JwtLoginContext): void {
   app.post('/auth/step-up', {
     config: { jwtLogin: STEP_UP },
     schema: {
-      ...doc('jwtLoginStepUp', 'Authenticate again, in the same session', 'With a valid access token and exactly one of `password`, `code` (TOTP or backup code) or `passkey` (for the options of `/auth/step-up/options`): ' +
+      ...doc('jwtLoginStepUp', 'Authenticate again, in the same session', 'With a valid access token and one of `password`, `code` (TOTP or backup code) or `passkey` (for the options of `/auth/step-up/options`), or `password` with `code`: ' +
         'a fresh access token of the same session, `auth_time` now. No new session or refresh token.', 'tokens'),
       body: StepUpBody,
       response: { 200: StepUpReply }

@@ -105,9 +105,10 @@ async function checkCode (twoFactor: TwoFactor, call: Call, userId: number, chal
 }
 
 /**
- * A passkey's assertion checked: its challenge (issued for this two-factor
- * challenge) is spent, so checking it is its single use; spending records
- * the use on the credential. A refused assertion is a wrong answer (`null`).
+ * A passkey's assertion checked against its challenge (issued for this
+ * two-factor challenge) without spending it; spending consumes it, then
+ * records the use on the credential. A refused assertion is a wrong answer
+ * (`null`).
  */
 async function checkPasskey (ctx: JwtLoginContext, call: Call, userId: number, challengeId: string, response: AuthenticationResponseJSON, first: FirstFactor | undefined): Promise<CheckedCode | null> {
   const passkeys = passkeysOn(ctx.passkeys, call.settings)
@@ -115,12 +116,20 @@ async function checkPasskey (ctx: JwtLoginContext, call: Call, userId: number, c
   if (first?.method === 'passkey') return null
   let verified
   try {
-    verified = await passkeys.verifyAssertion(call.settings, response, 'second_factor', { userId, sessionId: challengeId })
+    verified = await passkeys.verifyUnspent(call.settings, response, 'second_factor', { userId, sessionId: challengeId })
   } catch (error) {
     if (error instanceof JwtLoginError && error.code === 'ERR_JWT_LOGIN_PASSKEY_REFUSED') return null
     throw error
   }
-  return { method: 'passkey', spend: async () => { await passkeys.port.recordUse(verified.passkey.id, verified.use); return true } }
+  // spent once the two-factor challenge is this request's: a copy of the same answer meets a claimed challenge (107), not a wrong answer
+  return {
+    method: 'passkey',
+    spend: async () => {
+      if (!await verified.spend()) return false
+      await passkeys.port.recordUse(verified.passkey.id, verified.use)
+      return true
+    }
+  }
 }
 
 /**

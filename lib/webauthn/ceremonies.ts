@@ -41,6 +41,17 @@ export interface VerifiedAssertion {
   use: PasskeyUse
 }
 
+/**
+ * An assertion verified while its challenge stays (`verifyUnspent`): `spend`
+ * consumes the challenge, once, and answers whether this call did.
+ */
+export interface UnspentAssertion extends VerifiedAssertion {
+  spend: () => Promise<boolean>
+}
+
+/** The longest credential id WebAuthn allows: 1023 bytes. */
+const MAX_CREDENTIAL_ID_BYTES = 1023
+
 /** The new credential of a verified registration, ready for the port. */
 export type VerifiedRegistration = StoredPasskey
 
@@ -66,6 +77,8 @@ function clientDataOf (clientDataJSON: string): { challenge: string, origin: str
 const RP_ID_MISMATCH = /RP ID/
 
 type UserVerification = 'required' | 'preferred' | 'discouraged'
+
+type Refusal = 'ERR_JWT_LOGIN_PASSKEY_REFUSED' | 'ERR_JWT_LOGIN_PASSKEY_REGISTRATION_REFUSED'
 
 /**
  * The passkey ceremonies over the host's `PasskeyPort`. Challenges are
@@ -140,6 +153,10 @@ export class Passkeys {
     }
     if (!verified.verified) throw new JwtLoginError('ERR_JWT_LOGIN_PASSKEY_REGISTRATION_REFUSED')
     const info = verified.registrationInfo
+    // the id the port keys by is the authenticator's, and it must be the one the client says (and WebAuthn's size)
+    if (info.credential.id !== response.id || Buffer.from(info.credential.id, 'base64url').length > MAX_CREDENTIAL_ID_BYTES) {
+      throw new JwtLoginError('ERR_JWT_LOGIN_PASSKEY_REGISTRATION_REFUSED')
+    }
     if (passkeys.aaguids.length > 0 && !passkeys.aaguids.includes(info.aaguid)) throw new JwtLoginError('ERR_JWT_LOGIN_PASSKEY_AUTHENTICATOR_NOT_ALLOWED')
     return {
       id: info.credential.id,
@@ -167,8 +184,25 @@ export class Passkeys {
    * refusal only with `passkeys.refuseCounterRegression`.
    */
   async verifyAssertion (settings: Settings, response: AuthenticationResponseJSON, purpose: Exclude<CeremonyPurpose, 'register'>, who: CeremonyFor = {}): Promise<VerifiedAssertion> {
-    const { passkeys } = settings
     const challenge = await this.#spend(settings, response.response.clientDataJSON, purpose, who, 'ERR_JWT_LOGIN_PASSKEY_REFUSED')
+    return await this.#verify(settings, response, challenge, who)
+  }
+
+  /**
+   * Verifies an assertion as `verifyAssertion` does, but only reads its
+   * challenge: the caller spends it (`spend`) once its own single-use step
+   * (a two-factor challenge's claim) is won, so of concurrent copies of one
+   * right answer, the copies are turned away by that step, not counted as
+   * wrong answers.
+   */
+  async verifyUnspent (settings: Settings, response: AuthenticationResponseJSON, purpose: Exclude<CeremonyPurpose, 'register'>, who: CeremonyFor): Promise<UnspentAssertion> {
+    const { key, challenge } = await this.#read(settings, response.response.clientDataJSON, purpose, who, async (key) => await this.#store.get(key), 'ERR_JWT_LOGIN_PASSKEY_REFUSED')
+    const verified = await this.#verify(settings, response, challenge, who)
+    return { ...verified, spend: async () => await this.#store.consume(key) !== null }
+  }
+
+  async #verify (settings: Settings, response: AuthenticationResponseJSON, challenge: string, who: CeremonyFor): Promise<VerifiedAssertion> {
+    const { passkeys } = settings
     const passkey = await this.port.findById(response.id)
     if (passkey === null || (who.userId !== undefined && passkey.userId !== who.userId)) throw new JwtLoginError('ERR_JWT_LOGIN_PASSKEY_REFUSED')
     const handle = response.response.userHandle
@@ -208,18 +242,27 @@ export class Passkeys {
 
   /**
    * Spends the challenge `clientDataJSON` names (one atomic consume) and
-   * answers it, when it was issued for this purpose, user and session. An
-   * origin not in `passkeys.origins` is named (400 / 217), after the spend.
+   * answers it (see `#read`).
    */
-  async #spend (settings: Settings, clientDataJSON: string, purpose: CeremonyPurpose, who: CeremonyFor, refused: 'ERR_JWT_LOGIN_PASSKEY_REFUSED' | 'ERR_JWT_LOGIN_PASSKEY_REGISTRATION_REFUSED'): Promise<string> {
+  async #spend (settings: Settings, clientDataJSON: string, purpose: CeremonyPurpose, who: CeremonyFor, refused: Refusal): Promise<string> {
+    return (await this.#read(settings, clientDataJSON, purpose, who, async (key) => await this.#store.consume(key), refused)).challenge
+  }
+
+  /**
+   * The challenge `clientDataJSON` names, taken by `take` (consumed, or
+   * read), when it was issued for this purpose, user and session. An origin
+   * not in `passkeys.origins` is named (400 / 217), after the take.
+   */
+  async #read (settings: Settings, clientDataJSON: string, purpose: CeremonyPurpose, who: CeremonyFor, take: (key: string) => Promise<string | null>, refused: Refusal): Promise<{ key: string, challenge: string }> {
     const data = clientDataOf(clientDataJSON)
     if (data === null) throw new JwtLoginError(refused)
-    const raw = await this.#store.consume(challengeKey(data.challenge))
+    const key = challengeKey(data.challenge)
+    const raw = await take(key)
     if (!settings.passkeys.origins.includes(data.origin)) throw new JwtLoginError('ERR_JWT_LOGIN_PASSKEY_ORIGIN')
     if (raw === null) throw new JwtLoginError(refused)
     const record = JSON.parse(raw) as ChallengeRecord
     if (record.p !== purpose || record.u !== who.userId || record.s !== who.sessionId) throw new JwtLoginError(refused)
-    return data.challenge
+    return { key, challenge: data.challenge }
   }
 }
 
@@ -230,7 +273,7 @@ export function passkeysOn (passkeys: Passkeys | null, settings: Settings): Pass
 }
 
 /** The library's refusal as ours: a relying party id named (400 / 218), anything else the ceremony's refusal. */
-function refusal (error: unknown, refused: 'ERR_JWT_LOGIN_PASSKEY_REFUSED' | 'ERR_JWT_LOGIN_PASSKEY_REGISTRATION_REFUSED'): JwtLoginError {
+function refusal (error: unknown, refused: Refusal): JwtLoginError {
   // the library throws Errors; String() reads their message (and anything else it might throw) without a branch
   return new JwtLoginError(RP_ID_MISMATCH.test(String(error)) ? 'ERR_JWT_LOGIN_PASSKEY_RP_ID' : refused, { cause: error })
 }

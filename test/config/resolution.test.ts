@@ -146,6 +146,14 @@ t.test('passkeys: an origin as browsers send it, one at least when on, a challen
   t.match(refused({ aaguids: ['not-a-uuid'] }), /passkeys\/aaguids\/0/)
   t.match(refused({ maxPerUser: 0 }), /passkeys\/maxPerUser/)
   t.equal(resolveSettings({ tokens: TOKENS, passkeys: { enabled: true, origins: ['android:apk-key-hash:xyz'] } }).passkeys.origins[0], 'android:apk-key-hash:xyz', 'an Android app\'s origin is taken as it is')
+  for (const rpId of ['127.0.0.1', 'com', 'example..com']) t.match(refused({ rpId }), /passkeys\/rpId: must be a domain name/, rpId)
+  t.match(refused({ rpId: 'example.com', origins: ['https://evil.org'] }), /passkeys\/origins\/0: must be on passkeys.rpId \(example.com\) or a subdomain of it/)
+  t.match(refused({ rpId: 'example.com', origins: ['https://notexample.com'] }), /passkeys\/origins\/0: must be on passkeys.rpId/, 'a suffix is no subdomain')
+  t.match(refused({ origins: ['https://app.example.com'] }), /passkeys\/origins\/0: must be on passkeys.rpId \(localhost\)/, 'the default rpId with a production origin')
+  t.match(refused({ rpId: 'example.com', origins: ['http://app.example.com'] }), /passkeys\/origins\/0: must be https/)
+  t.match(refused({ recentAuth: '2d' }), /passkeys\/recentAuth: must be at most 1 day/)
+  t.same(resolveSettings({ tokens: TOKENS, passkeys: { rpId: 'example.com', origins: ['https://example.com', 'https://a.b.example.com'] } }).passkeys.origins, ['https://example.com', 'https://a.b.example.com'], 'the domain itself and its subdomains')
+  t.same(resolveSettings({ tokens: TOKENS, passkeys: { origins: ['http://localhost:3000'] } }).passkeys.origins, ['http://localhost:3000'], 'http on localhost')
 })
 
 t.test('requireFor.oauth: absent it follows auth, given it stands apart', async (t) => {

@@ -582,3 +582,28 @@ t.test('a user with a second factor enrols or deletes a passkey only after more 
   const aliceStepped = (await kit.post('/auth/step-up', { password: ALICE.password }, await kit.token())).json().data.jwt as string
   t.equal((await kit.enrol(aliceStepped, authenticator())).statusCode, 200, 'a user without a second factor: the password is enough')
 })
+
+t.test('the credential id is the authenticator\'s: a response naming another id is refused, and so is an id over 1023 bytes', async (t) => {
+  const kit = await buildPasskeyApp()
+  t.teardown(() => kit.app.close())
+  const token = await kit.token()
+  const device = authenticator()
+  const options = (await kit.post('/passkeys/register/options', {}, token)).json().data as PublicKeyCredentialCreationOptionsJSON
+  const credential = device.register(options)
+  const renamed = { ...credential, id: 'AAAAAAAAAAAAAAAAAAAAAA', rawId: 'AAAAAAAAAAAAAAAAAAAAAA' }
+  const res = await kit.post('/passkeys/register', { credential: renamed }, token)
+  t.same([res.statusCode, res.json().data.errorCode], [400, 221], 'another id than the authenticator data\'s')
+  t.same(await kit.passkeys.listByUser(kit.aliceId), [], 'nothing stored')
+})
+
+t.test('a port that answers its dates as strings (a JSON column) is listed all the same', async (t) => {
+  const kit = await buildPasskeyApp()
+  t.teardown(() => kit.app.close())
+  const token = await kit.token()
+  t.equal((await kit.enrol(token, authenticator())).statusCode, 200)
+  const listByUser = kit.passkeys.listByUser.bind(kit.passkeys)
+  kit.passkeys.listByUser = async (userId) => (await listByUser(userId)).map(passkey => ({ ...passkey, createdAt: passkey.createdAt.toISOString() as unknown as Date }))
+  const res = await kit.app.inject({ method: 'GET', url: `${PREFIX}/passkeys`, headers: { authorization: `Bearer ${token}` } })
+  t.equal(res.statusCode, 200)
+  t.equal(res.json().data.passkeys[0].created_at, new Date(kit.clock()).toISOString())
+})

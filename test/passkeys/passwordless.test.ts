@@ -364,3 +364,28 @@ function refreshCookieOf (res: LightMyRequestResponse): string | undefined {
   const line = (header === undefined ? [] : Array.isArray(header) ? header : [header]).find(value => value.startsWith(`${REFRESH_COOKIE}=`))
   return line?.slice(REFRESH_COOKIE.length + 1, line.indexOf(';'))
 }
+
+t.test('the use is recorded once the sign-in went through: a refused sign-in records none, a failing port does not fail it', async (t) => {
+  const kit = await buildPasskeyApp({ settings: { limits: { signInsPerAccount: { max: 1, window: '1h' } } } })
+  t.teardown(() => kit.app.close())
+  const device = authenticator()
+  await enrolled(kit, await kit.token(), device)
+  const [stored] = await kit.passkeys.listByUser(kit.aliceId) as [StoredPasskey]
+  kit.clock.advance(1000)
+  t.same(errorOf(await kit.signIn(device)), [429, 200], 'over signInsPerAccount (the enrolment\'s sign-in counted)')
+  t.equal((await kit.passkeys.findById(stored.id))?.lastUsedAt, null, 'no use recorded')
+})
+
+t.test('a passkey port that fails to record a use: the sign-in stands, a warning says so', async (t) => {
+  const kit = await buildPasskeyApp()
+  t.teardown(() => kit.app.close())
+  const device = authenticator()
+  await enrolled(kit, await kit.token(), device)
+  const warnings: unknown[] = []
+  const original = kit.app.log.warn.bind(kit.app.log)
+  kit.app.log.warn = ((...args: unknown[]) => { warnings.push(args); original(...(args as [string])) }) as typeof kit.app.log.warn
+  kit.passkeys.recordUse = async () => { throw new Error('the passkey table is read-only') }
+  const res = await kit.signIn(device)
+  t.equal(res.statusCode, 200)
+  t.match(JSON.stringify(warnings), /a passkey's use \(counter, backup state\) could not be recorded/)
+})

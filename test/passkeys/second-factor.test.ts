@@ -183,16 +183,17 @@ t.test('an assertion from another origin is named (400 / 217) and not counted as
   t.equal((await submit(kit, interim, { passkey: device.authenticate(await kit.options(OPTIONS, interim)) })).statusCode, 200, 'the one attempt was given back')
 })
 
-t.test('the passkey challenge is bound to its two-factor challenge, and spent by its first use', async (t) => {
+t.test('the passkey challenge is bound to its two-factor challenge, and spent by the sign-in it completes', async (t) => {
   const kit = await build(t)
   const device = await enrolled(kit, await bobToken(kit))
   const interimA = await interimOf(kit)
   const interimB = await interimOf(kit)
   const forA = device.authenticate(await kit.options(OPTIONS, interimA))
   t.same(errorOf(await submit(kit, interimB, { passkey: forA })), [401, 109], 'A\'s options answered with B\'s interim token')
-  t.same(errorOf(await submit(kit, interimA, { passkey: forA })), [401, 109], 'then replayed with its own: spent by the first try')
-  t.equal((await submit(kit, interimA, { passkey: device.authenticate(await kit.options(OPTIONS, interimA)) })).statusCode, 200, 'new options work')
-  t.equal((await submit(kit, interimB, { passkey: device.authenticate(await kit.options(OPTIONS, interimB)) })).statusCode, 200, 'and B is still open')
+  t.equal((await submit(kit, interimA, { passkey: forA })).statusCode, 200, 'then with its own: a refusal spent nothing')
+  t.same(errorOf(await submit(kit, interimA, { passkey: forA })), [401, 107], 'replayed: A is used')
+  t.same(errorOf(await submit(kit, interimB, { passkey: forA })), [401, 109], 'and on B: its challenge was spent by A\'s sign-in')
+  t.equal((await submit(kit, interimB, { passkey: device.authenticate(await kit.options(OPTIONS, interimB)) })).statusCode, 200, 'B is still open to new options')
 })
 
 t.test('two passkey answers to one challenge in parallel: exactly one signs in', async (t) => {
@@ -275,4 +276,26 @@ t.test('a port failure when the use is recorded: 503, and the two-factor challen
   const res = await submit(kit, interim, { code: await freshTotp(kit) })
   t.equal(res.statusCode, 200, 'a TOTP code completes the challenge')
   t.same(claimsOf(res.json().data.jwt).amr, ['pwd', 'otp', 'mfa'])
+})
+
+t.test('copies of one right passkey answer, in parallel: one signs in, the copies meet a used challenge and cost no attempt', async (t) => {
+  const kit = await build(t, { settings: { twoFactor: { attemptsPerChallenge: 3 } } })
+  const device = await enrolled(kit, await bobToken(kit))
+  const rejected = collect(kit, 'two_factor.code_rejected')
+  const interim = await interimOf(kit)
+  const passkey = device.authenticate(await kit.options(OPTIONS, interim))
+  const answers = await Promise.all(Array.from({ length: 8 }, async () => await submit(kit, interim, { passkey })))
+  t.equal(answers.filter(res => res.statusCode === 200).length, 1, 'exactly one 200, however many copies (more than attemptsPerChallenge)')
+  t.same(answers.filter(res => res.statusCode !== 200).map(errorOf), Array.from({ length: 7 }, () => [401, 107]), 'the copies: the challenge is used (107), never a wrong answer')
+  t.same(rejected, [], 'no attempt was counted as wrong')
+  t.same(errorOf(await submit(kit, interim, { passkey })), [401, 107], 'and a late copy alike')
+})
+
+t.test('a wrong passkey answer leaves its options usable: the challenge counts the attempt, the passkey\'s challenge stays', async (t) => {
+  const kit = await build(t)
+  const device = await enrolled(kit, await bobToken(kit))
+  const interim = await interimOf(kit)
+  const options = await kit.options(OPTIONS, interim)
+  t.same(errorOf(await submit(kit, interim, { passkey: device.authenticate(options, { signWith: foreignKey() }) })), [401, 109])
+  t.equal((await submit(kit, interim, { passkey: device.authenticate(options) })).statusCode, 200, 'the same options, answered right')
 })

@@ -178,13 +178,27 @@ t.test('a step-up passkey challenge is good for its own session only', async (t)
   t.same(errorOf(await stepUp(kit, tokenA, { passkey: forSignIn })), [401, 216], 'a sign-in challenge is no step-up challenge')
 })
 
-t.test('step-up needs exactly one factor, a final token, and the module of its factor', async (t) => {
-  t.test('none, or two', async (t) => {
+t.test('step-up needs one factor (or the password and a code), a final token, and the module of its factor', async (t) => {
+  t.test('none, a passkey with anything else, or all three', async (t) => {
     const kit = await build(t)
     const token = await kit.token()
+    const passkey = { id: 'AAAA', rawId: 'AAAA', type: 'public-key', response: { clientDataJSON: 'e30', authenticatorData: 'AAAA', signature: 'AAAA' }, clientExtensionResults: {} }
     t.same(errorOf(await stepUp(kit, token, {})), [400, 225], 'none')
-    t.same(errorOf(await stepUp(kit, token, { password: ALICE.password, code: '123456' })), [400, 225], 'two')
+    t.same(errorOf(await stepUp(kit, token, { password: ALICE.password, passkey })), [400, 225], 'a passkey and a password')
+    t.same(errorOf(await stepUp(kit, token, { code: '123456', passkey })), [400, 225], 'a passkey and a code')
+    t.same(errorOf(await stepUp(kit, token, { password: ALICE.password, code: '123456', passkey })), [400, 225], 'all three')
     t.same(errorOf(await stepUp(kit, token, { password: '' })), [400, 225], 'an empty password is none')
+  })
+  t.test('the password and a code: two factors, each checked on its own limit', async (t) => {
+    const kit = await build(t)
+    const token = await bobToken(kit)
+    kit.clock.advance(MINUTE)
+    t.same(errorOf(await stepUp(kit, token, { password: 'wrong password', code: await freshTotp(kit) })), [401, 48], 'a wrong password: the code is not looked at')
+    const code = await freshTotp(kit)
+    t.same(errorOf(await stepUp(kit, token, { password: BOB.password, code: code === '000000' ? '111111' : '000000' })), [401, 109], 'a wrong code')
+    const stepped = await steppedUp(kit, token, { password: BOB.password, code })
+    t.same(claimsOf(stepped).amr, ['pwd', 'otp', 'mfa'])
+    t.equal(claimsOf(stepped).sid, claimsOf(token).sid)
   })
   t.test('an interim token is refused', async (t) => {
     const kit = await build(t)
@@ -329,6 +343,23 @@ t.test('a refresh family stored before amr was kept: its tokens say neither auth
   t.same(errorOf(await kit.post('/passkeys/register/options', {}, res.json().data.jwt)), [401, 220], 'it cannot enrol a passkey without a step-up')
 })
 
+t.test('authenticateWith({ amr: [\'mfa\'] }): a password and TOTP sign-in passes, and so does a step-up with both', async (t) => {
+  const { app, clock, secret } = await buildTwoFactorApp({
+    beforeReady: (app) => { app.get('/two-factors', { preHandler: app.jwtLogin.authenticateWith({ maxAge: '5m', amr: ['mfa'] }) }, async () => ({ ok: true })) }
+  })
+  t.teardown(async () => { await app.close() })
+  const interim = (await app.inject({ method: 'POST', url: `${PREFIX}/auth`, payload: { email: BOB.email, password: BOB.password } })).json().data.jwt as string
+  const final = (await app.inject({ method: 'POST', url: `${PREFIX}/auth/2fa`, payload: { JWT: interim, code: await totpAt(secret, clock()) } })).json().data.jwt as string
+  const get = async (token: string): Promise<LightMyRequestResponse> => await app.inject({ method: 'GET', url: '/two-factors', headers: { authorization: `Bearer ${token}` } })
+  t.equal((await get(final)).statusCode, 200, 'two factors, just now')
+  clock.advance(6 * MINUTE)
+  t.same(errorOf(await get(final)), [401, 220], 'too old')
+  const stepUpWith = async (payload: Record<string, string>): Promise<string> =>
+    (await app.inject({ method: 'POST', url: `${PREFIX}/auth/step-up`, payload, headers: { authorization: `Bearer ${final}` } })).json().data.jwt as string
+  t.same(errorOf(await get(await stepUpWith({ password: BOB.password }))), [401, 220], 'a step-up with the password alone is recent, but one factor')
+  t.equal((await get(await stepUpWith({ password: BOB.password, code: await totpAt(secret, clock()) }))).statusCode, 200, 'with the password and the code')
+})
+
 t.test('authenticateWith({ maxAge }) on a host route', async (t) => {
   const clock = testClock()
   const { app, users } = await buildHost((app) => {
@@ -336,6 +367,7 @@ t.test('authenticateWith({ maxAge }) on a host route', async (t) => {
     app.get('/recent', { preHandler: app.jwtLogin.authenticateWith({ maxAge: '5m' }) }, reply)
     app.get('/recent-seconds', { preHandler: app.jwtLogin.authenticateWith({ maxAge: 300 }) }, reply)
     app.get('/any', { preHandler: app.jwtLogin.authenticateWith({}) }, reply)
+    app.get('/two-factors', { preHandler: app.jwtLogin.authenticateWith({ maxAge: '5m', amr: ['mfa'] }) }, reply)
     app.get('/plain', { preHandler: app.jwtLogin.authenticate }, reply)
   }, {}, { clock })
   t.teardown(async () => { await app.close() })
@@ -359,6 +391,15 @@ t.test('authenticateWith({ maxAge }) on a host route', async (t) => {
     const stepped = await app.inject({ method: 'POST', url: `${PREFIX}/auth/step-up`, payload: { password: ALICE.password }, headers: { authorization: `Bearer ${token}` } })
     t.equal((await get('/recent', stepped.json().data.jwt)).statusCode, 200, 'after a step-up')
     t.equal((await get('/recent-seconds', stepped.json().data.jwt)).statusCode, 200)
+  })
+
+  t.test('amr: the token must carry each value listed, or it is 401 / 220 too', async (t) => {
+    const fresh = (await app.inject({ method: 'POST', url: `${PREFIX}/auth`, payload: { email: ALICE.email, password: ALICE.password } })).json().data.jwt as string
+    const refused = await get('/two-factors', fresh)
+    t.same(errorOf(refused), [401, 220], 'a fresh password sign-in is one factor')
+    t.equal(refused.headers['www-authenticate'], 'Bearer error="insufficient_user_authentication"')
+    t.throws(() => app.jwtLogin.authenticateWith({ amr: 'mfa' as unknown as string[] }), { name: 'JwtLoginSettingsError', path: 'authenticateWith/amr' }, 'a string is no list')
+    t.throws(() => app.jwtLogin.authenticateWith({ amr: [''] }), { name: 'JwtLoginSettingsError', path: 'authenticateWith/amr' }, 'nor an empty value')
   })
 
   t.test('a token from sign() says no auth_time: never recent', async (t) => {
