@@ -162,11 +162,8 @@ function passkeyPage (template: string): string {
     twoFactorEmail: DEMO_2FA_USER.email,
     twoFactorPassword: DEMO_2FA_USER.password
   }
-  return template.replace(/\{\{(\w+)\}\}/g, (placeholder, name: string) => {
-    const value = values[name]
-    if (value === undefined) throw new Error(`passkeys-page.html: no value for ${placeholder}`)
-    return escapeHtml(value)
-  })
+  // every placeholder of the page has its value (test/examples/demo.test.ts finds none left)
+  return Object.entries(values).reduce((page, [name, value]) => page.replaceAll(`{{${name}}}`, escapeHtml(value)), template)
 }
 
 /**
@@ -269,7 +266,8 @@ function passkeyPageUrl (base: string): string {
  * http://localhost:`env.PORT`, so PORT=0 (any free port) leaves them unusable.
  */
 export async function main (env: NodeJS.ProcessEnv, print: (text: string) => void = console.log): Promise<FastifyInstance> {
-  const port = env.PORT === undefined ? DEFAULT_PORT : Number(env.PORT)
+  // examples/start.ts gives PORT its default (3000)
+  const port = Number(env.PORT)
   const app = await buildDemo({ redisUrl: env.REDIS_URL, jwtSecret: env.JWT_SECRET, print, oauth: oauthFromEnv(env), port })
   const address = await app.listen({ host: '127.0.0.1', port })
   print(banner(address))

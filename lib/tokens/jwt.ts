@@ -53,8 +53,8 @@ const SECOND_FACTOR_AMR: Record<string, string> = { totp: 'otp', email: 'otp', b
 export function amrOf (origin: SessionOrigin): string[] {
   const first = FIRST_FACTOR_AMR[origin.method]
   const second = origin.secondFactor === undefined ? undefined : SECOND_FACTOR_AMR[origin.secondFactor]
-  if (second === undefined) return [first]
-  return first === second ? [first, 'mfa'] : [first, second, 'mfa']
+  // a passkey's second factor is never a passkey again (a code is due then): the two differ
+  return second === undefined ? [first] : [first, second, 'mfa']
 }
 
 /** A token that passed verification, with its header and claims. */

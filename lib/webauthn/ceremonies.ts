@@ -73,6 +73,11 @@ function clientDataOf (clientDataJSON: string): { challenge: string, origin: str
   }
 }
 
+/** What the library checks a ceremony's answer against: its challenge, the origins, the relying party, and user verification when required. */
+function expected (passkeys: Settings['passkeys'], challenge: string): { expectedChallenge: string, expectedOrigin: string[], expectedRPID: string, requireUserVerification: boolean } {
+  return { expectedChallenge: challenge, expectedOrigin: passkeys.origins, expectedRPID: passkeys.rpId, requireUserVerification: passkeys.userVerification === 'required' }
+}
+
 /** The library's refusal of the relying party id (the authenticator data's hash of it). */
 const RP_ID_MISMATCH = /RP ID/
 
@@ -141,13 +146,7 @@ export class Passkeys {
     const challenge = await this.#spend(settings, response.response.clientDataJSON, 'register', who, 'ERR_JWT_LOGIN_PASSKEY_REGISTRATION_REFUSED')
     let verified
     try {
-      verified = await verifyRegistrationResponse({
-        response,
-        expectedChallenge: challenge,
-        expectedOrigin: passkeys.origins,
-        expectedRPID: passkeys.rpId,
-        requireUserVerification: passkeys.userVerification === 'required'
-      })
+      verified = await verifyRegistrationResponse({ response, ...expected(passkeys, challenge) })
     } catch (error) {
       throw refusal(error, 'ERR_JWT_LOGIN_PASSKEY_REGISTRATION_REFUSED')
     }
@@ -211,11 +210,8 @@ export class Passkeys {
     try {
       verified = await verifyAuthenticationResponse({
         response,
-        expectedChallenge: challenge,
-        expectedOrigin: passkeys.origins,
-        expectedRPID: passkeys.rpId,
-        credential: { id: passkey.id, publicKey: Buffer.from(passkey.publicKey, 'base64url'), counter: 0, transports: passkey.transports as never },
-        requireUserVerification: passkeys.userVerification === 'required'
+        ...expected(passkeys, challenge),
+        credential: { id: passkey.id, publicKey: Buffer.from(passkey.publicKey, 'base64url'), counter: 0, transports: passkey.transports as never }
       })
     } catch (error) {
       throw refusal(error, 'ERR_JWT_LOGIN_PASSKEY_REFUSED')

@@ -2,7 +2,7 @@
 import { generateKeyPairSync } from 'node:crypto'
 import type { LightMyRequestResponse } from 'fastify'
 import t, { type Test } from 'tap'
-import type { JwtLoginEventMap, JwtLoginEventName, JwtLoginOptions, MailMessage, PasskeyUse, SettingsInput } from '../../lib/index.js'
+import { MemoryStore, type JwtLoginEventMap, type JwtLoginEventName, type JwtLoginOptions, type MailMessage, type PasskeyUse, type SettingsInput } from '../../lib/index.js'
 import { MemoryPasskeyStore, MemoryTwoFactorStore } from '../../lib/testing.js'
 import type { SoftAuthenticator } from '../helpers/authenticator.js'
 import { errorOf } from '../helpers/http.js'
@@ -298,4 +298,31 @@ t.test('a wrong passkey answer leaves its options usable: the challenge counts t
   const options = await kit.options(OPTIONS, interim)
   t.same(errorOf(await submit(kit, interim, { passkey: device.authenticate(options, { signWith: foreignKey() }) })), [401, 109])
   t.equal((await submit(kit, interim, { passkey: device.authenticate(options) })).statusCode, 200, 'the same options, answered right')
+})
+
+/** A memory store whose passkey challenges can vanish between their read and their consume (they expired meanwhile). */
+class ExpiringChallenges extends MemoryStore {
+  expireOnConsume = false
+
+  override async consume (key: string): Promise<string | null> {
+    if (this.expireOnConsume && key.startsWith('passkey:challenge:')) {
+      await this.delete(key)
+      return null
+    }
+    return await super.consume(key)
+  }
+}
+
+t.test('a passkey challenge gone by the time the sign-in spends it: a wrong answer, the two-factor challenge given back', async (t) => {
+  const store = new ExpiringChallenges()
+  const kit = await buildPasskeyApp({ store })
+  t.teardown(() => kit.app.close())
+  const device = await enrolled(kit, await bobToken(kit))
+  const interim = await interimOf(kit)
+  const passkey = device.authenticate(await kit.options(OPTIONS, interim))
+  store.expireOnConsume = true
+  t.same(errorOf(await submit(kit, interim, { passkey })), [401, 109], 'its challenge was gone when it was spent')
+  store.expireOnConsume = false
+  t.equal((await kit.app.jwtLogin.sessions(kit.bobId)).length, 1, 'no session of the failed answer stays (the enrolment\'s only)')
+  t.equal((await submit(kit, interim, { code: await freshTotp(kit) })).statusCode, 200, 'the two-factor challenge is still open')
 })
