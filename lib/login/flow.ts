@@ -82,7 +82,7 @@ export async function passwordLogin (ctx: JwtLoginContext, call: Call, input: Lo
 }
 
 /** One counter per account, whichever identifier named it; an unknown identifier counts a decoy that never refuses. */
-function accountSubject (ctx: JwtLoginContext, user: unknown, limit: ResolvedLimit): Reservable {
+export function accountSubject (ctx: JwtLoginContext, user: unknown, limit: ResolvedLimit): Reservable {
   return user === null
     ? { key: subjectKey('login:user', 'none'), limit: { max: Infinity, windowMs: limit.windowMs }, onSuccess: 'reset' }
     : { key: subjectKey('login:user', String(ctx.users.toPublicUser(user).ID)), limit, onSuccess: 'reset' }

@@ -3,12 +3,11 @@ import type { AuthenticationResponseJSON, PublicKeyCredentialRequestOptionsJSON 
 import type { Call } from '../adapters/second-factor.js'
 import type { JwtLoginContext } from '../context/context.js'
 import { JwtLoginError } from '../core/errors.js'
-import { subjectKey, type Reservable } from '../services/limits.js'
+import type { Reservable } from '../services/limits.js'
 import type { Authenticated } from '../sessions/authenticate.js'
-import { hashBackupCode } from '../two-factor/methods/backup-codes.js'
+import { accountAttempts, checkCode } from '../two-factor/methods/check.js'
+import { accountSubject } from './flow.js'
 import { passkeysOn } from '../webauthn/ceremonies.js'
-
-const SIX_DIGITS = /^\d{6}$/
 
 /** `POST /auth/step-up` as the route read it: one factor, or the password and a code. */
 export interface StepUpInput {
@@ -54,7 +53,7 @@ export async function stepUp (ctx: JwtLoginContext, call: Call, auth: Authentica
 /** The password, the code, or the password then the code (each counted on its own limit; the code is not looked at after a wrong password). */
 async function checkFactors (ctx: JwtLoginContext, call: Call, auth: Authenticated, password: string | undefined, code: string | undefined): Promise<Passed> {
   const first = password === undefined ? null : await checkPassword(ctx, call, auth, password)
-  const second = code === undefined ? null : await checkCode(ctx, call, auth, code)
+  const second = code === undefined ? null : await checkSecondFactor(ctx, call, auth, code)
   if (first === null) return second as Passed
   if (second === null) return first
   return { method: `password+${second.method}`, amr: ['pwd', 'otp', 'mfa'] }
@@ -75,9 +74,9 @@ async function counted (ctx: JwtLoginContext, subject: Reservable, locked: 'ERR_
   return ok
 }
 
-/** The password, counted on the account's login limit (`limits.loginPerAccount`); wrong is 401 / 48 as at sign-in. */
+/** The password, counted on the account's login limit (the sign-in's own counter, `limits.loginPerAccount`); wrong is 401 / 48 as at sign-in. */
 async function checkPassword (ctx: JwtLoginContext, call: Call, auth: Authenticated, password: string): Promise<Passed> {
-  const subject: Reservable = { key: subjectKey('login:user', String(auth.publicUser.ID)), limit: call.settings.limits.loginPerAccount, onSuccess: 'reset' }
+  const subject = accountSubject(ctx, auth.user, call.settings.limits.loginPerAccount)
   if (!await counted(ctx, subject, 'ERR_JWT_LOGIN_RATE_LIMITED', async () => await ctx.users.verifyPassword(auth.user, password))) {
     throw new JwtLoginError('ERR_JWT_LOGIN_WRONG_CREDENTIALS')
   }
@@ -85,30 +84,35 @@ async function checkPassword (ctx: JwtLoginContext, call: Call, auth: Authentica
 }
 
 /** A TOTP code (six digits) or a backup code, spent once, counted on the account's second-step limit; wrong is 401 / 109. */
-async function checkCode (ctx: JwtLoginContext, call: Call, auth: Authenticated, code: string): Promise<Passed> {
+async function checkSecondFactor (ctx: JwtLoginContext, call: Call, auth: Authenticated, code: string): Promise<Passed> {
   const { twoFactor } = ctx
   if (twoFactor === null || !call.settings.twoFactor.enabled) throw new JwtLoginError('ERR_JWT_LOGIN_TWO_FACTOR_UNAVAILABLE')
   const userId = auth.publicUser.ID
-  const subject: Reservable = { key: subjectKey('2fa:account', String(userId)), limit: call.settings.twoFactor.perAccount, onSuccess: 'reset' }
-  // the claim names this step-up, so a host's retry of a backup code after a lost answer finds it spent by itself
+  const subject = accountAttempts(userId, call.settings.twoFactor)
+  // the claim names this step-up, so a host's retry of a backup code after a lost answer finds it spent by itself;
+  // six digits are a TOTP code (an emailed code would need a mail first), anything else a backup code
   const claim = ctx.tokens.newSessionId()
-  const totp = SIX_DIGITS.test(code)
+  let method = 'totp'
   const ok = await counted(ctx, subject, 'ERR_JWT_LOGIN_TWO_FACTOR_LOCKED', async () => {
-    if (totp) {
-      const step = await twoFactor.totp.match(userId, await twoFactor.port.getTotpSecret(userId), code)
-      return step !== null && await twoFactor.totp.claim(userId, step, claim)
-    }
-    const hash = hashBackupCode(code)
-    return hash !== null && await twoFactor.backup.spend(userId, hash, claim)
+    const checked = await checkCode(twoFactor, call.settings.tokens, userId, claim, 'totp', code)
+    if (checked === null) return false
+    method = checked.method
+    return await checked.spend()
   })
   if (!ok) throw new JwtLoginError('ERR_JWT_LOGIN_TWO_FACTOR_CODE_WRONG')
-  return { method: totp ? 'totp' : 'backup_codes', amr: ['otp'] }
+  return { method, amr: ['otp'] }
 }
 
-/** A passkey's assertion for the options of `/auth/step-up/options` (this session's challenge, spent first); refused is 401 / 216. */
+/**
+ * A passkey's assertion for the options of `/auth/step-up/options` (this
+ * session's challenge): verified, its use recorded, then its challenge
+ * spent, so a port that fails spends nothing and the same answer's retry
+ * goes through; of concurrent copies, one spends it. Refused is 401 / 216.
+ */
 async function checkPasskey (ctx: JwtLoginContext, call: Call, auth: Authenticated, response: AuthenticationResponseJSON): Promise<Passed> {
   const passkeys = passkeysOn(ctx.passkeys, call.settings)
-  const verified = await passkeys.verifyAssertion(call.settings, response, 'step_up', { userId: auth.publicUser.ID, sessionId: auth.verified.payload.sid })
+  const verified = await passkeys.verifyUnspent(call.settings, response, 'step_up', { userId: auth.publicUser.ID, sessionId: auth.verified.payload.sid })
   await passkeys.port.recordUse(verified.passkey.id, verified.use)
+  if (!await verified.spend()) throw new JwtLoginError('ERR_JWT_LOGIN_PASSKEY_REFUSED')
   return { method: 'passkey', amr: verified.userVerified ? ['hwk', 'user', 'mfa'] : ['hwk'] }
 }

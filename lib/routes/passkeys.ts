@@ -19,7 +19,8 @@ import { auditLoginGate } from '../login/flow.js'
 import { stepUp, stepUpOptions } from '../login/step-up.js'
 import { deletePasskey, listPasskeys, registerPasskey, registrationOptions, renamePasskey } from '../passkeys/manage.js'
 import { passkeySignIn, passkeySignInOptions } from '../passkeys/sign-in.js'
-import { audited, authenticateToken, TOKEN_REFUSALS, type Authenticated } from '../sessions/authenticate.js'
+import { TOKEN_REFUSALS } from '../sessions/authenticate.js'
+import { callerOf, iso } from './caller.js'
 import { twoFactorPasskeyOptions } from '../two-factor/flow.js'
 
 const CEREMONY: JwtLoginErrorCode[] = ['ERR_JWT_LOGIN_PASSKEY_ORIGIN', 'ERR_JWT_LOGIN_PASSKEY_RP_ID']
@@ -52,9 +53,6 @@ const STEP_UP: RouteGate = {
 
 const doc = (operationId: string, summary: string, description: string, tag = 'passkeys'): RouteDoc => ({ tags: [tag], operationId, summary, description })
 
-/** A port's date as ISO 8601; a port that answers a string (a JSON column) works too. */
-const iso = (date: Date | string): string => new Date(date).toISOString()
-
 function passkeyItem (passkey: StoredPasskey): Static<typeof PasskeyItem> {
   const item: Static<typeof PasskeyItem> = {
     id: passkey.id,
@@ -75,10 +73,7 @@ function passkeyItem (passkey: StoredPasskey): Static<typeof PasskeyItem> {
  * take and answer), so any WebAuthn client works.
  */
 export function passkeyRoutes (app: TypedScope, ctx: JwtLoginContext): void {
-  const caller = async (request: FastifyRequest): Promise<Authenticated> => {
-    const { call, token } = stateOf(request)
-    return await audited(ctx, call, authenticateToken(ctx, call, token as string))
-  }
+  const caller = callerOf(ctx)
   const callOf = (request: FastifyRequest): ReturnType<typeof stateOf>['call'] => stateOf(request).call
 
   app.post('/passkeys/register/options', {

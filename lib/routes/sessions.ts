@@ -1,5 +1,4 @@
 import type { Static } from '@sinclair/typebox'
-import type { FastifyRequest } from 'fastify'
 import { JwtFields, MessageReply } from '../../schemas/auth.js'
 import { EndAllQuery, IdParams, SessionsReply } from '../../schemas/sessions.js'
 import type { JwtLoginContext } from '../context/context.js'
@@ -8,7 +7,8 @@ import { JwtLoginError } from '../core/errors.js'
 import { stateOf, type RouteGate } from '../http/gates.js'
 import type { RouteDoc } from '../http/openapi.js'
 import type { TypedScope } from '../http/scope.js'
-import { audited, authenticateToken, TOKEN_REFUSALS, type Authenticated } from '../sessions/authenticate.js'
+import { TOKEN_REFUSALS } from '../sessions/authenticate.js'
+import { callerOf, iso } from './caller.js'
 import { endAllSessions, endOwnSession, listSessions } from '../sessions/manage.js'
 import { forgetOwnDevice, listDevices } from '../sessions/devices.js'
 import type { IndexedSession } from '../tokens/session-index.js'
@@ -45,8 +45,6 @@ const END_DEVICE_DOC: RouteDoc = {
   summary: 'Forget one of my trusted devices',
   description: 'Its device token no longer stands in for the second factor. A device that is not one of the user\'s answers 404.'
 }
-
-const iso = (ms: number): string => new Date(ms).toISOString()
 
 /** The fields of `values` that have one: the answer leaves out what is `null` or absent. */
 function defined<T extends object> (values: T): T {
@@ -86,10 +84,7 @@ function deviceItem (device: TrustedDevice): Static<typeof SessionsReply>['data'
  * per-IP request limit like validate and revoke.
  */
 export function sessionRoutes (app: TypedScope, ctx: JwtLoginContext): void {
-  const caller = async (request: FastifyRequest): Promise<Authenticated> => {
-    const { call, token } = stateOf(request)
-    return await audited(ctx, call, authenticateToken(ctx, call, token as string))
-  }
+  const caller = callerOf(ctx)
 
   app.get('/sessions', {
     config: { jwtLogin: GATE, rateLimit: false },

@@ -11,13 +11,11 @@ import { deviceStandsIn, trustDevice } from '../sessions/devices.js'
 import { claimOnce, isClaimed } from '../store/claim.js'
 import type { TokenClaims } from '../tokens/jwt.js'
 import { sessionStart } from '../tokens/session-id.js'
-import { hashBackupCode } from './methods/backup-codes.js'
+import { accountAttempts, checkCode, type CheckedCode } from './methods/check.js'
 import type { EmailCodeDelivery, EmailCodeProvider, EmailCodeUndelivered } from './methods/email-code.js'
 import type { TwoFactor } from './methods/service.js'
 import type { AuthenticationResponseJSON, PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server'
 import { passkeysOn } from '../webauthn/ceremonies.js'
-
-const SIX_DIGITS = /^\d{6}$/
 
 /** A challenge as stored: its method, and the first factor its session will remember (absent in records from before 0.3: a password). */
 interface ChallengeRecord { method: TwoFactorMethod, o?: FirstFactor }
@@ -78,36 +76,9 @@ export function secondFactorGate (ctx: Omit<JwtLoginContext, 'secondFactor'>, tw
 }
 
 /**
- * A code checked without spending anything: wrong (`null`), or the method it
- * belongs to with `spend`, which spends the factor once the challenge is
- * consumed. A backup code can only be checked by spending it.
- */
-interface CheckedCode {
-  method: TwoFactorMethod
-  spend: () => Promise<boolean>
-}
-
-/** Six digits go to the primary method; anything else is a backup code. */
-async function checkCode (twoFactor: TwoFactor, call: Call, userId: number, challengeId: string, method: TwoFactorMethod, code: string): Promise<CheckedCode | null> {
-  if (method === 'totp' && SIX_DIGITS.test(code)) {
-    const step = await twoFactor.totp.match(userId, await twoFactor.port.getTotpSecret(userId), code)
-    return step === null ? null : { method, spend: async () => await twoFactor.totp.claim(userId, step, challengeId) }
-  }
-  if (method === 'email' && SIX_DIGITS.test(code)) {
-    const email = twoFactor.email as EmailCodeProvider
-    // the challenge's consume is the single use of an email code: spending it is only tidying up
-    return await email.check(call.settings.tokens, challengeId, code) ? { method, spend: async () => { await email.discard(challengeId); return true } } : null
-  }
-  // a string that cannot be a backup code is wrong without asking the host
-  const hash = hashBackupCode(code)
-  if (hash === null) return null
-  return { method: 'backup_codes', spend: async () => await twoFactor.backup.spend(userId, hash, challengeId) }
-}
-
-/**
  * A passkey's assertion checked against its challenge (issued for this
- * two-factor challenge) without spending it; spending consumes it, then
- * records the use on the credential. A refused assertion is a wrong answer
+ * two-factor challenge) without spending it; spending records the use on
+ * the credential, then consumes it. A refused assertion is a wrong answer
  * (`null`).
  */
 async function checkPasskey (ctx: JwtLoginContext, call: Call, userId: number, challengeId: string, response: AuthenticationResponseJSON, first: FirstFactor | undefined): Promise<CheckedCode | null> {
@@ -124,10 +95,10 @@ async function checkPasskey (ctx: JwtLoginContext, call: Call, userId: number, c
   // spent once the two-factor challenge is this request's: a copy of the same answer meets a claimed challenge (107), not a wrong answer
   return {
     method: 'passkey',
+    // the use first: a port that fails spends nothing (the two-factor challenge is given back, the same answer works again)
     spend: async () => {
-      if (!await verified.spend()) return false
       await passkeys.port.recordUse(verified.passkey.id, verified.use)
-      return true
+      return await verified.spend()
     }
   }
 }
@@ -199,8 +170,7 @@ export async function completeTwoFactor (ctx: JwtLoginContext, call: Call, input
   const { claims, user } = await interimSignIn(ctx, call, input.token)
   const userId = Number(claims.sub)
   const settings = call.settings.twoFactor
-  const account: Reservable = { key: subjectKey('2fa:account', String(userId)), limit: settings.perAccount, onSuccess: 'reset' }
-  const reservation = await ctx.limiter.reserve([account])
+  const reservation = await ctx.limiter.reserve([accountAttempts(userId, settings)])
   if (!reservation.ok) throw new JwtLoginError('ERR_JWT_LOGIN_TWO_FACTOR_LOCKED', { retryAfter: reservation.retryAfter })
   // the challenge's own attempt joins these once the challenge is read
   const holds = [...reservation.holds]
@@ -273,7 +243,7 @@ async function secondStep (
 
   const challenge = JSON.parse(raw) as ChallengeRecord
   const checked = 'code' in code
-    ? await checkCode(twoFactor, call, userId, claims.sid, challenge.method, code.code)
+    ? await checkCode(twoFactor, call.settings.tokens, userId, claims.sid, challenge.method, code.code)
     : await checkPasskey(ctx, call, userId, claims.sid, code.passkey, challenge.o)
   if (checked === null) return await rejected()
 

@@ -261,7 +261,7 @@ t.test('/auth/2fa/passkey/options refuses without passkeys on, without a port, a
   })
 })
 
-t.test('a port failure when the use is recorded: 503, and the two-factor challenge is given back', async (t) => {
+t.test('a port failure when the use is recorded: 503, nothing spent, and the same answer then completes the sign-in', async (t) => {
   const port = new FlakyPasskeyStore()
   const kit = await build(t, { plugin: { passkeys: { port } } })
   const device = await enrolled(kit, await bobToken(kit))
@@ -272,10 +272,10 @@ t.test('a port failure when the use is recorded: 503, and the two-factor challen
   t.same(errorOf(await submit(kit, interim, { passkey: assertion })), [503, 201])
   t.equal((await kit.app.jwtLogin.sessions(kit.bobId)).length, before, 'no session was left behind')
   port.failUse = false
-  t.same(errorOf(await submit(kit, interim, { passkey: assertion })), [401, 109], 'the same assertion again: its passkey challenge was spent')
-  const res = await submit(kit, interim, { code: await freshTotp(kit) })
-  t.equal(res.statusCode, 200, 'a TOTP code completes the challenge')
-  t.same(claimsOf(res.json().data.jwt).amr, ['pwd', 'otp', 'mfa'])
+  const res = await submit(kit, interim, { passkey: assertion })
+  t.equal(res.statusCode, 200, 'the same assertion again: its passkey challenge was not spent, the two-factor challenge was given back')
+  t.same(claimsOf(res.json().data.jwt).amr, ['pwd', 'hwk', 'mfa'])
+  t.same(errorOf(await submit(kit, interim, { code: await freshTotp(kit) })), [401, 107], 'and then the challenge is used')
 })
 
 t.test('copies of one right passkey answer, in parallel: one signs in, the copies meet a used challenge and cost no attempt', async (t) => {

@@ -249,8 +249,13 @@ t.test('a failing port: 503 / 201, and a step-up that was not checked is not cou
     const token = await kit.token()
     const device = authenticator()
     t.equal((await kit.enrol(token, device)).statusCode, 200)
+    const recordUse = kit.passkeys.recordUse.bind(kit.passkeys)
     kit.passkeys.recordUse = async () => { throw new Error('injected: the passkey table is down') }
-    t.same(errorOf(await stepUp(kit, token, { passkey: await kit.assert('/auth/step-up/options', token, device) })), [503, 201])
+    const passkey = await kit.assert('/auth/step-up/options', token, device)
+    t.same(errorOf(await stepUp(kit, token, { passkey })), [503, 201])
+    kit.passkeys.recordUse = recordUse
+    t.equal((await stepUp(kit, token, { passkey })).statusCode, 200, 'nothing was spent: the same answer steps up once the port is back')
+    t.same(errorOf(await stepUp(kit, token, { passkey })), [401, 216], 'and only once')
   })
 })
 
@@ -426,4 +431,32 @@ t.test('authenticateWith({ maxAge }) on a host route', async (t) => {
     t.throws(() => app.jwtLogin.authenticateWith({ maxAge: -5 }), { name: 'JwtLoginSettingsError', path: 'authenticateWith/maxAge' }, 'a negative number')
     t.throws(() => app.jwtLogin.authenticateWith({ maxAge: NaN }), { name: 'JwtLoginSettingsError', path: 'authenticateWith/maxAge' }, 'NaN')
   })
+})
+
+/** A memory store whose passkey challenges can vanish between their read and their consume (they expired meanwhile). */
+class ExpiringChallenges extends MemoryStore {
+  expireOnConsume = false
+
+  override async consume (key: string): Promise<string | null> {
+    if (this.expireOnConsume && key.startsWith('passkey:challenge:')) {
+      await this.delete(key)
+      return null
+    }
+    return await super.consume(key)
+  }
+}
+
+t.test('a step-up whose passkey challenge is gone when it is spent is refused (401 / 216), and copies in parallel step up once', async (t) => {
+  const store = new ExpiringChallenges()
+  const kit = await build(t, { store })
+  const token = await kit.token()
+  const device = authenticator()
+  t.equal((await kit.enrol(token, device)).statusCode, 200)
+  store.expireOnConsume = true
+  t.same(errorOf(await stepUp(kit, token, { passkey: await kit.assert('/auth/step-up/options', token, device) })), [401, 216], 'the challenge expired between its check and its spend')
+  store.expireOnConsume = false
+  const passkey = await kit.assert('/auth/step-up/options', token, device)
+  const answers = await Promise.all(Array.from({ length: 5 }, async () => await stepUp(kit, token, { passkey })))
+  t.equal(answers.filter(res => res.statusCode === 200).length, 1, 'one copy steps up')
+  t.same(answers.filter(res => res.statusCode !== 200).map(errorOf), Array.from({ length: 4 }, () => [401, 216]))
 })
