@@ -92,8 +92,9 @@ export interface JwtLoginApi {
   devices: (userId: number) => Promise<TrustedDevice[]>
   /**
    * Forgets every trusted device of the user: call it after a change of the
-   * user's second factor (enabled, disabled, a new secret), so no device
-   * trusted under the old one skips the new one.
+   * user's second factor that the host makes itself (enabled, disabled, a
+   * secret stored without `twoFactor.confirmTotp`, which forgets them
+   * itself), so no device trusted under the old one skips the new one.
    */
   forgetDevices: (userId: number) => Promise<void>
 }

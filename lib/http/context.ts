@@ -51,7 +51,13 @@ export async function buildContext (hostPorts: HostPorts, { log, cacheLimits, in
     clock,
     log,
     spendPasswordTime: async (password: string) => { await verifyPasswordHash(dummyHash, password) },
-    twoFactor: ports.twoFactor === undefined ? null : createTwoFactor(store, clock, ports.twoFactor),
+    // a new TOTP secret: no device trusted under the old one skips the new one
+    twoFactor: ports.twoFactor === undefined
+      ? null
+      : createTwoFactor(store, clock, ports.twoFactor, async (userId) => {
+        await tokens.devices.forgetAll(userId)
+        events.emit('device.forgotten', { userId, deviceId: null, reason: 'second_factor_changed' })
+      }),
     // keyed hashes: a copy of the store alone does not let anyone search the code space offline
     reset: { mailer: ports.mailer ?? null, policy: ports.passwordPolicy ?? null, hasher: new CodeHasher('reset code'), stop: new AbortController() },
     oauth: new OAuthRegistry(clock),

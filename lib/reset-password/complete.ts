@@ -116,14 +116,15 @@ async function changePassword (ctx: JwtLoginContext, call: Call, change: Change,
   }
   ctx.forgetUser(userId)
   ctx.events.emit('session.ended', { userId, sessionId: null, reason: 'password_reset' })
-  // the held cutoff already ended the trusted devices: forgetting them is tidying
-  await forgetDevices(ctx, userId, 'password_reset').catch((error: unknown) => {
-    ctx.log.warn({ userId, err: loggedError(error) }, 'jwt-login: the user\'s trusted devices could not be forgotten; the password change already ended them')
-  })
-  // a session's start is the start of its sign-in request, so any sign-in
-  // that checked the old password started before this moment (plus the
-  // clock skew the settings allow between instances)
-  await ctx.tokens.releaseUserTokens(call.settings, userId, changeId, ctx.clock()).catch((error: unknown) => {
-    ctx.log.warn({ userId, err: loggedError(error) }, 'jwt-login: the password changed, but its session cutoff stays a minute ahead; new sign-ins of this user are refused until then')
-  })
+  // together: the held cutoff already ended the trusted devices (forgetting them is tidying), and a
+  // session's start is the start of its sign-in request, so any sign-in that checked the old password
+  // started before this moment (plus the clock skew the settings allow between instances)
+  await Promise.all([
+    forgetDevices(ctx, userId, 'password_reset').catch((error: unknown) => {
+      ctx.log.warn({ userId, err: loggedError(error) }, 'jwt-login: the user\'s trusted devices could not be forgotten; the password change already ended them')
+    }),
+    ctx.tokens.releaseUserTokens(call.settings, userId, changeId, ctx.clock()).catch((error: unknown) => {
+      ctx.log.warn({ userId, err: loggedError(error) }, 'jwt-login: the password changed, but its session cutoff stays a minute ahead; new sign-ins of this user are refused until then')
+    })
+  ])
 }

@@ -25,7 +25,7 @@ export interface JwtLoginEventMap {
   'session.ended': { userId: number, sessionId: string | null, reason: SessionEndReason, kept?: string }
   /** A device was trusted for the second factor, or a trusted device forgotten (`deviceId: null`: all of the user's). */
   'device.trusted': { userId: number, deviceId: string, ip: string }
-  'device.forgotten': { userId: number, deviceId: string | null, reason: 'user' | 'host' | 'sign_out_everywhere' | 'password_reset' | 'limit' }
+  'device.forgotten': { userId: number, deviceId: string | null, reason: 'user' | 'host' | 'sign_out_everywhere' | 'password_reset' | 'limit' | 'second_factor_changed' }
   /** A session was ended to keep its user within `sessions.maxPerUser` (also `session.ended` with reason `limit`). */
   'session.evicted': { userId: number, sessionId: string, reason: 'max_per_user' }
   /** A sign-in with the right credentials was refused: the account is over `limits.signInsPerAccount`. */

@@ -59,14 +59,14 @@ export async function endOwnSession (ctx: JwtLoginContext, settings: Settings, u
 export async function endAllSessions (ctx: JwtLoginContext, settings: Settings, userId: number, reason: 'sign_out_everywhere' | 'host', keep?: string): Promise<void> {
   // ends the sessions started in this very millisecond too (a session starts at its ms)
   const at = ctx.clock() + 1
-  const kept = await ctx.tokens.revokeUserTokens(settings, userId, at, keep) ? keep : undefined
+  const cutoff = await ctx.tokens.revokeUserTokens(settings, userId, at, keep)
+  const kept = cutoff.kept ? keep : undefined
   ctx.forgetUser(userId)
   ctx.events.emit('session.ended', kept === undefined ? { userId, sessionId: null, reason } : { userId, sessionId: null, reason, kept })
   // the cutoff already ended the devices trusted before it: what follows is tidying
   // (a session that started after the cutoff, on an instance whose clock is ahead, stays listed)
-  const cutoff = at + settings.sessions.clockSkewMs
   await Promise.all([
-    ctx.sessions.forget(userId, (id) => id !== kept && sessionStart(id) < cutoff).catch((error: unknown) => {
+    ctx.sessions.forget(userId, (id) => id !== kept && sessionStart(id) < cutoff.until).catch((error: unknown) => {
       ctx.log.warn({ userId, err: loggedError(error) }, 'jwt-login: ended sessions could not leave their user\'s session index; they are not listed, and leave it at a later sign-in')
     }),
     forgetDevices(ctx, userId, reason).catch((error: unknown) => {

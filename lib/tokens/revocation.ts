@@ -75,6 +75,12 @@ export function sessionEnded (sessionId: string, entry: string | null, cutoff: s
   return endedBy(JSON.parse(cutoff) as CutoffRecord, sessionId)
 }
 
+/** A user cutoff just written: whether it kept the session asked for, and the time before which it ends the others (clock skew included). */
+export interface UserCutoff {
+  kept: boolean
+  until: number
+}
+
 /** Ends sessions and answers whether a token's session has ended. */
 export class Revocation {
   readonly #store: StateStore
@@ -151,14 +157,14 @@ export class Revocation {
    * now has not already ended it (a concurrent sign-out everywhere, or a
    * password change, wins). Answers whether `keep` was kept.
    */
-  async revokeUserTokens (settings: Settings, userId: number, at: number = this.#clock(), keep?: string): Promise<boolean> {
+  async revokeUserTokens (settings: Settings, userId: number, at: number = this.#clock(), keep?: string): Promise<UserCutoff> {
     const until = at + settings.sessions.clockSkewMs
     let kept = false
     await this.#changeCutoff(settings, userId, (record) => {
       kept = keep !== undefined && !endedBy(record, keep)
       return { t: Math.max(record.t, until), h: record.h, k: kept ? [keep as string] : undefined }
     })
-    return kept
+    return { kept, until }
   }
 
   /**

@@ -9,7 +9,7 @@ import { jwksOf, type KeyMaterial } from './keys.js'
 import { Jwt, type SignedToken, type SignOptions, type TokenClaims, type TokenKind, type VerifiedToken } from './jwt.js'
 import { RefreshFamilies, type RefreshReuse, type RefreshResult } from './refresh.js'
 import { newSessionId } from './session-id.js'
-import { Revocation } from './revocation.js'
+import { Revocation, type UserCutoff } from './revocation.js'
 import { SessionIndex } from './session-index.js'
 import { TrustedDevices } from './trusted-devices.js'
 
@@ -78,8 +78,8 @@ export class TokenService {
     return this.#revocation.revokeSession(settings, sessionId, until)
   }
 
-  /** Ends every session of the user started before `at` (default now), plus `sessions.clockSkew`, but `keep`; answers whether `keep` was kept. */
-  revokeUserTokens (settings: Settings, userId: number, at?: number, keep?: string): Promise<boolean> {
+  /** Ends every session of the user started before `at` (default now), plus `sessions.clockSkew`, but `keep`; answers whether `keep` was kept, and the cutoff. */
+  revokeUserTokens (settings: Settings, userId: number, at?: number, keep?: string): Promise<UserCutoff> {
     return this.#revocation.revokeUserTokens(settings, userId, at, keep)
   }
 

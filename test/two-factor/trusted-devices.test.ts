@@ -33,6 +33,11 @@ class FlakyStore extends MemoryStore {
     if (this.failDevices && key.startsWith('devices:')) throw new Error('injected: the store is down')
     return await super.compareAndSet(key, expected, value, ttlMs)
   }
+
+  override async delete (key: string): Promise<void> {
+    if (this.failDevices && key.startsWith('devices:')) throw new Error('injected: the store is down')
+    await super.delete(key)
+  }
 }
 
 interface Kit extends TwoFactorApp {
@@ -317,6 +322,32 @@ t.test('refused after fastify.jwtLogin.forgetDevices(userId)', async (t) => {
   t.same(forgotten, [{ userId: kit.bobId, deviceId: null, reason: 'host' }])
   t.same(await kit.app.jwtLogin.devices(kit.bobId), [])
   challenged(t, await kit.signIn(BOB, deviceToken), 'after forgetDevices')
+})
+
+t.test('refused after a new TOTP secret is confirmed (jwtLogin.twoFactor.confirmTotp): the old secret\'s devices are forgotten first', async (t) => {
+  const kit = await build(t)
+  const forgotten: unknown[] = []
+  kit.app.jwtLogin.events.on('device.forgotten', (e) => forgotten.push(e))
+  const { deviceToken } = await kit.trust()
+  const enrollment = kit.app.jwtLogin.twoFactor
+  if (enrollment === null) throw new Error('two-factor is on')
+  const { secret } = enrollment.createTotpSecret(BOB.email)
+  kit.clock.advance(30_000)
+  t.equal(await enrollment.confirmTotp(kit.bobId, secret, await totpAt(secret, kit.clock.now) === '000000' ? '111111' : '000000'), false, 'a wrong first code')
+  t.equal(forgotten.length, 0, 'forgets nothing')
+  skipped(t, await kit.signIn(BOB, deviceToken), deviceToken, 'the device still stands in')
+
+  kit.store.failDevices = true
+  kit.clock.advance(30_000)
+  await t.rejects(enrollment.confirmTotp(kit.bobId, secret, await totpAt(secret, kit.clock.now)), 'the devices cannot be forgotten: the confirmation fails')
+  t.equal(await kit.port.getTotpSecret(kit.bobId), kit.secret, 'and the new secret is not stored: nothing half changed')
+  kit.store.failDevices = false
+
+  kit.clock.advance(30_000)
+  t.equal(await enrollment.confirmTotp(kit.bobId, secret, await totpAt(secret, kit.clock.now)), true, 'the next code confirms it')
+  t.equal(await kit.port.getTotpSecret(kit.bobId), secret)
+  t.same(forgotten, [{ userId: kit.bobId, deviceId: null, reason: 'second_factor_changed' }])
+  t.same(await kit.app.jwtLogin.devices(kit.bobId), [])
 })
 
 t.test('refused once expired: a use does not extend the lifetime', async (t) => {

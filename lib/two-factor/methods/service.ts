@@ -15,8 +15,12 @@ export interface TwoFactor {
   enrollment: TwoFactorEnrollment
 }
 
-/** Builds the providers over the state store. */
-export function createTwoFactor (store: StateStore, clock: Clock, options: TwoFactorOptions): TwoFactor {
+/**
+ * Builds the providers over the state store. `secretChanging` runs once a
+ * new TOTP secret's first code was right, before the secret is stored: the
+ * devices trusted under the old one are forgotten there.
+ */
+export function createTwoFactor (store: StateStore, clock: Clock, options: TwoFactorOptions, secretChanging: (userId: number) => Promise<void>): TwoFactor {
   const issuer = options.issuer ?? 'jwt-login'
   const totp = new TotpProvider(store, clock)
   const backup = new BackupCodeProvider(options.port, store)
@@ -29,6 +33,8 @@ export function createTwoFactor (store: StateStore, clock: Clock, options: TwoFa
       createTotpSecret: (label) => createTotpSecret(issuer, label),
       confirmTotp: async (userId, secret, code) => {
         if (!await totp.accept(userId, secret, code)) return false
+        // first: a failure here stores no secret (nothing half changed); the next code confirms again
+        await secretChanging(userId)
         await options.port.setTotpSecret(userId, secret)
         return true
       },
