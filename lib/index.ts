@@ -5,7 +5,7 @@ import { buildContext } from './http/context.js'
 import { systemClock } from './core/clock.js'
 import { addGateHooks } from './http/gates.js'
 import { acceptReload, checkOptions, checkSettings, type JwtLoginOptions } from './http/options.js'
-import { DEFAULT_PREFIX, redactedRequest, serveRestRoute, trimPrefix } from './http/rest-route.js'
+import { checkAliases, DEFAULT_PREFIX, redactedRequest, restNamespaces, serveAliases, serveRestRoute, trimPrefix } from './http/rest-route.js'
 import { registerRoutes } from './routes/index.js'
 import { setUpScope } from './http/scope.js'
 import { SettingsHolder } from './config/holder.js'
@@ -46,6 +46,7 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
   const { userCache, settingsTtlMs } = checkOptions(options)
   const clock = options.clock ?? systemClock
   const prefix = options.prefix ?? DEFAULT_PREFIX
+  const aliases = checkAliases(options.aliases, prefix)
   const backing = options.store ?? new MemoryStore({ clock })
   backing.attachLogger?.(fastify.log)
   const store = guardStore(backing)
@@ -75,8 +76,9 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
     registerRoutes(instance, ctx)
   }, { prefix, logSerializers: SCOPE_SERIALIZERS })
 
-  // the query form's preflights reach the plugin only when its CORS answers them
-  if (options.restRoute !== false) serveRestRoute(fastify, prefix, initial.cors.enabled)
+  // the query form's and the aliases' preflights reach the plugin only when its CORS answers them
+  if (options.restRoute !== false) serveRestRoute(fastify, restNamespaces(prefix, aliases), initial.cors.enabled)
+  serveAliases(fastify, prefix, aliases, initial.cors.enabled)
 }
 
 export default fp(jwtLogin, { name: 'jwt-login', fastify: '5.x' })

@@ -17,6 +17,8 @@ const Group = <T extends Parameters<typeof Type.Object>[0]>(properties: T) =>
 
 const AuthCode = Type.Object({
   code: Type.String({ minLength: 1 }),
+  /** The role of a user registered with this code at `POST /users` (Simple JWT Login's auth code role); else `users.register.defaultRole`. */
+  role: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
   /** ISO date-time after which the code is refused. */
   expiresAt: Type.Optional(Type.String({ format: 'date-time' }))
 }, { additionalProperties: false })
@@ -346,6 +348,32 @@ export const SettingsSchema = Type.Object({
      * are never a regression.
      */
     refuseCounterRegression: Flag(false)
+  }),
+
+  /** `POST /users` (register) and `DELETE /users` (delete one's own account), as Simple JWT Login offers them. */
+  users: Group({
+    register: Group({
+      /** Off: `POST /users` answers 403 / 31. */
+      enabled: Flag(false),
+      /** "Register requires auth code": `authCodes.parameter` with one of `authCodes.codes`. */
+      requireAuthCode: Flag(false),
+      /** When not empty, only emails of these domains may register (exact, case-insensitive). */
+      allowedDomains: Type.Optional(Type.Array(Type.String({ pattern: '^[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$' }), { default: [], maxItems: 100 })),
+      /** The role of a registered user (an auth code's own `role` overrides it). */
+      defaultRole: Type.Optional(Type.String({ minLength: 1, maxLength: 64, default: 'subscriber' })),
+      /** Answer the new user's JWT (and refresh token when on): a sign-in of the new user. */
+      signIn: Flag(false),
+      /** Registrations per client IP, successful or not. */
+      perIp: Limit(10, '1h')
+    }),
+    delete: Group({
+      /** Off: `DELETE /users` answers 403 / 39. */
+      enabled: Flag(false),
+      /** "Delete requires auth code": `authCodes.parameter` with one of `authCodes.codes`. */
+      requireAuthCode: Flag(false),
+      /** How recent the sign-in (or step-up) of the token must be; older answers 401 / 220. */
+      recentAuth: DurationOr('10m')
+    })
   }),
 
   /** Third-party sign-in (`/oauth/token`): the providers, keyed by the `provider` value clients send. */

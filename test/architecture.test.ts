@@ -44,8 +44,8 @@ const LAYERS: Layer[] = [
   { name: 'adapters', paths: ['lib/adapters/'] },
   // Events, limits, code hashing, the user cache.
   { name: 'services', paths: ['lib/services/'] },
-  // Services of one feature: tokens, the two-factor methods, OpenID providers, the in-memory testing ports.
-  { name: 'feature services', paths: ['lib/tokens/', 'lib/two-factor/methods/', 'lib/oauth/providers/', 'lib/webauthn/', 'lib/testing/'] },
+  // Services of one feature: tokens, the two-factor methods, OpenID providers, passkey ceremonies, the in-memory testing ports, the WordPress adapter and hashes.
+  { name: 'feature services', paths: ['lib/tokens/', 'lib/two-factor/methods/', 'lib/oauth/providers/', 'lib/webauthn/', 'lib/testing/', 'lib/wordpress/'] },
   // The one context of the flows and how it is built.
   { name: 'context', paths: ['lib/context/'] },
   // Sign-in completion and the token flows shared by every sign-in.
@@ -57,7 +57,7 @@ const LAYERS: Layer[] = [
   // The routes.
   { name: 'routes', paths: ['lib/routes/'], fastify: true },
   // The package entries, one for each export of package.json.
-  { name: 'entries', paths: ['lib/index.ts', 'lib/redis.ts', 'lib/postgres.ts', 'lib/nodemailer.ts', 'lib/testing.ts'], fastify: true }
+  { name: 'entries', paths: ['lib/index.ts', 'lib/redis.ts', 'lib/postgres.ts', 'lib/nodemailer.ts', 'lib/testing.ts', 'lib/wordpress.ts'], fastify: true }
 ]
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))

@@ -219,7 +219,8 @@ const USER_METHODS: Record<keyof UserAdapter, MethodKind> = {
   getPasswordHash: 'optional',
   toPublicUser: 'sync',
   setPassword: 'optional',
-  createUser: 'optional'
+  createUser: 'optional',
+  deleteUser: 'optional'
 }
 
 const TWO_FACTOR_METHODS: Record<keyof TwoFactorPort, MethodKind> = {

@@ -37,20 +37,37 @@ export interface UserAdapter<U = unknown> {
    */
   setPassword? (user: U, newPassword: string): Promise<void>
   /**
-   * Creates a user for a provider sign-in with auto-registration on (no
-   * password). Throwing means the store is unavailable: 503 / errorCode 201
-   * and nothing is signed; a retry looks the email up again first.
+   * Creates a user: for a provider sign-in with auto-registration on (no
+   * `password`), and for `POST /users` (with `password`, which the adapter
+   * hashes and stores, as `setPassword` does). Throwing means the store is
+   * unavailable: 503 / errorCode 201 and nothing is signed; a retry looks
+   * the email up again first.
    */
-  createUser? (input: NewProviderUser): Promise<U>
+  createUser? (input: NewUser): Promise<U>
+  /**
+   * Deletes the user (needed only when `users.delete.enabled` is on). The
+   * plugin has already ended the user's sessions. Throwing means the store
+   * is unavailable: 503 / errorCode 226, the user stays, signed out.
+   */
+  deleteUser? (user: U): Promise<void>
 }
 
-/** A user to create from a provider's verified identity; `login` is already unique. */
-export interface NewProviderUser {
+/**
+ * A user to create; `email` and `login` are unique when the plugin asks
+ * (it looked both up first). Without `password` (a provider sign-in) the
+ * user has no usable password.
+ */
+export interface NewUser {
   email: string
   login: string
   displayName: string
   role: string
+  /** The password chosen at `POST /users`, already checked against the policy; store only its hash. */
+  password?: string
 }
+
+/** A user to create from a provider's verified identity (no password). */
+export type NewProviderUser = NewUser
 
 /**
  * The host's own rule for new passwords, on top of the length settings.

@@ -36,6 +36,13 @@ export interface JwtLoginOptions extends HostPorts {
   /** Route prefix (default `/jwt-login/v1`). */
   prefix?: string
   /**
+   * More paths that answer as the prefix does, such as
+   * `['/wp-json/simple-jwt-login/v1']` for clients of a WordPress site, each
+   * with its `/?rest_route=` form (without `/wp-json`, as WordPress names
+   * it). The OpenAPI document lists the prefix only.
+   */
+  aliases?: string[]
+  /**
    * Serve `/?rest_route=/jwt-login/v1/<path>` as WordPress clients call it
    * (default true). Turn it off when the host owns `/`, and use `restRouteRewrite`.
    */

@@ -15,24 +15,52 @@ export function redactedRequest (req: FastifyRequest): { method: string, url: st
   return { method: req.method, url: req.url.replace(SECRET_QUERY, '$1$2=[redacted]'), remoteAddress: req.ip }
 }
 
-/** The plugin path a WordPress-style `/?rest_route=<prefix>/…` URL names, or `null` for any other URL. */
-function rewriteRestRoute (url: string, prefix: string): string | null {
+/**
+ * One namespace the query form answers: `rest_route` values starting with
+ * `route` reach the plugin's routes under `target` (the prefix).
+ */
+export interface RestNamespace {
+  route: string
+  target: string
+}
+
+/** WordPress serves its REST API under `/wp-json`, and the query form names the route without it. */
+const WP_JSON = '/wp-json'
+
+/**
+ * The namespaces of the query form: the prefix itself, and each alias, an
+ * alias under `/wp-json/` by its route without `/wp-json` (as WordPress
+ * names it: `/?rest_route=/simple-jwt-login/v1/auth`).
+ */
+export function restNamespaces (prefix: string, aliases: readonly string[] = []): RestNamespace[] {
+  const target = trimPrefix(prefix)
+  const routeOf = (alias: string): string => alias.startsWith(`${WP_JSON}/`) ? alias.slice(WP_JSON.length) : alias
+  return [{ route: target, target }, ...aliases.map(alias => ({ route: routeOf(alias), target }))]
+}
+
+/** The plugin path a WordPress-style `/?rest_route=<namespace>/…` URL names, or `null` for any other URL. */
+function rewriteRestRoute (url: string, namespaces: readonly RestNamespace[]): string | null {
   const queryAt = url.indexOf('?')
   if (queryAt === -1 || (url.slice(0, queryAt) !== '/' && url.slice(0, queryAt) !== '')) return null
   const params = new URLSearchParams(url.slice(queryAt + 1))
   const route = params.get('rest_route')
-  if (route === null || !(route === prefix || route.startsWith(`${prefix}/`))) return null
+  if (route === null) return null
+  const namespace = namespaces.find(({ route: name }) => route === name || route.startsWith(`${name}/`))
+  if (namespace === undefined) return null
   params.delete('rest_route')
+  const path = namespace.target + route.slice(namespace.route.length)
   const rest = params.toString()
-  return rest === '' ? route : `${route}?${rest}`
+  return rest === '' ? path : `${path}?${rest}`
 }
 
 /**
  * For hosts that own `/`: pass to `Fastify({ rewriteUrl })` so
- * `/?rest_route=/jwt-login/v1/auth` reaches `/jwt-login/v1/auth`.
+ * `/?rest_route=/jwt-login/v1/auth` reaches `/jwt-login/v1/auth` (and, with
+ * `aliases`, `/?rest_route=/simple-jwt-login/v1/auth` too).
  */
-export function restRouteRewrite (prefix: string = DEFAULT_PREFIX): (req: { url?: string }) => string {
-  return (req) => rewriteRestRoute(req.url ?? '/', prefix) ?? req.url ?? '/'
+export function restRouteRewrite (prefix: string = DEFAULT_PREFIX, aliases: readonly string[] = []): (req: { url?: string }) => string {
+  const namespaces = restNamespaces(prefix, aliases)
+  return (req) => rewriteRestRoute(req.url ?? '/', namespaces) ?? req.url ?? '/'
 }
 
 /** The methods of the routes `/?rest_route=` reaches. */
@@ -46,7 +74,7 @@ const PREFLIGHT: HTTPMethods = 'OPTIONS'
  * again to the plugin's path. Only requests to `/` pay for it; the plugin's
  * own paths never do.
  */
-function registerRestRoute (fastify: FastifyInstance, prefix: string, methods: HTTPMethods[]): void {
+function registerRestRoute (fastify: FastifyInstance, namespaces: readonly RestNamespace[], methods: HTTPMethods[]): void {
   fastify.route({
     method: methods,
     url: '/',
@@ -56,7 +84,7 @@ function registerRestRoute (fastify: FastifyInstance, prefix: string, methods: H
     schema: { hide: true } as object,
     logSerializers: { req: redactedRequest },
     onRequest: (request, reply, done) => {
-      const target = rewriteRestRoute(request.url, prefix)
+      const target = rewriteRestRoute(request.url, namespaces)
       if (target === null) {
         done()
         return
@@ -89,7 +117,7 @@ function restRouteConflict (method: string, url: string, owner: string): JwtLogi
  * throw its bare duplicate-route error there). With `preflight` (the plugin's
  * CORS is on) `OPTIONS /` is served too, unless the host already answers it.
  */
-export function serveRestRoute (fastify: FastifyInstance, prefix: string, preflight: boolean): void {
+export function serveRestRoute (fastify: FastifyInstance, namespaces: readonly RestNamespace[], preflight: boolean): void {
   // the route lands on the host's `/`, or on the scope's prefix when the host registered jwt-login in a prefixed scope
   const root = fastify.prefix === '' ? '/' : fastify.prefix
   // a wildcard at the root (a single-page-app fallback, @fastify/static) answers `/` too, and would lose it to this route
@@ -101,11 +129,55 @@ export function serveRestRoute (fastify: FastifyInstance, prefix: string, prefli
   }
   // a host that answers OPTIONS on `/` itself (its own CORS) keeps doing so, for the query form too
   const served = preflight && !urls.some(url => fastify.hasRoute({ method: PREFLIGHT, url })) ? [...REST_ROUTE_METHODS, PREFLIGHT] : REST_ROUTE_METHODS
-  registerRestRoute(fastify, prefix, served)
+  registerRestRoute(fastify, namespaces, served)
   fastify.addHook('onRoute', (route) => {
     if (!urls.includes(route.url)) return
     const methods = Array.isArray(route.method) ? route.method : [route.method]
     const taken = methods.find(method => served.includes(method))
     if (taken !== undefined) throw restRouteConflict(taken, route.url, 'jwt-login')
+  })
+}
+
+/**
+ * The `aliases` option: each alias path answers as the prefix does. A
+ * request under an alias is routed again to the prefix's path, so every
+ * hook, gate, limit and answer of the plugin applies unchanged; the alias
+ * routes are kept out of the OpenAPI document.
+ */
+export function serveAliases (fastify: FastifyInstance, prefix: string, aliases: readonly string[], preflight: boolean): void {
+  const target = trimPrefix(prefix)
+  const methods = preflight ? [...REST_ROUTE_METHODS, PREFLIGHT] : REST_ROUTE_METHODS
+  for (const alias of aliases) {
+    fastify.route({
+      method: methods,
+      url: `${alias}/*`,
+      exposeHeadRoute: false,
+      schema: { hide: true } as object,
+      logSerializers: { req: redactedRequest },
+      onRequest: (request, reply) => {
+        // the alias and the prefix sit in the same scope: under the host's prefix, when it registered jwt-login under one
+        request.raw.url = fastify.prefix + target + request.url.slice(fastify.prefix.length + alias.length)
+        reply.hijack()
+        fastify.routing(request.raw, reply.raw)
+      },
+      handler: (_request, reply) => {
+        reply.callNotFound()
+      }
+    })
+  }
+}
+
+/** An alias: a path of its own (not the prefix, not `/`), without a trailing slash, a query or route syntax. */
+export function checkAliases (aliases: unknown, prefix: string): string[] {
+  if (aliases === undefined) return []
+  if (!Array.isArray(aliases)) throw new JwtLoginSettingsError('aliases', "must be an array of paths, such as ['/wp-json/simple-jwt-login/v1']", 'option')
+  const seen = new Set<string>([trimPrefix(prefix)])
+  return aliases.map((alias: unknown, index) => {
+    if (typeof alias !== 'string' || !/^(\/[A-Za-z0-9._~-]+)+$/.test(alias)) {
+      throw new JwtLoginSettingsError(`aliases/${index}`, 'must be a path such as /wp-json/simple-jwt-login/v1: segments of letters, digits, ".", "_", "~" or "-", no trailing slash, query or route parameter', 'option')
+    }
+    if (seen.has(alias)) throw new JwtLoginSettingsError(`aliases/${index}`, 'is the prefix or another alias', 'option')
+    seen.add(alias)
+    return alias
   })
 }

@@ -25,7 +25,8 @@ const PASSED_THROUGH: Record<Exclude<keyof UserAdapter, 'findById'>, true> = {
   getPasswordHash: true,
   toPublicUser: true,
   setPassword: true,
-  createUser: true
+  createUser: true,
+  deleteUser: true
 }
 
 interface Entry<U> {
