@@ -87,7 +87,8 @@ export const ENTRIES: Array<[string, string]> = [
   ['jwt-login/redis', 'lib/redis.ts'],
   ['jwt-login/postgres', 'lib/postgres.ts'],
   ['jwt-login/nodemailer', 'lib/nodemailer.ts'],
-  ['jwt-login/testing', 'lib/testing.ts']
+  ['jwt-login/testing', 'lib/testing.ts'],
+  ['jwt-login/wordpress', 'lib/wordpress.ts']
 ]
 
 export interface EntryExports { values: string[], types: string[] }

@@ -51,7 +51,7 @@ const LAYERS: Layer[] = [
   // Sign-in completion and the token flows shared by every sign-in.
   { name: 'sessions', paths: ['lib/sessions/'] },
   // The feature flows.
-  { name: 'feature flows', paths: ['lib/login/', 'lib/two-factor/', 'lib/reset-password/', 'lib/oauth/', 'lib/passkeys/'] },
+  { name: 'feature flows', paths: ['lib/login/', 'lib/two-factor/', 'lib/reset-password/', 'lib/oauth/', 'lib/passkeys/', 'lib/users/'] },
   // The plugin's HTTP layer.
   { name: 'http', paths: ['lib/http/'], fastify: true },
   // The routes.

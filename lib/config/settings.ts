@@ -21,7 +21,7 @@ type Groups = Resolved<SettingsInput>
  */
 export type Settings = Omit<Groups, 'authCodes' | 'resetPassword' | 'oauth'> & {
   /** Expiry dates parsed (`null`: no expiry). */
-  authCodes: Omit<Groups['authCodes'], 'codes'> & { codes: Array<{ code: string, expiresAt: number | null }> }
+  authCodes: Omit<Groups['authCodes'], 'codes'> & { codes: Array<{ code: string, expiresAt: number | null, role: string | null }> }
   /** The three mail templates gathered. */
   resetPassword: Omit<Groups['resetPassword'], 'mail'> & {
     mail: { siteName: string, templates: MailTemplates, retries: number, retryDelayMs: number }
@@ -74,7 +74,7 @@ function checkKids (keys: ResolvedKey[]): void {
 }
 
 /** The refusals the schema cannot say: a ceiling on a duration, one field against another, an origin the way browsers send it. */
-function checkGroups ({ twoFactor, refresh, resetPassword, cors, passkeys }: Groups): void {
+function checkGroups ({ twoFactor, refresh, resetPassword, cors, passkeys, users }: Groups): void {
   if (twoFactor.interimLifetimeMs > MAX_INTERIM_LIFETIME_MS) throw new JwtLoginSettingsError('twoFactor/interimLifetime', 'must be at most 5 minutes')
   if (refresh.reuseIntervalMs > MAX_REUSE_INTERVAL_MS) throw new JwtLoginSettingsError('refresh/reuseInterval', 'must be at most 5 minutes')
   if (twoFactor.rememberDevice.lifetimeMs > MAX_DEVICE_LIFETIME_MS) throw new JwtLoginSettingsError('twoFactor/rememberDevice/lifetime', 'must be at most 90 days')
@@ -87,6 +87,7 @@ function checkGroups ({ twoFactor, refresh, resetPassword, cors, passkeys }: Gro
   }
   cors.origins.forEach((origin, index) => { checkOrigin(origin, `cors/origins/${index}`) })
   checkPasskeys(passkeys)
+  if (users.delete.recentAuthMs > MAX_RECENT_AUTH_MS) throw new JwtLoginSettingsError('users/delete/recentAuth', 'must be at most 1 day')
   if (refresh.enabled && refresh.cookie.enabled && cors.enabled && cors.origins.length > 0 && !cors.credentials) {
     throw new JwtLoginSettingsError('cors/credentials', 'cookie mode (refresh.cookie.enabled) across origins needs cors.credentials: true, or the browsers send no cookie')
   }
@@ -136,7 +137,7 @@ function checkPasskeys (passkeys: Groups['passkeys']): void {
 function resolveAuthCodes (group: Groups['authCodes']): Settings['authCodes'] {
   return {
     ...group,
-    codes: group.codes.map(c => ({ code: c.code, expiresAt: c.expiresAt === undefined ? null : Date.parse(c.expiresAt) })),
+    codes: group.codes.map(c => ({ code: c.code, expiresAt: c.expiresAt === undefined ? null : Date.parse(c.expiresAt), role: c.role ?? null })),
     requireFor: requireAuthCodeFor(group.requireFor)
   }
 }

@@ -71,6 +71,13 @@ export const errorDefinitions = {
   ERR_JWT_LOGIN_RESET_REQUEST_EMAIL_INVALID: def(96, 400, 'The email is malformed or missing.'),
   ERR_JWT_LOGIN_PASSWORD_POLICY: def(204, 400, 'The new password does not meet the password policy.'),
   ERR_JWT_LOGIN_RESET_INCOMPLETE: def(205, 503, 'The password was not changed, but signed-in sessions may have ended; try the code again.'),
+  ERR_JWT_LOGIN_REGISTER_DISABLED: def(31, 403, 'Register is not allowed.'),
+  ERR_JWT_LOGIN_REGISTER_FIELDS_MISSING: def(35, 400, 'Give an email and a password.'),
+  ERR_JWT_LOGIN_REGISTER_EMAIL_INVALID: def(36, 400, 'The email is malformed, or the email or user_login is longer than 60 characters.'),
+  ERR_JWT_LOGIN_REGISTER_DOMAIN: def(37, 403, 'Users of this email domain may not register.'),
+  ERR_JWT_LOGIN_USER_EXISTS: def(38, 409, 'User already exists.'),
+  ERR_JWT_LOGIN_DELETE_DISABLED: def(39, 403, 'Delete is not enabled.'),
+  ERR_JWT_LOGIN_DELETE_INCOMPLETE: def(226, 503, 'The user was not deleted, but its sessions have ended; sign in and try again.'),
   ERR_JWT_LOGIN_PROVIDER_UNKNOWN: def(69, 400, 'The provider is unknown.'),
   ERR_JWT_LOGIN_PROVIDER_DISABLED: def(70, 403, 'The provider is not enabled.'),
   ERR_JWT_LOGIN_PROVIDER_CODE_MISSING: def(71, 400, 'Give a code or an id_token.'),
@@ -116,9 +123,14 @@ export class JwtLoginError extends Error {
   /** The `WWW-Authenticate` header for answers about a Bearer token (RFC 6750), else `undefined`. */
   readonly wwwAuthenticate: string | undefined
 
-  constructor (code: JwtLoginErrorCode, options: { cause?: unknown, retryAfter?: number } = {}) {
+  /**
+   * `detail` says more than the table's message (which field was malformed),
+   * appended to it: never a value the client sent.
+   */
+  constructor (code: JwtLoginErrorCode, options: { cause?: unknown, retryAfter?: number, detail?: string } = {}) {
     const definition = errorDefinitions[code]
-    super(definition.message, options.cause === undefined ? undefined : { cause: options.cause })
+    const message = options.detail === undefined ? definition.message : `${definition.message.replace(/\.$/, '')}: ${options.detail}.`
+    super(message, options.cause === undefined ? undefined : { cause: options.cause })
     this.name = 'JwtLoginError'
     this.code = code
     this.errorCode = definition.errorCode

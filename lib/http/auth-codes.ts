@@ -1,19 +1,30 @@
 import { safeEqual } from '../core/crypto.js'
 import { JwtLoginError } from '../core/errors.js'
-import type { Settings } from '../config/settings.js'
+
+/** An auth code as the checks need it: its expiry in ms (`null`: none), and the role it registers users with. */
+export interface AuthCodeEntry {
+  code: string
+  expiresAt: number | null
+  role?: string | null
+}
 
 /**
- * Checks an auth code, as `present` read it, against every configured code
- * in constant time: each comparison takes the same time whatever the
- * lengths, and none stops early.
+ * The live code `presented` is, compared in constant time with every
+ * configured code: each comparison takes the same time whatever the
+ * lengths, and none stops early. `undefined` when none matches.
  */
-export function checkAuthCode (presented: string | undefined, codes: Settings['authCodes']['codes'], now: number): void {
-  if (presented === undefined || presented === '') throw new JwtLoginError('ERR_JWT_LOGIN_AUTH_CODE_MISSING')
-  let match = false
+export function matchAuthCode<C extends AuthCodeEntry> (presented: string, codes: readonly C[], now: number): C | undefined {
+  let match: C | undefined
   for (const code of codes) {
     const equal = safeEqual(presented, code.code)
     const live = code.expiresAt === null || code.expiresAt > now
-    match = (equal && live) || match
+    if (equal && live && match === undefined) match = code
   }
-  if (!match) throw new JwtLoginError('ERR_JWT_LOGIN_AUTH_CODE_INVALID')
+  return match
+}
+
+/** Checks an auth code, as `present` read it, against every configured code (`matchAuthCode`). */
+export function checkAuthCode (presented: string | undefined, codes: readonly AuthCodeEntry[], now: number): void {
+  if (presented === undefined || presented === '') throw new JwtLoginError('ERR_JWT_LOGIN_AUTH_CODE_MISSING')
+  if (matchAuthCode(presented, codes, now) === undefined) throw new JwtLoginError('ERR_JWT_LOGIN_AUTH_CODE_INVALID')
 }

@@ -3,10 +3,27 @@ import { envelope, JwtLoginError } from '../core/errors.js'
 import { loggedError } from '../adapters/guard.js'
 import { stateOf, type RequestState } from './gates.js'
 
+/** Where a request's field sits, as the schema check names it. */
+const PLACES: Record<string, string> = { body: 'body field', querystring: 'query parameter', params: 'path parameter', headers: 'header' }
+
+/**
+ * Which field failed the schema check, and how: `body field \`username\`:
+ * expected string`. The schema's own words, never the value sent.
+ */
+export function malformedField (error: FastifyError): string | undefined {
+  const [first] = error.validation ?? []
+  if (first === undefined) return undefined
+  const field = first.instancePath.split('/').filter(part => part !== '').join('.')
+  if (field === '') return undefined
+  const place = PLACES[error.validationContext ?? ''] ?? 'field'
+  const how = first.message ?? 'is not valid'
+  return `${place} \`${field}\`: ${how.charAt(0).toLowerCase()}${how.slice(1)}`
+}
+
 /** Maps anything thrown inside the plugin to a jwt-login error; no client input becomes a 500. */
 export function toJwtLoginError (error: FastifyError | JwtLoginError): JwtLoginError {
   if (error instanceof JwtLoginError) return error
-  if (error.validation !== undefined) return new JwtLoginError('ERR_JWT_LOGIN_BAD_REQUEST', { cause: error })
+  if (error.validation !== undefined) return new JwtLoginError('ERR_JWT_LOGIN_BAD_REQUEST', { cause: error, detail: malformedField(error) })
   const status = error.statusCode ?? 500
   if (status >= 400 && status < 500) return new JwtLoginError('ERR_JWT_LOGIN_BAD_REQUEST', { cause: error })
   return new JwtLoginError('ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', { cause: error })

@@ -9,10 +9,10 @@ import type { Settings } from '../config/settings.js'
 import type { SettingsHolder } from '../config/holder.js'
 
 /** A switch a route needs on, besides `authentication.enabled`. */
-export type Feature = 'validate' | 'refresh' | 'revoke' | 'resetPassword' | 'twoFactor' | 'sessions' | 'passkeys'
+export type Feature = 'validate' | 'refresh' | 'revoke' | 'resetPassword' | 'twoFactor' | 'sessions' | 'passkeys' | 'register' | 'deleteUser'
 
 /** The setting that makes the auth code required on a route. */
-export type AuthCodeRule = 'auth' | 'validate' | 'refresh' | 'revoke' | 'oauth' | 'resetPassword'
+export type AuthCodeRule = 'auth' | 'validate' | 'refresh' | 'revoke' | 'oauth' | 'resetPassword' | 'register' | 'deleteUser'
 
 /**
  * What a route of the plugin declares in `config.jwtLogin`; the gate hook
@@ -78,7 +78,9 @@ const SWITCH_ERRORS = {
   resetPassword: 'ERR_JWT_LOGIN_RESET_DISABLED',
   twoFactor: 'ERR_JWT_LOGIN_TWO_FACTOR_UNAVAILABLE',
   sessions: 'ERR_JWT_LOGIN_SESSIONS_DISABLED',
-  passkeys: 'ERR_JWT_LOGIN_PASSKEYS_DISABLED'
+  passkeys: 'ERR_JWT_LOGIN_PASSKEYS_DISABLED',
+  register: 'ERR_JWT_LOGIN_REGISTER_DISABLED',
+  deleteUser: 'ERR_JWT_LOGIN_DELETE_DISABLED'
 } as const
 
 const TOKEN_MISSING = { access: 'ERR_JWT_LOGIN_JWT_MISSING', interim: 'ERR_JWT_LOGIN_INTERIM_TOKEN_MISSING' } as const
@@ -98,17 +100,23 @@ export function gateErrors (gate: RouteGate): JwtLoginErrorCode[] {
 /** Which ports the host gave: a feature with a port is on only with it. */
 interface PortsGiven { twoFactor: boolean, passkeys: boolean }
 
+/** The `users` group's switches, by feature and auth-code rule. */
+const USERS_GROUP = { register: 'register', deleteUser: 'delete' } as const
+
 function featureOn (settings: Settings, feature: Feature, ports: PortsGiven): boolean {
   if (feature === 'twoFactor' || feature === 'passkeys') return ports[feature] && settings[feature].enabled
+  if (feature === 'register' || feature === 'deleteUser') return settings.users[USERS_GROUP[feature]].enabled
   return settings[feature].enabled
 }
 
 function authCodeRequired (settings: Settings, rule: AuthCodeRule): boolean {
+  if (rule === 'register' || rule === 'deleteUser') return settings.users[USERS_GROUP[rule]].requireAuthCode
   return rule === 'resetPassword' ? settings.resetPassword.requireAuthCode : settings.authCodes.requireFor[rule]
 }
 
 /** The setting `authCodeRequired` reads for `rule`, as the docs name it. */
 export function authCodeSetting (rule: AuthCodeRule): string {
+  if (rule === 'register' || rule === 'deleteUser') return `users.${USERS_GROUP[rule]}.requireAuthCode`
   return rule === 'resetPassword' ? 'resetPassword.requireAuthCode' : `authCodes.requireFor.${rule}`
 }
 

@@ -22,6 +22,7 @@ export const jwtLoginOpenApi = {
     { name: 'openid', description: 'Sign-in with the code or ID token of an OpenID provider.' },
     { name: 'sessions', description: 'A user\'s own sessions and trusted devices: list them, end one, sign out everywhere.' },
     { name: 'passkeys', description: 'A user\'s own passkeys (WebAuthn): enrol one, list, rename and delete them.' },
+    { name: 'users', description: 'Registration and deleting one\'s own user, as Simple JWT Login offers them (both off by default).' },
     { name: 'keys', description: 'The public keys that verify the tokens (asymmetric keys only).' }
   ],
   components: {

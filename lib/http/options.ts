@@ -169,6 +169,12 @@ function checkAdapterFor (settings: Settings, users: UserAdapter): void {
   if (settings.login.allowPasswordHash && typeof users.getPasswordHash !== 'function') {
     throw new JwtLoginSettingsError('login/allowPasswordHash', 'logging in with password_hash needs the user adapter to implement getPasswordHash')
   }
+  if (settings.users.register.enabled && typeof users.createUser !== 'function') {
+    throw new JwtLoginSettingsError('users/register/enabled', 'registering users needs the user adapter to implement createUser')
+  }
+  if (settings.users.delete.enabled && typeof users.deleteUser !== 'function') {
+    throw new JwtLoginSettingsError('users/delete/enabled', 'deleting users needs the user adapter to implement deleteUser')
+  }
   for (const [name, provider] of Object.entries(settings.oauth.providers)) {
     if (provider.enabled && provider.autoRegister && typeof users.createUser !== 'function') {
       throw new JwtLoginSettingsError(`oauth/providers/${name}/autoRegister`, 'registering users needs the user adapter to implement createUser')

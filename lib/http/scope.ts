@@ -85,6 +85,15 @@ function redactRequestLogs (instance: FastifyInstance): void {
   instance.setChildLoggerFactory(factory)
 }
 
+/** Deletes the top-level fields of an object body that are `null` or `''`. */
+function dropEmptyFields (body: unknown): void {
+  if (typeof body !== 'object' || Array.isArray(body)) return
+  const fields = body as Record<string, unknown>
+  for (const name in fields) {
+    if (fields[name] === null || fields[name] === '') Reflect.deleteProperty(fields, name)
+  }
+}
+
 /** Everything of the plugin's encapsulated scope but its routes and gates. */
 export async function setUpScope (instance: FastifyInstance, options: ScopeOptions): Promise<void> {
   redactRequestLogs(instance)
@@ -100,9 +109,12 @@ export async function setUpScope (instance: FastifyInstance, options: ScopeOptio
   })
   // no coercion: an array or a number where a string belongs is a 400, not a string
   instance.setValidatorCompiler(TypeBoxValidatorCompiler)
-  // a POST without a body (the token in a header) validates as an empty object
+  // a POST without a body (the token in a header) validates as an empty object, and a
+  // top-level null or empty string reads as absent, as Simple JWT Login reads it (its
+  // SDK types optional fields `string | null` and sends them)
   instance.addHook('preValidation', (request, _reply, done) => {
     if (request.body === undefined || request.body === null) request.body = {}
+    else dropEmptyFields(request.body)
     done()
   })
   setErrorHandling(instance, bodyFault)

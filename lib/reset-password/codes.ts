@@ -10,19 +10,11 @@ export interface CodeRecord extends KeyedHashes {
   exp: number
 }
 
-const EMAIL = /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/
-const MAX_EMAIL_LENGTH = 254
-
 export const keys = {
   /** One code per user: a new one replaces (and so invalidates) the older one. */
   record: (userId: number | null) => `reset:${userId ?? 'none'}`,
   tries: (recordId: string) => `reset-tries:${recordId}`,
   decoyTries: 'reset-tries:decoy'
-}
-
-/** An email address as both reset routes accept it: one `@`, a dotted domain, at most 254 characters. */
-export function isEmail (value: string): boolean {
-  return value.length <= MAX_EMAIL_LENGTH && EMAIL.test(value)
 }
 
 /** Codes are typed by people: surrounding spaces go, and case does not matter when the alphabet has one case. */

@@ -7,7 +7,8 @@ import { randomToken } from '../core/crypto.js'
 import { errorNumber, JwtLoginError } from '../core/errors.js'
 import { forgetDevices } from '../sessions/devices.js'
 import { claimOnce } from '../store/claim.js'
-import { isEmail, keys, normalizeCode, parseRecord, type CodeRecord } from './codes.js'
+import { isEmail } from '../core/email.js'
+import { keys, normalizeCode, parseRecord, type CodeRecord } from './codes.js'
 
 const COMPLETE_MESSAGE = 'User Password has been changed.'
 /** How far ahead the cutoff of a password change is set while the host changes the password. */

@@ -11,7 +11,8 @@ import { renderMail } from '../mail/templates.js'
 import type { Mailer, MailMessage } from '../mail/types.js'
 import { countInWindow, subjectKey, type Counted } from '../services/limits.js'
 import { claimOnce } from '../store/claim.js'
-import { isEmail, keys, type CodeRecord } from './codes.js'
+import { isEmail } from '../core/email.js'
+import { keys, type CodeRecord } from './codes.js'
 
 const REQUEST_MESSAGE = 'If the email belongs to an account, a reset code has been sent to it.'
 

@@ -9,6 +9,7 @@ import { passkeyRoutes } from './passkeys.js'
 import { resetPasswordRoutes } from './reset-password.js'
 import { sessionRoutes } from './sessions.js'
 import { twoFactorRoutes } from './two-factor.js'
+import { userRoutes } from './users.js'
 
 /** `/jwks` is public and changes only with a restart: caches may keep it this long. */
 const JWKS_CACHE_CONTROL = 'public, max-age=300'
@@ -29,6 +30,7 @@ export function registerRoutes (instance: FastifyInstance, ctx: JwtLoginContext)
   oauthRoutes(app, ctx)
   sessionRoutes(app, ctx)
   passkeyRoutes(app, ctx)
+  userRoutes(app, ctx)
   const jwks = ctx.tokens.jwks()
   if (jwks !== null) {
     // public keys: cacheable, and not counted by the per-IP limit (verifiers fetch them freely)

@@ -25,12 +25,18 @@ export interface JwtLoginEventMap {
   'session.ended': { userId: number, sessionId: string | null, reason: SessionEndReason, kept?: string }
   /** A device was trusted for the second factor, or a trusted device forgotten (`deviceId: null`: all of the user's). */
   'device.trusted': { userId: number, deviceId: string, ip: string }
-  'device.forgotten': { userId: number, deviceId: string | null, reason: 'user' | 'host' | 'sign_out_everywhere' | 'password_reset' | 'limit' | 'second_factor_changed' }
+  'device.forgotten': { userId: number, deviceId: string | null, reason: 'user' | 'host' | 'sign_out_everywhere' | 'password_reset' | 'limit' | 'second_factor_changed' | 'user_deleted' }
   /** A session was ended to keep its user within `sessions.maxPerUser` (also `session.ended` with reason `limit`). */
   'session.evicted': { userId: number, sessionId: string, reason: 'max_per_user' }
   /** A sign-in with the right credentials was refused: the account is over `limits.signInsPerAccount`. */
   'signin.limited': { userId: number, ip: string }
   /** A reset code was asked for; `userId` is `null` when the email has no account (the client cannot tell). */
+  /** A user registered at `POST /users`. */
+  'user.registered': { userId: number, ip: string }
+  /** `POST /users` refused or failed (the gate's refusals too), with the reason's code. */
+  'user.register_failed': { ip: string, reason: string, errorCode: number }
+  /** A user deleted their account at `DELETE /users` (their sessions ended first). */
+  'user.deleted': { userId: number, ip: string }
   'reset.requested': { userId: number | null, ip: string }
   /** The reset mail was accepted by the mailer after `attempts` tries. */
   'reset.code_sent': { userId: number, attempts: number }
@@ -79,7 +85,7 @@ export type JwtLoginEventName = keyof JwtLoginEventMap
  * back-channel logout, the host (`endSession`, `endAllSessions`), or a user
  * gone from the host's store.
  */
-export type SessionEndReason = 'sign_out' | 'sign_out_everywhere' | 'reuse' | 'limit' | 'password_reset' | 'provider_logout' | 'host' | 'user_gone'
+export type SessionEndReason = 'sign_out' | 'sign_out_everywhere' | 'reuse' | 'limit' | 'password_reset' | 'provider_logout' | 'host' | 'user_gone' | 'user_deleted'
 
 /** A typed EventEmitter for the audit events. Listener errors are not the request's concern. */
 export class JwtLoginEvents {

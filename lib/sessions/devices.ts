@@ -51,7 +51,7 @@ export async function deviceStandsIn (ctx: Pick<JwtLoginContext, 'tokens'>, call
 }
 
 /** Forgets every trusted device of a user, for the host after a change of the user's second factor. */
-export async function forgetDevices (ctx: JwtLoginContext, userId: number, reason: 'host' | 'sign_out_everywhere' | 'password_reset'): Promise<void> {
+export async function forgetDevices (ctx: JwtLoginContext, userId: number, reason: 'host' | 'sign_out_everywhere' | 'password_reset' | 'user_deleted'): Promise<void> {
   await ctx.tokens.devices.forgetAll(userId)
   ctx.events.emit('device.forgotten', { userId, deviceId: null, reason })
 }

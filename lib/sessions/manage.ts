@@ -56,7 +56,7 @@ export async function endOwnSession (ctx: JwtLoginContext, settings: Settings, u
  * such as tokens the host signed), but `keep`; then the trusted devices are
  * forgotten and the index keeps `keep` only (tidying, logged on failure).
  */
-export async function endAllSessions (ctx: JwtLoginContext, settings: Settings, userId: number, reason: 'sign_out_everywhere' | 'host', keep?: string): Promise<void> {
+export async function endAllSessions (ctx: JwtLoginContext, settings: Settings, userId: number, reason: 'sign_out_everywhere' | 'host' | 'user_deleted', keep?: string): Promise<void> {
   // ends the sessions started in this very millisecond too (a session starts at its ms)
   const at = ctx.clock() + 1
   const cutoff = await ctx.tokens.revokeUserTokens(settings, userId, at, keep)

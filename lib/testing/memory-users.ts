@@ -1,5 +1,5 @@
 import { randomToken } from '../core/crypto.js'
-import { hashPassword, verifyPasswordHash, type NewProviderUser, type PublicUser, type UserAdapter } from '../adapters/users.js'
+import { hashPassword, verifyPasswordHash, type NewUser, type PublicUser, type UserAdapter } from '../adapters/users.js'
 
 export interface MemoryUser {
   ID: number
@@ -51,15 +51,20 @@ export class MemoryUserAdapter implements UserAdapter<MemoryUser> {
     return user
   }
 
-  /** A user without a usable password: they sign in through their provider. */
-  async createUser (input: NewProviderUser): Promise<MemoryUser> {
+  /** A registered user (`POST /users`), or one without a usable password, who signs in through their provider. */
+  async createUser (input: NewUser): Promise<MemoryUser> {
     return await this.addUser({
       login: input.login,
       email: input.email,
-      password: randomToken(),
+      password: input.password ?? randomToken(),
       displayName: input.displayName,
       roles: [input.role]
     })
+  }
+
+  /** `DELETE /users`: the user is removed (`removeUser`). */
+  async deleteUser (user: MemoryUser): Promise<void> {
+    await this.removeUser(user.ID)
   }
 
   async removeUser (id: number): Promise<void> {

@@ -140,7 +140,11 @@ t.test('aliases are checked at registration', async (t) => {
   ]
   for (const [aliases, path] of cases) {
     const app = Fastify()
-    await t.rejects(app.register(jwtLogin, { users: new MemoryUserAdapter(), aliases: aliases as string[], settings: { tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }] } } }).ready(), { path }, `${JSON.stringify(aliases)} is refused at ${path}`)
+    const registering = async (): Promise<void> => {
+      await app.register(jwtLogin, { users: new MemoryUserAdapter(), aliases: aliases as string[], settings: { tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }] } } })
+      await app.ready()
+    }
+    await t.rejects(registering, { name: 'JwtLoginSettingsError', path }, `${JSON.stringify(aliases)} is refused at ${path}`)
     await app.close()
   }
 })

@@ -291,7 +291,7 @@ t.test('jwtLogin.settings is a frozen view without secrets; the flows still use 
   const view = app.jwtLogin.settings
   t.same(view.tokens.keys, [{ kid: 'signing', privateKey: '[redacted]' }, { kid: 'verify-only', publicKey: rsa.publicKey }], 'kids and public keys stay')
   t.equal(view.tokens.algorithm, 'RS256')
-  t.same(view.authCodes.codes, [{ code: '[redacted]', expiresAt: null }])
+  t.same(view.authCodes.codes, [{ code: '[redacted]', expiresAt: null, role: null }])
   t.equal(view.oauth.providers.idp?.clientSecret, '[redacted]')
   t.equal(view.oauth.providers.idp?.clientId, 'client-1')
   const json = JSON.stringify(view)

@@ -14,7 +14,8 @@ const ENTRIES: Record<string, string> = {
   'jwt-login/redis': 'lib/redis.ts',
   'jwt-login/postgres': 'lib/postgres.ts',
   'jwt-login/nodemailer': 'lib/nodemailer.ts',
-  'jwt-login/testing': 'lib/testing.ts'
+  'jwt-login/testing': 'lib/testing.ts',
+  'jwt-login/wordpress': 'lib/wordpress.ts'
 }
 
 /** The README's rows: entry → documented value and type names. */

@@ -1,7 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto'
 import t from 'tap'
 import { randomCode } from '../../lib/core/crypto.js'
-import { isEmail } from '../../lib/reset-password/codes.js'
+import { isEmail } from '../../lib/core/email.js'
 import { ALICE, testClock } from '../helpers/app.js'
 import { buildResetApp, codeIn, errorOf, NEW_PASSWORD, RESET_URL } from '../helpers/reset.js'
 import { startSmtp, type SmtpPeer } from '../helpers/smtp.js'

@@ -1,0 +1,95 @@
+// `POST /users`: a new user through the adapter's createUser, under the password policy, the domain allow-list and a per-IP count; optionally signed in.
+import type { Call, SignInResult } from '../adapters/second-factor.js'
+import type { PublicUser } from '../adapters/users.js'
+import type { GateAudit, JwtLoginContext } from '../context/context.js'
+import { clientKey } from '../core/client-key.js'
+import { isEmail } from '../core/email.js'
+import { JwtLoginError } from '../core/errors.js'
+import { countInWindow, subjectKey } from '../services/limits.js'
+import { completeSignIn } from '../sessions/sign-in.js'
+
+const CREATED_MESSAGE = 'User was successfully created.'
+/** WordPress's `user_login` column, and Simple JWT Login's limit on it (and on an email used as the login). */
+const MAX_LOGIN_LENGTH = 60
+
+/** `POST /users` as the route read it. */
+export interface RegisterInput {
+  email: string | undefined
+  password: string | undefined
+  userLogin: string | undefined
+  displayName: string | undefined
+  /** The role of the auth code presented, when it matched a code that has one. */
+  codeRole: string | null
+}
+
+export interface Registered {
+  message: string
+  id: number
+  user: PublicUser
+  roles: string[]
+  /** With `users.register.signIn`: the sign-in of the new user. */
+  signIn?: SignInResult
+}
+
+/** The fields present and well formed: an email of an allowed domain, a login of at most 60 characters, a password within the lengths. */
+function checkInput (call: Call, input: RegisterInput): { email: string, login: string, password: string } {
+  const { email, password } = input
+  if (email === undefined || password === undefined) throw new JwtLoginError('ERR_JWT_LOGIN_REGISTER_FIELDS_MISSING')
+  const login = input.userLogin ?? email
+  if (!isEmail(email) || [...login].length > MAX_LOGIN_LENGTH) throw new JwtLoginError('ERR_JWT_LOGIN_REGISTER_EMAIL_INVALID')
+  const { allowedDomains } = call.settings.users.register
+  const domain = email.slice(email.lastIndexOf('@') + 1).toLowerCase()
+  if (allowedDomains.length > 0 && !allowedDomains.some(allowed => allowed.toLowerCase() === domain)) {
+    throw new JwtLoginError('ERR_JWT_LOGIN_REGISTER_DOMAIN')
+  }
+  const length = [...password].length
+  const { minLength, maxLength } = call.settings.resetPassword.password
+  if (length < minLength || length > maxLength) throw new JwtLoginError('ERR_JWT_LOGIN_PASSWORD_POLICY')
+  return { email, login, password }
+}
+
+/**
+ * Registers a user. Order: the fields checked; the attempt counted per
+ * client IP (`users.register.perIp`, every attempt, so the route cannot be
+ * used to test many emails); the host's password policy (with the user to
+ * be, `ID` 0); the email and the login looked up (a taken one answers
+ * 409 / 38: registration cannot hide that an email has an account, see
+ * docs/simple-jwt-login.md); the user created; with `signIn`, signed in as
+ * `POST /auth` would. A failure before `createUser` changes nothing but
+ * the count; a `createUser` failure is 503 and the retry looks up again.
+ */
+export async function registerUser (ctx: JwtLoginContext, call: Call, input: RegisterInput): Promise<Registered> {
+  try {
+    return await register(ctx, call, input)
+  } catch (error) {
+    const failure = error instanceof JwtLoginError ? error : new JwtLoginError('ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', { cause: error })
+    ctx.events.emit('user.register_failed', { ip: call.ip, reason: failure.code, errorCode: failure.errorCode })
+    throw failure
+  }
+}
+
+async function register (ctx: JwtLoginContext, call: Call, input: RegisterInput): Promise<Registered> {
+  const settings = call.settings.users.register
+  const { email, login, password } = checkInput(call, input)
+  const retryAfter = await countInWindow(ctx.store, subjectKey('register:ip', clientKey(call.ip)), settings.perIp)
+  if (retryAfter !== null) throw new JwtLoginError('ERR_JWT_LOGIN_RATE_LIMITED', { retryAfter })
+  const role = input.codeRole ?? settings.defaultRole
+  const displayName = input.displayName ?? login
+  const candidate: PublicUser = { ID: 0, user_login: login, user_email: email, display_name: displayName, roles: [role] }
+  if (ctx.reset.policy !== null && await ctx.reset.policy(password, candidate) !== true) throw new JwtLoginError('ERR_JWT_LOGIN_PASSWORD_POLICY')
+  const [byEmail, byLogin] = await Promise.all([ctx.users.findByEmail(email), ctx.users.findByLogin(login)])
+  if (byEmail !== null || byLogin !== null) throw new JwtLoginError('ERR_JWT_LOGIN_USER_EXISTS')
+  // checked at registration and on every reload: the setting needs the method
+  const createUser = ctx.users.createUser as NonNullable<typeof ctx.users.createUser>
+  const user = await createUser({ email, login, displayName, role, password })
+  const publicUser = ctx.users.toPublicUser(user)
+  ctx.events.emit('user.registered', { userId: publicUser.ID, ip: call.ip })
+  const registered: Registered = { message: CREATED_MESSAGE, id: publicUser.ID, user: publicUser, roles: publicUser.roles }
+  if (!settings.signIn) return registered
+  return { ...registered, signIn: await completeSignIn(ctx, call, user) }
+}
+
+/** A refusal of the route's gate (registration off, the auth code) is a failed registration too. */
+export const auditRegisterGate: GateAudit = (events, call, error) => {
+  events.emit('user.register_failed', { ip: call.ip, reason: error.code, errorCode: error.errorCode })
+}

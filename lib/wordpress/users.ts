@@ -1,0 +1,366 @@
+import { randomBytes } from 'node:crypto'
+import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2/promise'
+import type { NewUser, PublicUser, UserAdapter } from '../adapters/users.js'
+import { requirePeer } from '../core/peer.js'
+import { hashWordPressPassword, verifyWordPressHash, wordPressHashFormat, type WordPressHashFormat, type WordPressHashWrite } from './hashes.js'
+import { parseCapabilities, serializeCapabilities, userLevel } from './roles.js'
+
+const mysql = requirePeer<typeof import('mysql2/promise')>('mysql2/promise', 'jwt-login/wordpress')
+
+/** A WordPress user as the adapter reads it: a row of `<prefix>users` and the roles of its capabilities meta. */
+export interface WordPressUser {
+  ID: number
+  user_login: string
+  user_email: string
+  display_name: string
+  /** The stored hash, in any form WordPress wrote it. */
+  user_pass: string
+  roles: string[]
+}
+
+/** Where the WordPress database is, and how the adapter writes passwords. */
+export interface WordPressUserAdapterOptions {
+  /** A host's mysql2/promise pool (the host closes it), or */
+  pool?: Pool
+  /** a connection URI for a pool the adapter owns and closes in close(). Exactly one of pool and uri. */
+  uri?: string
+  /** WordPress's $table_prefix (default 'wp_'); letters, digits and underscores only (refuse anything else at construction: it is put into SQL). */
+  tablePrefix?: string
+  /** Which hash setPassword, createUser (and upgrades) write (default 'wordpress'); see hashWordPressPassword. */
+  hashes?: WordPressHashWrite
+  /** After a successful sign-in with a hash not in the `hashes` form (phpass, MD5, plain bcrypt, …), rewrite it in that form (default false). */
+  upgradeOnSignIn?: boolean
+}
+
+/** The form `wordPressHashFormat` names for each hash the adapter can write. */
+const WRITTEN_FORMAT: Readonly<Record<WordPressHashWrite, WordPressHashFormat>> = Object.freeze({
+  wordpress: 'wordpress',
+  bcrypt: 'bcrypt',
+  argon2id: 'argon2'
+})
+
+/** A table prefix WordPress accepts: it is put into SQL, so nothing else passes. */
+const TABLE_PREFIX = /^[A-Za-z0-9_]+$/
+
+/** How long createUser waits for another createUser of the same database to finish, in seconds. */
+const CREATE_LOCK_WAIT_SECONDS = 10
+
+/** What a pool the adapter creates gets besides the URI: IDs beyond 2^53 arrive as strings, and a dead server fails fast. */
+const POOL_DEFAULTS = Object.freeze({ supportBigNumbers: true, connectTimeout: 2000, connectionLimit: 10 })
+
+/** The user meta WordPress's wp_insert_user writes for a new user, besides the capabilities and the user level. */
+function defaultMeta (login: string): Array<[string, string]> {
+  return [
+    ['nickname', login],
+    ['first_name', ''],
+    ['last_name', ''],
+    ['description', ''],
+    ['rich_editing', 'true'],
+    ['syntax_highlighting', 'true'],
+    ['comment_shortcuts', 'false'],
+    ['admin_color', 'fresh'],
+    ['use_ssl', '0'],
+    ['show_admin_bar_front', 'true'],
+    ['locale', '']
+  ]
+}
+
+/** A row of a find: the user's columns and the capabilities meta (null when the user has none). */
+interface UserRow extends RowDataPacket {
+  ID: number | string
+  user_login: string
+  user_email: string
+  display_name: string
+  user_pass: string
+  capabilities: string | null
+}
+
+/** The SQL of the adapter for one table prefix; every value is a `?` parameter. */
+interface Statements {
+  findByEmail: string
+  findByLogin: string
+  findById: string
+  upgradeHash: string
+  setPassword: string
+  lock: string
+  unlock: string
+  taken: string
+  nicenameTaken: string
+  insertUser: string
+  insertMeta: string
+  deleteMeta: string
+  deleteUser: string
+}
+
+/** The statements on the tables of `prefix` (already validated). */
+function statementsFor (prefix: string): Statements {
+  const users = `\`${prefix}users\``
+  const usermeta = `\`${prefix}usermeta\``
+  // the row and the capabilities meta in one query; of several meta rows, WordPress reads the first
+  const find = (column: string): string =>
+    `SELECT u.ID, u.user_login, u.user_email, u.display_name, u.user_pass, m.meta_value AS capabilities
+     FROM ${users} u LEFT JOIN ${usermeta} m ON m.user_id = u.ID AND m.meta_key = ?
+     WHERE u.${column} = ? ORDER BY u.ID, m.umeta_id LIMIT 1`
+  // a lock name longer than MySQL's 64 characters is replaced by its SHA-256 (64 hex digits)
+  const lockName = 'IF(CHAR_LENGTH(CONCAT(DATABASE(), \'.\', ?)) > 64, SHA2(CONCAT(DATABASE(), \'.\', ?), 256), CONCAT(DATABASE(), \'.\', ?))'
+  return {
+    findByEmail: find('user_email'),
+    findByLogin: find('user_login'),
+    findById: find('ID'),
+    upgradeHash: `UPDATE ${users} SET user_pass = ? WHERE ID = ? AND user_pass = ?`,
+    setPassword: `UPDATE ${users} SET user_pass = ?, user_activation_key = '' WHERE ID = ?`,
+    lock: `SELECT GET_LOCK(${lockName}, ${CREATE_LOCK_WAIT_SECONDS}) AS locked`,
+    unlock: `SELECT RELEASE_LOCK(${lockName}) AS released`,
+    taken: `SELECT ID FROM ${users} WHERE user_email = ? OR user_login = ? LIMIT 1`,
+    nicenameTaken: `SELECT ID FROM ${users} WHERE user_nicename = ? LIMIT 1`,
+    insertUser: `INSERT INTO ${users}
+      (user_login, user_pass, user_nicename, user_email, user_url, user_registered, user_activation_key, user_status, display_name)
+      VALUES (?, ?, ?, ?, '', ?, '', 0, ?)`,
+    insertMeta: `INSERT INTO ${usermeta} (user_id, meta_key, meta_value) VALUES `,
+    deleteMeta: `DELETE FROM ${usermeta} WHERE user_id = ?`,
+    deleteUser: `DELETE FROM ${users} WHERE ID = ?`
+  }
+}
+
+/** A user ID as a number; an ID past 2^53 cannot be one exactly, so it throws. */
+function userId (value: number | string): number {
+  const id = Number(value)
+  if (!Number.isSafeInteger(id)) throw new Error('a WordPress user ID is beyond the integers JavaScript holds exactly')
+  return id
+}
+
+/** The user_nicename WordPress derives from a login: lower case, anything but a-z, 0-9, _ and - turned into -, at most 50 characters. */
+export function nicenameOf (login: string): string {
+  return login.toLowerCase().replace(/[^a-z0-9_-]/g, '-').slice(0, 50)
+}
+
+/** UTC now as MySQL's DATETIME text, as WordPress writes user_registered. */
+function utcNow (): string {
+  return new Date().toISOString().slice(0, 19).replace('T', ' ')
+}
+
+/** Swallows an error that must not change the outcome (it is retried or moot). */
+function ignore (): void {}
+
+/**
+ * Users of an existing WordPress database (MySQL or MariaDB), for a host
+ * that keeps WordPress running beside it. Reads `<prefix>users` and the
+ * `<prefix>capabilities` user meta; creates users and sets passwords as
+ * WordPress's own wp_insert_user and wp_set_password do, so WordPress keeps
+ * working with every user the plugin creates or changes. Every
+ * statement is parameterised; only the validated table prefix is part of
+ * the SQL text.
+ *
+ * Email and login lookups compare through the columns' collation, which is
+ * case-insensitive in every collation WordPress picks. WordPress does not
+ * make either column unique: of several matching users, the lowest ID wins.
+ *
+ * WordPress caches users in its object cache; with a persistent object cache
+ * (Redis, Memcached) WordPress sees a change made here once its entry expires.
+ */
+export class WordPressUserAdapter implements UserAdapter<WordPressUser> {
+  readonly #pool: Pool
+  readonly #owned: boolean
+  readonly #sql: Statements
+  readonly #capabilitiesKey: string
+  readonly #userLevelKey: string
+  readonly #lockName: string
+  readonly #hashes: WordPressHashWrite
+  readonly #upgradeOnSignIn: boolean
+
+  constructor (options: WordPressUserAdapterOptions) {
+    if ((options.pool === undefined) === (options.uri === undefined)) {
+      throw new Error('WordPressUserAdapter: give exactly one of the options "pool" and "uri"')
+    }
+    const prefix = options.tablePrefix ?? 'wp_'
+    if (!TABLE_PREFIX.test(prefix)) {
+      throw new Error('WordPressUserAdapter: the option "tablePrefix" may hold only letters, digits and underscores')
+    }
+    this.#sql = statementsFor(prefix)
+    this.#capabilitiesKey = `${prefix}capabilities`
+    this.#userLevelKey = `${prefix}user_level`
+    this.#lockName = `${prefix}jwt_login_create_user`
+    this.#hashes = options.hashes ?? 'wordpress'
+    if (!Object.hasOwn(WRITTEN_FORMAT, this.#hashes)) {
+      throw new Error('WordPressUserAdapter: the option "hashes" must be "wordpress", "bcrypt" or "argon2id"')
+    }
+    this.#upgradeOnSignIn = options.upgradeOnSignIn ?? false
+    this.#owned = options.pool === undefined
+    this.#pool = options.pool ?? mysql.createPool({ ...POOL_DEFAULTS, uri: options.uri })
+  }
+
+  /** The user with this email (case-insensitive through the column's collation), the lowest ID of several, or null. */
+  async findByEmail (email: string): Promise<WordPressUser | null> {
+    return await this.#find(this.#sql.findByEmail, email)
+  }
+
+  /** The user with this login (compared as WordPress compares it, through the column's collation), or null. */
+  async findByLogin (login: string): Promise<WordPressUser | null> {
+    return await this.#find(this.#sql.findByLogin, login)
+  }
+
+  /** The user with this ID, or null; an ID that is not a positive whole number is null without a query. */
+  async findById (id: number): Promise<WordPressUser | null> {
+    if (!Number.isSafeInteger(id) || id < 1) return null
+    return await this.#find(this.#sql.findById, id)
+  }
+
+  /**
+   * Whether `password` matches the stored hash, in any form WordPress has
+   * written (see verifyWordPressHash); false, never a throw, for a wrong one.
+   * With `upgradeOnSignIn`, a right password whose hash is not in the
+   * `hashes` form is rehashed in that form, only if the row still holds the
+   * hash just checked, so a concurrent password change wins. An upgrade that
+   * fails does not fail the sign-in: the old hash stays and the next sign-in
+   * tries again.
+   */
+  async verifyPassword (user: WordPressUser, password: string): Promise<boolean> {
+    const hash = user.user_pass
+    if (!await verifyWordPressHash(password, hash)) return false
+    if (this.#upgradeOnSignIn && wordPressHashFormat(hash) !== WRITTEN_FORMAT[this.#hashes]) {
+      await this.#upgradeHash(user, password, hash).catch(ignore)
+    }
+    return true
+  }
+
+  /** The fields a client may see: never the hash. */
+  toPublicUser (user: WordPressUser): PublicUser {
+    return {
+      ID: user.ID,
+      user_login: user.user_login,
+      user_email: user.user_email,
+      display_name: user.display_name,
+      roles: [...user.roles]
+    }
+  }
+
+  /**
+   * Stores a hash of `newPassword` in the `hashes` form and clears the
+   * user's activation key (a pending WordPress reset link), as WordPress's
+   * wp_set_password does. Throws when the user's row is gone.
+   */
+  async setPassword (user: WordPressUser, newPassword: string): Promise<void> {
+    const hash = await hashWordPressPassword(newPassword, this.#hashes)
+    const [result] = await this.#pool.execute<ResultSetHeader>(this.#sql.setPassword, [hash, user.ID])
+    if (result.affectedRows === 0) throw new Error(`WordPress user ${user.ID} no longer exists; the password was not changed`)
+    user.user_pass = hash
+  }
+
+  /**
+   * Creates a user as WordPress's wp_insert_user does: the row (a
+   * user_nicename made unique with a -2, -3… suffix, user_registered in UTC)
+   * and the user meta WordPress writes, the role among them. Without
+   * `password` the stored hash is of a random token nobody knows. One
+   * transaction on one connection, and createUser calls of every adapter on
+   * this database take turns under a named lock (GET_LOCK), so two of them
+   * cannot create one email or login twice; a wait for the lock of more than
+   * 10 s throws. WordPress itself does not take that lock.
+   */
+  async createUser (input: NewUser): Promise<WordPressUser> {
+    const hash = await hashWordPressPassword(input.password ?? randomBytes(32).toString('base64url'), this.#hashes)
+    const lockName = [this.#lockName, this.#lockName, this.#lockName]
+    const connection = await this.#pool.getConnection()
+    try {
+      const [[lock]] = await connection.execute<RowDataPacket[]>(this.#sql.lock, lockName)
+      if (lock?.locked !== 1) throw new Error('WordPressUserAdapter: timed out waiting for another createUser on this database')
+      try {
+        return await this.#transaction(connection, async () => await this.#insertUser(connection, input, hash))
+      } finally {
+        await connection.execute(this.#sql.unlock, lockName)
+      }
+    } finally {
+      connection.release()
+    }
+  }
+
+  /**
+   * Deletes the user's row and all their user meta, in one transaction.
+   * Their posts, comments and links stay: reassigning or deleting content
+   * is WordPress's to do. A user already gone resolves.
+   */
+  async deleteUser (user: WordPressUser): Promise<void> {
+    const connection = await this.#pool.getConnection()
+    try {
+      await this.#transaction(connection, async () => {
+        await connection.execute(this.#sql.deleteMeta, [user.ID])
+        await connection.execute(this.#sql.deleteUser, [user.ID])
+      })
+    } finally {
+      connection.release()
+    }
+  }
+
+  /** Ends the pool when the adapter created it (from `uri`); a host's pool stays open. */
+  async close (): Promise<void> {
+    if (this.#owned) await this.#pool.end()
+  }
+
+  /** The first user a find statement matches, with their roles, or null. */
+  async #find (sql: string, value: string | number): Promise<WordPressUser | null> {
+    const [rows] = await this.#pool.execute<UserRow[]>(sql, [this.#capabilitiesKey, value])
+    const row = rows[0]
+    if (row === undefined) return null
+    const ID = userId(row.ID)
+    return {
+      ID,
+      user_login: row.user_login,
+      user_email: row.user_email,
+      display_name: row.display_name,
+      user_pass: row.user_pass,
+      roles: parseCapabilities(row.capabilities, ID, this.#capabilitiesKey)
+    }
+  }
+
+  /** Rewrites the hash in the `hashes` form if the row still holds `hash`. */
+  async #upgradeHash (user: WordPressUser, password: string, hash: string): Promise<void> {
+    const next = await hashWordPressPassword(password, this.#hashes)
+    const [result] = await this.#pool.execute<ResultSetHeader>(this.#sql.upgradeHash, [next, user.ID, hash])
+    if (result.affectedRows === 1) user.user_pass = next
+  }
+
+  /** Runs `work` in a transaction on `connection`: committed when it resolves, rolled back when anything throws. */
+  async #transaction<T> (connection: PoolConnection, work: () => Promise<T>): Promise<T> {
+    await connection.beginTransaction()
+    try {
+      const result = await work()
+      await connection.commit()
+      return result
+    } catch (error) {
+      // a connection that failed may fail the rollback too; the server rolls back when it closes
+      await connection.rollback().catch(ignore)
+      throw error
+    }
+  }
+
+  /** Inserts the row and the meta of a new user (under the lock, in the transaction). */
+  async #insertUser (connection: PoolConnection, input: NewUser, hash: string): Promise<WordPressUser> {
+    const [taken] = await connection.execute<RowDataPacket[]>(this.#sql.taken, [input.email, input.login])
+    if (taken.length > 0) throw new Error('a user with this email or login exists')
+    const nicename = await this.#freeNicename(connection, nicenameOf(input.login))
+    const [inserted] = await connection.execute<ResultSetHeader>(this.#sql.insertUser, [
+      input.login, hash, nicename, input.email, utcNow(), input.displayName
+    ])
+    const ID = inserted.insertId
+    const meta: Array<[string, string]> = [
+      ...defaultMeta(input.login),
+      [this.#capabilitiesKey, serializeCapabilities([input.role])],
+      [this.#userLevelKey, String(userLevel([input.role]))]
+    ]
+    await connection.execute(
+      this.#sql.insertMeta + meta.map(() => '(?, ?, ?)').join(', '),
+      meta.flatMap(([key, value]) => [ID, key, value])
+    )
+    return { ID, user_login: input.login, user_email: input.email, display_name: input.displayName, user_pass: hash, roles: [input.role] }
+  }
+
+  /** `nicename`, or, when another user has it, the first free of nicename-2, nicename-3… (each at most 50 characters), as WordPress picks. */
+  async #freeNicename (connection: PoolConnection, nicename: string): Promise<string> {
+    const taken = async (candidate: string): Promise<boolean> =>
+      (await connection.execute<RowDataPacket[]>(this.#sql.nicenameTaken, [candidate]))[0].length > 0
+    let candidate = nicename
+    for (let suffix = 2; await taken(candidate); suffix++) {
+      candidate = `${nicename.slice(0, 49 - String(suffix).length)}-${suffix}`
+    }
+    return candidate
+  }
+}
