@@ -78,6 +78,7 @@ export const errorDefinitions = {
   ERR_JWT_LOGIN_USER_EXISTS: def(38, 409, 'User already exists.'),
   ERR_JWT_LOGIN_DELETE_DISABLED: def(39, 403, 'Delete is not enabled.'),
   ERR_JWT_LOGIN_DELETE_INCOMPLETE: def(226, 503, 'The user was not deleted, but its sessions have ended; sign in and try again.'),
+  ERR_JWT_LOGIN_REGISTER_SIGN_IN_FAILED: def(227, 503, 'The user was created, but could not be signed in; sign in with its password.'),
   ERR_JWT_LOGIN_PROVIDER_UNKNOWN: def(69, 400, 'The provider is unknown.'),
   ERR_JWT_LOGIN_PROVIDER_DISABLED: def(70, 403, 'The provider is not enabled.'),
   ERR_JWT_LOGIN_PROVIDER_CODE_MISSING: def(71, 400, 'Give a code or an id_token.'),

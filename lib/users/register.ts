@@ -57,6 +57,8 @@ function checkInput (call: Call, input: RegisterInput): { email: string, login: 
  * docs/simple-jwt-login.md); the user created; with `signIn`, signed in as
  * `POST /auth` would. A failure before `createUser` changes nothing but
  * the count; a `createUser` failure is 503 and the retry looks up again.
+ * A sign-in that fails after the user was created answers 503 / 227: the
+ * user exists (a retry answers 38), and `POST /auth` signs it in.
  */
 export async function registerUser (ctx: JwtLoginContext, call: Call, input: RegisterInput): Promise<Registered> {
   try {
@@ -86,7 +88,11 @@ async function register (ctx: JwtLoginContext, call: Call, input: RegisterInput)
   ctx.events.emit('user.registered', { userId: publicUser.ID, ip: call.ip })
   const registered: Registered = { message: CREATED_MESSAGE, id: publicUser.ID, user: publicUser, roles: publicUser.roles }
   if (!settings.signIn) return registered
-  return { ...registered, signIn: await completeSignIn(ctx, call, user) }
+  try {
+    return { ...registered, signIn: await completeSignIn(ctx, call, user) }
+  } catch (error) {
+    throw new JwtLoginError('ERR_JWT_LOGIN_REGISTER_SIGN_IN_FAILED', { cause: error })
+  }
 }
 
 /** A refusal of the route's gate (registration off, the auth code) is a failed registration too. */

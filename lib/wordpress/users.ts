@@ -8,6 +8,9 @@ import { parseCapabilities, serializeCapabilities, userLevel } from './roles.js'
 const mysql = requirePeer<typeof import('mysql2/promise')>('mysql2/promise', 'jwt-login/wordpress')
 
 /** A WordPress user as the adapter reads it: a row of `<prefix>users` and the roles of its capabilities meta. */
+/** What bcrypt reads of a password. */
+const BCRYPT_MAX_BYTES = 72
+
 export interface WordPressUser {
   ID: number
   user_login: string
@@ -212,12 +215,16 @@ export class WordPressUserAdapter implements UserAdapter<WordPressUser> {
    * `hashes` form is rehashed in that form, only if the row still holds the
    * hash just checked, so a concurrent password change wins. An upgrade that
    * fails does not fail the sign-in: the old hash stays and the next sign-in
-   * tries again.
+   * tries again. A plain bcrypt hash reads only the first 72 bytes of a
+   * password, up to a NUL: a longer password (or one with a NUL) may differ
+   * from the one it was made of, so it is not rehashed from.
    */
   async verifyPassword (user: WordPressUser, password: string): Promise<boolean> {
     const hash = user.user_pass
     if (!await verifyWordPressHash(password, hash)) return false
-    if (this.#upgradeOnSignIn && wordPressHashFormat(hash) !== WRITTEN_FORMAT[this.#hashes]) {
+    const format = wordPressHashFormat(hash)
+    const exact = format !== 'bcrypt' || (Buffer.byteLength(password) <= BCRYPT_MAX_BYTES && !password.includes('\0'))
+    if (this.#upgradeOnSignIn && exact && format !== WRITTEN_FORMAT[this.#hashes]) {
       await this.#upgradeHash(user, password, hash).catch(ignore)
     }
     return true

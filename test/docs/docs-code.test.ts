@@ -24,7 +24,8 @@ const OPTIONS: ts.CompilerOptions = {
     'jwt-login/redis': ['lib/redis.ts'],
     'jwt-login/postgres': ['lib/postgres.ts'],
     'jwt-login/nodemailer': ['lib/nodemailer.ts'],
-    'jwt-login/testing': ['lib/testing.ts']
+    'jwt-login/testing': ['lib/testing.ts'],
+    'jwt-login/wordpress': ['lib/wordpress.ts']
   }
 }
 

@@ -50,7 +50,7 @@ const PAST_REUSE_INTERVAL_MS = 31_000
  * port's `create` and `recordUse` are among them: a host that stored the new passkey (or the use) and then
  * threw leaves it stored under a 503.
  */
-const ADAPTER_WRITES = new Set(['setPassword', 'consumeBackupCode', 'createUser', 'create', 'recordUse'])
+const ADAPTER_WRITES = new Set(['setPassword', 'consumeBackupCode', 'createUser', 'deleteUser', 'create', 'recordUse'])
 const MANY = { max: 1_000_000 }
 
 /** Settings that keep every counter from triggering, refresh on. */
@@ -253,7 +253,9 @@ function expect (t: Test, res: Response, status: number, code: number | null, wh
 /**
  * Invariant 1: a 2xx, or the error envelope with 503 / 201 — or 503 / 205 on
  * `PUT /user/reset_password`, which says the password did not change but the
- * user's sessions may have ended.
+ * user's sessions may have ended; 503 / 226 on `DELETE /users`, which says
+ * the user was not deleted but its sessions have ended; 503 / 227 on
+ * `POST /users`, which says the user was created but not signed in.
  */
 function checkAnswer (t: Test, res: Response, info: FaultInfo): void {
   if (ok(res)) return
@@ -264,7 +266,7 @@ function checkAnswer (t: Test, res: Response, info: FaultInfo): void {
     body = res.body
   }
   t.match(body, { success: false, data: { message: String, errorCode: Number } }, `the answer is the error envelope [${where(info)}]`)
-  const code = res.statusCode === 503 && errorCodeOf(res) === 205 ? 205 : 201
+  const code = res.statusCode === 503 && [205, 226, 227].includes(errorCodeOf(res) ?? 0) ? errorCodeOf(res) as number : 201
   expect(t, res, 503, code, 'a failed dependency answers 503 / 201 (never a 500)', info)
 }
 
@@ -457,6 +459,72 @@ function coreFlows (rig: Rig, user: { email: string }): Array<Flow<any>> {
   }
 
   return [loginFlow, validateFlow, revokeFlow, refreshFlow]
+}
+
+// ---- flows: users (register, delete) -------------------------------------------
+
+const registerUser = async (app: FastifyInstance, email: string): Promise<Response> => noted(await app.inject({ method: 'POST', url: `${PREFIX}/users`, payload: { email, password: PASSWORD } }))
+const deleteUser = async (app: FastifyInstance, jwt: string): Promise<Response> => await app.inject({ method: 'DELETE', url: `${PREFIX}/users`, headers: bearer(jwt) })
+
+function userFlows (rig: Rig): Array<Flow<any>> {
+  const { app, users } = rig
+  let serial = 0
+
+  const registerFlow: Flow<{ email: string }> = {
+    name: 'register',
+    rig,
+    setup: async () => ({ email: `registered${++serial}@example.com` }),
+    act: async (c) => await registerUser(app, c.email),
+    check: async (t, c, res, info) => {
+      let answer = res
+      if (!ok(res)) {
+        // a host that created the user and then failed (an `after` fault), or a sign-in that failed after
+        // the creation (503 / 227), leaves the user created: the retry finds it, and the password signs in
+        answer = await registerUser(app, c.email)
+        const got = `${answer.statusCode}/${String(errorCodeOf(answer))}`
+        const created = errorCodeOf(res) === 227 || (info.layer === 'adapter' && info.mode === 'after' && info.call?.method === 'createUser')
+        if (!t.equal(got, created ? '409/38' : '200/undefined', `a retry of a failed registration [${where(info)}]`, { body: answer.body.slice(0, 300) })) return
+      }
+      const user = await users.findByEmail(c.email)
+      if (!t.ok(user, `the user exists once [${where(info)}]`) || user === null) return
+      if (ok(answer)) {
+        t.equal(dataOf(answer).id, user.ID, `the answer names the registered user [${where(info)}]`)
+        expect(t, await validate(app, dataOf(answer).jwt), 200, null, "the new user's token validates", info)
+      }
+      expect(t, await login(app, c.email, PASSWORD), 200, null, 'the new user signs in with the password', info)
+      expect(t, await registerUser(app, c.email), 409, 38, 'a second registration of the email is refused', info)
+    }
+  }
+
+  const deleteFlow: Flow<Session & { email: string }> = {
+    name: 'delete',
+    rig,
+    setup: async () => {
+      const email = `leaving${++serial}@example.com`
+      await users.addUser({ login: `leaving${serial}`, email, password: PASSWORD })
+      return { ...await session(rig, email), email }
+    },
+    act: async (c) => await deleteUser(app, c.jwt),
+    check: async (t, c, res, info) => {
+      if (!ok(res)) {
+        const retry = await deleteUser(app, c.jwt)
+        const answer = `${retry.statusCode}/${String(errorCodeOf(retry))}`
+        if (retry.statusCode !== 200) {
+          // the sessions ended before the failure: the client signs in again and deletes (a host that
+          // deleted the user and then failed, an `after` fault, has nothing left to delete)
+          t.equal(answer, '401/55', `a retry with the same token answers 200 or 401/55 [${where(info)}]`, { calls: info.log.split('\n') })
+          if (await users.findByEmail(c.email) !== null) {
+            expect(t, await deleteUser(app, dataOf<Session>(await setupLogin(rig, c.email)).jwt), 200, null, 'after a new sign-in the deletion goes through', info)
+          }
+        }
+      }
+      t.equal(await users.findByEmail(c.email), null, `the user is gone [${where(info)}]`)
+      expect(t, await validate(app, c.jwt), 401, 55, "the deleted user's token is refused", info)
+      expect(t, await refresh(app, c.refresh_token), 401, 51, "the deleted user's refresh token no longer refreshes", info)
+    }
+  }
+
+  return [registerFlow, deleteFlow]
 }
 
 // ---- flows: two-factor --------------------------------------------------------
@@ -1194,6 +1262,13 @@ export function faultSuite (stores: readonly StoreName[]): void {
         }, ({ mailer }) => ({ mailer }))
         const user = await rig.users.addUser({ login: 'reset', email: 'reset@example.com', password: PASSWORD })
         for (const flow of resetFlows(rig, { email: user.user_email })) {
+          await t.test(`${store} ${flow.name}`, async (t) => { await runFlow(t, flow) })
+        }
+      })
+
+      await t.test(`${store} users`, async (t) => {
+        const rig = await buildRig(t, store, 'users', { users: { register: { enabled: true, signIn: true, perIp: MANY }, delete: { enabled: true } } })
+        for (const flow of userFlows(rig)) {
           await t.test(`${store} ${flow.name}`, async (t) => { await runFlow(t, flow) })
         }
       })

@@ -210,6 +210,25 @@ t.test('upgradeOnSignIn rewrites an old hash in the configured form', async (t) 
   }
 })
 
+t.test('a plain bcrypt hash is not rehashed from a password bcrypt reads only in part', async (t) => {
+  const db = await createWordPressDb(t)
+  const adapter = adapterOn(db, { upgradeOnSignIn: true, hashes: 'argon2id' })
+  // bcrypt reads 72 bytes: a longer password that shares them signs in, but is not the password the hash was made of
+  const long = fixtures.find(entry => entry.format === 'bcrypt' && Buffer.byteLength(entry.password) > 72) as HashFixture
+  const longId = await db.insertUser({ login: 'long', email: 'long@example.com', pass: long.hash })
+  t.equal(await adapter.verifyPassword(await mustFind(adapter, longId), long.password), true, 'the long password signs in')
+  t.equal((await db.readUser(longId))?.user_pass, long.hash, 'and the hash stays: an argon2id of it would refuse the password as first set')
+  const nul = await db.insertUser({ login: 'nul', email: 'nul@example.com', pass: fixture('bcrypt').hash })
+  const withNul = `${fixture('bcrypt').password}\0tail`
+  if (await adapter.verifyPassword(await mustFind(adapter, nul), withNul)) {
+    t.equal((await db.readUser(nul))?.user_pass, fixture('bcrypt').hash, 'a password with a NUL is not rehashed from either')
+  }
+  const exact = fixture('bcrypt')
+  const exactId = await db.insertUser({ login: 'exact', email: 'exact@example.com', pass: exact.hash })
+  t.equal(await adapter.verifyPassword(await mustFind(adapter, exactId), exact.password), true)
+  t.equal(wordPressHashFormat((await db.readUser(exactId))?.user_pass ?? ''), 'argon2', 'a short password without a NUL is rehashed')
+})
+
 t.test('an upgrade loses to a concurrent password change and never fails the sign-in', async (t) => {
   const db = await createWordPressDb(t)
   const { password, hash } = fixture('phpass')
