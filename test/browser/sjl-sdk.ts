@@ -15,6 +15,11 @@
  * calls) and `http://localhost:<other port>` (the same site, so the cookie
  * goes along: the API must refuse it on its `Origin`).
  *
+ * The API has the alias `/wp-json/simple-jwt-login/v1`, so the SDK's default
+ * namespace (`/?rest_route=/simple-jwt-login/v1/…`) reaches it: the sign-ins
+ * and the register and delete calls use it, the other calls name
+ * `/jwt-login/v1`.
+ *
  * The SDK is bundled for the page at run time with esbuild (no CDN). It
  * sends every call as a synchronous XHR when given a callback, and never
  * sets `withCredentials`: a page using the refresh cookie must set it itself,
@@ -37,8 +42,12 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
 const TIMEOUT = 30_000
 const NAMESPACE = '/jwt-login/v1'
+/** The SDK's default namespace (`/simple-jwt-login/v1`): the page passes `''`, and the SDK keeps its default. */
+const SDK_DEFAULT = ''
+const ALIAS = '/wp-json/simple-jwt-login/v1'
 const REFRESH_COOKIE = '__Host-jwt-login-refresh'
 const USER = { login: 'sam', email: 'sam@example.test', password: 'first passphrase of sam', roles: ['editor'] }
+const NEWCOMER = { email: 'newcomer@example.test', password: 'passphrase of the newcomer' }
 const NEW_PASSWORD = 'second passphrase of sam'
 const SECRET = 'browser-test-secret-that-is-at-least-32-bytes'
 
@@ -108,7 +117,9 @@ window.jl = (() => {
 const PAGE_HTML = '<!doctype html><meta charset="utf-8"><title>SJL SDK</title><script src="/sdk.js"></script><script src="/page.js"></script>'
 
 type Fields = Record<string, string>
-type SdkMethod = 'authenticate' | 'validateToken' | 'refreshToken' | 'revokeToken' | 'resetPassword' | 'changePassword'
+/** An SDK call's parameters: its interfaces type the fields a caller leaves out as `null`. */
+type Params = Record<string, string | null>
+type SdkMethod = 'authenticate' | 'validateToken' | 'refreshToken' | 'revokeToken' | 'resetPassword' | 'changePassword' | 'registerUser' | 'deleteUser'
 
 /** One call's outcome as the page saw it. */
 interface Answer {
@@ -120,7 +131,7 @@ interface Answer {
 
 /** What PAGE_SCRIPT puts on `window.jl`. */
 interface PageHelpers {
-  sdk: (api: string, namespace: string, method: SdkMethod, params: Fields) => Answer
+  sdk: (api: string, namespace: string, method: SdkMethod, params: Params) => Answer
   raw: (method: string, url: string, headers: Fields, body: string | null) => Promise<Answer>
   setCredentials: (on: boolean) => void
   cookies: () => string
@@ -188,12 +199,13 @@ async function startPageServer (sdk: string): Promise<Server> {
   return server
 }
 
-/** The settings the API reads on each reload: the page's origin allowed with credentials, reset on, refresh in the body or the cookie. */
+/** The settings the API reads on each reload: the page's origin allowed with credentials, reset, register and delete on, refresh in the body or the cookie. */
 function settingsFor (pageOrigin: string, cookie: boolean, requestsPerIp = 300): SettingsInput {
   return {
     tokens: { keys: [{ kid: 'k1', secret: SECRET }] },
     refresh: { enabled: true, cookie: { enabled: cookie, sameSite: 'strict' } },
     resetPassword: { enabled: true },
+    users: { register: { enabled: true, signIn: true }, delete: { enabled: true } },
     cors: { enabled: true, origins: [pageOrigin], credentials: true },
     limits: { requestsPerIp: { max: requestsPerIp, window: '1m' } }
   }
@@ -212,13 +224,14 @@ interface Served {
 
 interface Api {
   app: FastifyInstance
+  users: MemoryUserAdapter
   mail: MailBox
   served: Served[]
   /** Switches the settings and reloads them now. */
   use: (settings: SettingsInput) => Promise<void>
 }
 
-/** The API host: Fastify with the plugin on memory users (one seeded), settings from an async source so each mode is a reload. */
+/** The API host: Fastify with the plugin on memory users (one seeded) and the alias, settings from an async source so each mode is a reload. */
 async function startApi (initial: SettingsInput): Promise<Api> {
   let current = initial
   const users = new MemoryUserAdapter()
@@ -230,13 +243,13 @@ async function startApi (initial: SettingsInput): Promise<Api> {
     served.push({ method: request.method, origin: request.headers.origin, cookie: request.headers.cookie?.includes(`${REFRESH_COOKIE}=`) === true, status: reply.statusCode, allowOrigin: reply.getHeader('access-control-allow-origin'), body: payload })
     return payload
   })
-  await app.register(jwtLogin, { users, mailer: mail, settings: async () => current })
+  await app.register(jwtLogin, { users, mailer: mail, aliases: [ALIAS], settings: async () => current })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const use = async (settings: SettingsInput): Promise<void> => {
     current = settings
     await app.jwtLogin.reloadSettings()
   }
-  return { app, mail, served, use }
+  return { app, users, mail, served, use }
 }
 
 function portOf (server: { address: () => AddressInfo | string | null }): number {
@@ -247,8 +260,9 @@ function portOf (server: { address: () => AddressInfo | string | null }): number
 class Browserside {
   constructor (readonly page: Page, readonly api: string) {}
 
-  async sdk (method: SdkMethod, params: Fields): Promise<Answer> {
-    return await this.page.evaluate(([api, namespace, name, fields]) => (globalThis as unknown as { jl: PageHelpers }).jl.sdk(api, namespace, name, fields), [this.api, NAMESPACE, method, params] as const)
+  /** One SDK call, under `/jwt-login/v1` unless told `namespace` (`SDK_DEFAULT`: the SDK's own). */
+  async sdk (method: SdkMethod, params: Params, namespace = NAMESPACE): Promise<Answer> {
+    return await this.page.evaluate(([api, name, verb, fields]) => (globalThis as unknown as { jl: PageHelpers }).jl.sdk(api, name, verb, fields), [this.api, namespace, method, params] as const)
   }
 
   /** A bare XHR; a `Fields` body is sent as JSON, a string as it is. */
@@ -280,9 +294,9 @@ function isJwt (value: unknown): value is string {
 
 /** Bearer mode (refresh token in the body): login, validate both ways, refresh, revoke. */
 async function bearerFlow (t: Checks, side: Browserside): Promise<void> {
-  const login = await side.sdk('authenticate', { email: USER.email, password: USER.password })
+  const login = await side.sdk('authenticate', { email: USER.email, username: null, password: USER.password, password_hash: null }, SDK_DEFAULT)
   const { jwt, refresh_token: refreshToken } = dataOf(login)
-  t.check('bearer: SDK authenticate (POST /?rest_route=…/auth) answers a jwt and a refresh_token', login.status === 200 && isJwt(jwt) && typeof refreshToken === 'string', login)
+  t.check('bearer: SDK authenticate (POST /?rest_route=/simple-jwt-login/v1/auth, username and password_hash null) answers a jwt and a refresh_token', login.status === 200 && isJwt(jwt) && typeof refreshToken === 'string', login)
   const valid = await side.sdk('validateToken', { JWT: String(jwt) })
   const user = dataOf(valid).user as { user_email?: string } | undefined
   const roles = dataOf(valid).roles
@@ -306,8 +320,29 @@ async function resetFlow (t: Checks, side: Browserside, mail: MailBox): Promise<
   const code = await mail.nextCode(before)
   const changed = await side.sdk('changePassword', { email: USER.email, code, new_password: NEW_PASSWORD })
   t.check('reset: SDK changePassword (PUT, preflighted) with the mailed code succeeds', changed.status === 200 && changed.body?.success === true, changed)
-  const login = await side.sdk('authenticate', { email: USER.email, password: NEW_PASSWORD })
+  const login = await side.sdk('authenticate', { email: USER.email, username: null, password: NEW_PASSWORD, password_hash: null }, SDK_DEFAULT)
   t.check('reset: SDK authenticate with the new password answers a jwt', login.status === 200 && isJwt(dataOf(login).jwt), login)
+}
+
+/**
+ * Register and delete through the SDK's default namespace (register answers
+ * the new user's JWT: `users.register.signIn`), and a sign-in by the alias path.
+ */
+async function usersFlow (t: Checks, side: Browserside, users: MemoryUserAdapter): Promise<void> {
+  const profile = { user_login: null, user_nicename: null, display_name: null, nickname: null, first_name: null, last_name: null, locale: null }
+  const registered = await side.sdk('registerUser', { email: NEWCOMER.email, password: NEWCOMER.password, ...profile }, SDK_DEFAULT)
+  const jwt = dataOf(registered).jwt
+  const user = dataOf(registered).user as { user_email?: string } | undefined
+  t.check('users: SDK registerUser (POST /?rest_route=/simple-jwt-login/v1/users, profile fields null) answers the new user and its jwt', registered.status === 200 && user?.user_email === NEWCOMER.email && isJwt(jwt), registered)
+  const login = await side.sdk('authenticate', { email: NEWCOMER.email, username: null, password: NEWCOMER.password, password_hash: null }, SDK_DEFAULT)
+  t.check('users: the new user signs in with SDK authenticate and the password it registered with', login.status === 200 && isJwt(dataOf(login).jwt), login)
+  const byPath = await side.raw('POST', `${ALIAS}/auth`, { 'Content-Type': 'application/json' }, { email: NEWCOMER.email, password: NEWCOMER.password })
+  t.check(`users: a bare XHR to POST ${ALIAS}/auth (the alias path, preflighted) answers a jwt`, byPath.status === 200 && isJwt(dataOf(byPath).jwt), byPath)
+  const deleted = await side.sdk('deleteUser', { JWT: String(jwt) }, SDK_DEFAULT)
+  const gone = await users.findByEmail(NEWCOMER.email) === null
+  t.check('users: SDK deleteUser (DELETE /?rest_route=/simple-jwt-login/v1/users, preflighted) with the new user\'s own jwt succeeds, and the user is gone', deleted.status === 200 && deleted.body?.success === true && gone, { deleted, gone })
+  const after = await side.sdk('validateToken', { JWT: String(jwt) })
+  t.check('users: the deleted user\'s jwt then fails SDK validateToken with 401', after.status === 401 && after.body?.success === false, after)
 }
 
 /** The refresh cookie as Chromium stores it for the API, or `undefined`. */
@@ -317,7 +352,7 @@ async function refreshCookie (context: BrowserContext, api: string): Promise<Coo
 
 /** Cookie mode, sign-in and refresh: the body has the CSRF token, the cookie the refresh token, out of the page's reach. */
 async function cookieSignIn (t: Checks, side: Browserside, context: BrowserContext, tokens: Set<string>): Promise<{ jwt: string, csrf: string }> {
-  const login = await side.sdk('authenticate', { email: USER.email, password: NEW_PASSWORD })
+  const login = await side.sdk('authenticate', { email: USER.email, username: null, password: NEW_PASSWORD, password_hash: null }, SDK_DEFAULT)
   const data = dataOf(login)
   t.check('cookie: SDK authenticate answers jwt and csrf_token and no refresh_token', login.status === 200 && isJwt(data.jwt) && typeof data.csrf_token === 'string' && !('refresh_token' in data), login)
   const cookie = await refreshCookie(context, side.api)
@@ -351,7 +386,7 @@ async function cookieSignOut (t: Checks, side: Browserside, context: BrowserCont
   const after = await side.sdk('refreshToken', { csrf_token: 'anything' })
   t.check('cookie: SDK refreshToken after the revoke is refused (400 errorCode 51: no cookie)', after.status === 400 && dataOf(after).errorCode === 51, after)
 
-  const login = await side.sdk('authenticate', { email: USER.email, password: NEW_PASSWORD })
+  const login = await side.sdk('authenticate', { email: USER.email, username: null, password: NEW_PASSWORD, password_hash: null }, SDK_DEFAULT)
   const cookie = await refreshCookie(context, side.api)
   if (cookie !== undefined) tokens.add(cookie.value)
   const noCsrf = await side.sdk('revokeToken', {})
@@ -400,7 +435,7 @@ async function disallowedOrigin (t: Checks, context: BrowserContext, pageUrl: st
   try {
     await page.goto(pageUrl)
     const side = new Browserside(page, apiBase)
-    const login = await side.sdk('authenticate', { email: USER.email, password: NEW_PASSWORD })
+    const login = await side.sdk('authenticate', { email: USER.email, username: null, password: NEW_PASSWORD, password_hash: null }, SDK_DEFAULT)
     // the SDK's synchronous XHR throws a NetworkError from send(): its callback is never called
     t.check(`cors: from ${origin} (not allowed) the SDK call is blocked by the browser (status 0, the SDK method throws)`, login.status === 0 && login.body === null && login.threw !== undefined, login)
     const answers = api.served.filter((answer) => answer.origin === origin)
@@ -424,7 +459,7 @@ async function openBrowser (profile: string): Promise<BrowserContext> {
   return await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: FLAGS, timeout: TIMEOUT })
 }
 
-/** The checks in order: bearer mode, reset, cookie mode (a settings reload), a disallowed origin, then the rate limit. */
+/** The checks in order: bearer mode, reset, register and delete, cookie mode (a settings reload), a disallowed origin, then the rate limit. */
 async function runChecks (t: Checks, context: BrowserContext, api: Api, [pagePort, otherPort]: [number, number], apiBase: string): Promise<void> {
   const pageOrigin = `http://localhost:${pagePort}`
   const page = context.pages()[0] ?? await context.newPage()
@@ -433,6 +468,7 @@ async function runChecks (t: Checks, context: BrowserContext, api: Api, [pagePor
   const side = new Browserside(page, apiBase)
   await bearerFlow(t, side)
   await resetFlow(t, side, api.mail)
+  await usersFlow(t, side, api.users)
 
   await api.use(settingsFor(pageOrigin, true))
   await side.setCredentials(true)
