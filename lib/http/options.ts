@@ -163,7 +163,7 @@ export function checkSettings (settings: Settings, options: JwtLoginOptions): vo
  * Settings that need an optional method of the user adapter. The flows
  * still refuse when the method is missing at request time (an adapter
  * changed after registration): 401 / 48 for a hash login, 500 / 52 for a
- * registration.
+ * provider's auto-registration, 503 / 201 at `POST` and `DELETE /users`.
  */
 function checkAdapterFor (settings: Settings, users: UserAdapter): void {
   if (settings.login.allowPasswordHash && typeof users.getPasswordHash !== 'function') {

@@ -49,13 +49,14 @@ function checkInput (call: Call, input: RegisterInput): { email: string, login: 
 }
 
 /**
- * Registers a user. Order: the fields checked; the attempt counted per
- * client IP (`users.register.perIp`, every attempt, so the route cannot be
- * used to test many emails); the host's password policy (with the user to
+ * Registers a user. Order: the attempt counted per client IP
+ * (`users.register.perIp`, every attempt that passed the route's gate, so
+ * the route cannot be used to test many emails); the fields checked; the
+ * host's password policy (with the user to
  * be, `ID` 0); the email and the login looked up (a taken one answers
  * 409 / 38: registration cannot hide that an email has an account, see
- * docs/simple-jwt-login.md); the user created; with `signIn`, signed in as
- * `POST /auth` would. A failure before `createUser` changes nothing but
+ * docs/simple-jwt-login.md); the user created; with `signIn` (and
+ * `authentication.enabled`), signed in as `POST /auth` would. A failure before `createUser` changes nothing but
  * the count; a `createUser` failure is 503 and the retry looks up again.
  * A sign-in that fails after the user was created answers 503 / 227: the
  * user exists (a retry answers 38), and `POST /auth` signs it in.
@@ -72,9 +73,9 @@ export async function registerUser (ctx: JwtLoginContext, call: Call, input: Reg
 
 async function register (ctx: JwtLoginContext, call: Call, input: RegisterInput): Promise<Registered> {
   const settings = call.settings.users.register
-  const { email, login, password } = checkInput(call, input)
   const retryAfter = await countInWindow(ctx.store, subjectKey('register:ip', clientKey(call.ip)), settings.perIp)
   if (retryAfter !== null) throw new JwtLoginError('ERR_JWT_LOGIN_RATE_LIMITED', { retryAfter })
+  const { email, login, password } = checkInput(call, input)
   const role = input.codeRole ?? settings.defaultRole
   const displayName = input.displayName ?? login
   const candidate: PublicUser = { ID: 0, user_login: login, user_email: email, display_name: displayName, roles: [role] }
@@ -87,7 +88,8 @@ async function register (ctx: JwtLoginContext, call: Call, input: RegisterInput)
   const publicUser = ctx.users.toPublicUser(user)
   ctx.events.emit('user.registered', { userId: publicUser.ID, ip: call.ip })
   const registered: Registered = { message: CREATED_MESSAGE, id: publicUser.ID, user: publicUser, roles: publicUser.roles }
-  if (!settings.signIn) return registered
+  // with authentication off nothing signs in, a registration neither
+  if (!settings.signIn || !call.settings.authentication.enabled) return registered
   try {
     return { ...registered, signIn: await completeSignIn(ctx, call, user) }
   } catch (error) {

@@ -13,7 +13,7 @@ const TOKENS = { keys: [{ kid: 'k1', secret: HS_SECRET }] }
 t.test('every setting given: each lands in its resolved field, durations in ms, the mail templates gathered', async (t) => {
   const settings = resolveSettings({
     authentication: { enabled: false },
-    authCodes: { codes: [{ code: 'a', expiresAt: '2026-12-01T00:00:00Z' }, { code: 'b' }], parameter: 'P', oauthParameter: 'Q', requireFor: { auth: true, validate: true, refresh: true, revoke: true } },
+    authCodes: { codes: [{ code: 'a', expiresAt: '2026-12-01T00:00:00Z' }, { code: 'b', role: 'author' }], parameter: 'P', oauthParameter: 'Q', requireFor: { auth: true, validate: true, refresh: true, revoke: true } },
     login: { allowPasswordHash: true },
     bearer: { enabled: false },
     refresh: { enabled: true, lifetime: '2h', reuseInterval: 0, cookie: { enabled: true, sameSite: 'lax' } },
@@ -45,6 +45,7 @@ t.test('every setting given: each lands in its resolved field, durations in ms, 
       maxPerUser: 2,
       refuseCounterRegression: true
     },
+    users: { register: { enabled: true, requireAuthCode: true, allowedDomains: ['example.com'], defaultRole: 'author', signIn: true, perIp: { max: 3, window: '2m' } }, delete: { enabled: true, requireAuthCode: true, recentAuth: '5m' } },
     cors: { enabled: true, origins: ['https://app.example.com'], credentials: true, maxAge: 30 },
     bodyLimit: 2048
   })
@@ -52,7 +53,7 @@ t.test('every setting given: each lands in its resolved field, durations in ms, 
   t.same(rest, {
     authentication: { enabled: false },
     authCodes: {
-      codes: [{ code: 'a', expiresAt: Date.UTC(2026, 11, 1) }, { code: 'b', expiresAt: null }],
+      codes: [{ code: 'a', expiresAt: Date.UTC(2026, 11, 1), role: null }, { code: 'b', expiresAt: null, role: 'author' }],
       parameter: 'P',
       oauthParameter: 'Q',
       requireFor: { auth: true, validate: true, refresh: true, revoke: true, oauth: true }
@@ -100,6 +101,7 @@ t.test('every setting given: each lands in its resolved field, durations in ms, 
       maxPerUser: 2,
       refuseCounterRegression: true
     },
+    users: { register: { enabled: true, requireAuthCode: true, allowedDomains: ['example.com'], defaultRole: 'author', signIn: true, perIp: { max: 3, windowMs: 120_000 } }, delete: { enabled: true, requireAuthCode: true, recentAuthMs: 300_000 } },
     cors: { enabled: true, origins: ['https://app.example.com'], credentials: true, maxAgeMs: 30_000 },
     bodyLimit: 2048
   })

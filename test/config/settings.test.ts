@@ -73,7 +73,7 @@ t.test('durations as seconds or ms-style strings', async (t) => {
 
 t.test('auth codes: expiresAt becomes ms, absent is null', async (t) => {
   const s = resolveSettings({ tokens: TOKENS, authCodes: { codes: [{ code: 'a', expiresAt: '2026-12-01T00:00:00Z' }, { code: 'b' }] } })
-  t.same(s.authCodes.codes, [{ code: 'a', expiresAt: Date.UTC(2026, 11, 1) }, { code: 'b', expiresAt: null }])
+  t.same(s.authCodes.codes, [{ code: 'a', expiresAt: Date.UTC(2026, 11, 1), role: null }, { code: 'b', expiresAt: null, role: null }])
 })
 
 t.test('invalid settings are refused with the path of the field', async (t) => {

@@ -7,6 +7,7 @@ import * as nodemailer from '../../lib/nodemailer.js'
 import * as postgres from '../../lib/postgres.js'
 import * as redis from '../../lib/redis.js'
 import * as testing from '../../lib/testing.js'
+import * as wordpress from '../../lib/wordpress.js'
 import { DEFAULT_RESET_TEMPLATES } from '../../lib/mail/templates.js'
 import {
   coveredSettings, errorTable, formatDefault, GENERATED_PAGES, renderRegions, settingRows, settingsTable
@@ -78,7 +79,7 @@ t.test('docs/errors.md: the error table is errorDefinitions', async (t) => {
 t.test('README.md: the exports table names what each entry exports at runtime, and its types', async (t) => {
   const rows = tableAfter(readPage('README.md'), '## Exports')
   const names = (cell = ''): string[] => cell === '' ? [] : cell.split(', ').map(name => name.replace(/^`(.*)`$/, '$1'))
-  const runtime: Record<string, object> = { '`jwt-login`': main, '`jwt-login/redis`': redis, '`jwt-login/postgres`': postgres, '`jwt-login/nodemailer`': nodemailer, '`jwt-login/testing`': testing }
+  const runtime: Record<string, object> = { '`jwt-login`': main, '`jwt-login/redis`': redis, '`jwt-login/postgres`': postgres, '`jwt-login/nodemailer`': nodemailer, '`jwt-login/testing`': testing, '`jwt-login/wordpress`': wordpress }
   t.same(rows.map(row => row[0]), Object.keys(runtime), 'one row per entry')
   for (const [entry = '', values, types] of rows) {
     t.same(names(values).sort(), Object.keys(runtime[entry] as object).sort(), `${entry}: the values are the runtime exports`)
