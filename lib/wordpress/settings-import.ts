@@ -468,7 +468,8 @@ class Importer {
     const namespace = text(this.#from.value('general.route_namespace'))
     if (namespace !== undefined) {
       const prefix = `/${namespace.trim().replace(/^\/+|\/+$/g, '')}`
-      this.#leave('general.route_namespace', `served the routes under ${prefix}; jwt-login serves them under its prefix option (default /jwt-login/v1), so pass prefix: '${prefix}' to keep the URLs clients call`)
+      const alias = `/wp-json${prefix === '/' ? '' : prefix}`
+      this.#leave('general.route_namespace', `served the routes under ${alias} and /?rest_route=${prefix}; jwt-login serves them under its prefix option (default /jwt-login/v1): pass the option aliases: ['${alias}'] to keep both URLs clients call`)
     }
     if (this.#onUnlessOff('general.request_jwt_url')) {
       this.#leave('general.request_jwt_url', 'reads the JWT from the URL query; jwt-login reads it from the Authorization header (and the JWT parameter of /auth/validate only), as a token in a URL ends up in logs')

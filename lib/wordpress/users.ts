@@ -7,10 +7,10 @@ import { parseCapabilities, serializeCapabilities, userLevel } from './roles.js'
 
 const mysql = requirePeer<typeof import('mysql2/promise')>('mysql2/promise', 'jwt-login/wordpress')
 
-/** A WordPress user as the adapter reads it: a row of `<prefix>users` and the roles of its capabilities meta. */
 /** What bcrypt reads of a password. */
 const BCRYPT_MAX_BYTES = 72
 
+/** A WordPress user as the adapter reads it: a row of `<prefix>users` and the roles of its capabilities meta. */
 export interface WordPressUser {
   ID: number
   user_login: string

@@ -58,14 +58,14 @@ t.test('the document is valid OpenAPI 3 and has every route of the plugin, and n
 
   const plugin = routes.filter(route => route.url.startsWith(PREFIX))
   t.same(plugin.map(r => `${String(r.method)} ${r.url}`).sort(), [
-    'DELETE /jwt-login/v1/devices/:id', 'DELETE /jwt-login/v1/passkeys/:id', 'DELETE /jwt-login/v1/sessions', 'DELETE /jwt-login/v1/sessions/:id',
+    'DELETE /jwt-login/v1/devices/:id', 'DELETE /jwt-login/v1/passkeys/:id', 'DELETE /jwt-login/v1/sessions', 'DELETE /jwt-login/v1/sessions/:id', 'DELETE /jwt-login/v1/users',
     'GET /jwt-login/v1/auth/validate', 'GET /jwt-login/v1/jwks', 'GET /jwt-login/v1/oauth/nonce', 'GET /jwt-login/v1/oauth/token', 'GET /jwt-login/v1/passkeys', 'GET /jwt-login/v1/sessions',
     'PATCH /jwt-login/v1/passkeys/:id',
     'POST /jwt-login/v1/auth', 'POST /jwt-login/v1/auth/2fa', 'POST /jwt-login/v1/auth/2fa/passkey/options', 'POST /jwt-login/v1/auth/passkey', 'POST /jwt-login/v1/auth/passkey/options',
     'POST /jwt-login/v1/auth/refresh', 'POST /jwt-login/v1/auth/revoke', 'POST /jwt-login/v1/auth/step-up', 'POST /jwt-login/v1/auth/step-up/options',
     'POST /jwt-login/v1/auth/validate', 'POST /jwt-login/v1/oauth/:provider/backchannel-logout', 'POST /jwt-login/v1/oauth/token',
     'POST /jwt-login/v1/passkeys/register', 'POST /jwt-login/v1/passkeys/register/options',
-    'POST /jwt-login/v1/user/reset_password', 'PUT /jwt-login/v1/user/reset_password'
+    'POST /jwt-login/v1/user/reset_password', 'POST /jwt-login/v1/users', 'PUT /jwt-login/v1/user/reset_password'
   ])
   const operationIds = new Set<string>()
   for (const route of plugin) {
@@ -129,7 +129,7 @@ t.test('request bodies in each content type; the gate\'s fields in the body and 
   t.same(plain.doc.components.securitySchemes, jwtLoginOpenApi.components.securitySchemes)
   const secured = Object.entries(paths).flatMap(([path, methods]) => Object.entries(methods).filter(([, op]) => op.security !== undefined).map(([m]) => `${m} ${path}`))
   t.same(secured.sort(), [
-    'delete /jwt-login/v1/devices/{id}', 'delete /jwt-login/v1/passkeys/{id}', 'delete /jwt-login/v1/sessions', 'delete /jwt-login/v1/sessions/{id}',
+    'delete /jwt-login/v1/devices/{id}', 'delete /jwt-login/v1/passkeys/{id}', 'delete /jwt-login/v1/sessions', 'delete /jwt-login/v1/sessions/{id}', 'delete /jwt-login/v1/users',
     'get /jwt-login/v1/auth/validate', 'get /jwt-login/v1/passkeys', 'get /jwt-login/v1/sessions', 'patch /jwt-login/v1/passkeys/{id}',
     'post /jwt-login/v1/auth/2fa', 'post /jwt-login/v1/auth/2fa/passkey/options', 'post /jwt-login/v1/auth/revoke', 'post /jwt-login/v1/auth/step-up', 'post /jwt-login/v1/auth/step-up/options',
     'post /jwt-login/v1/auth/validate', 'post /jwt-login/v1/passkeys/register', 'post /jwt-login/v1/passkeys/register/options'
@@ -156,7 +156,7 @@ t.test('the host\'s own tags and security schemes stay; a scheme of the same nam
   })
   t.teardown(() => app.close())
   const doc = app.swagger() as unknown as Document
-  t.same(doc.tags?.map(tag => tag.name), ['host', 'tokens', 'two-factor', 'password-reset', 'openid', 'sessions', 'passkeys', 'keys'])
+  t.same(doc.tags?.map(tag => tag.name), ['host', 'tokens', 'two-factor', 'password-reset', 'openid', 'sessions', 'passkeys', 'users', 'keys'])
   t.equal(doc.tags?.[1]?.description, 'the host says')
   t.same(Object.keys(doc.components.securitySchemes ?? {}), ['apiKey', BEARER_SCHEME])
 
