@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest, HTTPMethods } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify'
 import { JwtLoginSettingsError } from '../core/errors.js'
 
 export const DEFAULT_PREFIX = '/jwt-login/v1'
@@ -63,6 +63,9 @@ export function restRouteRewrite (prefix: string = DEFAULT_PREFIX, aliases: read
   return (req) => rewriteRestRoute(req.url ?? '/', namespaces) ?? req.url ?? '/'
 }
 
+/** The handler of a route that only passes requests on: what it does not pass on is not found. */
+const notFound = (_request: FastifyRequest, reply: FastifyReply): void => { reply.callNotFound() }
+
 /** The methods of the routes `/?rest_route=` reaches. */
 const REST_ROUTE_METHODS: HTTPMethods[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']
 
@@ -93,9 +96,7 @@ function registerRestRoute (fastify: FastifyInstance, namespaces: readonly RestN
       reply.hijack()
       fastify.routing(request.raw, reply.raw)
     },
-    handler: (_request, reply) => {
-      reply.callNotFound()
-    }
+    handler: notFound
   })
 }
 
@@ -160,9 +161,7 @@ export function serveAliases (fastify: FastifyInstance, prefix: string, aliases:
         reply.hijack()
         fastify.routing(request.raw, reply.raw)
       },
-      handler: (_request, reply) => {
-        reply.callNotFound()
-      }
+      handler: notFound
     })
   }
 }

@@ -158,6 +158,12 @@ t.test('passkeys: an origin as browsers send it, one at least when on, a challen
   t.same(resolveSettings({ tokens: TOKENS, passkeys: { origins: ['http://localhost:3000'] } }).passkeys.origins, ['http://localhost:3000'], 'http on localhost')
 })
 
+t.test('users: a deletion\'s recent sign-in is at most a day ago; a domain is a host name', async (t) => {
+  t.match(settingsError({ tokens: TOKENS, users: { delete: { recentAuth: '2d' } } }).message, /users\/delete\/recentAuth: must be at most 1 day/)
+  t.match(settingsError({ tokens: TOKENS, users: { register: { allowedDomains: ['@example.com'] } } }).message, /users\/register\/allowedDomains\/0/)
+  t.equal(resolveSettings({ tokens: TOKENS, users: { delete: { recentAuth: '1d' } } }).users.delete.recentAuthMs, 86_400_000)
+})
+
 t.test('requireFor.oauth: absent it follows auth, given it stands apart', async (t) => {
   t.equal(resolveSettings({ tokens: TOKENS, authCodes: { requireFor: { auth: true } } }).authCodes.requireFor.oauth, true)
   t.equal(resolveSettings({ tokens: TOKENS, authCodes: { requireFor: { auth: true, oauth: false } } }).authCodes.requireFor.oauth, false)

@@ -1,4 +1,6 @@
+import type { FastifyError } from 'fastify'
 import t from 'tap'
+import { malformedField } from '../../lib/http/error-handler.js'
 import { ALICE, buildApp } from '../helpers/app.js'
 import { errorCode } from '../helpers/http.js'
 
@@ -56,4 +58,13 @@ t.test('a malformed field is named in the message, never its value', async (t) =
   const array = await app.inject({ method: 'POST', url: AUTH, payload: [1, 2] })
   t.equal(errorCode(array), 203)
   t.equal(array.json().data.message, 'The request is malformed.', 'no field to name: the plain message')
+})
+
+t.test('malformedField: the first failure of the schema check, in its own words', async (t) => {
+  const failure = (validation: unknown[], validationContext?: string): FastifyError =>
+    Object.assign(new Error('bad'), { code: 'FST_ERR_VALIDATION', name: 'FastifyError', statusCode: 400, validation, validationContext }) as unknown as FastifyError
+  t.equal(malformedField(failure([])), undefined, 'no failure named')
+  t.equal(malformedField(failure([{ instancePath: '', message: 'Expected object' }], 'body')), undefined, 'the whole body: no field to name')
+  t.equal(malformedField(failure([{ instancePath: '/response/id', message: 'Expected string' }], 'body')), 'body field `response.id`: expected string', 'a nested field by its path')
+  t.equal(malformedField(failure([{ instancePath: '/x' }])), 'field `x`: is not valid', 'without a place or a message')
 })

@@ -3,14 +3,14 @@ import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fast
 import t, { type Test } from 'tap'
 import { REFRESH_COOKIE } from '../../lib/http/browser.js'
 import jwtLogin, {
-  JwtLoginSettingsError, MemoryStore, type JwtLoginEventMap, type JwtLoginEventName, type JwtLoginOptions, type SettingsInput, type UserAdapter
+  JwtLoginSettingsError, MemoryStore, type JwtLoginOptions, type SettingsInput
 } from '../../lib/index.js'
 import { MemoryUserAdapter, type MemoryUser } from '../../lib/testing.js'
-import { ALICE, HS_SECRET, testClock } from '../helpers/app.js'
+import { ALICE, testClock } from '../helpers/app.js'
 import { claimsOf, errorOf, PREFIX } from '../helpers/http.js'
 import { buildTwoFactorApp } from '../helpers/two-factor.js'
+import { adapterWithout, assertNotLogged, collect, KEYS, loggingHost } from '../helpers/users.js'
 
-const KEYS = { tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }] } }
 const DELETED = 'User was successfully deleted.'
 const MINUTE = 60_000
 const REAUTHENTICATE = 'Bearer error="insufficient_user_authentication"'
@@ -45,12 +45,7 @@ interface Kit {
 async function buildKit (t: Test, settings: Partial<SettingsInput> = {}, options: Partial<JwtLoginOptions> = {}, users = new MemoryUserAdapter()): Promise<Kit> {
   const alice = await users.addUser(ALICE)
   const carol = await users.addUser(CAROL)
-  const lines: string[] = []
-  const clock = testClock()
-  const app = Fastify({ logger: { level: 'trace', stream: { write: (line: string) => { lines.push(line) } } } })
-  await app.register(jwtLogin, { users, clock, settings: { ...KEYS, ...settings }, ...options })
-  await app.ready()
-  t.teardown(() => app.close())
+  const { app, clock, lines } = await loggingHost(t, users, settings, options)
   const signIn = async (who: Who = ALICE): Promise<LightMyRequestResponse> =>
     await app.inject({ method: 'POST', url: `${PREFIX}/auth`, payload: { email: who.email, password: who.password } })
   return {
@@ -72,36 +67,11 @@ async function buildKit (t: Test, settings: Partial<SettingsInput> = {}, options
   }
 }
 
-/** The events of one name, as they come. */
-function collect<E extends JwtLoginEventName> (app: FastifyInstance, event: E): Array<JwtLoginEventMap[E]> {
-  const seen: Array<JwtLoginEventMap[E]> = []
-  app.jwtLogin.events.on(event, (payload) => { seen.push(payload) })
-  return seen
-}
-
-/** No log line holds any of `values`, in any letter case. */
-function assertNotLogged (t: Test, lines: string[], values: string[]): void {
-  const log = lines.join('').toLowerCase()
-  for (const value of values) t.notOk(log.includes(value.toLowerCase()), `${value.slice(0, 8)}…: in no log line`)
-}
-
 /** The Set-Cookie line of the refresh cookie, or `undefined`. */
 function refreshCookieLine (res: LightMyRequestResponse): string | undefined {
   const header = res.headers['set-cookie']
   const all = header === undefined ? [] : Array.isArray(header) ? header : [header]
   return all.find(line => line.startsWith(`${REFRESH_COOKIE}=`))
-}
-
-/** The memory adapter's methods, bound, without `deleteUser`: an adapter that cannot delete users. */
-function withoutDeleteUser (users: MemoryUserAdapter): UserAdapter<MemoryUser> {
-  return {
-    findByEmail: users.findByEmail.bind(users),
-    findByLogin: users.findByLogin.bind(users),
-    findById: users.findById.bind(users),
-    verifyPassword: users.verifyPassword.bind(users),
-    toPublicUser: users.toPublicUser.bind(users),
-    createUser: users.createUser.bind(users)
-  }
 }
 
 t.test('off by default: 403 / 39 with a good token, and the user stays', async (t) => {
@@ -298,7 +268,7 @@ t.test('an adapter without deleteUser: registration is refused at users/delete/e
   const registrationError = async (settings: Partial<SettingsInput>): Promise<unknown> => {
     const app = Fastify()
     try {
-      await app.register(jwtLogin, { users: withoutDeleteUser(users), settings: { ...KEYS, ...settings } })
+      await app.register(jwtLogin, { users: adapterWithout(users, 'deleteUser'), settings: { ...KEYS, ...settings } })
       await app.ready()
       return null
     } catch (error) {
@@ -317,7 +287,7 @@ t.test('an adapter without deleteUser: registration is refused at users/delete/e
   let next: Partial<SettingsInput> = KEYS
   const app = Fastify()
   t.teardown(() => app.close())
-  await app.register(jwtLogin, { users: withoutDeleteUser(users), settings: async () => structuredClone(next) as SettingsInput, settingsTtl: '1h' })
+  await app.register(jwtLogin, { users: adapterWithout(users, 'deleteUser'), settings: async () => structuredClone(next) as SettingsInput, settingsTtl: '1h' })
   await app.ready()
   next = { ...KEYS, ...on() }
   await t.rejects(app.jwtLogin.reloadSettings(), { name: 'JwtLoginSettingsError', path: 'users/delete/enabled' })

@@ -3,13 +3,13 @@ import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fast
 import t, { type Test } from 'tap'
 import { REFRESH_COOKIE } from '../../lib/http/browser.js'
 import jwtLogin, {
-  JwtLoginSettingsError, MemoryStore, type JwtLoginEventMap, type JwtLoginEventName, type JwtLoginOptions, type NewUser, type PublicUser, type SettingsInput, type UserAdapter
+  JwtLoginSettingsError, MemoryStore, type JwtLoginOptions, type NewUser, type PublicUser, type SettingsInput
 } from '../../lib/index.js'
 import { MemoryUserAdapter, type MemoryUser } from '../../lib/testing.js'
-import { ALICE, HS_SECRET, testClock } from '../helpers/app.js'
+import { ALICE, testClock } from '../helpers/app.js'
 import { claimsOf, errorOf, PREFIX } from '../helpers/http.js'
+import { adapterWithout, assertNotLogged, collect, KEYS, loggingHost, registrationError } from '../helpers/users.js'
 
-const KEYS = { tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }] } }
 const CREATED = 'User was successfully created.'
 const NEWBIE = { email: 'newbie@example.org', password: 'a long enough new password' }
 /** The fields of a public user: never a hash. */
@@ -31,12 +31,7 @@ interface Kit {
 /** A host logging at trace level into `lines`, alice seeded, the plugin with these settings over the HS256 key. */
 async function buildKit (t: Test, settings: Partial<SettingsInput> = {}, options: Partial<JwtLoginOptions> = {}, users = new MemoryUserAdapter()): Promise<Kit> {
   await users.addUser(ALICE)
-  const lines: string[] = []
-  const clock = testClock()
-  const app = Fastify({ logger: { level: 'trace', stream: { write: (line: string) => { lines.push(line) } } } })
-  await app.register(jwtLogin, { users, clock, settings: { ...KEYS, ...settings }, ...options })
-  await app.ready()
-  t.teardown(() => app.close())
+  const { app, clock, lines } = await loggingHost(t, users, settings, options)
   return {
     app,
     users,
@@ -44,45 +39,6 @@ async function buildKit (t: Test, settings: Partial<SettingsInput> = {}, options
     lines,
     register: async (payload, remoteAddress) => await app.inject({ method: 'POST', url: `${PREFIX}/users`, payload: payload as Record<string, unknown>, ...(remoteAddress === undefined ? {} : { remoteAddress }) }),
     signIn: async (body) => await app.inject({ method: 'POST', url: `${PREFIX}/auth`, payload: body })
-  }
-}
-
-/** The events of one name, as they come. */
-function collect<E extends JwtLoginEventName> (app: FastifyInstance, event: E): Array<JwtLoginEventMap[E]> {
-  const seen: Array<JwtLoginEventMap[E]> = []
-  app.jwtLogin.events.on(event, (payload) => { seen.push(payload) })
-  return seen
-}
-
-/** No log line holds any of `values`, in any letter case. */
-function assertNotLogged (t: Test, lines: string[], values: string[]): void {
-  const log = lines.join('').toLowerCase()
-  for (const value of values) t.notOk(log.includes(value.toLowerCase()), `${value.slice(0, 8)}…: in no log line`)
-}
-
-/** What registering the plugin with these settings over `users` threw, or `null` when it registered. */
-async function registrationError (settings: Partial<SettingsInput>, users: UserAdapter<any>): Promise<unknown> {
-  const app = Fastify()
-  try {
-    await app.register(jwtLogin, { users, settings: { ...KEYS, ...settings } })
-    await app.ready()
-    return null
-  } catch (error) {
-    return error
-  } finally {
-    await app.close()
-  }
-}
-
-/** The memory adapter's methods, bound, without `createUser`: an adapter that cannot register users. */
-function withoutCreateUser (users: MemoryUserAdapter): UserAdapter<MemoryUser> {
-  return {
-    findByEmail: users.findByEmail.bind(users),
-    findByLogin: users.findByLogin.bind(users),
-    findById: users.findById.bind(users),
-    verifyPassword: users.verifyPassword.bind(users),
-    toPublicUser: users.toPublicUser.bind(users),
-    deleteUser: users.deleteUser.bind(users)
   }
 }
 
@@ -463,16 +419,16 @@ t.test('authentication.enabled false does not switch register off, but nothing s
 
 t.test('an adapter without createUser: registration is refused at users/register/enabled, and so is a reload that switches it on', async (t) => {
   const users = new MemoryUserAdapter()
-  const error = await registrationError(on(), withoutCreateUser(users))
+  const error = await registrationError(on(), adapterWithout(users, 'createUser'))
   t.ok(error instanceof JwtLoginSettingsError, 'a JwtLoginSettingsError')
   t.equal((error as JwtLoginSettingsError).path, 'users/register/enabled')
   t.match((error as Error).message, /createUser/)
-  t.equal(await registrationError({}, withoutCreateUser(users)), null, 'off, the method is not needed')
+  t.equal(await registrationError({}, adapterWithout(users, 'createUser')), null, 'off, the method is not needed')
 
   let next: Partial<SettingsInput> = KEYS
   const app = Fastify()
   t.teardown(() => app.close())
-  await app.register(jwtLogin, { users: withoutCreateUser(users), settings: async () => structuredClone(next) as SettingsInput, settingsTtl: '1h' })
+  await app.register(jwtLogin, { users: adapterWithout(users, 'createUser'), settings: async () => structuredClone(next) as SettingsInput, settingsTtl: '1h' })
   await app.ready()
   next = { ...KEYS, ...on() }
   await t.rejects(app.jwtLogin.reloadSettings(), { name: 'JwtLoginSettingsError', path: 'users/register/enabled' })
