@@ -61,9 +61,10 @@ t.test('a malformed field is named in the message, never its value', async (t) =
 })
 
 t.test('malformedField: the first failure of the schema check, in its own words', async (t) => {
-  const failure = (validation: unknown[], validationContext?: string): FastifyError =>
+  const failure = (validation: unknown[] | undefined, validationContext?: string): FastifyError =>
     Object.assign(new Error('bad'), { code: 'FST_ERR_VALIDATION', name: 'FastifyError', statusCode: 400, validation, validationContext }) as unknown as FastifyError
   t.equal(malformedField(failure([])), undefined, 'no failure named')
+  t.equal(malformedField(failure(undefined)), undefined, 'not a failure of the schema check')
   t.equal(malformedField(failure([{ instancePath: '', message: 'Expected object' }], 'body')), undefined, 'the whole body: no field to name')
   t.equal(malformedField(failure([{ instancePath: '/response/id', message: 'Expected string' }], 'body')), 'body field `response.id`: expected string', 'a nested field by its path')
   t.equal(malformedField(failure([{ instancePath: '/x' }])), 'field `x`: is not valid', 'without a place or a message')
