@@ -9,7 +9,7 @@ import { MemoryUserAdapter, type MemoryUser } from '../../lib/testing.js'
 import { ALICE, testClock } from '../helpers/app.js'
 import { claimsOf, errorOf, PREFIX } from '../helpers/http.js'
 import { buildTwoFactorApp } from '../helpers/two-factor.js'
-import { adapterWithout, assertNotLogged, collect, KEYS, loggingHost } from '../helpers/users.js'
+import { adapterWithout, assertNotLogged, collect, KEYS, loggingHost, registrationError } from '../helpers/users.js'
 
 const DELETED = 'User was successfully deleted.'
 const MINUTE = 60_000
@@ -265,23 +265,11 @@ t.test('the store failing while the sessions end: 503 / 201, the user and the to
 
 t.test('an adapter without deleteUser: registration is refused at users/delete/enabled, and so is a reload that switches it on', async (t) => {
   const users = new MemoryUserAdapter()
-  const registrationError = async (settings: Partial<SettingsInput>): Promise<unknown> => {
-    const app = Fastify()
-    try {
-      await app.register(jwtLogin, { users: adapterWithout(users, 'deleteUser'), settings: { ...KEYS, ...settings } })
-      await app.ready()
-      return null
-    } catch (error) {
-      return error
-    } finally {
-      await app.close()
-    }
-  }
-  const error = await registrationError(on())
+  const error = await registrationError(on(), adapterWithout(users, 'deleteUser'))
   t.ok(error instanceof JwtLoginSettingsError, 'a JwtLoginSettingsError')
   t.equal((error as JwtLoginSettingsError).path, 'users/delete/enabled')
   t.match((error as Error).message, /deleteUser/)
-  t.equal(await registrationError({}), null, 'off, the method is not needed')
+  t.equal(await registrationError({}, adapterWithout(users, 'deleteUser')), null, 'off, the method is not needed')
 
   await users.addUser(ALICE)
   let next: Partial<SettingsInput> = KEYS
