@@ -73,21 +73,21 @@ const REST_ROUTE_METHODS: HTTPMethods[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELET
 const PREFLIGHT: HTTPMethods = 'OPTIONS'
 
 /**
- * Serves `/?rest_route=<prefix>/…` on the host's `/`: the request is routed
- * again to the plugin's path. Only requests to `/` pay for it; the plugin's
- * own paths never do.
+ * A route that is a second way to the plugin's routes, not a route of its
+ * own: the path `targetOf` names (or `null`: not found) is routed again, so
+ * every hook, gate, limit and answer of the plugin applies unchanged. Kept
+ * out of the OpenAPI document, without HEAD (the host keeps HEAD; nothing
+ * needs it), its log lines redacting the query.
  */
-function registerRestRoute (fastify: FastifyInstance, namespaces: readonly RestNamespace[], methods: HTTPMethods[]): void {
+function forwardingRoute (fastify: FastifyInstance, url: string, methods: HTTPMethods[], targetOf: (url: string) => string | null): void {
   fastify.route({
     method: methods,
-    url: '/',
-    // the host keeps HEAD /: nothing needs HEAD /?rest_route=
+    url,
     exposeHeadRoute: false,
-    // a second way to the documented routes, not a route of its own: kept out of the OpenAPI document
     schema: { hide: true } as object,
     logSerializers: { req: redactedRequest },
     onRequest: (request, reply, done) => {
-      const target = rewriteRestRoute(request.url, namespaces)
+      const target = targetOf(request.url)
       if (target === null) {
         done()
         return
@@ -98,6 +98,14 @@ function registerRestRoute (fastify: FastifyInstance, namespaces: readonly RestN
     },
     handler: notFound
   })
+}
+
+/**
+ * Serves `/?rest_route=<prefix>/…` on the host's `/`. Only requests to `/`
+ * pay for it; the plugin's own paths never do.
+ */
+function registerRestRoute (fastify: FastifyInstance, namespaces: readonly RestNamespace[], methods: HTTPMethods[]): void {
+  forwardingRoute(fastify, '/', methods, (url) => rewriteRestRoute(url, namespaces))
 }
 
 const TURN_OFF = 'to keep your own /, register jwt-login with restRoute: false and pass restRouteRewrite() to Fastify({ rewriteUrl }), which still answers /?rest_route='
@@ -140,29 +148,15 @@ export function serveRestRoute (fastify: FastifyInstance, namespaces: readonly R
 }
 
 /**
- * The `aliases` option: each alias path answers as the prefix does. A
- * request under an alias is routed again to the prefix's path, so every
- * hook, gate, limit and answer of the plugin applies unchanged; the alias
- * routes are kept out of the OpenAPI document.
+ * The `aliases` option: each alias path answers as the prefix does (a
+ * forwarding route to the prefix's path).
  */
 export function serveAliases (fastify: FastifyInstance, prefix: string, aliases: readonly string[], preflight: boolean): void {
   const target = trimPrefix(prefix)
   const methods = preflight ? [...REST_ROUTE_METHODS, PREFLIGHT] : REST_ROUTE_METHODS
   for (const alias of aliases) {
-    fastify.route({
-      method: methods,
-      url: `${alias}/*`,
-      exposeHeadRoute: false,
-      schema: { hide: true } as object,
-      logSerializers: { req: redactedRequest },
-      onRequest: (request, reply) => {
-        // the alias and the prefix sit in the same scope: under the host's prefix, when it registered jwt-login under one
-        request.raw.url = fastify.prefix + target + request.url.slice(fastify.prefix.length + alias.length)
-        reply.hijack()
-        fastify.routing(request.raw, reply.raw)
-      },
-      handler: notFound
-    })
+    // the alias and the prefix sit in the same scope: under the host's prefix, when it registered jwt-login under one
+    forwardingRoute(fastify, `${alias}/*`, methods, (url) => fastify.prefix + target + url.slice(fastify.prefix.length + alias.length))
   }
 }
 

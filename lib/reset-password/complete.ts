@@ -5,6 +5,7 @@ import type { PublicUser, UserAdapter } from '../adapters/users.js'
 import type { JwtLoginContext } from '../context/context.js'
 import { randomToken } from '../core/crypto.js'
 import { errorNumber, JwtLoginError } from '../core/errors.js'
+import { withinPasswordLengths } from '../services/password-lengths.js'
 import { forgetDevices } from '../sessions/devices.js'
 import { claimOnce } from '../store/claim.js'
 import { isEmail } from '../core/email.js'
@@ -30,9 +31,7 @@ function checkCompleteInput (call: Call, input: ResetCompleteInput, fail: Comple
   if (code === undefined) throw new JwtLoginError('ERR_JWT_LOGIN_RESET_CODE_MISSING')
   if (newPassword === undefined) throw new JwtLoginError('ERR_JWT_LOGIN_RESET_PASSWORD_MISSING')
   if (!isEmail(email)) throw new JwtLoginError('ERR_JWT_LOGIN_RESET_EMAIL_MALFORMED')
-  const length = [...newPassword].length
-  const { minLength, maxLength } = call.settings.resetPassword.password
-  if (length < minLength || length > maxLength) throw fail('password_policy', null)
+  if (!withinPasswordLengths(newPassword, call.settings.resetPassword.password)) throw fail('password_policy', null)
   return { email, code, newPassword }
 }
 

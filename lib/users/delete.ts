@@ -27,6 +27,7 @@ export async function deleteOwnUser (ctx: JwtLoginContext, call: Call, auth: Aut
   } catch (error) {
     throw new JwtLoginError('ERR_JWT_LOGIN_DELETE_INCOMPLETE', { cause: error })
   }
+  // again after the deletion: a request between the sign-out and now may have cached the user anew
   ctx.forgetUser(userId)
   ctx.events.emit('user.deleted', { userId, ip: call.ip })
   return { message: DELETED_MESSAGE, id: userId }

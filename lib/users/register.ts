@@ -6,6 +6,7 @@ import { clientKey } from '../core/client-key.js'
 import { isEmail } from '../core/email.js'
 import { JwtLoginError } from '../core/errors.js'
 import { countInWindow, subjectKey } from '../services/limits.js'
+import { withinPasswordLengths } from '../services/password-lengths.js'
 import { completeSignIn } from '../sessions/sign-in.js'
 
 const CREATED_MESSAGE = 'User was successfully created.'
@@ -42,9 +43,7 @@ function checkInput (call: Call, input: RegisterInput): { email: string, login: 
   if (allowedDomains.length > 0 && !allowedDomains.some(allowed => allowed.toLowerCase() === domain)) {
     throw new JwtLoginError('ERR_JWT_LOGIN_REGISTER_DOMAIN')
   }
-  const length = [...password].length
-  const { minLength, maxLength } = call.settings.resetPassword.password
-  if (length < minLength || length > maxLength) throw new JwtLoginError('ERR_JWT_LOGIN_PASSWORD_POLICY')
+  if (!withinPasswordLengths(password, call.settings.resetPassword.password)) throw new JwtLoginError('ERR_JWT_LOGIN_PASSWORD_POLICY')
   return { email, login, password }
 }
 

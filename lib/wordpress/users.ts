@@ -267,16 +267,20 @@ export class WordPressUserAdapter implements UserAdapter<WordPressUser> {
     const hash = await hashWordPressPassword(input.password ?? randomBytes(32).toString('base64url'), this.#hashes)
     const lockName = [this.#lockName, this.#lockName, this.#lockName]
     const connection = await this.#pool.getConnection()
+    // a named lock belongs to the connection: one whose unlock failed is closed (the server then
+    // frees the lock), never handed back to the pool holding it, where every later createUser would wait
+    let holdsLock = false
     try {
       const [[lock]] = await connection.execute<RowDataPacket[]>(this.#sql.lock, lockName)
       if (lock?.locked !== 1) throw new Error('WordPressUserAdapter: timed out waiting for another createUser on this database')
-      try {
-        return await this.#transaction(connection, async () => await this.#insertUser(connection, input, hash))
-      } finally {
-        await connection.execute(this.#sql.unlock, lockName)
-      }
+      holdsLock = true
+      const user = await this.#transaction(connection, async () => await this.#insertUser(connection, input, hash))
+        .finally(async () => { await connection.execute(this.#sql.unlock, lockName) })
+      holdsLock = false
+      return user
     } finally {
-      connection.release()
+      if (holdsLock) connection.destroy()
+      else connection.release()
     }
   }
 

@@ -383,6 +383,14 @@ t.test('createUser rolls back on any failure', async (t) => {
   const created = await adapterOn(db).createUser({ email: 'a@example.com', login: 'a', displayName: 'A', role: 'subscriber' })
   t.equal(await countUsers(db), 1)
   t.equal(created.user_login, 'a')
+
+  // an unlock that fails after the commit: the connection holding the lock is closed, not pooled
+  const unlockFails = new WordPressUserAdapter({ pool: faultyPool(db.pool, { statement: /RELEASE_LOCK/ }) })
+  await t.rejects(unlockFails.createUser({ email: 'unlock@example.com', login: 'unlock', displayName: 'U', role: 'subscriber' }), { message: 'injected statement fault' }, 'a failed unlock fails the call')
+  const next = adapterOn(db)
+  const started = Date.now()
+  await next.createUser({ email: 'after-unlock@example.com', login: 'after-unlock', displayName: 'A', role: 'subscriber' })
+  t.ok(Date.now() - started < 5000, 'the connection that kept the lock was closed, not pooled: the next createUser does not wait for it')
 })
 
 t.test('createUser throws when another holds the lock for more than 10 s', async (t) => {
