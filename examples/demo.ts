@@ -121,6 +121,8 @@ export async function buildDemo (options: DemoOptions = {}): Promise<FastifyInst
       validate: { enabled: true },
       revoke: { enabled: true },
       sessions: { enabled: true },
+      twoFactor: { rememberDevice: { enabled: true } },
+      users: { register: { enabled: true, signIn: true }, delete: { enabled: true } },
       resetPassword: { enabled: true, mail: { siteName: 'jwt-login demo' } },
       oauth: oauthSettings(options.oauth),
       passkeys: { enabled: true, rpName: 'jwt-login demo', rpId: 'localhost', origins: [passkeyOrigin(options.port ?? DEFAULT_PORT)] }

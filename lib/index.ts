@@ -4,13 +4,17 @@ import { buildApi } from './http/api.js'
 import { buildContext } from './http/context.js'
 import { systemClock } from './core/clock.js'
 import { addGateHooks } from './http/gates.js'
-import { acceptReload, checkOptions, checkSettings, type JwtLoginOptions } from './http/options.js'
+import { acceptReload, checkOptions, checkSettings, refuseSecondRegistration, type JwtLoginOptions } from './http/options.js'
+import { logStartProblem, storeLoggerFor, watchFailures } from './http/fallback-log.js'
+import { JwtLoginSettingsError } from './core/errors.js'
 import { checkAliases, DEFAULT_PREFIX, redactedRequest, restNamespaces, serveAliases, serveRestRoute, trimPrefix } from './http/rest-route.js'
 import { registerRoutes } from './routes/index.js'
 import { setUpScope } from './http/scope.js'
 import { SettingsHolder } from './config/holder.js'
-import { guardStore } from './store/guard.js'
+import { guardStore, storeProblem } from './store/guard.js'
 import { MemoryStore } from './store/memory.js'
+import type { StateStore } from './store/types.js'
+import { Messages } from './i18n/messages.js'
 
 /**
  * Every log line of the plugin's scope (its 404s too) redacts the query.
@@ -24,16 +28,34 @@ const SCOPE_SERIALIZERS = { req: redactedRequest } as unknown as Record<string, 
  * turned on by a reload waits for a restart when it was off at registration
  * (that would need @fastify/cors registered).
  */
-async function readSettings (fastify: FastifyInstance, options: JwtLoginOptions, ttlMs: number): Promise<SettingsHolder> {
+async function readSettings (fastify: FastifyInstance, options: JwtLoginOptions, ttlMs: number, messages: Messages): Promise<SettingsHolder> {
   let corsRegistered = false
+  const accept = acceptReload(options, () => corsRegistered, (message) => { fastify.log.warn(message) })
   const settings = await SettingsHolder.create(options.settings, {
     ttlMs,
     onInvalid: (error) => fastify.log.warn({ err: error }, 'jwt-login: settings reload refused; the last good settings stay'),
-    accept: acceptReload(options, () => corsRegistered, (message) => { fastify.log.warn(message) })
+    accept: (next, current) => {
+      accept(next, current)
+      messages.checkLocale(next.locale)
+    }
   })
   corsRegistered = settings.current.cors.enabled
   checkSettings(settings.current, options)
+  messages.checkLocale(settings.current.locale)
   return settings
+}
+
+/**
+ * Ready means ready: the store answers a read (its deadline bounds it), or
+ * `ready()` rejects naming the problem and its fix, unless the host chose
+ * `startDegraded`, which logs it (stderr too without a logger) and starts.
+ */
+async function checkStoreAtReady (fastify: FastifyInstance, store: StateStore, startDegraded: boolean): Promise<void> {
+  const problem = await storeProblem(store)
+  if (problem === null) return
+  const message = `the state store failed its check at ready(): ${problem}`
+  if (!startDegraded) throw new JwtLoginSettingsError('store', `${message}; or pass startDegraded: true to start anyway`, 'option')
+  logStartProblem(fastify.log, `jwt-login: ${message}; started anyway (startDegraded): requests that need the store answer 503 until it is back`)
 }
 
 /**
@@ -43,16 +65,19 @@ async function readSettings (fastify: FastifyInstance, options: JwtLoginOptions,
  * The request path: gate hooks → route (HTTP to typed input) → flow → ports.
  */
 async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Promise<void> {
+  refuseSecondRegistration(fastify.hasDecorator('jwtLogin'))
   const { userCache, settingsTtlMs } = checkOptions(options)
   const clock = options.clock ?? systemClock
+  watchFailures(fastify.log, clock)
   const prefix = options.prefix ?? DEFAULT_PREFIX
   const aliases = checkAliases(options.aliases, prefix)
   const backing = options.store ?? new MemoryStore({ clock })
-  backing.attachLogger?.(fastify.log)
+  backing.attachLogger?.(storeLoggerFor(fastify.log))
   const store = guardStore(backing)
-  const settings = await readSettings(fastify, options, settingsTtlMs)
+  const messages = new Messages(options.messages)
+  const settings = await readSettings(fastify, options, settingsTtlMs, messages)
   const initial = settings.current
-  const ctx = await buildContext(options, { log: fastify.log, cacheLimits: userCache, initial, store, clock })
+  const ctx = await buildContext(options, { log: fastify.log, cacheLimits: userCache, initial, store, clock, messages })
 
   fastify.decorate('jwtLogin', buildApi(ctx, settings))
   fastify.decorateRequest('jwtLogin', null)
@@ -62,6 +87,7 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
     ctx.reset.stop.abort()
     if (options.store === undefined) await store.close?.()
   })
+  fastify.addHook('onReady', async () => { await checkStoreAtReady(fastify, store, options.startDegraded === true) })
 
   await fastify.register(async function jwtLoginRoutes (instance) {
     addGateHooks(instance, ctx, settings)
@@ -71,7 +97,9 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
       store,
       ownNotFound: trimPrefix(prefix) !== '',
       authCodeNames: () => settings.current.authCodes,
-      initial
+      initial,
+      messages,
+      settings: () => settings.current
     })
     registerRoutes(instance, ctx)
   }, { prefix, logSerializers: SCOPE_SERIALIZERS })

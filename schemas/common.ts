@@ -3,9 +3,12 @@ import { Type } from '@sinclair/typebox'
 /** A client-supplied string field: bounded, so a huge value is a 400 before it reaches a hasher. */
 export const Field = Type.Optional(Type.String({ maxLength: 4096 }))
 
-/** Bodies may carry fields the route does not name (the configurable auth-code parameter, WordPress extras). */
-export const Fields = <T extends Parameters<typeof Type.Object>[0]>(properties: T) =>
-  Type.Object(properties, { additionalProperties: true })
+/**
+ * Bodies may carry fields the route does not name (the configurable auth-code parameter, WordPress extras).
+ * `example` is the body the OpenAPI document offers to send (JSON Schema's `examples`): an annotation, never validated.
+ */
+export const Fields = <T extends Parameters<typeof Type.Object>[0]>(properties: T, example?: Record<string, unknown>) =>
+  Type.Object(properties, { additionalProperties: true, ...(example === undefined ? {} : { examples: [example] }) })
 
 /** The error envelope of one status: the `errorCode` values it may carry, and what each means. */
 export const ErrorEnvelope = (errorCodes: number[], description: string) => Type.Object({

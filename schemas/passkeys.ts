@@ -53,18 +53,32 @@ export const OptionsReply = Type.Object({
 /** A passkey's name: what its user calls it. */
 const Name = Type.String({ minLength: 1, maxLength: 64 })
 
+/** The example of `POST /passkeys/register`: the shape `startRegistration` answers (its values cut short; a real one is longer). */
+const REGISTRATION_EXAMPLE = {
+  id: 'f1NO4xX9Fq1mLrZ0o3kVJg',
+  rawId: 'f1NO4xX9Fq1mLrZ0o3kVJg',
+  type: 'public-key',
+  response: {
+    clientDataJSON: 'eyJ0eXBlIjoid2ViYXV0aG4uY3JlYXRlIiwiY2hhbGxlbmdlIjoiaHFTNW80V2Q5cjBHMXBYd3pOZjJrQSIsIm9yaWdpbiI6Imh0dHBzOi8vYXBwLmV4YW1wbGUuY29tIn0',
+    attestationObject: 'o2NmbXRkbm9uZWdhdHRTdG10oGhhdXRoRGF0YVjF',
+    transports: ['internal', 'hybrid']
+  },
+  clientExtensionResults: {},
+  authenticatorAttachment: 'platform'
+}
+
 /** `POST /passkeys/register`: the new credential, and a name for it. */
 export const RegisterBody = Fields({
   JWT: Field,
   credential: RegistrationResponse,
   name: Type.Optional(Name)
-})
+}, { credential: REGISTRATION_EXAMPLE, name: 'Work laptop' })
 
 /** `PATCH /passkeys/{id}`: the new name. */
 export const RenameBody = Fields({
   JWT: Field,
   name: Name
-})
+}, { name: 'Work laptop' })
 
 /** A passkey's id in the path: its credential id. */
 export const PasskeyParams = Type.Object({ id: CredentialId })
@@ -99,7 +113,7 @@ export const StepUpBody = Fields({
   /** A TOTP code or a backup code. */
   code: Field,
   passkey: Type.Optional(AuthenticationResponse)
-})
+}, { password: 'correct horse battery staple' })
 
 /** A fresh access token of the same session. */
 export const StepUpReply = Success({

@@ -1,5 +1,4 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { DEFAULT_RESET_TEMPLATES } from './mail-templates.js'
 
 /** The pattern of a duration string; resolution tells a duration from other settings by it. */
 export const DURATION_PATTERN = '^\\s*\\d+(\\.\\d+)?\\s*(ms|s|m|h|d|w|y|msecs?|milliseconds?|secs?|seconds?|mins?|minutes?|hrs?|hours?|days?|weeks?|years?)?\\s*$'
@@ -11,6 +10,8 @@ export const DurationSchema = Type.Union([
 ])
 export type Duration = Static<typeof DurationSchema>
 const DurationOr = (fallback: string) => Type.Optional(Type.Union(DurationSchema.anyOf, { default: fallback }))
+/** A language tag as catalogues are named: `de`, `pt-BR`. */
+const LANGUAGE_TAG_PATTERN = '^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$'
 const Flag = (fallback: boolean) => Type.Optional(Type.Boolean({ default: fallback }))
 const Group = <T extends Parameters<typeof Type.Object>[0]>(properties: T) =>
   Type.Optional(Type.Object(properties, { additionalProperties: false, default: {} }))
@@ -266,10 +267,14 @@ export const SettingsSchema = Type.Object({
     mail: Group({
       /** `{{site_name}}` in the templates. */
       siteName: Type.Optional(Type.String({ minLength: 1, maxLength: 200, default: 'jwt-login' })),
-      /** Placeholders: {{code}}, {{display_name}}, {{email}}, {{site_name}}, {{expires_in_minutes}}. */
-      subject: Type.Optional(Type.String({ minLength: 1, maxLength: 998, default: DEFAULT_RESET_TEMPLATES.subject })),
-      text: Type.Optional(Type.String({ minLength: 1, maxLength: 65536, default: DEFAULT_RESET_TEMPLATES.text })),
-      html: Type.Optional(Type.String({ minLength: 1, maxLength: 65536, default: DEFAULT_RESET_TEMPLATES.html })),
+      /**
+       * The mail's own texts, for every language; a part left out comes from
+       * the request's language (the `messages` catalogues). Placeholders:
+       * {{code}}, {{display_name}}, {{email}}, {{site_name}}, {{expires_in_minutes}}.
+       */
+      subject: Type.Optional(Type.String({ minLength: 1, maxLength: 998 })),
+      text: Type.Optional(Type.String({ minLength: 1, maxLength: 65536 })),
+      html: Type.Optional(Type.String({ minLength: 1, maxLength: 65536 })),
       /** Further attempts after a failed send. */
       retries: Type.Optional(Type.Integer({ minimum: 0, maximum: 10, default: 2 })),
       retryDelay: DurationOr('2s')
@@ -390,6 +395,18 @@ export const SettingsSchema = Type.Object({
     credentials: Flag(false),
     /** How long a browser may cache a preflight answer. */
     maxAge: DurationOr('10m')
+  }),
+
+  /**
+   * The language of error messages, success messages and mails, chosen per
+   * request from `Accept-Language`. Codes, statuses and the envelope never
+   * change with it.
+   */
+  locale: Group({
+    /** The language when the request names none the plugin may answer in (or sends no `Accept-Language`). */
+    default: Type.Optional(Type.String({ pattern: LANGUAGE_TAG_PATTERN, default: 'en' })),
+    /** The languages a request may get; empty: every language the plugin has. One language fixes it. */
+    allowed: Type.Optional(Type.Array(Type.String({ pattern: LANGUAGE_TAG_PATTERN }), { default: [], maxItems: 50, uniqueItems: true }))
   }),
 
   /** Largest accepted request body in bytes. */

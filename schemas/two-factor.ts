@@ -12,7 +12,7 @@ export const TwoFactorBody = Fields({
   /** Trust this device for the second factor (`twoFactor.rememberDevice`): `true` (JSON) or `"true"` (a form). */
   // one of four values of two types: documented by its enum (Swagger 2 has no anyOf), checked by the route
   remember_device: Type.Optional(Type.Any({ enum: [true, false, 'true', 'false'] }))
-})
+}, { code: '123456' })
 /** `POST /auth/2fa` as validated. */
 export type TwoFactorFields = Static<typeof TwoFactorBody>
 

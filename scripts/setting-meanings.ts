@@ -60,9 +60,9 @@ export const SETTING_MEANINGS: Record<string, string> = {
   'resetPassword.limits.perIp.max': 'code requests per client IP',
   'resetPassword.limits.perIp.window': 'the window of that count',
   'resetPassword.mail.siteName': 'the value of `{{site_name}}`',
-  'resetPassword.mail.subject': 'the subject template (see [Mail templates](password-reset.md#mail-templates))',
-  'resetPassword.mail.text': 'the plain-text template',
-  'resetPassword.mail.html': 'the HTML template (values are HTML-escaped)',
+  'resetPassword.mail.subject': 'the subject template, for every language; unset: the request\'s language\'s (see [Mail templates](password-reset.md#mail-templates))',
+  'resetPassword.mail.text': 'the plain-text template; unset: the request\'s language\'s',
+  'resetPassword.mail.html': 'the HTML template (values are HTML-escaped); unset: the request\'s language\'s',
   'resetPassword.mail.retries': 'further tries after a failed send (0–10)',
   'resetPassword.mail.retryDelay': 'wait between tries',
   'twoFactor.enabled': 'the live switch of the two-factor integration. Off: users with a second factor are refused at sign-in (403 / 206) and `/auth/2fa` answers 403 / 105',
@@ -113,5 +113,7 @@ export const SETTING_MEANINGS: Record<string, string> = {
   'oauth.providers.<name>.defaultRole': 'the role of created users',
   'oauth.providers.<name>.timeout': 'the time for all provider calls of one sign-in (at most 60 s)',
   'oauth.providers.<name>.backchannelLogout': 'OpenID Back-Channel Logout: the provider\'s logout tokens, posted to `/oauth/{name}/backchannel-logout`, end the local sessions started through that provider session (`sid`) or provider user (`sub`); see [OpenID sign-in](openid.md#back-channel-logout)',
+  'locale.default': 'the language of messages and mails when the request names none of the allowed ones (see [Languages](errors.md#languages))',
+  'locale.allowed': 'the languages a request may get (`Accept-Language`); empty: every catalogue; one fixes the language',
   bodyLimit: 'largest request body in bytes, 1024–1048576 (larger: 400 / 203)'
 }

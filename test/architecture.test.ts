@@ -36,6 +36,8 @@ const LAYERS: Layer[] = [
       why: 'normalizeIP, so the per-IP lockouts count clients exactly as the request limit does'
     }]
   },
+  // The texts in every language: the catalogues, the negotiation of a request's language.
+  { name: 'messages', paths: ['lib/i18n/'] },
   // The state-store and mailer ports and their implementations.
   { name: 'store and mail', paths: ['lib/store/', 'lib/mail/'] },
   // Settings, durations, provider presets.
@@ -153,7 +155,7 @@ t.test('an import up a layer fails, naming both files', async (t) => {
   t.same(checkImports(tree({
     'lib/core/clock.ts': ["import { addGateHooks } from '../http/gates.js'"],
     'lib/http/gates.ts': []
-  })), ['lib/core/clock.ts imports lib/http/gates.ts: up from layer 1 (core) to layer 10 (http)'])
+  })), ['lib/core/clock.ts imports lib/http/gates.ts: up from layer 1 (core) to layer 11 (http)'])
   t.same(checkImports(tree({
     'schemas/settings.ts': ["export { DEFAULT_RESET_TEMPLATES } from '../lib/mail/templates.js'"],
     'lib/mail/templates.ts': ['export const DEFAULT_RESET_TEMPLATES = {}'],
@@ -162,9 +164,9 @@ t.test('an import up a layer fails, naming both files', async (t) => {
     'lib/store/memory.ts': ["const context = await import('../context/context.js')"],
     'lib/context/context.ts': ["import type { StateStore } from '../store/memory.js'"]
   })), [
-    'schemas/settings.ts imports lib/mail/templates.ts: up from layer 0 (schemas) to layer 2 (store and mail)',
-    'lib/two-factor/methods/totp.ts imports lib/two-factor/flow.ts: up from layer 6 (feature services) to layer 9 (feature flows)',
-    'lib/store/memory.ts imports lib/context/context.ts: up from layer 2 (store and mail) to layer 7 (context)',
+    'schemas/settings.ts imports lib/mail/templates.ts: up from layer 0 (schemas) to layer 3 (store and mail)',
+    'lib/two-factor/methods/totp.ts imports lib/two-factor/flow.ts: up from layer 7 (feature services) to layer 10 (feature flows)',
+    'lib/store/memory.ts imports lib/context/context.ts: up from layer 3 (store and mail) to layer 8 (context)',
     'cycle: lib/context/context.ts -> lib/store/memory.ts -> lib/context/context.ts',
     'cycle: lib/two-factor/flow.ts -> lib/two-factor/methods/totp.ts -> lib/two-factor/flow.ts'
   ], 'export from, typeof import() and dynamic import() count')
@@ -178,8 +180,8 @@ t.test('an import across a layer fails, naming both folders', async (t) => {
     'lib/store/guard.ts': ["import type { Mailer } from '../mail/types.js'"],
     'lib/mail/types.ts': []
   })), [
-    'lib/login/flow.ts imports lib/oauth/flow.ts: across layer 9 (feature flows), from lib/login/ to lib/oauth/',
-    'lib/store/guard.ts imports lib/mail/types.ts: across layer 2 (store and mail), from lib/store/ to lib/mail/'
+    'lib/login/flow.ts imports lib/oauth/flow.ts: across layer 10 (feature flows), from lib/login/ to lib/oauth/',
+    'lib/store/guard.ts imports lib/mail/types.ts: across layer 3 (store and mail), from lib/store/ to lib/mail/'
   ])
 })
 
@@ -210,9 +212,9 @@ t.test('a runtime Fastify import in a flow fails; import type does not', async (
       "import { SignJWT } from 'jose'"
     ]
   })), [
-    'lib/login/flow.ts imports fastify at runtime, which layer 9 (feature flows) may not (use import type)',
-    'lib/login/flow.ts imports fastify-plugin at runtime, which layer 9 (feature flows) may not (use import type)',
-    'lib/login/flow.ts imports @fastify/cookie at runtime, which layer 9 (feature flows) may not (use import type)'
+    'lib/login/flow.ts imports fastify at runtime, which layer 10 (feature flows) may not (use import type)',
+    'lib/login/flow.ts imports fastify-plugin at runtime, which layer 10 (feature flows) may not (use import type)',
+    'lib/login/flow.ts imports @fastify/cookie at runtime, which layer 10 (feature flows) may not (use import type)'
   ])
 })
 

@@ -3,7 +3,7 @@ import type { Mailer } from '../mail/types.js'
 import type { PasskeyOptions, PasskeyPort } from './passkeys.js'
 import type { SecondFactorGate } from './second-factor.js'
 import type { TwoFactorOptions, TwoFactorPort } from './two-factor.js'
-import type { PasswordPolicy, UserAdapter } from './users.js'
+import type { PasswordPolicy, PublicUser, UserAdapter } from './users.js'
 
 /** What stands in for a value of a call or a request in a log line. */
 const REDACTED = '[redacted]'
@@ -156,6 +156,38 @@ function portFailure (port: string, method: string, thrown: unknown, args: reado
 
 type AnyMethod = (...args: any[]) => any
 
+/** What a port broke of its contract, beyond throwing: named in the log as the port's failure. */
+class PortContractError extends Error {}
+
+/** A user ID as `pg` answers a `bigint` column: decimal digits, no sign, no leading zero. */
+const DECIMAL_ID = /^[1-9][0-9]*$/
+
+/** Why `id` is no user ID, by its type and shape only: an ID a host mistook may be personal (an email, a UUID). */
+function idProblem (id: unknown): string {
+  if (typeof id === 'string') return DECIMAL_ID.test(id) ? 'got a string of digits above 2^53 - 1' : 'got a string that is not a positive decimal integer'
+  if (typeof id !== 'number') return `got ${id === null ? 'null' : typeof id}`
+  if (Number.isNaN(id)) return 'got NaN'
+  if (!Number.isInteger(id)) return 'got a number that is not an integer'
+  return id < 1 ? 'got a number below 1' : 'got a number above 2^53 - 1'
+}
+
+/**
+ * The user's public form with its `ID` a positive safe integer, the one
+ * type every token, answer and `request.jwtLogin.user` carries. A string of
+ * digits (what `pg` answers for a `bigint` column) becomes its number, in a
+ * copy; any other ID is the adapter's failure (503 / 201), never served as
+ * it came: a UUID would sign tokens whose `sub` names no user.
+ */
+function publicUserOf (answer: PublicUser): PublicUser {
+  const id: unknown = (answer as Partial<PublicUser> | null)?.ID
+  if (typeof id === 'number' && Number.isSafeInteger(id) && id >= 1) return answer
+  const parsed = typeof id === 'string' && DECIMAL_ID.test(id) ? Number(id) : Number.NaN
+  if (Number.isSafeInteger(parsed)) return { ...answer, ID: parsed }
+  const problem = `toPublicUser returned an ID that is not a positive safe integer (${idProblem(id)}); ` +
+    'return the ID as a number, parsing a bigint column (see docs/adapters.md#user-ids)'
+  throw new HostPortError('users', 'toPublicUser', new PortContractError(problem), [])
+}
+
 /**
  * How each method of a port is called: `async` (Promise-only), `sync`
  * (`toPublicUser`), or `optional` (Promise-only, and present on the guard
@@ -242,6 +274,14 @@ const PASSKEY_METHODS: Record<keyof PasskeyPort, MethodKind> = {
 
 const MAILER_METHODS: Record<keyof Mailer, MethodKind> = { send: 'async' }
 
+/** The user adapter behind guards; `toPublicUser`'s answer also has its `ID` checked (`publicUserOf`). */
+function guardUsers<U> (users: UserAdapter<U>): UserAdapter<U> {
+  const guarded = guardPort('users', users, USER_METHODS)
+  const toPublicUser = guarded.toPublicUser
+  guarded.toPublicUser = (user) => publicUserOf(toPublicUser(user))
+  return guarded
+}
+
 /** The ports a host passes as plugin options. */
 export interface HostPorts {
   /** The host's users. */
@@ -265,7 +305,7 @@ export interface HostPorts {
 export function guardPorts (options: HostPorts): HostPorts {
   const { users, mailer, passwordPolicy, twoFactor, secondFactor, passkeys } = options
   return {
-    users: guardPort('users', users, USER_METHODS),
+    users: guardUsers(users),
     mailer: mailer === undefined ? undefined : guardPort('mailer', mailer, MAILER_METHODS),
     passwordPolicy: passwordPolicy === undefined ? undefined : guardFunction('passwordPolicy', passwordPolicy),
     twoFactor: twoFactor === undefined

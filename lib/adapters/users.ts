@@ -2,6 +2,10 @@ import argon2 from 'argon2'
 
 /** The user fields jwt-login ever returns to a client. Never a hash or a reset key. */
 export interface PublicUser {
+  /**
+   * A positive safe integer (1 to 2^53 - 1). A string of digits (`pg`'s answer
+   * for a `bigint` column) is taken as its number; any other ID answers 503.
+   */
   ID: number
   user_login: string
   user_email: string
@@ -28,7 +32,7 @@ export interface UserAdapter<U = unknown> {
   verifyPassword (user: U, password: string): Promise<boolean>
   /** The stored password hash; needed only when `login.allowPasswordHash` is on. */
   getPasswordHash? (user: U): Promise<string | null>
-  /** The public view of the user. */
+  /** The public view of the user; its `ID` as `PublicUser.ID` says. */
   toPublicUser (user: U): PublicUser
   /**
    * Hashes and stores a new password (needed only when `resetPassword.enabled`
@@ -79,6 +83,11 @@ export type PasswordPolicy = (password: string, user: PublicUser) => boolean | P
 /** OWASP's argon2id parameters: 19 MiB memory, 2 iterations, 1 lane. */
 export const ARGON2_OPTIONS = { type: argon2.argon2id, memoryCost: 19456, timeCost: 2, parallelism: 1 } as const
 
+/**
+ * An argon2id hash of `password` with `ARGON2_OPTIONS`, as a PHC string: for
+ * an adapter's `setPassword` and `createUser`, so that a host needs no argon2
+ * of its own and a wrong password costs what an unknown user costs.
+ */
 export async function hashPassword (password: string): Promise<string> {
   return await argon2.hash(password, ARGON2_OPTIONS)
 }

@@ -22,9 +22,9 @@ type Groups = Resolved<SettingsInput>
 export type Settings = Omit<Groups, 'authCodes' | 'resetPassword' | 'oauth'> & {
   /** Expiry dates parsed (`null`: no expiry). */
   authCodes: Omit<Groups['authCodes'], 'codes'> & { codes: Array<{ code: string, expiresAt: number | null, role: string | null }> }
-  /** The three mail templates gathered. */
+  /** The mail texts the settings give, gathered. */
   resetPassword: Omit<Groups['resetPassword'], 'mail'> & {
-    mail: { siteName: string, templates: MailTemplates, retries: number, retryDelayMs: number }
+    mail: { siteName: string, templates: Partial<MailTemplates>, retries: number, retryDelayMs: number }
   }
   /** Each provider with its preset applied. */
   oauth: { providers: Record<string, OAuthProviderSettings> }
@@ -150,7 +150,11 @@ function requireAuthCodeFor (input: RequireForInput): Settings['authCodes']['req
   return { ...input, oauth: input.oauth ?? input.auth }
 }
 
-/** The reset mail's three templates gathered beside its other settings. */
+/** The parts of the reset mail the settings give, gathered beside its other settings (absent parts stay absent). */
 function gatherTemplates ({ siteName, subject, text, html, retries, retryDelayMs }: Groups['resetPassword']['mail']): Settings['resetPassword']['mail'] {
-  return { siteName, templates: { subject, text, html }, retries, retryDelayMs }
+  const templates: Partial<MailTemplates> = {}
+  if (subject !== undefined) templates.subject = subject
+  if (text !== undefined) templates.text = text
+  if (html !== undefined) templates.html = html
+  return { siteName, templates, retries, retryDelayMs }
 }

@@ -14,6 +14,7 @@ import type { TokenService } from '../tokens/service.js'
 import type { SessionIndex } from '../tokens/session-index.js'
 import type { TwoFactor } from '../two-factor/methods/service.js'
 import type { Passkeys } from '../webauthn/ceremonies.js'
+import type { Messages } from '../i18n/messages.js'
 
 /** Password reset's own parts. */
 export interface PasswordResetParts {
@@ -51,6 +52,8 @@ export interface JwtLoginContext {
   readonly oauth: OAuthRegistry
   /** The passkey ceremonies over the host's port, or `null` without the `passkeys` option. */
   readonly passkeys: Passkeys | null
+  /** The texts in every language the instance speaks. */
+  readonly messages: Messages
 }
 
 /**

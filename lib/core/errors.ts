@@ -114,6 +114,13 @@ export const errorDefinitions = {
 
 export type JwtLoginErrorCode = keyof typeof errorDefinitions
 
+/** A request field the schema check refused: where it sits, its path, and the check's own words (English). */
+export interface FieldDetail {
+  place: 'body' | 'querystring' | 'params' | 'headers' | 'other'
+  field: string
+  reason: string
+}
+
 /** Every error jwt-login answers with. `code` is stable; narrow on it. */
 export class JwtLoginError extends Error {
   readonly code: JwtLoginErrorCode
@@ -123,12 +130,14 @@ export class JwtLoginError extends Error {
   readonly retryAfter: number | undefined
   /** The `WWW-Authenticate` header for answers about a Bearer token (RFC 6750), else `undefined`. */
   readonly wwwAuthenticate: string | undefined
+  /** The malformed field a 400 / 203 names, for the message in the request's language. */
+  readonly field: FieldDetail | undefined
 
   /**
    * `detail` says more than the table's message (which field was malformed),
    * appended to it: never a value the client sent.
    */
-  constructor (code: JwtLoginErrorCode, options: { cause?: unknown, retryAfter?: number, detail?: string } = {}) {
+  constructor (code: JwtLoginErrorCode, options: { cause?: unknown, retryAfter?: number, detail?: string, field?: FieldDetail } = {}) {
     const definition = errorDefinitions[code]
     const message = options.detail === undefined ? definition.message : `${definition.message.replace(/\.$/, '')}: ${options.detail}.`
     super(message, options.cause === undefined ? undefined : { cause: options.cause })
@@ -138,6 +147,7 @@ export class JwtLoginError extends Error {
     this.statusCode = definition.statusCode
     this.retryAfter = options.retryAfter
     this.wwwAuthenticate = (definition as ErrorDefinition).wwwAuthenticate
+    this.field = options.field
   }
 }
 
@@ -167,8 +177,9 @@ export interface ErrorEnvelope {
   data: { message: string, errorCode: number }
 }
 
-export function envelope (error: JwtLoginError): ErrorEnvelope {
-  return { success: false, data: { message: error.message, errorCode: error.errorCode } }
+/** The envelope of an error; `message` in the request's language when given, else the error's own (English). */
+export function envelope (error: JwtLoginError, message: string = error.message): ErrorEnvelope {
+  return { success: false, data: { message, errorCode: error.errorCode } }
 }
 
 /** The numeric code of an error, as audit events report it. */

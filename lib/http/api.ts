@@ -2,6 +2,8 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import type { Call } from '../adapters/second-factor.js'
 import type { JwtLoginContext } from '../context/context.js'
 import { sendError, toJwtLoginError } from './error-handler.js'
+import { logDependencyFailure } from './fallback-log.js'
+import { loggedError } from '../adapters/guard.js'
 import { JwtLoginError, JwtLoginSettingsError } from '../core/errors.js'
 import { checkSwitches } from './gates.js'
 import type { JwtLoginEvents } from '../services/events.js'
@@ -168,6 +170,14 @@ function amrOf (amr: string[] | undefined): readonly string[] {
   return Object.freeze([...amr])
 }
 
+/**
+ * The `Authorization` header and its bare token: a failing dependency may
+ * quote either. A request without the header never reaches a dependency.
+ */
+function bearerValues (header: string | undefined): unknown[] {
+  return [header, String(header).replace(/^Bearer\s+/i, '')]
+}
+
 /** The public API: the same flows as the routes, each call on one settings snapshot. */
 export function buildApi (ctx: JwtLoginContext, settings: SettingsHolder): JwtLoginApi {
   const callOf = (ip: string): Call => ({ settings: settings.current, ip, startedAt: ctx.clock() })
@@ -188,7 +198,10 @@ export function buildApi (ctx: JwtLoginContext, settings: SettingsHolder): JwtLo
       if (!amr.every(method => claims.amr?.includes(method) === true)) throw new JwtLoginError('ERR_JWT_LOGIN_REAUTHENTICATION_REQUIRED')
       request.jwtLogin = { user: auth.publicUser, claims: auth.verified.payload }
     } catch (error) {
-      await sendError(reply, toJwtLoginError(error as FastifyError))
+      const mapped = toJwtLoginError(error as FastifyError)
+      // a store or the adapter failed: logged as the plugin's routes log it, the token cut out
+      if (mapped.statusCode >= 500) logDependencyFailure(request, loggedError(mapped, bearerValues(request.headers.authorization)))
+      await sendError(reply, mapped, ctx.messages, call.settings)
     }
   }
   const authenticate = guard({ maxAgeMs: null, amr: [] })

@@ -17,6 +17,7 @@ import { TokenService } from '../tokens/service.js'
 import { secondFactorGate } from '../two-factor/flow.js'
 import { createTwoFactor } from '../two-factor/methods/service.js'
 import { Passkeys } from '../webauthn/ceremonies.js'
+import type { Messages } from '../i18n/messages.js'
 
 /** What the context is built on besides the host's ports. */
 export interface ContextParts {
@@ -27,6 +28,8 @@ export interface ContextParts {
   initial: Settings
   store: StateStore
   clock: Clock
+  /** The texts of every language, the host's `messages` laid over the shipped ones. */
+  messages: Messages
 }
 
 /**
@@ -34,7 +37,7 @@ export interface ContextParts {
  * when the host gave its port. The host's ports are guarded first (the user
  * cache in front of the guard), so what a port throws reaches the log redacted.
  */
-export async function buildContext (hostPorts: HostPorts, { log, cacheLimits, initial, store, clock }: ContextParts): Promise<JwtLoginContext> {
+export async function buildContext (hostPorts: HostPorts, { log, cacheLimits, initial, store, clock, messages }: ContextParts): Promise<JwtLoginContext> {
   const dummyHash = await hashPassword(`jwt-login-dummy-${Math.random()}`)
   const ports = guardPorts(hostPorts)
   const cache = cacheLimits === null ? null : cacheUsers(ports.users, cacheLimits, clock)
@@ -61,7 +64,8 @@ export async function buildContext (hostPorts: HostPorts, { log, cacheLimits, in
     // keyed hashes: a copy of the store alone does not let anyone search the code space offline
     reset: { mailer: ports.mailer ?? null, policy: ports.passwordPolicy ?? null, hasher: new CodeHasher('reset code'), stop: new AbortController() },
     oauth: new OAuthRegistry(clock),
-    passkeys: ports.passkeys === undefined ? null : new Passkeys(ports.passkeys.port, store, clock, events)
+    passkeys: ports.passkeys === undefined ? null : new Passkeys(ports.passkeys.port, store, clock, events),
+    messages
   }
   const hostGate = ports.secondFactor === undefined ? null : countedGate(base, ports.secondFactor)
   const secondFactor = base.twoFactor === null ? hostGate : secondFactorGate(base, base.twoFactor)

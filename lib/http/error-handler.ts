@@ -1,39 +1,54 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { envelope, JwtLoginError } from '../core/errors.js'
+import { envelope, JwtLoginError, type FieldDetail } from '../core/errors.js'
 import { loggedError } from '../adapters/guard.js'
+import type { Settings } from '../config/settings.js'
+import { en } from '../i18n/catalogues/en.js'
+import { fieldPhrase, type Messages } from '../i18n/messages.js'
 import { stateOf, type RequestState } from './gates.js'
+import { logDependencyFailure } from './fallback-log.js'
 
 /** Where a request's field sits, as the schema check names it. */
-const PLACES: Record<string, string> = { body: 'body field', querystring: 'query parameter', params: 'path parameter', headers: 'header' }
+const PLACES: Record<string, FieldDetail['place']> = { body: 'body', querystring: 'querystring', params: 'params', headers: 'headers' }
 
 /**
- * Which field failed the schema check, and how: `body field \`username\`:
- * expected string`. The schema's own words, never the value sent.
+ * Which field failed the schema check, and how (`username`, in the body:
+ * `expected string`). The schema's own words, never the value sent.
  */
-export function malformedField (error: FastifyError): string | undefined {
+export function malformedField (error: FastifyError): FieldDetail | undefined {
   const [first] = error.validation ?? []
   if (first === undefined) return undefined
   const field = first.instancePath.split('/').filter(part => part !== '').join('.')
   if (field === '') return undefined
-  const place = PLACES[error.validationContext ?? ''] ?? 'field'
   const how = first.message ?? 'is not valid'
-  return `${place} \`${field}\`: ${how.charAt(0).toLowerCase()}${how.slice(1)}`
+  return { place: PLACES[error.validationContext ?? ''] ?? 'other', field, reason: `${how.charAt(0).toLowerCase()}${how.slice(1)}` }
 }
 
 /** Maps anything thrown inside the plugin to a jwt-login error; no client input becomes a 500. */
 export function toJwtLoginError (error: FastifyError | JwtLoginError): JwtLoginError {
   if (error instanceof JwtLoginError) return error
-  if (error.validation !== undefined) return new JwtLoginError('ERR_JWT_LOGIN_BAD_REQUEST', { cause: error, detail: malformedField(error) })
+  if (error.validation !== undefined) {
+    const field = malformedField(error)
+    return new JwtLoginError('ERR_JWT_LOGIN_BAD_REQUEST', { cause: error, field, detail: field === undefined ? undefined : fieldPhrase(en, field) })
+  }
   const status = error.statusCode ?? 500
   if (status >= 400 && status < 500) return new JwtLoginError('ERR_JWT_LOGIN_BAD_REQUEST', { cause: error })
   return new JwtLoginError('ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', { cause: error })
 }
 
-/** Answers an error in the envelope, with its `Retry-After` and `WWW-Authenticate`. */
-export function sendError (reply: FastifyReply, error: JwtLoginError): FastifyReply {
+/** The language of a request: the one the plugin's gate chose, else negotiated now (a host route). */
+export function localeOf (request: FastifyRequest, messages: Messages, settings: Settings): string {
+  return stateIfTaken(request)?.call.locale ?? messages.negotiate(request.headers['accept-language'], settings.locale)
+}
+
+/**
+ * Answers an error in the envelope, its message in the request's language,
+ * with its `Retry-After` and `WWW-Authenticate`.
+ */
+export function sendError (reply: FastifyReply, error: JwtLoginError, messages: Messages, settings: Settings): FastifyReply {
   if (error.retryAfter !== undefined) reply.header('retry-after', String(error.retryAfter))
   if (error.wwwAuthenticate !== undefined) reply.header('www-authenticate', error.wwwAuthenticate)
-  return reply.code(error.statusCode).send(envelope(error))
+  const locale = localeOf(reply.request, messages, settings)
+  return reply.code(error.statusCode).header('content-language', locale).send(envelope(error, messages.error(locale, error)))
 }
 
 /** Request fields that hold a secret or a personal datum: always cut out of a logged message, however short. */
@@ -103,13 +118,13 @@ function requestValues (request: FastifyRequest): unknown[] {
  * so it is the client's (400). Dependency failures are logged once, here,
  * as `{ type, code, message }` without the request's values: never a stack.
  */
-export function setErrorHandling (instance: FastifyInstance, bodyFault: (request: FastifyRequest) => boolean): void {
+export function setErrorHandling (instance: FastifyInstance, bodyFault: (request: FastifyRequest) => boolean, messages: Messages, settings: () => Settings): void {
   instance.setErrorHandler((error: FastifyError | JwtLoginError, request, reply) => {
     const mapped = bodyFault(request)
       ? new JwtLoginError('ERR_JWT_LOGIN_BAD_REQUEST', { cause: error })
       : toJwtLoginError(error)
-    if (mapped.statusCode >= 500) request.log.error({ err: loggedError(mapped, requestValues(request)) }, 'jwt-login: dependency failed')
-    return sendError(reply, mapped)
+    if (mapped.statusCode >= 500) logDependencyFailure(request, loggedError(mapped, requestValues(request)))
+    return sendError(reply, mapped, messages, settings())
   })
 }
 

@@ -170,7 +170,9 @@ export function addGateHooks (instance: FastifyInstance, ctx: JwtLoginContext, s
   const ports: PortsGiven = { twoFactor: ctx.twoFactor !== null, passkeys: ctx.passkeys !== null }
   instance.decorateRequest(kState, null as unknown as RequestState)
   instance.addHook('onRequest', (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
-    request[kState] = { call: { settings: settings.current, ip: request.ip, startedAt: ctx.clock(), userAgent: request.headers['user-agent'] }, token: undefined }
+    const current = settings.current
+    const locale = ctx.messages.negotiate(request.headers['accept-language'], current.locale)
+    request[kState] = { call: { settings: current, ip: request.ip, startedAt: ctx.clock(), userAgent: request.headers['user-agent'], locale }, token: undefined }
     done()
   })
   instance.addHook('preHandler', (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {

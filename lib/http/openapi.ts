@@ -119,6 +119,77 @@ function addGateFields (schema: Schema, gate: RouteGate, docs: DocOptions): void
 interface OpenApiDocument {
   tags?: Array<{ name: string }>
   components: { securitySchemes?: Record<string, unknown> }
+  paths: Record<string, Record<string, Operation>>
+}
+interface Operation { operationId?: string, requestBody?: { required?: boolean } }
+
+/**
+ * A route that takes a token takes it from the Bearer header too, and the
+ * scope reads a missing body as `{}`: the body is optional unless its schema
+ * requires a field of its own (a passkey's `credential` or `name`).
+ */
+function bodyOptional (body: Schema): boolean {
+  return !Array.isArray(body.required) || body.required.length === 0
+}
+
+/**
+ * The body Swagger UI prefills, never a token: without an example it would
+ * build one from the properties, `"JWT": "string"` included, which sent beside
+ * the header is two different tokens (400 / 203). The schema's own example, or
+ * `{}`; Swagger 2 names it `example`, OpenAPI 3 takes JSON Schema's `examples`.
+ */
+function withExample (body: Schema, openapi: boolean): Schema {
+  const { examples, ...rest } = body
+  const example = Array.isArray(examples) ? examples[0] as unknown : {}
+  return openapi ? { ...rest, examples: [example] } : { ...rest, example }
+}
+
+/** Per document being built, the operationIds whose body is still to be marked optional. */
+const pendingBodies = new WeakMap<OpenApiDocument, Set<string>>()
+
+/** Marks the pending operations of `paths` optional; answers whether some are still missing. */
+function relaxBodies (paths: OpenApiDocument['paths'], pending: Set<string>): boolean {
+  for (const item of Object.values(paths)) {
+    for (const operation of Object.values(item)) {
+      const body = operation.requestBody
+      if (body !== undefined && pending.delete(String(operation.operationId))) body.required = false
+    }
+  }
+  return pending.size > 0
+}
+
+/**
+ * Marks the operation's request body optional. @fastify/swagger 9 writes
+ * `requestBody.required: true` for every route with a body schema and lets a
+ * route say nothing else; and the operation only joins the document after
+ * this transform returns. So `paths` becomes, while operations are pending,
+ * an accessor that marks them whenever it is read: the next route's
+ * transform, and whoever reads the finished document (its JSON, its YAML, a
+ * host's `transformObject`) all read it. Once none is pending it is a plain
+ * property again.
+ */
+function markBodyOptional (document: OpenApiDocument, operationId: string): void {
+  const known = pendingBodies.get(document)
+  if (known !== undefined) {
+    known.add(operationId)
+    return
+  }
+  const pending = new Set([operationId])
+  pendingBodies.set(document, pending)
+  let paths = document.paths
+  const settle = (): void => {
+    pendingBodies.delete(document)
+    Object.defineProperty(document, 'paths', { value: paths, writable: true, enumerable: true, configurable: true })
+  }
+  Object.defineProperty(document, 'paths', {
+    enumerable: true,
+    configurable: true,
+    get: () => {
+      if (!relaxBodies(paths, pending)) settle()
+      return paths
+    },
+    set: (value: OpenApiDocument['paths']) => { paths = value }
+  })
 }
 
 /** Adds the plugin's tags and security scheme to the document, keeping what the host declared. */
@@ -132,15 +203,26 @@ function addDocumentParts (document: OpenApiDocument): void {
   if (missing.length > 0) document.tags = [...tags, ...missing]
 }
 
-/** The route's schema as the document shows it: content types, the gate's fields, the Bearer scheme. */
+/**
+ * The route's schema as the document shows it: content types, the gate's
+ * fields, and on a route that takes a token the Bearer scheme, a body
+ * example without the token and the body optional when the header suffices.
+ */
 function documented (input: { schema: Schema, openapiObject?: OpenApiDocument }, gate: RouteGate | undefined, docs: DocOptions): { schema: Schema } {
   const schema = { ...input.schema }
+  const document = input.openapiObject
   if (schema.body !== undefined) schema.consumes = docs.multipart ? [...FORM_TYPES, 'multipart/form-data'] : FORM_TYPES
   if (gate !== undefined) addGateFields(schema, gate, docs)
-  // only an OpenAPI 3 document gets the scheme (Swagger 2 names it elsewhere)
-  if (input.openapiObject !== undefined) {
-    addDocumentParts(input.openapiObject)
-    if (gate?.token !== undefined) schema.security = [{ [BEARER_SCHEME]: [] }, {}]
+  const body = schema.body as Schema | undefined
+  if (gate?.token !== undefined && body !== undefined) schema.body = withExample(body, document !== undefined)
+  // only an OpenAPI 3 document gets the scheme (Swagger 2 names it elsewhere) and
+  // needs the body marked optional (a Swagger 2 body parameter is optional already)
+  if (document !== undefined) {
+    addDocumentParts(document)
+    if (gate?.token !== undefined) {
+      schema.security = [{ [BEARER_SCHEME]: [] }, {}]
+      if (body !== undefined && bodyOptional(body)) markBodyOptional(document, schema.operationId as string)
+    }
   }
   return { schema }
 }

@@ -1,4 +1,5 @@
-import { KeySchema, type SettingsInput } from '../../schemas/settings.js'
+import type { RegisterOptions } from 'fastify'
+import { KeySchema, SettingsSchema, type SettingsInput } from '../../schemas/settings.js'
 import type { Clock } from '../core/clock.js'
 import { DEFAULT_PREFIX, trimPrefix } from './rest-route.js'
 import type { HostPorts } from '../adapters/guard.js'
@@ -11,6 +12,7 @@ import type { SettingsSource } from '../config/holder.js'
 import type { StateStore } from '../store/types.js'
 import type { TwoFactorOptions } from '../adapters/two-factor.js'
 import type { UserCacheLimits } from '../services/user-cache.js'
+import type { CatalogueInput } from '../i18n/messages.js'
 
 /**
  * A short cache of `findById` in front of the user adapter: a user is served
@@ -49,13 +51,79 @@ export interface JwtLoginOptions extends HostPorts {
   restRoute?: boolean
   /** Accept `multipart/form-data` bodies (default false): its reader runs on every plugin request once on. */
   multipart?: boolean
+  /**
+   * Message catalogues by language tag, laid over the shipped ones (`en`,
+   * `de`, `fr`, `es`, `pt`): a shipped language's texts overridden, or a new
+   * language (what it leaves out is English). Checked at registration.
+   */
+  messages?: Record<string, CatalogueInput>
   /** Time source in ms; tests inject one. */
   clock?: Clock
+  /**
+   * Start even when the state store fails its check at `ready()` (default
+   * false: `ready()` rejects, naming the problem and its fix). The failure
+   * is logged as an error (and printed to stderr without a Fastify logger),
+   * and requests that need the store answer 503 until it is back.
+   */
+  startDegraded?: boolean
 }
 
+/**
+ * Every option of `JwtLoginOptions`, each with what it is: a record, so that
+ * an option added to the type (or to `HostPorts`) and not listed here fails
+ * the type check. `messages` is listed whether or not the type has it yet.
+ */
+const OPTIONS: Record<keyof JwtLoginOptions | 'messages', string> = {
+  users: 'the user adapter',
+  mailer: 'the mailer',
+  passwordPolicy: 'the password policy',
+  twoFactor: 'two-factor sign-in',
+  secondFactor: 'a second-factor gate',
+  passkeys: 'passkeys',
+  settings: 'the settings',
+  settingsTtl: 'how often a settings source is re-read',
+  userCache: 'the user cache',
+  store: 'the state store',
+  prefix: 'the route prefix',
+  aliases: 'more route prefixes',
+  restRoute: 'the /?rest_route= form',
+  multipart: 'multipart bodies',
+  messages: 'message catalogues',
+  clock: 'the time source',
+  startDegraded: 'start despite a failing store'
+}
+
+/** The names of the plugin's options, the only top-level keys registration accepts besides Fastify's own. */
+export const OPTION_NAMES: readonly string[] = Object.freeze(Object.keys(OPTIONS))
+
+/**
+ * Fastify's register options, which Fastify hands to the plugin with its
+ * own (it strips none) and a host may pass (`prefix` is also the plugin's).
+ */
+const FASTIFY_REGISTER_OPTIONS: ReadonlyArray<keyof RegisterOptions> = ['prefix', 'logLevel', 'logSerializers']
+
+/** Advice for names brought from elsewhere (@fastify/jwt, jsonwebtoken). */
+const FOREIGN_OPTIONS: Record<string, string> = {
+  secret: 'jwt-login takes its keys from settings.tokens.keys (docs/settings.md#tokens)',
+  key: 'jwt-login takes its keys from settings.tokens.keys (docs/settings.md#tokens)',
+  keys: 'jwt-login takes its keys from settings.tokens.keys (docs/settings.md#tokens)',
+  algorithm: 'the algorithm is the setting settings.tokens.algorithm (docs/settings.md#tokens)',
+  expiresIn: 'token lifetimes are the settings settings.tokens.lifetime and settings.refresh.lifetime (docs/settings.md#tokens)',
+  sign: 'signing is set by settings.tokens (docs/settings.md#tokens)',
+  verify: 'verification is set by settings.tokens (docs/settings.md#tokens)'
+}
+
+/** The top-level settings, which belong inside `settings`, not beside it. */
+const SETTING_GROUPS = new Set(Object.keys(SettingsSchema.properties))
+
+/** The keys of `T` that are optional. */
+type OptionalKeys<T> = { [K in keyof T]-?: object extends Pick<T, K> ? K : never }[keyof T]
+
 const ADAPTER_METHODS = ['findByEmail', 'findByLogin', 'findById', 'verifyPassword', 'toPublicUser']
+/** A record, so that an optional method added to `UserAdapter` and not listed here fails the type check. */
+const OPTIONAL_ADAPTER_METHODS = Object.keys({ getPasswordHash: true, setPassword: true, createUser: true, deleteUser: true } satisfies Record<OptionalKeys<UserAdapter>, true>)
 const STORE_METHODS = ['get', 'set', 'consume', 'increment', 'compareAndSet', 'delete']
-const OPTIONAL_STORE_METHODS = ['getMany', 'close', 'attachLogger']
+const OPTIONAL_STORE_METHODS = Object.keys({ getMany: true, close: true, attachLogger: true } satisfies Record<OptionalKeys<StateStore>, true>)
 /** Every method of `TwoFactorPort`: the providers call each one (none is optional). */
 const PORT_METHODS = ['methodOf', 'getTotpSecret', 'setTotpSecret', 'consumeBackupCode', 'replaceBackupCodes']
 /** Every method of `PasskeyPort` (none is optional). */
@@ -92,24 +160,131 @@ export function resolveUserCache (option: UserCacheOptions | undefined): UserCac
 }
 
 /**
+ * The optimal-string-alignment distance of two names (Levenshtein, with a
+ * swap of two neighbouring letters counting as one edit), letter case
+ * ignored: `prefx` is 1 from `prefix`, `userCahce` 1 from `userCache`.
+ */
+export function editDistance (a: string, b: string): number {
+  const x = a.toLowerCase()
+  const y = b.toLowerCase()
+  const width = y.length + 1
+  const d: number[] = []
+  const at = (i: number, j: number): number => d[i * width + j] as number
+  for (let i = 0; i <= x.length; i++) {
+    for (let j = 0; j <= y.length; j++) {
+      if (i === 0 || j === 0) {
+        d[i * width + j] = i + j
+        continue
+      }
+      let best = Math.min(at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + (x[i - 1] === y[j - 1] ? 0 : 1))
+      if (i > 1 && j > 1 && x[i - 1] === y[j - 2] && x[i - 2] === y[j - 1]) best = Math.min(best, at(i - 2, j - 2) + 1)
+      d[i * width + j] = best
+    }
+  }
+  return at(x.length, y.length)
+}
+
+/** The name of `candidates` nearest to `name` within 2 edits (or equal but for case), if any. */
+export function nearestName (name: string, candidates: readonly string[]): string | undefined {
+  let nearest: string | undefined
+  let distance = 3
+  for (const candidate of candidates) {
+    const d = editDistance(name, candidate)
+    if (candidate !== name && d < distance) {
+      nearest = candidate
+      distance = d
+    }
+  }
+  return nearest
+}
+
+/** Every method name of a port: its own and its classes' (not Object's), without calling a getter. */
+function methodNames (value: unknown): string[] {
+  const names = new Set<string>()
+  let current: unknown = value
+  while (current !== null && typeof current === 'object' && current !== Object.prototype) {
+    for (const name of Object.getOwnPropertyNames(current)) {
+      if (name !== 'constructor' && typeof Object.getOwnPropertyDescriptor(current, name)?.value === 'function') names.add(name)
+    }
+    current = Object.getPrototypeOf(current)
+  }
+  return [...names]
+}
+
+/**
+ * A method of the port that looks like a misspelling of `method`, which it
+ * lacks: within 2 edits and with the same first letter (`setPasword`,
+ * `getmany`; not `setMany` for `getMany`, a different verb).
+ */
+function misspelling (present: readonly string[], method: string): string | undefined {
+  return nearestName(method, present.filter(name => name[0]?.toLowerCase() === method[0]?.toLowerCase()))
+}
+
+/**
  * Refuses a port that lacks one of `methods`: the path names the first
- * missing method, the reason every one of them.
+ * missing method, the reason every one of them, and a method of the port
+ * that looks like a misspelling of one.
  */
 function requireMethods (value: unknown, path: string, what: string, methods: string[]): void {
   const holder = value !== null && typeof value === 'object' ? value as Record<string, unknown> : {}
   const missing = methods.filter(method => typeof holder[method] !== 'function')
-  if (missing.length > 0) {
-    throw optionError(`${path}/${missing[0] as string}`, `${what} must implement ${methods.join(', ')}; missing: ${missing.join(', ')}`)
+  if (missing.length === 0) return
+  const present = methodNames(value)
+  const hints = missing.flatMap(method => {
+    const near = misspelling(present, method)
+    return near === undefined ? [] : [`\`${near}\` looks like a misspelling of \`${method}\``]
+  })
+  const nodemailer = missing.includes('send') && present.includes('sendMail') ? ['this looks like a nodemailer transport: pass new NodemailerMailer({ transport }) from jwt-login/nodemailer'] : []
+  const advice = [...hints, ...nodemailer].map(hint => `; ${hint}`).join('')
+  throw optionError(`${path}/${missing[0] as string}`, `${what} must implement ${methods.join(', ')}; missing: ${missing.join(', ')}${advice}`)
+}
+
+/**
+ * Refuses a method of a port that looks like a misspelling of one of its
+ * optional `methods` which it lacks (`createUsr` without `createUser`): the
+ * plugin would run as if the feature were not there. Other extra methods
+ * (a host's helpers) are the host's business.
+ */
+function refuseMisspelledOptional (value: object, path: string, what: string, methods: readonly string[]): void {
+  const holder = value as Record<string, unknown>
+  const present = methodNames(value).filter(name => !methods.includes(name))
+  for (const method of methods) {
+    if (typeof holder[method] === 'function') continue
+    const near = misspelling(present, method)
+    if (near !== undefined) {
+      throw optionError(`${path}/${near}`, `is not a method of ${what}; did you mean \`${method}\`? (optional: ${methods.join(', ')})`)
+    }
   }
 }
 
-/** The store's required methods; its optional ones, when present, must be methods. */
+/** The store's required methods; its optional ones, when present, must be methods, and not misspelt. */
 function checkStore (store: StateStore): void {
   requireMethods(store, 'store', 'the state store (StateStore)', STORE_METHODS)
   for (const method of OPTIONAL_STORE_METHODS) {
     const value = (store as unknown as Record<string, unknown>)[method]
     if (value !== undefined && typeof value !== 'function') throw optionError(`store/${method}`, 'is optional, but when present must be a method')
   }
+  refuseMisspelledOptional(store, 'store', 'the state store (StateStore)', OPTIONAL_STORE_METHODS)
+}
+
+/**
+ * Refuses an option that is not one: the first such key in the path, each
+ * in the reason with the option it is near (`prefx`: did you mean
+ * `prefix`?), or advice for a setting given beside `settings` and for names
+ * of other JWT plugins (`secret`). Fastify's own register options pass.
+ */
+function refuseUnknownOptions (options: object): void {
+  const known = new Set<string>([...OPTION_NAMES, ...FASTIFY_REGISTER_OPTIONS])
+  const unknown = Object.keys(options).filter(name => !known.has(name))
+  if (unknown.length === 0) return
+  const reasons = unknown.map((name) => {
+    const near = nearestName(name, OPTION_NAMES)
+    const advice = FOREIGN_OPTIONS[name] ??
+      (SETTING_GROUPS.has(name) ? `\`${name}\` is a setting: put it inside \`settings\` (docs/settings.md#settings)` : undefined) ??
+      (near === undefined ? undefined : `did you mean \`${near}\`?`)
+    return `\`${name}\`${advice === undefined ? '' : ` (${advice})`}`
+  })
+  throw optionError(unknown[0] as string, `not an option of jwt-login: ${reasons.join(', ')}. The options are listed in docs/settings.md#options`)
 }
 
 /** The two-factor option: its port complete, its mailer (when given) able to send. */
@@ -131,12 +306,30 @@ export function resolveSettingsTtl (option: number | string | undefined): number
   return ms
 }
 
+/** Where the docs show two instances in one host. */
+const TWO_INSTANCES_DOCS = 'docs/deployment.md#two-instances-in-one-host'
+
+/**
+ * Refuses a second registration in a scope that has an instance already
+ * (its own or a parent's `fastify.jwtLogin`), before anything is decorated:
+ * Fastify would refuse it with a bare FST_ERR_DEC_ALREADY_PRESENT. Says
+ * how two instances live in one host.
+ */
+export function refuseSecondRegistration (alreadyRegistered: boolean): void {
+  if (!alreadyRegistered) return
+  throw optionError('', 'jwt-login is already registered in this scope (fastify.jwtLogin exists). To run two instances in one host, ' +
+    'register each in its own encapsulated plugin, app.register(async (scope) => { await scope.register(jwtLogin, { prefix: \'/other/v1\', restRoute: false, … }) }), ' +
+    `each with its own prefix, and restRoute: false on all but one (the /?rest_route= form is served on the host's /); see ${TWO_INSTANCES_DOCS}`)
+}
+
 /**
  * Refuses options the plugin cannot run with, naming the field; answers
  * what needs resolving (the user cache, the settings reload period).
  */
 export function checkOptions (options: JwtLoginOptions): { userCache: UserCacheLimits | null, settingsTtlMs: number } {
+  refuseUnknownOptions(options)
   requireMethods(options.users, 'users', 'the user adapter (UserAdapter)', ADAPTER_METHODS)
+  refuseMisspelledOptional(options.users, 'users', 'the user adapter (UserAdapter)', OPTIONAL_ADAPTER_METHODS)
   if (options.store !== undefined) checkStore(options.store)
   if (options.mailer !== undefined) requireMethods(options.mailer, 'mailer', 'the mailer', ['send'])
   if (options.twoFactor !== undefined) checkTwoFactor(options.twoFactor)
@@ -144,6 +337,7 @@ export function checkOptions (options: JwtLoginOptions): { userCache: UserCacheL
     if (options.passkeys === null || typeof options.passkeys !== 'object') throw optionError('passkeys', 'must be an object with a port')
     requireMethods(options.passkeys.port, 'passkeys/port', 'the passkey port (PasskeyPort)', PASSKEY_PORT_METHODS)
   }
+  if (options.startDegraded !== undefined && typeof options.startDegraded !== 'boolean') throw optionError('startDegraded', 'must be true or false')
   return { userCache: resolveUserCache(options.userCache), settingsTtlMs: resolveSettingsTtl(options.settingsTtl) }
 }
 

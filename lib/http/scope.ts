@@ -12,6 +12,7 @@ import { describeRoute, type DocOptions } from './openapi.js'
 import { storeRateLimitFor } from './rate-limit-store.js'
 import { redactedRequest } from './rest-route.js'
 import type { Settings } from '../config/settings.js'
+import type { Messages } from '../i18n/messages.js'
 import type { StateStore } from '../store/types.js'
 
 /** The plugin's scope as its routes see it: bodies and queries typed from their TypeBox schemas. */
@@ -27,6 +28,9 @@ export interface ScopeOptions {
   authCodeNames: DocOptions['authCodeNames']
   /** The settings at registration (the cors hook reads each request's own). */
   initial: Settings
+  /** The instance's texts, and its current settings (whose `locale` a request without the gate's snapshot is answered in). */
+  messages: Messages
+  settings: () => Settings
 }
 
 /**
@@ -117,7 +121,7 @@ export async function setUpScope (instance: FastifyInstance, options: ScopeOptio
     else dropEmptyFields(request.body)
     done()
   })
-  setErrorHandling(instance, bodyFault)
+  setErrorHandling(instance, bodyFault, options.messages, options.settings)
 
   // token answers and errors are never stored by a cache (RFC 6749 §5.1), on
   // every route of the plugin; only /jwks sets its own, public, Cache-Control

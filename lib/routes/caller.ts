@@ -1,6 +1,8 @@
 // What the routes that take a final access token share: the caller, authenticated once per request, and dates as the answers write them.
 import type { FastifyRequest } from 'fastify'
+import { callLocale } from '../adapters/second-factor.js'
 import type { JwtLoginContext } from '../context/context.js'
+import type { SuccessMessage } from '../i18n/catalogue.js'
 import { stateOf } from '../http/gates.js'
 import { audited, authenticateToken, type Authenticated } from '../sessions/authenticate.js'
 
@@ -10,6 +12,11 @@ export function callerOf (ctx: JwtLoginContext): (request: FastifyRequest) => Pr
     const { call, token } = stateOf(request)
     return await audited(ctx, call, authenticateToken(ctx, call, token as string))
   }
+}
+
+/** A success message in the request's language. */
+export function said (ctx: JwtLoginContext, request: FastifyRequest, key: SuccessMessage): string {
+  return ctx.messages.text(callLocale(stateOf(request).call), key)
 }
 
 /** A time (ms, or a port's Date or date string) as ISO 8601, UTC. */

@@ -14,6 +14,7 @@ import type { TypedScope } from '../http/scope.js'
 import { auditOAuthGate, oauthSignIn, type OAuthInput } from '../oauth/flow.js'
 import { backchannelLogout, LogoutRefused } from '../oauth/logout.js'
 import { oauthNonce } from '../oauth/nonce.js'
+import { said } from './caller.js'
 
 function inputOf (fields: OAuthTokenInput): OAuthInput {
   return {
@@ -87,7 +88,7 @@ function logoutRoute (app: TypedScope, ctx: JwtLoginContext): void {
   }, async (request) => {
     const { call } = stateOf(request)
     await backchannelLogout(ctx, call, request.params.provider, present(request.body.logout_token, LOGOUT_TOKEN_MAX_LENGTH))
-    return succeed({ message: 'Logged out.' })
+    return succeed({ message: said(ctx, request, 'loggedOut') })
   })
 }
 

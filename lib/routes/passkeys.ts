@@ -20,7 +20,7 @@ import { stepUp, stepUpOptions } from '../login/step-up.js'
 import { deletePasskey, listPasskeys, registerPasskey, registrationOptions, renamePasskey } from '../passkeys/manage.js'
 import { passkeySignIn, passkeySignInOptions } from '../passkeys/sign-in.js'
 import { TOKEN_REFUSALS } from '../sessions/authenticate.js'
-import { callerOf, iso } from './caller.js'
+import { callerOf, iso, said } from './caller.js'
 import { twoFactorPasskeyOptions } from '../two-factor/flow.js'
 
 const CEREMONY: JwtLoginErrorCode[] = ['ERR_JWT_LOGIN_PASSKEY_ORIGIN', 'ERR_JWT_LOGIN_PASSKEY_RP_ID']
@@ -107,7 +107,7 @@ export function passkeyRoutes (app: TypedScope, ctx: JwtLoginContext): void {
     schema: { ...doc('jwtLoginPasskeyRename', 'Rename one of my passkeys', 'Another user\'s passkey, or an unknown one, answers 404.'), params: PasskeyParams, body: RenameBody, response: { 200: MessageReply } }
   }, async (request) => {
     await renamePasskey(ctx, callOf(request), await caller(request), request.params.id, request.body.name)
-    return succeed({ message: 'The passkey was renamed.' })
+    return succeed({ message: said(ctx, request, 'passkeyRenamed') })
   })
 
   app.delete('/passkeys/:id', {
@@ -115,7 +115,7 @@ export function passkeyRoutes (app: TypedScope, ctx: JwtLoginContext): void {
     schema: { ...doc('jwtLoginPasskeyDelete', 'Delete one of my passkeys', 'Needs a sign-in (or step-up) within `passkeys.recentAuth`. Another user\'s passkey, or an unknown one, answers 404.'), params: PasskeyParams, response: { 200: MessageReply } }
   }, async (request) => {
     await deletePasskey(ctx, callOf(request), await caller(request), request.params.id)
-    return succeed({ message: 'The passkey was deleted.' })
+    return succeed({ message: said(ctx, request, 'passkeyDeleted') })
   })
 
   app.post('/auth/passkey/options', {

@@ -8,7 +8,7 @@ import { stateOf, type RouteGate } from '../http/gates.js'
 import type { RouteDoc } from '../http/openapi.js'
 import type { TypedScope } from '../http/scope.js'
 import { TOKEN_REFUSALS } from '../sessions/authenticate.js'
-import { callerOf, iso } from './caller.js'
+import { callerOf, iso, said } from './caller.js'
 import { endAllSessions, endOwnSession, listSessions } from '../sessions/manage.js'
 import { forgetOwnDevice, listDevices } from '../sessions/devices.js'
 import type { IndexedSession } from '../tokens/session-index.js'
@@ -104,7 +104,7 @@ export function sessionRoutes (app: TypedScope, ctx: JwtLoginContext): void {
   }, async (request) => {
     const { publicUser } = await caller(request)
     if (!await endOwnSession(ctx, stateOf(request).call.settings, publicUser.ID, request.params.id, 'sign_out')) throw new JwtLoginError('ERR_JWT_LOGIN_SESSION_NOT_FOUND')
-    return succeed({ message: 'The session was ended.' })
+    return succeed({ message: said(ctx, request, 'sessionEnded') })
   })
 
   app.delete('/sessions', {
@@ -114,7 +114,7 @@ export function sessionRoutes (app: TypedScope, ctx: JwtLoginContext): void {
     const { publicUser, verified } = await caller(request)
     const keep = request.query.keep_current === 'true' ? verified.payload.sid : undefined
     await endAllSessions(ctx, stateOf(request).call.settings, publicUser.ID, 'sign_out_everywhere', keep)
-    return succeed({ message: keep === undefined ? 'Every session was ended.' : 'Every other session was ended.' })
+    return succeed({ message: said(ctx, request, keep === undefined ? 'everySessionEnded' : 'everyOtherSessionEnded') })
   })
 
   app.delete('/devices/:id', {
@@ -123,6 +123,6 @@ export function sessionRoutes (app: TypedScope, ctx: JwtLoginContext): void {
   }, async (request) => {
     const { publicUser } = await caller(request)
     await forgetOwnDevice(ctx, publicUser.ID, request.params.id)
-    return succeed({ message: 'The device is no longer trusted.' })
+    return succeed({ message: said(ctx, request, 'deviceForgotten') })
   })
 }

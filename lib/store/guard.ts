@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto'
 import { JwtLoginError } from '../core/errors.js'
+import { withinDeadline } from './deadline.js'
 import type { StateStore } from './types.js'
 
 function unavailable (error: unknown): never {
@@ -23,4 +25,51 @@ export function guardStore (store: StateStore): StateStore {
     guarded.getMany = async (keys) => await batched.getMany(keys).catch(unavailable)
   }
   return guarded
+}
+
+/** Driver codes of a server that could not be reached (Node's, and PostgreSQL's "cannot connect now"). */
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', '57P03'])
+/** PostgreSQL's refused logins (invalid_password, invalid_authorization_specification). */
+const REFUSED_LOGIN = new Set(['28P01', '28000'])
+
+/** A field of what a store threw, when it is a string or a number. */
+function fieldOf (thrown: unknown, name: 'code' | 'message'): string | undefined {
+  const value: unknown = (thrown as Record<string, unknown> | null)?.[name]
+  return typeof value === 'string' || typeof value === 'number' ? String(value) : undefined
+}
+
+/** What a failed read at start says about the store, and the fix. */
+function adviceFor (thrown: unknown, code: string | undefined, message: string): string {
+  if (code === '42P01') return 'its table does not exist: call `await store.migrate()` before `ready()` (or run postgresSchemaSql(...) in your migrations)'
+  if (code === '42501') return 'the database user may not use its table: grant it SELECT, INSERT, UPDATE and DELETE on the table (GRANT SELECT, INSERT, UPDATE, DELETE ON <table> TO <user>)'
+  if (code === '3D000') return 'the database does not exist: check the database name in the URL'
+  if ((code !== undefined && REFUSED_LOGIN.has(code)) || /^(WRONGPASS|NOAUTH)\b/.test(message)) return 'the server refused the login: check the user and password of the URL'
+  const name = (thrown as { name?: unknown } | null)?.name
+  if ((code !== undefined && UNREACHABLE.has(code)) || name === 'MaxRetriesPerRequestError') return 'its server cannot be reached: check the URL (host and port) and that the server runs'
+  if (/did not answer within/.test(message)) return 'its server did not answer in time: check the URL and that the server runs'
+  return 'a read failed'
+}
+
+/** How long the check at `ready()` waits at most, for a store without a deadline of its own (ours have 2 s). */
+export const READY_CHECK_DEADLINE_MS = 10_000
+
+/**
+ * Reads a key that cannot exist (`ready-check:<random>`, under the store's
+ * prefix) through the guarded store, bounded by the store's own deadline
+ * and at most `deadlineMs`: the plugin's check at `ready()`. Answers `null`
+ * when the store answered, else what is wrong and how to fix it, followed
+ * by the error's class, code and message (a store's error names no key or
+ * value; the key read is random anyway).
+ */
+export async function storeProblem (store: StateStore, deadlineMs = READY_CHECK_DEADLINE_MS): Promise<string | null> {
+  try {
+    await withinDeadline(store.get(`ready-check:${randomUUID()}`), deadlineMs, 'the state store')
+    return null
+  } catch (error) {
+    const thrown = error instanceof JwtLoginError && error.cause !== undefined ? error.cause : error
+    const code = fieldOf(thrown, 'code')
+    const message = fieldOf(thrown, 'message') ?? String(thrown)
+    const type = (thrown as { constructor?: { name?: string } } | null)?.constructor?.name ?? typeof thrown
+    return `${adviceFor(thrown, code, message)} (${[type, code, message].filter(part => part !== undefined && part !== '').join(' ')})`
+  }
 }

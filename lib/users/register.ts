@@ -1,5 +1,5 @@
 // `POST /users`: a new user through the adapter's createUser, under the password policy, the domain allow-list and a per-IP count; optionally signed in.
-import type { Call, SignInResult } from '../adapters/second-factor.js'
+import { callLocale, type Call, type SignInResult } from '../adapters/second-factor.js'
 import type { PublicUser } from '../adapters/users.js'
 import type { GateAudit, JwtLoginContext } from '../context/context.js'
 import { clientKey } from '../core/client-key.js'
@@ -9,7 +9,6 @@ import { countInWindow, subjectKey } from '../services/limits.js'
 import { withinPasswordLengths } from '../services/password-lengths.js'
 import { completeSignIn } from '../sessions/sign-in.js'
 
-const CREATED_MESSAGE = 'User was successfully created.'
 /** WordPress's `user_login` column, and Simple JWT Login's limit on it (and on an email used as the login). */
 const MAX_LOGIN_LENGTH = 60
 
@@ -86,7 +85,7 @@ async function register (ctx: JwtLoginContext, call: Call, input: RegisterInput)
   const user = await createUser({ email, login, displayName, role, password })
   const publicUser = ctx.users.toPublicUser(user)
   ctx.events.emit('user.registered', { userId: publicUser.ID, ip: call.ip })
-  const registered: Registered = { message: CREATED_MESSAGE, id: publicUser.ID, user: publicUser, roles: publicUser.roles }
+  const registered: Registered = { message: ctx.messages.text(callLocale(call), 'userCreated'), id: publicUser.ID, user: publicUser, roles: publicUser.roles }
   // with authentication off nothing signs in, a registration neither
   if (!settings.signIn || !call.settings.authentication.enabled) return registered
   try {

@@ -1,21 +1,40 @@
 /**
  * `npm run test:browser` (not part of `npm test`): the demo on a free port,
- * the system Chromium through playwright-core, Swagger UI at /docs, "Try it
- * out" on `POST /auth` with the demo user; the answer on the page must hold a
- * JWT. Chromium is the system's (`CHROMIUM_PATH`, default /usr/bin/chromium):
- * playwright's own browser downloads are not used.
+ * the system Chromium through playwright-core, Swagger UI at /docs, clicked
+ * as a user would (issue 24). "Try it out" on `POST /auth` with the demo
+ * user must show a JWT; then that JWT goes into "Authorize" (the Bearer
+ * dialog) and every operation of the document that names the Bearer scheme
+ * is tried out with the body Swagger UI prefills (changed only where a value
+ * must be real: a TOTP code, a password, a passkey's credential) and must
+ * answer 2xx. Where an operation needs state, the run makes it first
+ * through the API: a second session to end, a passkey (a software
+ * authenticator, test/helpers/authenticator.ts) to rename, delete, step up
+ * with and answer the second factor with, and the interim token of the
+ * two-factor user, pasted into "Authorize" in place of the JWT. An operation
+ * the demo's settings turn off is skipped, its reason printed. Operations
+ * that end the token's session come last, each after a new sign-in.
+ * One `ok - <METHOD> <path> <status>` line per operation, a summary, and a
+ * non-zero exit on any failure. Chromium is the system's (`CHROMIUM_PATH`,
+ * default /usr/bin/chromium): playwright's own browser downloads are not used.
  */
 import { existsSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { chromium, type Page } from 'playwright-core'
-import { DEMO_USER, main } from '../../examples/demo.js'
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server'
+import type { FastifyInstance } from 'fastify'
+import { generate } from 'otplib'
+import { chromium, type Locator, type Page } from 'playwright-core'
+import { DEMO_2FA_USER, DEMO_USER, demoTotp, main } from '../../examples/demo.js'
+import { BEARER_SCHEME } from '../../lib/index.js'
+import { SoftAuthenticator } from '../helpers/authenticator.js'
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
 const JWT = /"jwt":\s*"([\w-]+\.[\w-]+\.[\w-]+)"/
 const TIMEOUT = 30_000
+const PREFIX = '/jwt-login/v1'
 
 /** Swagger UI's "Try it out" on the login operation (tag `tokens`, operationId `jwtLoginAuth`); answers the response body shown. */
 async function tryLogin (page: Page, base: string): Promise<string> {
@@ -28,6 +47,202 @@ async function tryLogin (page: Page, base: string): Promise<string> {
   const body = operation.locator('.live-responses-table .response-col_description .highlight-code').first()
   await body.waitFor({ timeout: TIMEOUT })
   return await body.innerText()
+}
+
+/** What one "Execute" showed: the status, the response body, the curl command Swagger UI sent, and the body it had prefilled. */
+interface Shown { status: number, body: string, curl: string, prefilled: string | undefined }
+
+/** A step that went wrong: its message is the `not ok` line's. */
+class Failed extends Error {}
+
+/** The Swagger UI page with its Bearer token, as a user sets it: "Authorize", (Logout,) paste, Authorize, Close. */
+class SwaggerUi {
+  #token: string | undefined
+
+  constructor (readonly page: Page) {}
+
+  async authorize (token: string): Promise<void> {
+    if (token === this.#token) return
+    await this.page.locator('.scheme-container button.authorize').click()
+    const modal = this.page.locator('.modal-ux')
+    const logout = modal.locator('button[aria-label="Remove authorization"]')
+    if (await logout.count() > 0) await logout.click()
+    await modal.locator('#auth-bearer-value').fill(token)
+    await modal.locator('.auth-btn-wrapper button.authorize').click()
+    await modal.locator('.auth-btn-wrapper button.btn-done').click()
+    this.#token = token
+  }
+
+  operation (method: string, path: string): Locator {
+    return this.page.locator(`.opblock.opblock-${method}`).filter({ has: this.page.locator(`.opblock-summary-path[data-path="${path}"]`) })
+  }
+
+  /** "Try it out", the path parameters filled, the body replaced when given, "Execute". */
+  async execute (method: string, path: string, input: { params?: Record<string, string>, body?: unknown }): Promise<Shown> {
+    const operation = this.operation(method, path)
+    await operation.locator('.opblock-summary').first().click()
+    await operation.locator('button.try-out__btn').click()
+    for (const [name, value] of Object.entries(input.params ?? {})) {
+      await operation.locator(`tr[data-param-name="${name}"][data-param-in="path"] input`).fill(value)
+    }
+    const textarea = operation.locator('textarea.body-param__text')
+    const prefilled = await textarea.count() > 0 ? await textarea.inputValue() : undefined
+    if (input.body !== undefined) await textarea.fill(JSON.stringify(input.body))
+    await operation.locator('button.execute').click()
+    const status = operation.locator('.live-responses-table tbody .response-col_status').first()
+    await status.waitFor({ timeout: TIMEOUT })
+    return {
+      status: Number(await status.innerText()),
+      body: await operation.locator('.live-responses-table tbody .response-col_description .highlight-code pre').first().innerText(),
+      curl: await operation.locator('.curl-command').innerText(),
+      prefilled
+    }
+  }
+}
+
+/** The demo's API, called directly (not through the page) to prepare what an operation needs. */
+class Api {
+  constructor (readonly base: string) {}
+
+  async call (method: string, path: string, token?: string, body?: unknown): Promise<Record<string, unknown>> {
+    const headers: Record<string, string> = token === undefined ? {} : { authorization: `Bearer ${token}` }
+    if (body !== undefined) headers['content-type'] = 'application/json'
+    const res = await fetch(`${this.base}${PREFIX}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
+    const answer = await res.json() as { data: Record<string, unknown> }
+    if (!res.ok) throw new Failed(`setup: ${method} ${path} answered ${res.status} ${JSON.stringify(answer)}`)
+    return answer.data
+  }
+
+  /** A password sign-in's `jwt` (the interim one for the two-factor user). */
+  async signIn (user: { email: string, password: string }): Promise<string> {
+    return (await this.call('POST', '/auth', undefined, { email: user.email, password: user.password })).jwt as string
+  }
+
+  /** Enrols a passkey of `authenticator` for the token's user; answers its id. */
+  async enrol (token: string, authenticator: SoftAuthenticator): Promise<string> {
+    const options = await this.call('POST', '/passkeys/register/options', token) as unknown as PublicKeyCredentialCreationOptionsJSON
+    const answer = await this.call('POST', '/passkeys/register', token, { credential: authenticator.register(options), name: 'enrolled by the test' })
+    return (answer.passkey as { id: string }).id
+  }
+}
+
+/** The `data` of a response body the page shows. */
+function dataOf (shown: Shown): Record<string, unknown> {
+  return (JSON.parse(shown.body) as { data: Record<string, unknown> }).data
+}
+
+/** The claims of a JWT (not verified: the server did). */
+function claimsOf (jwt: string): Record<string, unknown> {
+  return JSON.parse(Buffer.from(jwt.split('.')[1] as string, 'base64url').toString()) as Record<string, unknown>
+}
+
+/**
+ * How to try out one operation: the token to authorize with, the path
+ * parameters and body (omitted: Swagger UI's own), and what it answers.
+ * `skip` names why the demo cannot run it.
+ */
+interface Plan {
+  skip?: () => string | undefined
+  run: () => Promise<{ token: string, params?: Record<string, string>, body?: unknown, after?: (shown: Shown) => void }>
+}
+
+/** Every operation with the Bearer scheme, in an order that keeps the tokens alive: what ends sessions comes last. */
+function plans (app: FastifyInstance, api: Api, start: string): Array<[string, Plan]> {
+  const settings = app.jwtLogin.settings
+  const authenticator = new SoftAuthenticator({ origin: settings.passkeys.origins[0] as string, rpId: settings.passkeys.rpId })
+  const demo = { token: start }
+  const state: { passkey?: string, twoFactorJwt?: string } = {}
+  const need = <T>(value: T | undefined, what: string): T => {
+    if (value === undefined) throw new Failed(`needs ${what}, which an earlier operation did not give`)
+    return value
+  }
+  return [
+    ['GET /me', { run: async () => demo }],
+    [`GET ${PREFIX}/auth/validate`, { run: async () => demo }],
+    [`POST ${PREFIX}/auth/validate`, { run: async () => demo }],
+    [`GET ${PREFIX}/sessions`, { run: async () => demo }],
+    [`DELETE ${PREFIX}/sessions/{id}`, {
+      // another sign-in of the demo user: its session is the one ended
+      run: async () => ({ ...demo, params: { id: claimsOf(await api.signIn(DEMO_USER)).sid as string } })
+    }],
+    [`POST ${PREFIX}/passkeys/register/options`, {
+      run: async () => ({
+        ...demo,
+        // the page's answer is what a browser would hand to navigator.credentials.create()
+        after: (shown) => { state.passkey = JSON.stringify(authenticator.register(dataOf(shown) as unknown as PublicKeyCredentialCreationOptionsJSON)) }
+      })
+    }],
+    [`POST ${PREFIX}/passkeys/register`, {
+      run: async () => ({
+        ...demo,
+        body: { credential: JSON.parse(need(state.passkey, 'the options of /passkeys/register/options')), name: 'Swagger UI' },
+        after: (shown) => { state.passkey = (dataOf(shown).passkey as { id: string }).id }
+      })
+    }],
+    [`GET ${PREFIX}/passkeys`, { run: async () => demo }],
+    [`PATCH ${PREFIX}/passkeys/{id}`, { run: async () => ({ ...demo, params: { id: need(state.passkey, 'a passkey') } }) }],
+    [`POST ${PREFIX}/auth/step-up/options`, { run: async () => demo }],
+    [`POST ${PREFIX}/auth/step-up`, { run: async () => ({ ...demo, body: { password: DEMO_USER.password } }) }],
+    [`DELETE ${PREFIX}/passkeys/{id}`, { run: async () => ({ ...demo, params: { id: need(state.passkey, 'a passkey') } }) }],
+    [`POST ${PREFIX}/auth/2fa`, {
+      run: async () => ({
+        token: await api.signIn(DEMO_2FA_USER),
+        body: { code: await generate({ secret: demoTotp.secret }) },
+        after: (shown) => { state.twoFactorJwt = dataOf(shown).jwt as string }
+      })
+    }],
+    [`POST ${PREFIX}/auth/2fa/passkey/options`, {
+      // the two-factor user enrols a passkey, then signs in again: the interim token asks for its options
+      run: async () => {
+        await api.enrol(need(state.twoFactorJwt, 'the two-factor user\'s JWT'), authenticator)
+        return { token: await api.signIn(DEMO_2FA_USER) }
+      }
+    }],
+    [`DELETE ${PREFIX}/devices/{id}`, {
+      skip: () => settings.twoFactor.rememberDevice.enabled ? undefined : 'twoFactor.rememberDevice is off in the demo: no device is ever trusted, so none can be forgotten',
+      // a sign-in whose second factor (the passkey) trusts the device
+      run: async () => {
+        const interim = await api.signIn(DEMO_2FA_USER)
+        const options = await api.call('POST', '/auth/2fa/passkey/options', interim) as unknown as PublicKeyCredentialRequestOptionsJSON
+        const signedIn = await api.call('POST', '/auth/2fa', interim, { passkey: authenticator.authenticate(options), remember_device: true })
+        const token = signedIn.jwt as string
+        const { devices } = await api.call('GET', '/sessions', token) as { devices: Array<{ id: string }> }
+        return { token, params: { id: need(devices[0]?.id, 'a trusted device') } }
+      }
+    }],
+    [`POST ${PREFIX}/auth/revoke`, { run: async () => ({ token: await api.signIn(DEMO_USER) }) }],
+    [`DELETE ${PREFIX}/sessions`, { run: async () => ({ token: await api.signIn(DEMO_USER) }) }],
+    [`DELETE ${PREFIX}/users`, {
+      skip: () => settings.users.delete.enabled ? undefined : 'users.delete.enabled is off in the demo (403 / 39 by design)',
+      run: async () => {
+        // a sign-in in the second of the sign-out everywhere would count as ended by it
+        await sleep(1100)
+        return { token: await api.signIn(DEMO_USER) }
+      }
+    }]
+  ]
+}
+
+/** The operations of the document at /docs/json that name the Bearer scheme, as `METHOD path`. */
+async function bearerOperations (base: string): Promise<string[]> {
+  interface Operation { security?: Array<Record<string, unknown>> }
+  const doc = await (await fetch(`${base}/docs/json`)).json() as { paths: Record<string, Record<string, Operation>> }
+  return Object.entries(doc.paths).flatMap(([path, methods]) => Object.entries(methods)
+    .filter(([, op]) => op.security?.some(requirement => Object.hasOwn(requirement, BEARER_SCHEME)) === true)
+    .map(([method]) => `${method.toUpperCase()} ${path}`))
+}
+
+/** One operation clicked through; throws `Failed` with what went wrong. */
+async function tryOut (ui: SwaggerUi, name: string, plan: Plan): Promise<number> {
+  const [method, path] = name.split(' ') as [string, string]
+  const { token, params, body, after } = await plan.run()
+  await ui.authorize(token)
+  const shown = await ui.execute(method.toLowerCase(), path, { params, body })
+  if (shown.prefilled?.includes('"JWT"') === true) throw new Failed(`Swagger UI prefilled a JWT field: ${shown.prefilled}`)
+  if (!shown.curl.includes(`Authorization: Bearer ${token}`)) throw new Failed(`the request carried no Bearer header:\n${shown.curl}`)
+  if (!Number.isInteger(shown.status) || shown.status >= 400) throw new Failed(`answered ${shown.status}:\n${shown.body}\n${shown.curl}`)
+  after?.(shown)
+  return shown.status
 }
 
 async function run (): Promise<number> {
@@ -50,8 +265,40 @@ async function run (): Promise<number> {
       console.error(`not ok - the response shown on the page holds no JWT:\n${shown}`)
       return 1
     }
-    console.log(`ok - Swagger UI "Try it out" on POST /jwt-login/v1/auth answered a JWT: ${jwt.slice(0, 24)}…`)
-    return 0
+    console.log(`ok - Swagger UI "Try it out" on POST ${PREFIX}/auth answered a JWT: ${jwt.slice(0, 24)}…`)
+
+    const documented = await bearerOperations(base)
+    const planned = plans(app, new Api(base), jwt)
+    const names = new Set(planned.map(([name]) => name))
+    const unplanned = documented.filter(name => !names.has(name))
+    const undocumented = [...names].filter(name => !documented.includes(name))
+    const counts = { ok: 0, skipped: 0, failed: 0 }
+    for (const name of unplanned) {
+      console.log(`not ok - ${name}: in the document with the Bearer scheme, but this run has no plan for it`)
+      counts.failed++
+    }
+    for (const name of undocumented) {
+      console.log(`not ok - ${name}: planned, but the document has no such operation with the Bearer scheme`)
+      counts.failed++
+    }
+    const ui = new SwaggerUi(page)
+    for (const [name, plan] of planned.filter(([planName]) => documented.includes(planName))) {
+      const reason = plan.skip?.()
+      if (reason !== undefined) {
+        console.log(`ok - ${name} # SKIP ${reason}`)
+        counts.skipped++
+        continue
+      }
+      try {
+        console.log(`ok - ${name} ${await tryOut(ui, name, plan)}`)
+        counts.ok++
+      } catch (error) {
+        console.log(`not ok - ${name}: ${error instanceof Failed ? error.message : String(error)}`)
+        counts.failed++
+      }
+    }
+    console.log(`# ${documented.length} operations with the Bearer scheme: ${counts.ok} answered 2xx, ${counts.skipped} skipped, ${counts.failed} failed`)
+    return counts.failed === 0 ? 0 : 1
   } finally {
     await context.close()
     await app.close()

@@ -5,6 +5,7 @@ import { durationAt } from '../../lib/config/duration.js'
 import { resolveSettings } from '../../lib/config/settings.js'
 import { DEFAULT_RESET_TEMPLATES as RENDERED_DEFAULTS } from '../../lib/mail/templates.js'
 import { DEFAULT_RESET_TEMPLATES } from '../../schemas/mail-templates.js'
+import { en } from '../../lib/i18n/catalogues/en.js'
 import { HS_SECRET } from '../helpers/fixtures.js'
 import { settingsError } from '../helpers/settings.js'
 
@@ -47,6 +48,7 @@ t.test('every setting given: each lands in its resolved field, durations in ms, 
     },
     users: { register: { enabled: true, requireAuthCode: true, allowedDomains: ['example.com'], defaultRole: 'author', signIn: true, perIp: { max: 3, window: '2m' } }, delete: { enabled: true, requireAuthCode: true, recentAuth: '5m' } },
     cors: { enabled: true, origins: ['https://app.example.com'], credentials: true, maxAge: 30 },
+    locale: { default: 'de', allowed: ['de', 'en'] },
     bodyLimit: 2048
   })
   const { oauth, ...rest } = settings
@@ -103,6 +105,7 @@ t.test('every setting given: each lands in its resolved field, durations in ms, 
     },
     users: { register: { enabled: true, requireAuthCode: true, allowedDomains: ['example.com'], defaultRole: 'author', signIn: true, perIp: { max: 3, windowMs: 120_000 } }, delete: { enabled: true, requireAuthCode: true, recentAuthMs: 300_000 } },
     cors: { enabled: true, origins: ['https://app.example.com'], credentials: true, maxAgeMs: 30_000 },
+    locale: { default: 'de', allowed: ['de', 'en'] },
     bodyLimit: 2048
   })
   t.same(Object.keys(oauth.providers), ['g'])
@@ -117,10 +120,12 @@ t.test('the defaults of the groups not covered elsewhere: reset password and two
     code: { length: 8, alphabet: 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789', lifetimeMs: 900_000, maxTries: 5 },
     password: { minLength: 8, maxLength: 1024 },
     limits: { perEmail: { max: 5, windowMs: 3_600_000 }, perIp: { max: 20, windowMs: 3_600_000 } },
-    mail: { siteName: 'jwt-login', templates: DEFAULT_RESET_TEMPLATES, retries: 2, retryDelayMs: 2_000 }
+    mail: { siteName: 'jwt-login', templates: {}, retries: 2, retryDelayMs: 2_000 }
   })
+  t.same(settings.locale, { default: 'en', allowed: [] })
   t.same(settings.twoFactor, { enabled: true, interimLifetimeMs: 300_000, attemptsPerChallenge: 5, perAccount: { max: 10, windowMs: 900_000 }, emailCodeLifetimeMs: 600_000, rememberDevice: { enabled: false, lifetimeMs: 2_592_000_000, maxPerUser: 10 } })
-  t.equal(RENDERED_DEFAULTS, DEFAULT_RESET_TEMPLATES, 'lib/mail/templates.ts hands on the defaults of the schema')
+  t.equal(RENDERED_DEFAULTS, DEFAULT_RESET_TEMPLATES, 'lib/mail/templates.ts hands on the English texts of schemas/')
+  t.equal(en.mails.reset, DEFAULT_RESET_TEMPLATES, 'which are the English catalogue\'s reset mail')
   t.same(settings.passkeys, {
     enabled: false,
     rpId: 'localhost',

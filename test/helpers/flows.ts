@@ -3,6 +3,7 @@
  * same `buildContext`), on a memory store, memory users (alice seeded) and a
  * settable clock, with a recording logger; and a call as a route makes it.
  */
+import { Messages } from '../../lib/i18n/messages.js'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Call } from '../../lib/adapters/second-factor.js'
 import type { HostPorts } from '../../lib/adapters/guard.js'
@@ -49,7 +50,7 @@ export async function flowKit (settings: Partial<SettingsInput> = {}, ports: Omi
   const alice = await users.addUser(ALICE)
   const resolved = resolveSettings({ tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }] }, ...settings })
   const log: LogLine[] = []
-  const ctx = await buildContext({ users, ...ports }, { log: recordingLog(log), cacheLimits: null, initial: resolved, store, clock })
+  const ctx = await buildContext({ users, ...ports }, { log: recordingLog(log), cacheLimits: null, initial: resolved, store, clock, messages: new Messages() })
   return {
     ctx,
     users,

@@ -1,6 +1,6 @@
 import type { FastifyError } from 'fastify'
 import t from 'tap'
-import { malformedField } from '../../lib/http/error-handler.js'
+import { malformedField, toJwtLoginError } from '../../lib/http/error-handler.js'
 import { ALICE, buildApp } from '../helpers/app.js'
 import { errorCode } from '../helpers/http.js'
 
@@ -66,6 +66,7 @@ t.test('malformedField: the first failure of the schema check, in its own words'
   t.equal(malformedField(failure([])), undefined, 'no failure named')
   t.equal(malformedField(failure(undefined)), undefined, 'not a failure of the schema check')
   t.equal(malformedField(failure([{ instancePath: '', message: 'Expected object' }], 'body')), undefined, 'the whole body: no field to name')
-  t.equal(malformedField(failure([{ instancePath: '/response/id', message: 'Expected string' }], 'body')), 'body field `response.id`: expected string', 'a nested field by its path')
-  t.equal(malformedField(failure([{ instancePath: '/x' }])), 'field `x`: is not valid', 'without a place or a message')
+  t.same(malformedField(failure([{ instancePath: '/response/id', message: 'Expected string' }], 'body')), { place: 'body', field: 'response.id', reason: 'expected string' }, 'a nested field by its path')
+  t.same(malformedField(failure([{ instancePath: '/x' }])), { place: 'other', field: 'x', reason: 'is not valid' }, 'without a place or a message')
+  t.equal(toJwtLoginError(failure([{ instancePath: '/x' }])).message, 'The request is malformed: field `x`: is not valid.', 'named in English in the error\'s own message')
 })

@@ -19,7 +19,7 @@ interface Operation {
   summary?: string
   security?: Array<Record<string, string[]>>
   parameters?: Array<{ in: string, name: string }>
-  requestBody?: { content: Record<string, unknown> }
+  requestBody?: { required?: boolean, content: Record<string, { example?: unknown, schema: { properties?: Record<string, unknown> } }> }
   responses: Record<string, Response>
 }
 interface Response { description: string, content?: { 'application/json': { schema: ErrorSchema } } }
@@ -210,4 +210,102 @@ t.test('a gate that names no errors of its own documents its gate\'s', async (t)
   const route = { method: 'POST', url: '/x', handler: () => {}, config: { jwtLogin: { authentication: false } } } as unknown as RouteOptions
   describeRoute(route, { multipart: false, authCodeNames: () => ({ parameter: 'AUTH_KEY', oauthParameter: 'AUTH_CODE' }) })
   t.same(Object.keys(route.schema?.response as object), ['400', '429', '503'])
+})
+
+/** The operations of the document, as `method path`, with the Bearer scheme among their security requirements. */
+function tokenOperations (doc: Document): Array<[string, Operation]> {
+  return Object.entries(doc.paths).flatMap(([path, methods]) => Object.entries(methods)
+    .filter(([, op]) => op.security?.some(requirement => Object.hasOwn(requirement, BEARER_SCHEME)) === true)
+    .map(([method, op]): [string, Operation] => [`${method} ${path}`, op]))
+}
+
+t.test('issue 24: where the header may carry the token, the body is optional and its example holds no token', async (t) => {
+  const { app, doc } = await documentedHost()
+  t.teardown(() => app.close())
+  const withBody = tokenOperations(doc).filter(([, op]) => op.requestBody !== undefined)
+  t.same(withBody.map(([name]) => name).sort(), [
+    'patch /jwt-login/v1/passkeys/{id}', 'post /jwt-login/v1/auth/2fa', 'post /jwt-login/v1/auth/revoke', 'post /jwt-login/v1/auth/step-up',
+    'post /jwt-login/v1/auth/validate', 'post /jwt-login/v1/passkeys/register'
+  ])
+  // renaming and enrolling a passkey need a field of their own: their body stays required
+  const ownFields = new Set(['patch /jwt-login/v1/passkeys/{id}', 'post /jwt-login/v1/passkeys/register'])
+  for (const [name, op] of withBody) {
+    const body = op.requestBody as NonNullable<Operation['requestBody']>
+    t.equal(body.required, ownFields.has(name), `${name}: the body is ${ownFields.has(name) ? 'required' : 'optional'}`)
+    t.same(Object.keys(body.content), ['application/json', 'application/x-www-form-urlencoded'])
+    for (const [type, media] of Object.entries(body.content)) {
+      t.type(media.example, 'object', `${name} ${type}: an example body, so Swagger UI builds none from the properties`)
+      t.notOk(Object.hasOwn(media.example as object, 'JWT'), `${name} ${type}: no token in the example`)
+      t.ok(Object.hasOwn(media.schema.properties ?? {}, 'JWT'), `${name} ${type}: the JWT field is still described`)
+    }
+  }
+  const example = (path: string, method = 'post'): unknown => doc.paths[`${PREFIX}${path}`]?.[method]?.requestBody?.content['application/json']?.example
+  t.same(example('/auth/revoke'), {}, 'validate and revoke: nothing but the header')
+  t.same(example('/auth/validate'), {})
+  t.same(example('/auth/2fa'), { code: '123456' }, 'the other fields, with values that look real')
+  t.same(example('/auth/step-up'), { password: 'correct horse battery staple' })
+  t.same(example('/passkeys/{id}', 'patch'), { name: 'Work laptop' })
+  t.match(example('/passkeys/register'), { name: 'Work laptop', credential: { type: 'public-key', response: { clientDataJSON: String, attestationObject: String } } })
+
+  t.equal(doc.paths[`${PREFIX}/auth`]?.post?.requestBody?.required, true, 'a route without a token keeps its body required')
+  t.equal(doc.paths[`${PREFIX}/auth`]?.post?.requestBody?.content['application/json']?.example, undefined, 'and gets no example')
+  t.ok(Object.getOwnPropertyDescriptor(doc, 'paths')?.writable, 'once read, the document is plain data again')
+  t.same(structuredClone(doc), doc)
+
+  const yaml = app.swagger({ yaml: true }) as unknown as string
+  const bodies = [...yaml.matchAll(/requestBody:\s+required: (\w+)/g)].map(match => match[1])
+  t.equal(bodies.filter(required => required === 'false').length, 4, 'the YAML form, built again, says the same')
+  t.equal(bodies.length, Object.values(doc.paths).flatMap(methods => Object.values(methods)).filter(op => op.requestBody !== undefined).length)
+
+  // the schemas validate as they did: the example is an annotation
+  const { jwt } = (await app.inject({ method: 'POST', url: `${PREFIX}/auth`, payload: { email: ALICE.email, password: ALICE.password } })).json().data
+  const bearer = { authorization: `Bearer ${jwt as string}` }
+  t.equal((await app.inject({ method: 'POST', url: `${PREFIX}/auth/validate`, headers: bearer })).statusCode, 200, 'no body at all')
+  t.equal((await app.inject({ method: 'POST', url: `${PREFIX}/auth/validate`, headers: bearer, payload: {} })).statusCode, 200, 'the example body')
+  const wrongType = await app.inject({ method: 'POST', url: `${PREFIX}/auth/validate`, headers: bearer, payload: { JWT: 1 } })
+  t.equal(wrongType.json().data.errorCode, 203, 'a field of the wrong type is still refused')
+})
+
+t.test('issue 24: a host\'s transformObject and a Swagger 2 document see the same bodies', async (t) => {
+  const seen: boolean[] = []
+  const app = await buildDocumentedHost({
+    ...OPENAPI,
+    transformObject: ({ openapiObject }: { openapiObject: Document }) => {
+      seen.push(openapiObject.paths[`${PREFIX}/auth/revoke`]?.post?.requestBody?.required as boolean)
+      return openapiObject
+    }
+  })
+  t.teardown(() => app.close())
+  app.swagger()
+  t.same(seen, [false])
+
+  const swagger2 = await buildDocumentedHost({ swagger: { info: { title: 'host', version: '1.0.0' } } })
+  t.teardown(() => swagger2.close())
+  const doc = swagger2.swagger() as unknown as { paths: Record<string, Record<string, { parameters: Array<{ in: string, required?: boolean, schema?: Record<string, unknown> }> }>> }
+  const body = doc.paths[`${PREFIX}/auth/2fa`]?.post?.parameters.find(p => p.in === 'body')
+  t.equal(body?.required, undefined, 'a Swagger 2 body parameter is optional unless it says so')
+  t.same(body?.schema?.example, { code: '123456' }, 'Swagger 2 names the example `example`')
+  t.notOk(Object.hasOwn(body?.schema ?? {}, 'examples'))
+})
+
+t.test('issue 24: the body is marked once the operation joins the document, whenever the document is read', async (t) => {
+  const docs = { multipart: false, authCodeNames: () => ({ parameter: 'AUTH_KEY', oauthParameter: 'AUTH_CODE' }) }
+  const route = (operationId: string): RouteOptions => {
+    const options = { method: 'POST', url: `/${operationId}`, handler: () => {}, schema: { operationId, body: { type: 'object', properties: {} } }, config: { jwtLogin: { token: 'access' } } } as unknown as RouteOptions
+    describeRoute(options, docs)
+    return options
+  }
+  type Transform = (input: { schema: unknown, openapiObject: Document }) => unknown
+  const transform = (options: RouteOptions, document: Document): unknown => (options.config as unknown as { swaggerTransform: Transform }).swaggerTransform({ schema: options.schema, openapiObject: document })
+  const operation = (operationId: string): Record<string, Operation> => ({ post: { operationId, requestBody: { required: true, content: {} }, responses: {} } })
+
+  const document: Document = { paths: {}, components: {} }
+  transform(route('one'), document)
+  transform(route('two'), document)
+  t.notOk(Object.getOwnPropertyDescriptor(document, 'paths')?.writable, 'an accessor while operations are pending')
+  document.paths['/one'] = operation('one')
+  t.equal(document.paths['/one']?.post?.requestBody?.required, false, 'read: marked')
+  document.paths = { ...document.paths, '/two': operation('two') }
+  t.equal(document.paths['/two']?.post?.requestBody?.required, false, 'a replaced paths object is read too')
+  t.ok(Object.getOwnPropertyDescriptor(document, 'paths')?.writable, 'nothing pending: a plain property')
 })

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { ALICE, buildApp, HS_SECRET, testClock } from '../helpers/app.js'
 import { claimsOf, errorCode, login, loginTokens, post, PREFIX } from '../helpers/http.js'
+import { buildTwoFactorApp, totpAt } from '../helpers/two-factor.js'
 
 t.test('GET with ?JWT=, POST with body JWT, POST with Bearer', async (t) => {
   const clock = testClock()
@@ -69,6 +70,44 @@ t.test('Bearer header: disabled is ignored, malformed is 400, field and header m
     const empty = await app.inject({ method: 'GET', url: `${PREFIX}/auth/validate?JWT=` })
     t.equal(errorCode(empty), 53)
   })
+})
+
+t.test('issue 24: the same token in the field and the Bearer header is one token, on every route that takes one; two different ones stay 400 / 203', async (t) => {
+  const { app, clock, secret, interim } = await buildTwoFactorApp({ settings: { revoke: { enabled: true }, sessions: { enabled: true } } })
+  t.teardown(() => app.close())
+  const { jwt } = await loginTokens(app)
+  const other = (await loginTokens(app)).jwt
+  const bearer = (token: string): Record<string, string> => ({ authorization: `Bearer ${token}` })
+  const get = async (path: string, token: string, header: string): Promise<[number, number | undefined]> => {
+    const res = await app.inject({ method: 'GET', url: `${PREFIX}${path}?JWT=${token}`, headers: bearer(header) })
+    return [res.statusCode, errorCode(res)]
+  }
+  const send = async (path: string, body: Record<string, unknown>, header: string): Promise<[number, number | undefined]> => {
+    const res = await post(app, path, body, bearer(header))
+    return [res.statusCode, errorCode(res)]
+  }
+  const refused: [number, number] = [400, 203]
+
+  // what Swagger UI sent before its example lost the field: a placeholder beside the header
+  t.same(await send('/auth/validate', { JWT: 'string' }, jwt), refused, 'a placeholder is another token')
+  t.same(await send('/auth/validate', { JWT: other }, jwt), refused)
+  t.same(await send('/auth/validate', { JWT: jwt }, jwt), [200, undefined], 'POST /auth/validate')
+  t.same(await get('/auth/validate', other, jwt), refused)
+  t.same(await get('/auth/validate', jwt, jwt), [200, undefined], 'GET /auth/validate, ?JWT= and the header')
+  t.same(await get('/sessions', other, jwt), refused)
+  t.same(await get('/sessions', jwt, jwt), [200, undefined], 'GET /sessions')
+  t.same(await send('/auth/step-up', { JWT: other, password: ALICE.password }, jwt), refused)
+  t.same(await send('/auth/step-up', { JWT: jwt, password: ALICE.password }, jwt), [200, undefined], 'POST /auth/step-up')
+
+  const first = await interim()
+  const second = await interim()
+  const code = await totpAt(secret, clock.now)
+  t.same(await send('/auth/2fa', { JWT: second, code }, first), refused, 'two interim tokens')
+  t.same(await send('/auth/2fa', { JWT: first, code }, first), [200, undefined], 'POST /auth/2fa, the interim token twice')
+
+  t.same(await send('/auth/revoke', { JWT: other }, jwt), refused)
+  t.same(await send('/auth/revoke', { JWT: jwt }, jwt), [200, undefined], 'POST /auth/revoke')
+  t.same(await send('/auth/validate', { JWT: jwt }, jwt), [401, 55], 'and it was that token that was revoked')
 })
 
 t.test('validate disabled: 403 / 82; authentication disabled: 403 / 45', async (t) => {

@@ -449,7 +449,7 @@ t.test('ruledStore: a getMany is also a get of each of its keys', async (t) => {
 })
 
 t.test('a failing store makes login answer 503 / 201 (rate limit store fails first)', async (t) => {
-  const { app } = await buildApp({}, { store: failingStore() })
+  const { app } = await buildApp({}, { store: failingStore(), startDegraded: true })
   t.teardown(() => app.close())
   const res = await app.inject({ method: 'POST', url: '/jwt-login/v1/auth', payload: { email: ALICE.email, password: ALICE.password } })
   t.equal(res.statusCode, 503)
@@ -461,7 +461,7 @@ t.test('a store that fails only on reads makes login answer 503 / 201 from the f
   t.teardown(async () => { await store.close() })
   const readsFail = ruledStore(store)
   readsFail.rule = (method) => method === 'get'
-  const { app } = await buildApp({}, { store: readsFail })
+  const { app } = await buildApp({}, { store: readsFail, startDegraded: true })
   t.teardown(() => app.close())
   const res = await app.inject({ method: 'POST', url: '/jwt-login/v1/auth', payload: { email: ALICE.email, password: ALICE.password } })
   t.equal(res.statusCode, 503)

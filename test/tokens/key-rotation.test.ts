@@ -12,6 +12,7 @@ import { claimsOf, errorCode, post } from '../helpers/http.js'
 import { redisStore } from '../helpers/redis-store.js'
 import { codeIn, RESET_URL } from '../helpers/reset.js'
 import { MailBox } from '../helpers/mail-box.js'
+import { en } from '../../lib/i18n/catalogues/en.js'
 
 type TapTest = Parameters<Parameters<typeof t.test>[0]>[0]
 type KeyInput = NonNullable<NonNullable<SettingsInput['tokens']>['keys']>[number]
@@ -257,7 +258,7 @@ t.test('email codes: one stored by an earlier version (a bare hash) still checks
   t.equal(await provider.check(tokensOf([K2, K1]), 'challenge-1', '123456'), true)
   t.equal(await provider.check(tokensOf([K2, K1]), 'challenge-1', '654321'), false)
 
-  await (await provider.issue(tokensOf([K1, K2]), 'challenge-2', 'bob@example.com', 60_000))()
+  await (await provider.issue(tokensOf([K1, K2]), 'challenge-2', 'bob@example.com', 60_000, en.mails.emailCode, 'jwt-login'))()
   const code = (/\b(\d{6})\b/.exec((await mailer.next()).text) as RegExpExecArray)[1] as string
   const stored = await store.get('2fa:email:challenge-2') as string
   t.notOk(stored.includes(code), 'the code itself is not stored')

@@ -4,6 +4,7 @@ import { emailCodeMessage, newEmailCode } from '../../lib/two-factor/methods/ema
 import { BOB, buildTwoFactorApp, type TwoFactorApp } from '../helpers/two-factor.js'
 import { startSmtp, type SmtpPeer } from '../helpers/smtp.js'
 import type { SettingsInput } from '../../lib/index.js'
+import { en } from '../../lib/i18n/catalogues/en.js'
 
 function codeIn (text: string): string {
   const match = /\b(\d{6})\b/.exec(text)
@@ -89,7 +90,7 @@ t.test('codes are six CSPRNG digits; the message names its lifetime', async (t) 
   const codes = new Set(Array.from({ length: 200 }, () => newEmailCode()))
   for (const code of codes) t.match(code, /^\d{6}$/)
   t.ok(codes.size > 190, 'no visible repetition')
-  const message = emailCodeMessage('a@example.com', '012345', 30_000)
+  const message = emailCodeMessage('a@example.com', '012345', 30_000, en.mails.emailCode, 'jwt-login')
   t.match(message.text, /012345/)
   t.match(message.text, /1 minutes/)
 })

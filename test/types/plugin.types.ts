@@ -24,6 +24,7 @@ const options: JwtLoginOptions = {
   restRoute: false,
   multipart: true,
   clock: () => Date.now(),
+  startDegraded: true,
   mailer: new ConsoleMailer(),
   passwordPolicy: (password, user) => password !== user.user_login,
   twoFactor: { port: new MemoryTwoFactorStore(), mailer: new ConsoleMailer(), issuer: 'Example' },
@@ -60,6 +61,9 @@ await fastify.register(jwtLogin, { settings, users, mailer: {} })
 
 // @ts-expect-error: the user adapter lacks toPublicUser and more
 await fastify.register(jwtLogin, { settings, users: { findById: async () => null } })
+
+// @ts-expect-error: startDegraded is a boolean
+await fastify.register(jwtLogin, { settings, users, startDegraded: 'yes' })
 
 // @ts-expect-error: an unknown option
 await fastify.register(jwtLogin, { settings, users, prefx: '/auth' })

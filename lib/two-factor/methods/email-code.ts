@@ -1,6 +1,8 @@
 import { CodeHasher, type KeyedHashes } from '../../services/code-hash.js'
 import { randomCode } from '../../core/crypto.js'
 import type { Mailer, MailMessage } from '../../mail/types.js'
+import { escapeHtml, renderTemplate } from '../../mail/templates.js'
+import type { MailText } from '../../i18n/catalogue.js'
 import { loggedError, type LoggedError } from '../../adapters/guard.js'
 import type { Settings } from '../../config/settings.js'
 import type { StateStore } from '../../store/types.js'
@@ -12,11 +14,15 @@ export function newEmailCode (): string {
   return randomCode(6, '0123456789')
 }
 
-export function emailCodeMessage (to: string, code: string, lifetimeMs: number): MailMessage {
-  const minutes = Math.max(1, Math.round(lifetimeMs / 60_000))
-  const text = `Your sign-in code is ${code}. It is valid for ${minutes} minutes and works once.\n\nIf you did not try to sign in, change your password.`
-  const html = `<p>Your sign-in code is <strong>${code}</strong>. It is valid for ${minutes} minutes and works once.</p><p>If you did not try to sign in, change your password.</p>`
-  return { to, subject: 'Your sign-in code', text, html }
+/** The code mail from its texts (in the request's language): values escaped in the HTML part, the subject on one line. */
+export function emailCodeMessage (to: string, code: string, lifetimeMs: number, texts: MailText, siteName: string): MailMessage {
+  const values = { code, minutes: String(Math.max(1, Math.round(lifetimeMs / 60_000))), site_name: siteName }
+  return {
+    to,
+    subject: renderTemplate(texts.subject, values).replace(/[\r\n]+/g, ' '),
+    text: renderTemplate(texts.text, values),
+    html: renderTemplate(texts.html, values, escapeHtml)
+  }
 }
 
 /** Sends a stored code; rejects with `EmailCodeUndelivered`. */
@@ -63,10 +69,10 @@ export class EmailCodeProvider {
    * it cannot be used and rejects with the mailer's error as a log may carry
    * it: the code and the message (the address too) cut out.
    */
-  async issue (tokens: Settings['tokens'], challengeId: string, to: string, lifetimeMs: number): Promise<EmailCodeDelivery> {
+  async issue (tokens: Settings['tokens'], challengeId: string, to: string, lifetimeMs: number, texts: MailText, siteName: string): Promise<EmailCodeDelivery> {
     const code = newEmailCode()
     await this.#store.set(key(challengeId), JSON.stringify(this.#hasher.hash(tokens, `${challengeId}:${code}`)), lifetimeMs)
-    const message = emailCodeMessage(to, code, lifetimeMs)
+    const message = emailCodeMessage(to, code, lifetimeMs, texts, siteName)
     return async () => {
       try {
         await this.#mailer.send(message)
