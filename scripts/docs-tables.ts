@@ -12,7 +12,6 @@ import { fileURLToPath } from 'node:url'
 import ts from 'typescript'
 import { SettingsSchema } from '../schemas/settings.js'
 import { errorDefinitions } from '../lib/core/errors.js'
-import { DEFAULT_RESET_TEMPLATES } from '../lib/mail/templates.js'
 import { SETTING_MEANINGS } from './setting-meanings.js'
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url))
@@ -27,11 +26,8 @@ interface SchemaNode {
   patternProperties?: Record<string, SchemaNode>
 }
 
-/** A default as the docs write it: strings quoted, the mail templates by name. */
+/** A default as the docs write it: strings quoted. */
 export function formatDefault (value: unknown): string {
-  for (const [name, template] of Object.entries(DEFAULT_RESET_TEMPLATES)) {
-    if (value === template) return `\`DEFAULT_RESET_TEMPLATES.${name}\``
-  }
   if (typeof value === 'string') return `\`'${value}'\``
   return `\`${JSON.stringify(value)}\``
 }

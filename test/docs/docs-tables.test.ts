@@ -8,7 +8,6 @@ import * as postgres from '../../lib/postgres.js'
 import * as redis from '../../lib/redis.js'
 import * as testing from '../../lib/testing.js'
 import * as wordpress from '../../lib/wordpress.js'
-import { DEFAULT_RESET_TEMPLATES } from '../../lib/mail/templates.js'
 import {
   coveredSettings, errorTable, formatDefault, GENERATED_PAGES, renderRegions, settingRows, settingsTable
 } from '../../scripts/docs-tables.js'
@@ -38,11 +37,9 @@ t.test('docs/settings.md: every schema setting is in exactly one table', async (
   t.same([...covered].sort(), settingRows().map(row => row.path).sort())
 })
 
-/** A default cell back as a value: `'15m'` → '15m', `10` → 10, the mail templates by name. */
+/** A default cell back as a value: `'15m'` → '15m', `10` → 10. */
 function parseDefault (cell: string): unknown {
   const inner = cell.replace(/^`(.*)`$/, '$1')
-  const template = /^DEFAULT_RESET_TEMPLATES\.(\w+)$/.exec(inner)
-  if (template !== null) return DEFAULT_RESET_TEMPLATES[template[1] as keyof typeof DEFAULT_RESET_TEMPLATES]
   return JSON.parse(inner.replace(/^'(.*)'$/, '"$1"'))
 }
 
