@@ -1,5 +1,5 @@
 import Fastify, { type FastifyInstance } from 'fastify'
-import jwtLogin, { type JwtLoginOptions, type SettingsInput } from '../../lib/index.js'
+import jwtLogin, { JwtLoginSettingsError, type JwtLoginOptions, type SettingsInput } from '../../lib/index.js'
 import { MemoryUserAdapter } from '../../lib/testing.js'
 import { ALICE, HS_SECRET } from './fixtures.js'
 
@@ -38,4 +38,24 @@ export async function buildHost (
   routes(app)
   await app.ready()
   return { app, users }
+}
+
+/**
+ * The error registration (or `ready()`) rejects with, for `options` over
+ * memory users and an HS256 key; a test fails when it is accepted. `host`
+ * declares the host's own routes first.
+ */
+export async function registrationRefusal (options: Record<string, unknown>, host: (app: FastifyInstance) => void = () => {}): Promise<JwtLoginSettingsError> {
+  const app = Fastify()
+  host(app)
+  try {
+    await app.register(jwtLogin, { users: new MemoryUserAdapter(), settings: { tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }] } }, ...options } as JwtLoginOptions)
+    await app.ready()
+  } catch (error) {
+    if (error instanceof JwtLoginSettingsError) return error
+    throw error
+  } finally {
+    await app.close()
+  }
+  throw new Error('registration was accepted')
 }

@@ -6,25 +6,14 @@ import t, { type Test } from 'tap'
 import jwtLogin, { JwtLoginSettingsError, MemoryStore, type JwtLoginOptions } from '../../lib/index.js'
 import { editDistance, nearestName, OPTION_NAMES } from '../../lib/http/options.js'
 import { ConsoleMailer, MemoryPasskeyStore, MemoryTwoFactorStore, MemoryUserAdapter } from '../../lib/testing.js'
-import { HS_SECRET } from '../helpers/app.js'
+import { HS_SECRET, registrationRefusal } from '../helpers/app.js'
 import { readPage } from '../helpers/markdown.js'
+import { adapterWithout } from '../helpers/users.js'
 
 const TOKENS = { keys: [{ kid: 'k1', secret: HS_SECRET }] }
 
 /** The error registration (and ready) rejects with; fails the test when it resolves. */
-async function refusal (options: Record<string, unknown>): Promise<JwtLoginSettingsError> {
-  const app = Fastify()
-  try {
-    await app.register(jwtLogin, { users: new MemoryUserAdapter(), settings: { tokens: TOKENS }, ...options } as JwtLoginOptions)
-    await app.ready()
-  } catch (error) {
-    if (error instanceof JwtLoginSettingsError) return error
-    throw error
-  } finally {
-    await app.close()
-  }
-  throw new Error('registration was accepted')
-}
+const refusal = registrationRefusal
 
 /** Registers and readies an app with `options` over the least ones; closed at teardown. */
 async function accepted (t: Test, options: Record<string, unknown>): Promise<FastifyInstance> {
@@ -123,14 +112,7 @@ t.test('a user adapter method that looks like a misspelt optional method is refu
   }
   // on a plain object too
   const users = new MemoryUserAdapter()
-  const plain = {
-    findByEmail: users.findByEmail.bind(users),
-    findByLogin: users.findByLogin.bind(users),
-    findById: users.findById.bind(users),
-    verifyPassword: users.verifyPassword.bind(users),
-    toPublicUser: users.toPublicUser.bind(users),
-    createUsers: async () => {}
-  }
+  const plain = { ...adapterWithout(users, 'createUser'), createUsers: async () => {} }
   t.match(await refusal({ users: plain }), { path: 'users/createUsers', message: /did you mean `createUser`\?/ })
 })
 

@@ -8,7 +8,7 @@ import { fr } from '../../lib/i18n/catalogues/fr.js'
 import type { Catalogue } from '../../lib/i18n/catalogue.js'
 import { MemoryUserAdapter } from '../../lib/testing.js'
 import { Messages } from '../../lib/i18n/messages.js'
-import { ALICE, buildApp, buildHost, HS_SECRET } from '../helpers/app.js'
+import { ALICE, buildApp, buildHost, HS_SECRET, registrationRefusal } from '../helpers/app.js'
 import { MailBox } from '../helpers/mail-box.js'
 import { buildResetApp, NEW_PASSWORD, RESET_URL } from '../helpers/reset.js'
 import { startSmtp, type SmtpPeer } from '../helpers/smtp.js'
@@ -163,18 +163,8 @@ t.test('a host adds a language and overrides a text; a bad catalogue or locale i
   t.teardown(() => overriddenEnglish.app.close())
   t.equal((await overriddenEnglish.app.inject({ method: 'POST', url: `${PREFIX}/auth`, payload: { email: ALICE.email, password: 'x' } })).json().data.message, 'Nope.')
 
-  const refused = async (options: object, settings: object = {}): Promise<JwtLoginSettingsError> => {
-    const host = Fastify()
-    try {
-      await host.register(jwtLogin, { users: new MemoryUserAdapter(), settings: { tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }] }, ...settings }, ...options })
-      await host.ready()
-    } catch (error) {
-      return error as JwtLoginSettingsError
-    } finally {
-      await host.close()
-    }
-    throw new Error('registered')
-  }
+  const refused = async (options: Record<string, unknown>, settings: object = {}): Promise<JwtLoginSettingsError> =>
+    await registrationRefusal({ ...options, settings: { tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }] }, ...settings } })
   t.match(await refused({ messages: { de: { mails: { reset: { text: 'Ihr Code: {{kode}}' } } } } }), { path: 'messages/de/mails/reset/text', message: /\{\{kode\}\}/ })
   t.match(await refused({ messages: { 'not a tag': {} } }), { path: 'messages/not a tag', message: /language tag/ })
   t.match(await refused({ messages: 'de' }), { path: 'messages' })

@@ -5,7 +5,7 @@ import t from 'tap'
 import jwtLogin, { JwtLoginSettingsError, MemoryStore, restRouteRewrite, type JwtLoginOptions, type SettingsInput } from '../../lib/index.js'
 import { RedisStore } from '../../lib/redis.js'
 import { MemoryTwoFactorStore, MemoryUserAdapter } from '../../lib/testing.js'
-import { ALICE, HS_SECRET } from '../helpers/app.js'
+import { ALICE, HS_SECRET, registrationRefusal } from '../helpers/app.js'
 import { deleteKeys, REDIS_URL } from '../helpers/redis-store.js'
 
 const TOKENS = { keys: [{ kid: 'k1', secret: HS_SECRET }] }
@@ -13,20 +13,7 @@ const PKCS8 = { type: 'pkcs8', format: 'pem' } as const
 const SPKI = { type: 'spki', format: 'pem' } as const
 
 /** The error registration rejects with (a test fails when it resolves). */
-async function refusal (options: Partial<JwtLoginOptions>, host: (app: FastifyInstance) => void = () => {}): Promise<JwtLoginSettingsError> {
-  const app = Fastify()
-  host(app)
-  try {
-    await app.register(jwtLogin, { users: new MemoryUserAdapter(), settings: { tokens: TOKENS }, ...options })
-    await app.ready()
-  } catch (error) {
-    if (error instanceof JwtLoginSettingsError) return error
-    throw error
-  } finally {
-    await app.close()
-  }
-  throw new Error('registration was accepted')
-}
+const refusal = async (options: Partial<JwtLoginOptions>, host?: (app: FastifyInstance) => void): Promise<JwtLoginSettingsError> => await registrationRefusal(options, host)
 
 /** A port or store with only `methods` of `full`, bound. */
 function partial<T extends object> (full: T, methods: string[]): T {
