@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { ChainableCommander, Cluster, Redis } from 'ioredis'
 import { deadlineOf, withinDeadline } from './deadline.js'
 import { RateLimitedLine } from './log-line.js'
@@ -8,7 +9,9 @@ import type { StateStore, StoreLogger } from './types.js'
 /** A cluster's answer that the key's slot is served elsewhere now (an ASK, during resharding, is not retried). */
 const MOVED = /^MOVED /
 /** A write moved by a failover is sent again after the slots are read again, this many times in all at most. */
-const MAX_WRITE_ATTEMPTS = 3
+const MAX_WRITE_ATTEMPTS = 5
+/** The pause before the n-th retry of a moved write is n − 1 times this (0.3 s in all at most). */
+const MOVED_PAUSE_MS = 50
 
 /** A TTL Redis takes: whole milliseconds, at least one. */
 function wholeMs (ttlMs: number): number {
@@ -205,6 +208,8 @@ export class RedisStore implements StateStore {
     // a moved slot: the write did not run, and ioredis follows no redirect in a pipeline whose WAIT answered
     const moved = (): boolean => this.#client.isCluster && MOVED.test(answers[0][0]?.message ?? '')
     for (let attempt = 1; attempt < MAX_WRITE_ATTEMPTS && moved(); attempt++) {
+      // the node asked for the layout may not have heard of the failover yet: each later ask waits longer
+      await sleep(MOVED_PAUSE_MS * (attempt - 1))
       await this.#learnSlots()
       answers = await send()
     }
