@@ -18,11 +18,13 @@ function wholeMs (ttlMs: number): number {
   return Math.max(1, Math.ceil(ttlMs))
 }
 
-// INCR, set the expiry on the first increment, answer the count and the time left.
+// INCR, set the expiry on the first increment, answer the count and the time left
+// (on the first, the expiry just set: a PTTL could already be a millisecond short)
 const INCREMENT = `
 local count = redis.call('INCR', KEYS[1])
 if count == 1 then
   redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  return { count, tonumber(ARGV[1]) }
 end
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl < 0 then
