@@ -15,13 +15,8 @@ export interface Call {
   readonly userAgent?: string
   /** A trusted-device token the client presented (`device_token`, or the device cookie), on a password sign-in. */
   readonly deviceToken?: string
-  /** The language of the request's messages and mails (`Accept-Language` within `locale`); absent: `locale.default`. */
-  readonly locale?: string
-}
-
-/** The language of a call: the request's, else the settings' default (a call of the host API). */
-export function callLocale (call: Call): string {
-  return call.locale ?? call.settings.locale.default
+  /** The request's `Accept-Language`, as sent: the language of its messages and mails, within `locale` (absent: `locale.default`). */
+  readonly acceptLanguage?: string
 }
 
 /** How a session began: what a person needs to recognise it. */

@@ -35,9 +35,9 @@ export function toJwtLoginError (error: FastifyError | JwtLoginError): JwtLoginE
   return new JwtLoginError('ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', { cause: error })
 }
 
-/** The language of a request: the one the plugin's gate chose, else negotiated now (a host route). */
+/** The language of a request, within its settings snapshot (the current settings on a host route). */
 export function localeOf (request: FastifyRequest, messages: Messages, settings: Settings): string {
-  return stateIfTaken(request)?.call.locale ?? messages.negotiate(request.headers['accept-language'], settings.locale)
+  return messages.localeOf(stateIfTaken(request)?.call ?? { acceptLanguage: request.headers['accept-language'], settings })
 }
 
 /**

@@ -170,9 +170,8 @@ export function addGateHooks (instance: FastifyInstance, ctx: JwtLoginContext, s
   const ports: PortsGiven = { twoFactor: ctx.twoFactor !== null, passkeys: ctx.passkeys !== null }
   instance.decorateRequest(kState, null as unknown as RequestState)
   instance.addHook('onRequest', (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
-    const current = settings.current
-    const locale = ctx.messages.negotiate(request.headers['accept-language'], current.locale)
-    request[kState] = { call: { settings: current, ip: request.ip, startedAt: ctx.clock(), userAgent: request.headers['user-agent'], locale }, token: undefined }
+    const { headers } = request
+    request[kState] = { call: { settings: settings.current, ip: request.ip, startedAt: ctx.clock(), userAgent: headers['user-agent'], acceptLanguage: headers['accept-language'] }, token: undefined }
     done()
   })
   instance.addHook('preHandler', (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {

@@ -69,28 +69,27 @@ export interface JwtLoginOptions extends HostPorts {
 }
 
 /**
- * Every option of `JwtLoginOptions`, each with what it is: a record, so that
- * an option added to the type (or to `HostPorts`) and not listed here fails
- * the type check. `messages` is listed whether or not the type has it yet.
+ * Every option of `JwtLoginOptions`: a record, so that an option added to
+ * the type (or to `HostPorts`) and not listed here fails the type check.
  */
-const OPTIONS: Record<keyof JwtLoginOptions | 'messages', string> = {
-  users: 'the user adapter',
-  mailer: 'the mailer',
-  passwordPolicy: 'the password policy',
-  twoFactor: 'two-factor sign-in',
-  secondFactor: 'a second-factor gate',
-  passkeys: 'passkeys',
-  settings: 'the settings',
-  settingsTtl: 'how often a settings source is re-read',
-  userCache: 'the user cache',
-  store: 'the state store',
-  prefix: 'the route prefix',
-  aliases: 'more route prefixes',
-  restRoute: 'the /?rest_route= form',
-  multipart: 'multipart bodies',
-  messages: 'message catalogues',
-  clock: 'the time source',
-  startDegraded: 'start despite a failing store'
+const OPTIONS: Record<keyof JwtLoginOptions, true> = {
+  users: true,
+  mailer: true,
+  passwordPolicy: true,
+  twoFactor: true,
+  secondFactor: true,
+  passkeys: true,
+  settings: true,
+  settingsTtl: true,
+  userCache: true,
+  store: true,
+  prefix: true,
+  aliases: true,
+  restRoute: true,
+  multipart: true,
+  messages: true,
+  clock: true,
+  startDegraded: true
 }
 
 /** The names of the plugin's options, the only top-level keys registration accepts besides Fastify's own. */

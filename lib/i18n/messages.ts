@@ -147,13 +147,20 @@ function buildCatalogues (option: Record<string, CatalogueInput> | undefined): M
   return catalogues
 }
 
+/** Who asks for a text: a request's `Accept-Language` (as sent) and its settings snapshot. */
+export interface Asker {
+  readonly acceptLanguage?: string
+  readonly settings: { readonly locale: LocaleSettings }
+}
+
 export class Messages {
   /** Every language this instance can answer in, English first. */
   readonly locales: readonly string[]
   readonly #catalogues: Map<string, Catalogue>
   /** Whether English is the shipped catalogue unchanged: then an error's own message is its English text. */
   readonly #plainEnglish: boolean
-  #negotiated = new Map<string, string>()
+  /** Per `locale` settings (one object per settings in force), the language of each header seen. */
+  readonly #negotiated = new WeakMap<LocaleSettings, Map<string, string>>()
 
   constructor (option?: Record<string, CatalogueInput>) {
     this.#catalogues = buildCatalogues(option)
@@ -180,21 +187,31 @@ export class Messages {
   /**
    * The language of a request: the client's most preferred one among those
    * allowed (all when `allowed` is empty), else the default. Negotiated once
-   * per distinct header value and settings.
+   * per distinct header value and settings, and only when a text is needed:
+   * an answer without a message never negotiates.
    */
   negotiate (header: string | undefined, settings: LocaleSettings): string {
     if (header === undefined || header === '') return settings.default
-    const allowed = settings.allowed.length === 0 ? this.locales : settings.allowed
-    const key = `${settings.default}\n${allowed.join(',')}\n${header}`
-    let locale = this.#negotiated.get(key)
+    let seen = this.#negotiated.get(settings)
+    if (seen === undefined) {
+      seen = new Map()
+      this.#negotiated.set(settings, seen)
+    }
+    let locale = seen.get(header)
     if (locale === undefined) {
+      const allowed = settings.allowed.length === 0 ? this.locales : settings.allowed
       // the default first, so that `*` and equal preferences resolve to it
       const candidates = [settings.default, ...allowed.filter(tag => tag !== settings.default)]
       locale = new Negotiator({ headers: { 'accept-language': header } }).languages(candidates)[0] ?? settings.default
-      if (this.#negotiated.size >= NEGOTIATED_MAX) this.#negotiated.clear()
-      this.#negotiated.set(key, locale)
+      if (seen.size >= NEGOTIATED_MAX) seen.clear()
+      seen.set(header, locale)
     }
     return locale
+  }
+
+  /** The language of whoever asks. */
+  localeOf (asker: Asker): string {
+    return this.negotiate(asker.acceptLanguage, asker.settings.locale)
   }
 
   /** The catalogue of a negotiated language: `checkLocale` has made sure there is one. */
@@ -208,13 +225,13 @@ export class Messages {
     return localisedError(this.#catalogue(locale), error)
   }
 
-  /** A success message in the language. */
-  text (locale: string, key: SuccessMessage): string {
-    return this.#catalogue(locale).messages[key]
+  /** A success message in the asker's language. */
+  text (asker: Asker, key: SuccessMessage): string {
+    return this.#catalogue(this.localeOf(asker)).messages[key]
   }
 
-  /** A mail's texts in the language, placeholders unfilled. */
-  mail (locale: string, name: MailName): MailText {
-    return this.#catalogue(locale).mails[name]
+  /** A mail's texts in the asker's language, placeholders unfilled. */
+  mail (asker: Asker, name: MailName): MailText {
+    return this.#catalogue(this.localeOf(asker)).mails[name]
   }
 }

@@ -1,5 +1,5 @@
 // Password reset, second step: the emailed code and a new password; every bad code answers alike, a good one is spent once and ends the account's sessions.
-import { callLocale, type Call } from '../adapters/second-factor.js'
+import type { Call } from '../adapters/second-factor.js'
 import { loggedError } from '../adapters/guard.js'
 import type { PublicUser, UserAdapter } from '../adapters/users.js'
 import type { JwtLoginContext } from '../context/context.js'
@@ -75,7 +75,7 @@ export async function completePasswordReset (ctx: JwtLoginContext, call: Call, i
   }
   await changePassword(ctx, call, { user, userId: userId as number, raw, record, newPassword }, fail)
   ctx.events.emit('reset.completed', { userId: userId as number, ip: call.ip })
-  return { message: ctx.messages.text(callLocale(call), 'passwordChanged') }
+  return { message: ctx.messages.text(call, 'passwordChanged') }
 }
 
 interface Change { user: unknown, userId: number, raw: string, record: CodeRecord, newPassword: string }

@@ -1,6 +1,6 @@
 // Password reset, first step: a code for a known email, mailed after the answer; the same answer and work for an unknown one.
 import { setTimeout as sleep } from 'node:timers/promises'
-import { callLocale, type Call } from '../adapters/second-factor.js'
+import type { Call } from '../adapters/second-factor.js'
 import { loggedError, type LoggedError } from '../adapters/guard.js'
 import type { PublicUser } from '../adapters/users.js'
 import type { GateAudit, JwtLoginContext } from '../context/context.js'
@@ -77,7 +77,7 @@ export async function requestPasswordReset (ctx: JwtLoginContext, call: Call, in
   const id = randomToken(16)
   const record: CodeRecord = { id, ...ctx.reset.hasher.hash(call.settings.tokens, `${id}:${code}`), exp: ctx.clock() + settings.code.lifetimeMs }
   // the settings' own texts for every language; what they leave out, in the request's
-  const mail = renderMail({ ...ctx.messages.mail(callLocale(call), 'reset'), ...settings.mail.templates }, {
+  const mail = renderMail({ ...ctx.messages.mail(call, 'reset'), ...settings.mail.templates }, {
     code,
     display_name: publicUser?.display_name ?? email,
     email: publicUser?.user_email ?? email,
@@ -94,7 +94,7 @@ export async function requestPasswordReset (ctx: JwtLoginContext, call: Call, in
     setImmediate(() => { deliver(ctx, call, written, code, { to: publicUser.user_email, ...mail }) })
   }
   ctx.events.emit('reset.requested', { userId: publicUser?.ID ?? null, ip: call.ip })
-  return { message: ctx.messages.text(callLocale(call), 'resetRequested') }
+  return { message: ctx.messages.text(call, 'resetRequested') }
 }
 
 /** A code record as the request wrote it. */

@@ -1,6 +1,5 @@
 // What the routes that take a final access token share: the caller, authenticated once per request, and dates as the answers write them.
 import type { FastifyRequest } from 'fastify'
-import { callLocale } from '../adapters/second-factor.js'
 import type { JwtLoginContext } from '../context/context.js'
 import type { SuccessMessage } from '../i18n/catalogue.js'
 import { stateOf } from '../http/gates.js'
@@ -16,7 +15,7 @@ export function callerOf (ctx: JwtLoginContext): (request: FastifyRequest) => Pr
 
 /** A success message in the request's language. */
 export function said (ctx: JwtLoginContext, request: FastifyRequest, key: SuccessMessage): string {
-  return ctx.messages.text(callLocale(stateOf(request).call), key)
+  return ctx.messages.text(stateOf(request).call, key)
 }
 
 /** A time (ms, or a port's Date or date string) as ISO 8601, UTC. */

@@ -1,5 +1,5 @@
 // Sign-out: a session ended by its access token or by its refresh token (the refresh cookie).
-import { callLocale, type Call } from '../adapters/second-factor.js'
+import type { Call } from '../adapters/second-factor.js'
 import type { JwtLoginContext } from '../context/context.js'
 import { JwtLoginError } from '../core/errors.js'
 import { audited, authenticateToken } from './authenticate.js'
@@ -17,7 +17,7 @@ export async function revokeToken (ctx: JwtLoginContext, call: Call, token: stri
   ctx.forgetUser(publicUser.ID)
   ctx.events.emit('token.revoked', { userId: publicUser.ID, sessionId: claims.sid, jti: claims.jti, ip: call.ip })
   ctx.events.emit('session.ended', { userId: publicUser.ID, sessionId: claims.sid, reason: 'sign_out' })
-  return { message: ctx.messages.text(callLocale(call), 'tokenRevoked'), sessionId: claims.sid }
+  return { message: ctx.messages.text(call, 'tokenRevoked'), sessionId: claims.sid }
 }
 
 /**
@@ -30,7 +30,7 @@ async function revokeRefreshSession (ctx: JwtLoginContext, call: Call, refreshTo
   ctx.forgetUser(userId)
   ctx.events.emit('token.revoked', { userId, sessionId, ip: call.ip })
   ctx.events.emit('session.ended', { userId, sessionId, reason: 'sign_out' })
-  return { message: ctx.messages.text(callLocale(call), 'tokenRevoked'), sessionId }
+  return { message: ctx.messages.text(call, 'tokenRevoked'), sessionId }
 }
 
 /** `/auth/revoke` as the route's gate read it: the access token, or the refresh cookie's token (CSRF checked). */

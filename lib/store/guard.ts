@@ -29,6 +29,8 @@ export function guardStore (store: StateStore): StateStore {
 
 /** Driver codes of a server that could not be reached (Node's, and PostgreSQL's "cannot connect now"). */
 const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', '57P03'])
+/** The user and password of a URL (`redis://user:secret@host`). */
+const URL_CREDENTIALS = /\/\/[^/\s@]+@/g
 /** PostgreSQL's refused logins (invalid_password, invalid_authorization_specification). */
 const REFUSED_LOGIN = new Set(['28P01', '28000'])
 
@@ -68,7 +70,8 @@ export async function storeProblem (store: StateStore, deadlineMs = READY_CHECK_
   } catch (error) {
     const thrown = error instanceof JwtLoginError && error.cause !== undefined ? error.cause : error
     const code = fieldOf(thrown, 'code')
-    const message = fieldOf(thrown, 'message') ?? String(thrown)
+    // a host's store may quote its connection URL: its password is cut out
+    const message = (fieldOf(thrown, 'message') ?? String(thrown)).replace(URL_CREDENTIALS, '//[redacted]@')
     const type = (thrown as { constructor?: { name?: string } } | null)?.constructor?.name ?? typeof thrown
     return `${adviceFor(thrown, code, message)} (${[type, code, message].filter(part => part !== undefined && part !== '').join(' ')})`
   }

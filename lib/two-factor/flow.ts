@@ -1,4 +1,4 @@
-import { callLocale, type Call, type FirstFactor, type SecondFactorGate } from '../adapters/second-factor.js'
+import type { Call, FirstFactor, SecondFactorGate } from '../adapters/second-factor.js'
 import { loggedError } from '../adapters/guard.js'
 import type { TwoFactorMethod } from '../adapters/two-factor.js'
 import type { PublicUser } from '../adapters/users.js'
@@ -67,7 +67,7 @@ export function secondFactorGate (ctx: Omit<JwtLoginContext, 'secondFactor'>, tw
     await ctx.store.set(challengeKey(publicUser.ID, challengeId), JSON.stringify(record), settings.interimLifetimeMs)
     const delivery = method === 'email'
       ? await (twoFactor.email as EmailCodeProvider).issue(call.settings.tokens, challengeId, publicUser.user_email, settings.emailCodeLifetimeMs,
-        ctx.messages.mail(callLocale(call), 'emailCode'), call.settings.resetPassword.mail.siteName)
+        ctx.messages.mail(call, 'emailCode'), call.settings.resetPassword.mail.siteName)
       : null
     const { token } = ctx.tokens.sign(call.settings, publicUser, 'interim', { sessionId: challengeId, lifetimeMs: settings.interimLifetimeMs })
     ctx.events.emit('two_factor.challenge_issued', { userId: publicUser.ID, method, ip: call.ip })

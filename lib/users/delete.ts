@@ -1,5 +1,5 @@
 // `DELETE /users`: the token's own user deletes their account, after a recent sign-in; their sessions end first.
-import { callLocale, type Call } from '../adapters/second-factor.js'
+import type { Call } from '../adapters/second-factor.js'
 import type { JwtLoginContext } from '../context/context.js'
 import { JwtLoginError } from '../core/errors.js'
 import { requireRecentAuth, type Authenticated } from '../sessions/authenticate.js'
@@ -28,5 +28,5 @@ export async function deleteOwnUser (ctx: JwtLoginContext, call: Call, auth: Aut
   // again after the deletion: a request between the sign-out and now may have cached the user anew
   ctx.forgetUser(userId)
   ctx.events.emit('user.deleted', { userId, ip: call.ip })
-  return { message: ctx.messages.text(callLocale(call), 'userDeleted'), id: userId }
+  return { message: ctx.messages.text(call, 'userDeleted'), id: userId }
 }

@@ -1,5 +1,5 @@
 // `POST /users`: a new user through the adapter's createUser, under the password policy, the domain allow-list and a per-IP count; optionally signed in.
-import { callLocale, type Call, type SignInResult } from '../adapters/second-factor.js'
+import type { Call, SignInResult } from '../adapters/second-factor.js'
 import type { PublicUser } from '../adapters/users.js'
 import type { GateAudit, JwtLoginContext } from '../context/context.js'
 import { clientKey } from '../core/client-key.js'
@@ -85,7 +85,7 @@ async function register (ctx: JwtLoginContext, call: Call, input: RegisterInput)
   const user = await createUser({ email, login, displayName, role, password })
   const publicUser = ctx.users.toPublicUser(user)
   ctx.events.emit('user.registered', { userId: publicUser.ID, ip: call.ip })
-  const registered: Registered = { message: ctx.messages.text(callLocale(call), 'userCreated'), id: publicUser.ID, user: publicUser, roles: publicUser.roles }
+  const registered: Registered = { message: ctx.messages.text(call, 'userCreated'), id: publicUser.ID, user: publicUser, roles: publicUser.roles }
   // with authentication off nothing signs in, a registration neither
   if (!settings.signIn || !call.settings.authentication.enabled) return registered
   try {

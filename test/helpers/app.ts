@@ -41,21 +41,27 @@ export async function buildHost (
 }
 
 /**
- * The error registration (or `ready()`) rejects with, for `options` over
- * memory users and an HS256 key; a test fails when it is accepted. `host`
+ * What registering the plugin with `options` (over memory users and an
+ * HS256 key) and readying the app threw, or `null` when it started. `host`
  * declares the host's own routes first.
  */
-export async function registrationRefusal (options: Record<string, unknown>, host: (app: FastifyInstance) => void = () => {}): Promise<JwtLoginSettingsError> {
+export async function registrationThrew (options: Record<string, unknown>, host: (app: FastifyInstance) => void = () => {}): Promise<unknown> {
   const app = Fastify()
   host(app)
   try {
     await app.register(jwtLogin, { users: new MemoryUserAdapter(), settings: { tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }] } }, ...options } as JwtLoginOptions)
     await app.ready()
+    return null
   } catch (error) {
-    if (error instanceof JwtLoginSettingsError) return error
-    throw error
+    return error
   } finally {
     await app.close()
   }
-  throw new Error('registration was accepted')
+}
+
+/** The `JwtLoginSettingsError` registration rejects with; a test fails when it starts, or throws anything else. */
+export async function registrationRefusal (options: Record<string, unknown>, host?: (app: FastifyInstance) => void): Promise<JwtLoginSettingsError> {
+  const error = await registrationThrew(options, host)
+  if (error instanceof JwtLoginSettingsError) return error
+  throw error ?? new Error('registration was accepted')
 }

@@ -3,7 +3,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import type { Test } from 'tap'
 import jwtLogin, { type JwtLoginOptions, type SettingsInput, type UserAdapter } from '../../lib/index.js'
 import type { MemoryUser, MemoryUserAdapter } from '../../lib/testing.js'
-import { HS_SECRET, testClock } from './app.js'
+import { HS_SECRET, registrationThrew, testClock } from './app.js'
 
 export { collect } from './oauth.js'
 
@@ -35,16 +35,7 @@ export function assertNotLogged (t: Test, lines: string[], values: string[]): vo
 
 /** What registering the plugin with these settings over `users` threw, or `null` when it registered. */
 export async function registrationError (settings: Partial<SettingsInput>, users: UserAdapter<any>): Promise<unknown> {
-  const app = Fastify()
-  try {
-    await app.register(jwtLogin, { users, settings: { ...KEYS, ...settings } })
-    await app.ready()
-    return null
-  } catch (error) {
-    return error
-  } finally {
-    await app.close()
-  }
+  return await registrationThrew({ users, settings: { ...KEYS, ...settings } })
 }
 
 /** The memory adapter's methods, bound, but `missing`: an adapter that cannot register or delete users. */

@@ -4,6 +4,7 @@ import t from 'tap'
 import jwtLogin, { errorDefinitions, JwtLoginSettingsError, type JwtLoginErrorCode } from '../../lib/index.js'
 import { de } from '../../lib/i18n/catalogues/de.js'
 import { en } from '../../lib/i18n/catalogues/en.js'
+import { es } from '../../lib/i18n/catalogues/es.js'
 import { fr } from '../../lib/i18n/catalogues/fr.js'
 import type { Catalogue } from '../../lib/i18n/catalogue.js'
 import { MemoryUserAdapter } from '../../lib/testing.js'
@@ -186,7 +187,6 @@ t.test('a reload may change the language; one naming a language without a catalo
   const message = async (): Promise<string> => (await app.inject({ method: 'POST', url: `${PREFIX}/auth`, payload: {} })).json().data.message
   locale = { default: 'es' }
   await app.jwtLogin.reloadSettings()
-  const { es } = await import('../../lib/i18n/catalogues/es.js')
   t.equal(await message(), es.errors.ERR_JWT_LOGIN_LOGIN_MISSING)
   locale = { default: 'xx' }
   await t.rejects(app.jwtLogin.reloadSettings(), { name: 'JwtLoginSettingsError', message: /locale\/default/ })
@@ -199,8 +199,10 @@ t.test('the negotiation is remembered per header, in a bounded table', async (t)
   for (let i = 0; i < 300; i++) t.equal(messages.negotiate(`de;q=0.${i % 9 + 1}, x-${i}`, settings), 'de')
   t.equal(messages.negotiate('fr', settings), 'fr', 'still negotiates after the table was dropped')
   t.equal(messages.negotiate('', settings), 'en', 'an empty header: the default')
-  t.same(messages.mail('de', 'emailCode'), de.mails.emailCode)
+  t.equal(messages.negotiate('de', { default: 'fr', allowed: ['fr', 'es'] }), 'fr', 'remembered per settings: other settings, another answer for the same header')
+  t.same(messages.mail({ acceptLanguage: 'de', settings: { locale: settings } }, 'emailCode'), de.mails.emailCode)
+  t.equal(messages.text({ settings: { locale: { default: 'es', allowed: [] } } }, 'loggedOut'), es.messages.loggedOut, 'no header: the default')
   const withItalian = new Messages({ it: { mails: { emailCode: { subject: 'Il tuo codice' } } } })
-  t.same(withItalian.mail('it', 'emailCode'), { ...en.mails.emailCode, subject: 'Il tuo codice' }, 'a new language over English, part by part')
+  t.same(withItalian.mail({ acceptLanguage: 'it', settings: { locale: settings } }, 'emailCode'), { ...en.mails.emailCode, subject: 'Il tuo codice' }, 'a new language over English, part by part')
   t.same(withItalian.locales, ['en', 'de', 'fr', 'es', 'pt', 'it'])
 })

@@ -5,9 +5,9 @@ import type { PublicKeyCredentialCreationOptionsJSON, RegistrationResponseJSON }
 import { cose, decodeAttestationObject, isoBase64URL, isoCBOR, parseAuthenticatorData } from '@simplewebauthn/server/helpers'
 import t from 'tap'
 import type { StoredPasskey } from '../../lib/adapters/passkeys.js'
-import jwtLogin, { JwtLoginSettingsError, type JwtLoginEventMap, type JwtLoginEventName, type JwtLoginOptions, type SettingsInput } from '../../lib/index.js'
+import jwtLogin, { JwtLoginSettingsError, type JwtLoginEventMap, type JwtLoginEventName, type JwtLoginOptions } from '../../lib/index.js'
 import { MemoryPasskeyStore, MemoryUserAdapter } from '../../lib/testing.js'
-import { ALICE, HS_SECRET, testClock } from '../helpers/app.js'
+import { ALICE, HS_SECRET, registrationThrew, testClock } from '../helpers/app.js'
 import { errorOf } from '../helpers/http.js'
 import { passkeyOf } from '../helpers/passkey-port-conformance.js'
 import { authenticator, buildPasskeyApp, claimsOf, ORIGIN, PASSKEY_SETTINGS, PREFIX, RP_ID, type PasskeyApp } from '../helpers/passkeys.js'
@@ -524,16 +524,7 @@ type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
 
 /** What registering the plugin with these passkey settings and options threw, or `null` when it registered. */
 async function registrationError (passkeys: Record<string, unknown>, plugin: Partial<JwtLoginOptions>): Promise<unknown> {
-  const app = Fastify()
-  try {
-    await app.register(jwtLogin, { users: new MemoryUserAdapter(), settings: { tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }] }, passkeys } as SettingsInput, ...plugin })
-    await app.ready()
-    return null
-  } catch (error) {
-    return error
-  } finally {
-    await app.close()
-  }
+  return await registrationThrew({ settings: { tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }] }, passkeys }, ...plugin })
 }
 
 /** A passkey store whose `create` fails as a database would, quoting the row it was given. */
