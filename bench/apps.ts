@@ -5,31 +5,39 @@
 import fastifyJwt from '@fastify/jwt'
 import argon2 from 'argon2'
 import Fastify, { type FastifyInstance } from 'fastify'
-import jwtLogin, { ARGON2_OPTIONS, type PasskeyPort, type StateStore } from '../lib/index.js'
-import { MemoryPasskeyStore, MemoryUserAdapter } from '../lib/testing.js'
-import { AUDIENCE, ISSUER, PASSKEY_ORIGIN, PASSKEY_RP_ID, REFRESH_LIFETIME, SECRET, USER } from './shared.js'
+import jwtLogin, { ARGON2_OPTIONS, type PasskeyPort, type PublicUser, type StateStore, type TwoFactorPort, type UserAdapter } from '../lib/index.js'
+import { MemoryPasskeyStore, MemoryTwoFactorStore, MemoryUserAdapter, type MemoryUser } from '../lib/testing.js'
+import { AUDIENCE, ISSUER, PASSKEY_ORIGIN, PASSKEY_RP_ID, REFRESH_LIFETIME, SECRET, signInUser, totpUser, USER } from './shared.js'
 
 /** The baselines verify what @fastify/jwt can check itself: the pinned algorithm, issuer and audience. */
 const BASELINE_VERIFY = { algorithms: ['HS256' as const], allowedIss: ISSUER, allowedAud: AUDIENCE }
 const JSON_TYPE = 'application/json; charset=utf-8'
 
+/** What a subject app is registered with beside the common settings. */
+interface SubjectOptions {
+  users: UserAdapter
+  store?: StateStore
+  maxPerUser?: number
+  passkeys?: PasskeyPort
+  twoFactor?: TwoFactorPort
+}
+
 /**
- * jwt-login with one memory user, refresh tokens on, and the per-IP request
- * and sign-in limits out of the way. `maxPerUser`: the bench signs one user in
- * again and again; the default (50) keeps the login runs at a real user's
- * steady state, and the store-growth run, whose sessions must all live,
- * raises it. `passkeys`: a passkey port turns passkeys on (see
- * `subjectPasskeyApp`).
+ * jwt-login with refresh tokens on, and the per-IP request and sign-in
+ * limits out of the way. `maxPerUser`: the bench signs one user in again and
+ * again; the default (50) keeps the login runs at a real user's steady
+ * state, and the store-growth run, whose sessions must all live, raises it.
+ * `passkeys`: a passkey port turns passkeys on (see `subjectPasskeyApp`);
+ * `twoFactor`: a two-factor port turns the second step on (see `remoteApp`).
  */
-export async function subjectApp (store?: StateStore, maxPerUser = 50, passkeys?: PasskeyPort): Promise<FastifyInstance> {
-  const users = new MemoryUserAdapter()
-  await users.addUser(USER)
+async function registered ({ users, store, maxPerUser = 50, passkeys, twoFactor }: SubjectOptions): Promise<FastifyInstance> {
   const app = Fastify()
   await app.register(jwtLogin, {
     users,
     restRoute: false,
     ...(store === undefined ? {} : { store }),
     ...(passkeys === undefined ? {} : { passkeys: { port: passkeys } }),
+    ...(twoFactor === undefined ? {} : { twoFactor: { port: twoFactor } }),
     settings: {
       // an hour, so a long bench never validates an expired token; the lifetime costs nothing per request
       tokens: { keys: [{ kid: 'bench', secret: SECRET }], lifetime: '1h' },
@@ -41,6 +49,98 @@ export async function subjectApp (store?: StateStore, maxPerUser = 50, passkeys?
     }
   })
   return app
+}
+
+/** jwt-login with the bench user in a `MemoryUserAdapter` (see `registered` for the settings). */
+export async function subjectApp (store?: StateStore, maxPerUser = 50, passkeys?: PasskeyPort): Promise<FastifyInstance> {
+  const users = new MemoryUserAdapter()
+  await users.addUser(USER)
+  return await registered({ users, store, maxPerUser, passkeys })
+}
+
+/**
+ * The bench user and `count` more sign-in users and `count` TOTP users, all
+ * with the bench user's password and its one argon2id hash: each sign-in
+ * verifies the password as the memory adapter does, but the users cost no
+ * hashing to create. Each sign-in of the latency run can so be a user's
+ * first (the usual path the round-trip targets count), and each TOTP code a
+ * user's first (a step is spent once per user).
+ */
+export class BenchUsers implements UserAdapter<MemoryUser> {
+  readonly #inner: MemoryUserAdapter
+  readonly #byEmail = new Map<string, MemoryUser>()
+  readonly #byLogin = new Map<string, MemoryUser>()
+  readonly #byId = new Map<number, MemoryUser>()
+  /** The ids of the TOTP users, for the two-factor port. */
+  readonly totpIds: number[] = []
+
+  private constructor (inner: MemoryUserAdapter) {
+    this.#inner = inner
+  }
+
+  static async create (count: number): Promise<BenchUsers> {
+    const inner = new MemoryUserAdapter()
+    const bench = await inner.addUser(USER)
+    const users = new BenchUsers(inner)
+    for (let i = 0; i < count; i++) {
+      users.#add(bench, signInUser(i))
+      users.totpIds.push(users.#add(bench, totpUser(i)))
+    }
+    return users
+  }
+
+  #add (bench: MemoryUser, { id, login, email }: { id: number, login: string, email: string }): number {
+    const user: MemoryUser = { ...bench, ID: id, user_login: login, user_email: email, display_name: login, roles: [...bench.roles] }
+    this.#byEmail.set(email, user)
+    this.#byLogin.set(login, user)
+    this.#byId.set(id, user)
+    return id
+  }
+
+  async findByEmail (email: string): Promise<MemoryUser | null> {
+    return this.#byEmail.get(email.toLowerCase()) ?? await this.#inner.findByEmail(email)
+  }
+
+  async findByLogin (login: string): Promise<MemoryUser | null> {
+    return this.#byLogin.get(login) ?? await this.#inner.findByLogin(login)
+  }
+
+  async findById (id: number): Promise<MemoryUser | null> {
+    return this.#byId.get(id) ?? await this.#inner.findById(id)
+  }
+
+  async verifyPassword (user: MemoryUser, password: string): Promise<boolean> {
+    return await this.#inner.verifyPassword(user, password)
+  }
+
+  toPublicUser (user: MemoryUser): PublicUser {
+    return this.#inner.toPublicUser(user)
+  }
+}
+
+/**
+ * The subject of the login flood: the subject app's settings on a memory
+ * store, with the bench user (whom the flood signs in) and one more user
+ * (whose token is validated), so the flood's sessions, bounded per user,
+ * never push out the validated token's session.
+ */
+export async function floodApp (): Promise<FastifyInstance> {
+  return await registered({ users: await BenchUsers.create(1) })
+}
+
+/**
+ * The subject of the latency run: jwt-login on `store`, with the users of
+ * `BenchUsers` and a `MemoryTwoFactorStore` in which every TOTP user has
+ * TOTP on with `totpSecret` (the parent makes the codes).
+ */
+export async function remoteApp (store: StateStore, users: number, totpSecret: string): Promise<FastifyInstance> {
+  const benchUsers = await BenchUsers.create(users)
+  const port = new MemoryTwoFactorStore()
+  for (const id of benchUsers.totpIds) {
+    await port.setTotpSecret(id, totpSecret)
+    port.enable(id, 'totp')
+  }
+  return await registered({ users: benchUsers, store, twoFactor: port })
 }
 
 /**
@@ -81,17 +181,28 @@ export function padJson (json: string, bytes: number): string {
 }
 
 /**
+ * What a bare route with a store reads for a token (the session's entry and
+ * its user's cutoff), and whether the token is still live by what it read.
+ */
+export interface SessionRead {
+  live: (sessionId: string, userId: string) => Promise<boolean>
+  close: () => Promise<void>
+}
+
+/**
  * `POST /verify`: the token from the JSON body verified with @fastify/jwt,
  * answered in the shape of jwt-login's validate answer, padded to
- * `answerBytes` (jwt-login's answer for the same token).
+ * `answerBytes` (jwt-login's answer for the same token). With `read`, the
+ * store is read first and a token it finds ended answers 401.
  */
-export async function bareValidateApp (answerBytes: number): Promise<FastifyInstance> {
+export async function bareValidateApp (answerBytes: number, read?: SessionRead): Promise<FastifyInstance> {
   const app = Fastify()
   await app.register(fastifyJwt, { secret: SECRET, verify: { ...BASELINE_VERIFY, complete: true } })
   app.post('/verify', async (request, reply) => {
     const token = (request.body as { JWT?: unknown } | null)?.JWT
     if (typeof token !== 'string') return await reply.code(400).send({ success: false })
-    const { header, payload } = app.jwt.verify<{ header: object, payload: Record<string, unknown> & { sub: string, exp: number } }>(token)
+    const { header, payload } = app.jwt.verify<{ header: object, payload: Record<string, unknown> & { sub: string, sid: string, exp: number } }>(token)
+    if (read !== undefined && !await read.live(payload.sid, payload.sub)) return await reply.code(401).send({ success: false })
     const user = {
       ID: Number(payload.sub),
       user_login: payload.username,

@@ -2,7 +2,7 @@
  * Interleaved comparisons: one baseline and one or more contenders, warmed
  * up, then measured in turns (baseline, each contender, baseline, …) for
  * `rounds` rounds; each contender's ratio is its req/s over the baseline's
- * in the same round.
+ * in the same round, or over another side's of the same round (`versus`).
  */
 import { measure, warmUp, type Run, type Target } from './load.js'
 
@@ -28,6 +28,12 @@ export interface Contender extends Side {
   name: string
   label: string
   goal?: number
+  /**
+   * The side its ratio is to, measured in the same rounds just before it:
+   * the comparison's baseline when absent. Contenders with the same target
+   * share its runs (one side, two ratios).
+   */
+  versus?: Side & { label: string }
 }
 
 export interface Rounds {
@@ -64,25 +70,50 @@ function warn (title: string, round: number, side: string, run: Run): void {
   if (failures(run) > 0) console.log(`WARNING: ${title} round ${round} ${side}: ${run.non2xx} non-2xx answers, ${run.errors} errors`)
 }
 
-/** Runs the rounds; answers one comparison per contender, each against the baseline runs of the same rounds. */
-export async function compare (title: string, baseline: Side & { label: string }, contenders: Contender[], how: Rounds): Promise<Comparison[]> {
-  for (const side of [baseline, ...contenders]) await warmUp(side.target, how.connections, how.warmUpSeconds)
-  const comparisons: Comparison[] = contenders.map(c => ({ name: c.name, subjectLabel: c.label, baselineLabel: baseline.label, goal: c.goal, baseline: [], subject: [] }))
-  for (let round = 1; round <= how.rounds; round++) {
-    const base = await measure(baseline.target, how.connections, how.seconds)
-    warn(title, round, baseline.side, base)
-    const parts = [`${baseline.side} ${describeRun(base)}`]
-    for (const [i, contender] of contenders.entries()) {
-      const run = await measure(contender.target, how.connections, how.seconds)
-      warn(title, round, contender.side, run)
-      const comparison = comparisons[i] as Comparison
-      comparison.baseline.push(base)
-      comparison.subject.push(run)
-      parts.push(`${contender.side} ${describeRun(run)}${contenders.length > 1 ? `, ratio ${(run.reqPerSec / base.reqPerSec).toFixed(2)}` : ''}`)
+/** The sides to measure in each round, in turn: the baseline, then each contender's `versus` and the contender, each target once. */
+function sidesInTurn (baseline: Side, contenders: Contender[]): Side[] {
+  const sides: Side[] = [baseline]
+  for (const contender of contenders) {
+    for (const side of [contender.versus, contender]) {
+      if (side !== undefined && !sides.some(known => known.target === side.target)) sides.push(side)
     }
+  }
+  return sides
+}
+
+/** A measured side in a round line: its run, and with several contenders the ratios of those it is the subject of. */
+function roundPart (side: Side, run: Run, runs: Map<Side['target'], Run>, contenders: Contender[], baseline: Side): string {
+  if (contenders.length === 1) return `${side.side} ${describeRun(run)}`
+  const ratios = contenders.filter(c => c.target === side.target).map((c) => {
+    const against = c.versus ?? baseline
+    const ratio = (run.reqPerSec / (runs.get(against.target) as Run).reqPerSec).toFixed(2)
+    return c.versus === undefined ? `ratio ${ratio}` : `ratio to ${c.versus.side} ${ratio}`
+  })
+  return [`${side.side} ${describeRun(run)}`, ...ratios].join(', ')
+}
+
+/** Runs the rounds; answers one comparison per contender, each against its baseline's runs of the same rounds. */
+export async function compare (title: string, baseline: Side & { label: string }, contenders: Contender[], how: Rounds): Promise<Comparison[]> {
+  const sides = sidesInTurn(baseline, contenders)
+  for (const side of sides) await warmUp(side.target, how.connections, how.warmUpSeconds)
+  const comparisons: Comparison[] = contenders.map(c => ({ name: c.name, subjectLabel: c.label, baselineLabel: (c.versus ?? baseline).label, goal: c.goal, baseline: [], subject: [] }))
+  for (let round = 1; round <= how.rounds; round++) {
+    const runs = new Map<Side['target'], Run>()
+    for (const side of sides) {
+      const run = await measure(side.target, how.connections, how.seconds)
+      warn(title, round, side.side, run)
+      runs.set(side.target, run)
+    }
+    for (const [i, contender] of contenders.entries()) {
+      const comparison = comparisons[i] as Comparison
+      comparison.baseline.push(runs.get((contender.versus ?? baseline).target) as Run)
+      comparison.subject.push(runs.get(contender.target) as Run)
+    }
+    const base = runs.get(baseline.target) as Run
+    const parts = [`${baseline.side} ${describeRun(base)}`, ...sides.slice(1).map(side => roundPart(side, runs.get(side.target) as Run, runs, contenders, baseline))]
     // one contender: the ratio at the end of the line, as before there were several
-    const only = contenders.length === 1 ? (comparisons[0] as Comparison).subject.at(-1) as Run : null
-    const single = only === null ? '' : ` | ratio ${(only.reqPerSec / base.reqPerSec).toFixed(2)}`
+    const only = contenders.length === 1 ? comparisons[0] as Comparison : null
+    const single = only === null ? '' : ` | ratio ${((only.subject.at(-1) as Run).reqPerSec / (only.baseline.at(-1) as Run).reqPerSec).toFixed(2)}`
     console.log(`${title} round ${round}/${how.rounds}: ${parts.join(' | ')}${single}`)
   }
   return comparisons

@@ -33,13 +33,38 @@ export async function loadPostgresStore (): Promise<PostgresStoreClass | null> {
   }
 }
 
-/** A `subject-postgres` child's store: its own prefix, on `table` (`schema.name`), migrated. */
-export async function postgresStore (prefix: string, table: string): Promise<PostgresStoreLike> {
+/** A `subject-postgres` (or `remote-postgres`) child's store: its own prefix, on `table` (`schema.name`), migrated, through `url`. */
+export async function postgresStore (prefix: string, table: string, url = POSTGRES_URL): Promise<PostgresStoreLike> {
   const PostgresStore = await loadPostgresStore()
   if (PostgresStore === null) throw new Error('subject-postgres needs lib/postgres.ts')
-  const store = new PostgresStore({ connectionString: POSTGRES_URL, prefix, table })
+  const store = new PostgresStore({ connectionString: url, prefix, table })
   await store.migrate()
   return store
+}
+
+/** What the bare PostgreSQL route takes from the store's own modules: its pool settings and validate's statement. */
+export interface PostgresRead {
+  poolDefaults: pg.PoolConfig
+  /** `getMany` on `table` (`schema.name`): its text and, prepared, its name */
+  getMany: (table: string) => { text: string, name?: string }
+}
+
+// strings, as above: a tree without the PostgreSQL store builds without them
+const POSTGRES_STORE_MODULE: string = '../lib/store/postgres.js'
+const POSTGRES_SQL_MODULE: string = '../lib/store/postgres-sql.js'
+
+/**
+ * The store's own pool defaults and `getMany` statement (internal modules,
+ * not the package's entry), so the bare route reads with the very
+ * statement and pool the store uses.
+ */
+export async function loadPostgresRead (): Promise<PostgresRead> {
+  const store = await import(POSTGRES_STORE_MODULE) as { POSTGRES_POOL_DEFAULTS: pg.PoolConfig }
+  const sql = await import(POSTGRES_SQL_MODULE) as {
+    statements: (table: string, prepared: boolean) => { getMany: { text: string, name?: string } }
+    tableNames: (table: string) => { table: string }
+  }
+  return { poolDefaults: store.POSTGRES_POOL_DEFAULTS, getMany: (table) => sql.statements(sql.tableNames(table).table, true).getMany }
 }
 
 /** The parent's connection to the bench's schema. */

@@ -7,24 +7,32 @@
  * here, in the parent. Each comparison warms its servers, then runs them in
  * interleaved rounds (baseline, contender(s), baseline, …) and reports the
  * median ratio of req/s with its range, and each server's own CPU time per
- * request. The last lines are the nine median ratios.
+ * request. The last lines are the median ratios (the fourteen of a full run).
  *
  * The passkey sign-in (two requests and a signature over a fresh challenge)
  * is measured apart, against the password sign-in, by closed-loop clients in
  * the parent (`passkeys.ts`), and reported in its own table, with no goal.
+ * Validate under a login flood (`flood.ts`) runs a second autocannon on the
+ * same server; the latency run (`remote.ts`) puts a delay proxy between the
+ * servers and their stores and measures sequential requests.
  *
- * `BENCH_ONLY=comparisons` skips the scaling run, `BENCH_ONLY=scaling` runs
- * it alone, `BENCH_ONLY=passkeys` runs the passkey sign-in alone;
+ * `BENCH_ONLY` runs one part (and what it takes along): `comparisons`
+ * everything but the scaling run; `stores` the store comparisons (with the
+ * bare store routes); `flood`, `remote`, `passkeys`, `scaling` each alone.
  * `BENCH_SESSIONS` lists the scaling run's levels (default
- * 10000,100000,1000000).
+ * 10000,100000,1000000); `BENCH_REMOTE_DELAYS_MS` the latency run's delays
+ * besides 0 (default 1,5), `BENCH_REMOTE_REQUESTS` its measured requests
+ * per flow and delay (default 20 × `BENCH_SECONDS`).
  */
 import os from 'node:os'
 import { MemoryStore } from '../lib/index.js'
 import { subjectApp } from './apps.js'
 import { Backends } from './backends.js'
 import { compare, failures, median, ratioFigure, ratios, row, skipped, type Comparison, type Contender, type Rounds } from './compare.js'
-import { probe, type Target } from './load.js'
+import { probe, type Run, type Target } from './load.js'
+import { FLOOD_CONNECTIONS, HASHING_CONCURRENCY, validateUnderLoginFlood, type FloodComparison } from './flood.js'
 import { passkeySignIns, printPasskeys, type PasskeyComparison } from './passkeys.js'
+import { LOGIN_REMOTE_GOAL, printRemote, remoteLatency, type RemoteResult, type RemoteSettings } from './remote.js'
 import { printScaling, scaling, type ScalingRow } from './scaling.js'
 import { ServerProcess, stopAll } from './servers.js'
 import { PREFIX, type ServerKind } from './shared.js'
@@ -47,22 +55,40 @@ function sessionLevels (): number[] {
   return levels
 }
 
-type Part = 'comparisons' | 'passkeys' | 'scaling'
+/** The latency run's delays, ms: 0, then `BENCH_REMOTE_DELAYS_MS` (default 1,5), ascending. */
+function remoteDelays (): number[] {
+  const raw = process.env.BENCH_REMOTE_DELAYS_MS
+  const listed = raw === undefined || raw === '' ? [1, 5] : raw.split(',').map(Number)
+  if (listed.some(n => !Number.isFinite(n) || n < 0 || n > 1000)) throw new Error(`BENCH_REMOTE_DELAYS_MS must list delays from 0 to 1000 ms, not ${raw}`)
+  return [...new Set([0, ...listed])].sort((a, b) => a - b)
+}
+
+/** What `BENCH_ONLY` can name. */
+const PART_NAMES = ['comparisons', 'stores', 'flood', 'remote', 'passkeys', 'scaling'] as const
+type Part = typeof PART_NAMES[number]
 
 function only (): Part | null {
   const raw = process.env.BENCH_ONLY
   if (raw === undefined || raw === '') return null
-  if (raw === 'comparisons' || raw === 'scaling' || raw === 'passkeys') return raw
-  throw new Error(`BENCH_ONLY must be comparisons, scaling or passkeys, not ${raw}`)
+  if ((PART_NAMES as readonly string[]).includes(raw)) return raw as Part
+  throw new Error(`BENCH_ONLY must be one of ${PART_NAMES.join(', ')}, not ${raw}`)
 }
 
 const SECONDS = positiveInteger('BENCH_SECONDS', 5)
 const ROUNDS = positiveInteger('BENCH_ROUNDS', 3)
 const ONLY = only()
-/** What each `BENCH_ONLY` runs: `comparisons` takes the passkey sign-in along, being one more comparison. */
-const PARTS: Record<Part, Part[]> = { comparisons: ['comparisons', 'passkeys'], passkeys: ['passkeys'], scaling: ['scaling'] }
+/** What each `BENCH_ONLY` runs: `comparisons` takes every comparison along, the scaling run aside. */
+const PARTS: Record<Part, Part[]> = {
+  comparisons: ['comparisons', 'stores', 'passkeys', 'flood', 'remote'],
+  stores: ['stores'],
+  flood: ['flood'],
+  remote: ['remote'],
+  passkeys: ['passkeys'],
+  scaling: ['scaling']
+}
 const runs = (part: Part): boolean => ONLY === null || PARTS[ONLY].includes(part)
 const SESSIONS = sessionLevels()
+const REMOTE: RemoteSettings = { delaysMs: remoteDelays(), requests: positiveInteger('BENCH_REMOTE_REQUESTS', 20 * SECONDS) }
 const WARM_UP_SECONDS = 1
 const backends = new Backends()
 
@@ -147,8 +173,15 @@ function storePrefix (path: Path, store: string): string {
   return `bench:${process.pid}:${path}-${store}:`
 }
 
+/** A store server of a store comparison, and the arguments it was started with (its prefix first). */
+interface StoreServer {
+  store: StoreName
+  server: ServerProcess
+  args: string[]
+}
+
 /** The store servers of one store comparison: memory, Redis, the cluster, PostgreSQL when this tree has it. */
-async function storeServers (path: Path): Promise<{ memory: ServerProcess, others: Array<{ store: StoreName, server: ServerProcess }>, postgres: boolean }> {
+async function storeServers (path: Path): Promise<{ memory: ServerProcess, others: StoreServer[], postgres: boolean }> {
   const prefix = (store: string): string => storePrefix(path, store)
   const cluster = await backends.cluster()
   const postgres = await backends.postgres()
@@ -164,12 +197,12 @@ async function storeServers (path: Path): Promise<{ memory: ServerProcess, other
   const servers = started.map(result => (result as PromiseFulfilledResult<ServerProcess>).value)
   return {
     memory: servers[0] as ServerProcess,
-    others: specs.slice(1).map((spec, i) => ({ store: spec.store as StoreName, server: servers[i + 1] as ServerProcess })),
+    others: specs.slice(1).map((spec, i) => ({ store: spec.store as StoreName, server: servers[i + 1] as ServerProcess, args: spec.args })),
     postgres: postgres !== null
   }
 }
 
-/** `path` on each store against the same on memory, interleaved in the same rounds. */
+/** `path` on each store against the same on memory, interleaved in the same rounds; for validate also each store against its bare route. */
 async function storeComparisons (path: Path): Promise<Comparison[]> {
   try {
     return await storeRounds(path)
@@ -179,26 +212,68 @@ async function storeComparisons (path: Path): Promise<Comparison[]> {
   }
 }
 
+/** Each store's bare validate route: `bare-validate` with the store's read, on the keys of the store's server (same prefix). */
+const BARE_STORE_KINDS: Record<StoreName, ServerKind> = { redis: 'bare-redis-validate', cluster: 'bare-cluster-validate', postgres: 'bare-postgres-validate' }
+const BARE_READS: Record<StoreName, string> = {
+  redis: 'the same `MGET` with ioredis',
+  cluster: 'the same two `GET`s in parallel with an ioredis Cluster',
+  postgres: 'the same prepared `SELECT` on a `pg` pool of the store\'s size'
+}
+
+/**
+ * The contender that compares a store's validate with a bare route doing the
+ * same read: the bare server starts on the store server's prefix (and ports
+ * or table), with jwt-login's answer size for the same token, and must
+ * answer the same token with a 2xx (it finds the session's entry).
+ */
+async function bareStoreContender ({ store, args }: StoreServer, subject: Target): Promise<Contender> {
+  const jwtLogin = await probe(subject)
+  const bare = await ServerProcess.start(BARE_STORE_KINDS[store], String(jwtLogin.bytes), ...args)
+  const bareTarget: Target = { server: bare, method: 'POST', path: '/verify', headers: JSON_HEADERS, body: subject.body as string }
+  const answer = await probe(bareTarget)
+  console.log(`${STORES[store].title} validate answer bodies: jwt-login ${jwtLogin.bytes} bytes, bare route ${answer.bytes} bytes`)
+  const label = `bare Fastify \`POST /verify\`: @fastify/jwt verify and ${BARE_READS[store]}, answer of the same size`
+  return {
+    name: `${store}-validate-bare`,
+    side: STORES[store].side,
+    label: `\`POST /auth/validate\` on ${STORES[store].label}`,
+    goal: 0.9,
+    target: subject,
+    versus: { side: `bare ${STORES[store].side}`, label, target: bareTarget }
+  }
+}
+
 async function storeRounds (path: Path): Promise<Comparison[]> {
   return await withServers(async () => {
     const { memory, others, postgres } = await storeServers(path)
     const target = async (server: ServerProcess): Promise<Target> => path === 'validate' ? validateTarget(server, await signIn(server)) : loginTarget(server)
     const route = path === 'validate' ? '`POST /auth/validate`' : '`POST /auth`'
+    // measured in this order in each round: each store's bare route just before the store
     const contenders: Contender[] = []
-    for (const { store, server } of others) {
+    for (const other of others) {
+      const { store, server } = other
       // the one goal of the store rows, from before they were several; the others are measured only
       const goal = store === 'redis' && path === 'validate' ? 0.8 : undefined
-      contenders.push({ name: `${store}-${path}`, side: STORES[store].side, label: `${route} on ${STORES[store].label}`, goal, target: await target(server) })
+      const subject = await target(server)
+      if (path === 'validate') contenders.push(await bareStoreContender(other, subject))
+      contenders.push({ name: `${store}-${path}`, side: STORES[store].side, label: `${route} on ${STORES[store].label}`, goal, target: subject })
     }
     const baseline = { side: 'memory', label: 'the same on MemoryStore', target: await target(memory) }
     for (const side of [baseline, ...contenders]) await probe(side.target)
-    const comparisons = await compare(`store ${path}`, baseline, contenders, rounds(path === 'validate' ? 50 : 8))
+    const measured = await compare(`store ${path}`, baseline, contenders, rounds(path === 'validate' ? 50 : 8))
+    // the rows against memory first, as before there were bare routes
+    const comparisons = [...measured.filter(c => !isBare(c)), ...measured.filter(isBare)]
     if (!postgres) {
       console.log(`${path} on PostgreSQL skipped: this tree has no lib/postgres.ts`)
-      comparisons.push(skipped({ name: `postgres-${path}`, label: `${route} on ${STORES.postgres.label}` }, baseline.label, 'no lib/postgres.ts in this tree'))
+      comparisons.splice(2, 0, skipped({ name: `postgres-${path}`, label: `${route} on ${STORES.postgres.label}` }, baseline.label, 'no lib/postgres.ts in this tree'))
+      if (path === 'validate') comparisons.push(skipped({ name: 'postgres-validate-bare', label: `${route} on ${STORES.postgres.label}`, goal: 0.9 }, `bare Fastify \`POST /verify\` and ${BARE_READS.postgres}`, 'no lib/postgres.ts in this tree'))
     }
     return comparisons
   })
+}
+
+function isBare (c: Comparison): boolean {
+  return c.name.endsWith('-validate-bare')
 }
 
 /**
@@ -237,19 +312,28 @@ interface Measured {
   comparisons: Comparison[]
   growth: { perSession: number, refreshesPerSecond: number } | null
   passkeys: PasskeyComparison | null
+  flood: FloodComparison | null
+  remote: RemoteResult | null
   scaled: { rows: ScalingRow[], weighing: string[] } | null
 }
 
 /** Everything the run measures; its servers and backends are stopped afterwards, whatever happens. */
 async function measureAll (): Promise<Measured> {
-  const measured: Measured = { comparisons: [], growth: null, passkeys: null, scaled: null }
+  const measured: Measured = { comparisons: [], growth: null, passkeys: null, flood: null, remote: null, scaled: null }
   try {
-    if (runs('comparisons')) {
-      measured.comparisons.push(await validate(), await authenticate(), await login())
-      measured.comparisons.push(...await storeComparisons('validate'), ...await storeComparisons('login'))
-      measured.growth = await storeGrowth(100, 200)
+    if (runs('comparisons')) measured.comparisons.push(await validate(), await authenticate(), await login())
+    if (runs('stores')) {
+      const stores = [...await storeComparisons('validate'), ...await storeComparisons('login')]
+      // the rows against memory first, in the order they had before the bare routes came
+      measured.comparisons.push(...stores.filter(c => !isBare(c)), ...stores.filter(isBare))
+    }
+    if (runs('comparisons')) measured.growth = await storeGrowth(100, 200)
+    if (runs('flood')) {
+      measured.flood = await withServers(async () => await validateUnderLoginFlood(rounds(50)))
+      measured.comparisons.push(measured.flood.comparison)
     }
     if (runs('passkeys')) measured.passkeys = await passkeyLogin()
+    if (runs('remote')) measured.remote = await withServers(async () => await remoteLatency(backends, REMOTE))
     if (runs('scaling')) measured.scaled = await scaling(backends, { sizes: SESSIONS, seconds: SECONDS, warmUpSeconds: WARM_UP_SECONDS })
   } finally {
     await stopAll()
@@ -258,20 +342,34 @@ async function measureAll (): Promise<Measured> {
   return measured
 }
 
-/** The stores side by side: req/s and the median ratio to memory, for validate and for login. */
+/** The stores side by side: req/s and the median ratio to memory, for validate and for login, and validate's ratio to its bare route. */
 function printStores (comparisons: Comparison[]): void {
   const byName = new Map(comparisons.map(c => [c.name, c]))
+  if (!byName.has('redis-validate') || !byName.has('redis-login')) return
   const cells = (name: string): string => {
     const c = byName.get(name) as Comparison
     return c.skipped !== undefined ? 'skipped | n/a' : `${median(c.subject.map(run => run.reqPerSec)).toFixed(0)} | ${ratioFigure(c)}`
   }
-  const memory = (path: Path): string => median((byName.get(`redis-${path}`) as Comparison).baseline.map(run => run.reqPerSec)).toFixed(0)
-  console.log('\n| store | validate req/s | validate ratio to memory | login req/s | login ratio to memory |')
-  console.log('| --- | --- | --- | --- | --- |')
-  console.log(`| memory | ${memory('validate')} | 1.00 | ${memory('login')} | 1.00 |`)
-  for (const [store, { title }] of Object.entries(STORES)) {
-    console.log(`| ${title} | ${cells(`${store}-validate`)} | ${cells(`${store}-login`)} |`)
+  const bare = (name: string): string => {
+    const c = byName.get(name) as Comparison
+    return c.skipped !== undefined ? 'n/a' : `${ratioFigure(c)} (bare ${median(c.baseline.map(run => run.reqPerSec)).toFixed(0)} req/s)`
   }
+  const memory = (path: Path): string => median((byName.get(`redis-${path}`) as Comparison).baseline.map(run => run.reqPerSec)).toFixed(0)
+  console.log('\n| store | validate req/s | validate ratio to memory | validate ratio to a bare route with the same read | login req/s | login ratio to memory |')
+  console.log('| --- | --- | --- | --- | --- | --- |')
+  console.log(`| memory | ${memory('validate')} | 1.00 | — | ${memory('login')} | 1.00 |`)
+  for (const [store, { title }] of Object.entries(STORES)) {
+    console.log(`| ${title} | ${cells(`${store}-validate`)} | ${bare(`${store}-validate-bare`)} | ${cells(`${store}-login`)} |`)
+  }
+}
+
+/** Validate's p99 alone and under the flood, and what the flood got (medians over the rounds). */
+function printFlood ({ comparison, floods }: FloodComparison): void {
+  const p99 = (runs: Run[]): string => median(runs.map(run => run.p99Ms)).toFixed(0)
+  const busy = floods.reduce((n, flood) => n + flood.busy, 0)
+  const other = floods.reduce((n, flood) => n + flood.otherNon2xx + flood.errors, 0)
+  console.log(`\nValidate under a login flood (${FLOOD_CONNECTIONS} connections on \`POST /auth\`, 4 × the default hashing concurrency ${HASHING_CONCURRENCY}): validate p99 ${p99(comparison.baseline)} ms alone, ${p99(comparison.subject)} ms under the flood; ${median(comparison.baseline.map(run => run.reqPerSec)).toFixed(0)} against ${median(comparison.subject.map(run => run.reqPerSec)).toFixed(0)} validations/s (medians of ${floods.length} rounds).`)
+  console.log(`The flood: ${median(floods.map(flood => flood.signInsPerSec)).toFixed(0)} sign-ins/s (median), ${busy} answers 503 (busy) and ${other} other failures over all rounds; they do not count as the run's failures.`)
 }
 
 function printComparisons (comparisons: Comparison[], growth: Measured['growth']): void {
@@ -279,34 +377,47 @@ function printComparisons (comparisons: Comparison[], growth: Measured['growth']
   console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- |')
   for (const c of comparisons) console.log(`| ${row(c)} |`)
   printStores(comparisons)
-  const loginRuns = (comparisons.find(c => c.name === 'login') as Comparison).subject.map(run => run.loopDelayP99Ms)
-  console.log(`\nEvent-loop delay in jwt-login's process during the login load: p99 ${median(loginRuns).toFixed(1)} ms (median of ${ROUNDS} runs) [${Math.min(...loginRuns).toFixed(1)}–${Math.max(...loginRuns).toFixed(1)}].`)
+  const loginRuns = comparisons.find(c => c.name === 'login')?.subject.map(run => run.loopDelayP99Ms)
+  if (loginRuns !== undefined) console.log(`\nEvent-loop delay in jwt-login's process during the login load: p99 ${median(loginRuns).toFixed(1)} ms (median of ${ROUNDS} runs) [${Math.min(...loginRuns).toFixed(1)}–${Math.max(...loginRuns).toFixed(1)}].`)
   if (growth !== null) console.log(`Store growth: 100 sessions × 200 refreshes each → ${growth.perSession.toFixed(2)} state entries per live session (${growth.refreshesPerSecond.toFixed(0)} refreshes/s in process).`)
 }
 
+/** A ratio line that is no ratio of req/s (`login-remote`): its value, null when it could not be measured. */
+interface RatioLine {
+  name: string
+  value: number | null
+  goal: number
+}
+
 /** The closing lines; the ratios come last, one per line, for `tail`. */
-function printVerdict (comparisons: Comparison[]): void {
+function printVerdict (comparisons: Comparison[], others: RatioLine[]): void {
   // other work on the machine skews both sides; the load average says how busy it was
   console.log(`Load average at the end: ${loadAverage()}.`)
   // a memory run is the baseline of several store comparisons: count it once
   const runs = new Set(comparisons.flatMap(c => [...c.baseline, ...c.subject]))
   const failedRuns = [...runs].filter(run => failures(run) > 0).length
   if (failedRuns > 0) console.log(`WARNING: ${failedRuns} runs had non-2xx answers or errors; their figures are not comparable.`)
-  if (comparisons.length === 0) return
-  const missed = comparisons.filter(c => c.goal !== undefined && c.skipped === undefined && median(ratios(c)) < c.goal).map(c => c.name)
+  if (comparisons.length === 0 && others.length === 0) return
+  const missed = [
+    ...comparisons.filter(c => c.goal !== undefined && c.skipped === undefined && median(ratios(c)) < c.goal).map(c => c.name),
+    ...others.filter(line => line.value !== null && line.value < line.goal).map(line => line.name)
+  ]
   console.log(missed.length === 0 ? 'All ratios meet their goals.' : `Below goal: ${missed.join(', ')}.`)
   console.log('')
   for (const c of comparisons) console.log(`ratio ${c.name}: ${ratioFigure(c)}`)
+  for (const line of others) console.log(`ratio ${line.name}: ${line.value === null ? 'n/a' : line.value.toFixed(2)}`)
 }
 
 async function main (): Promise<void> {
   console.log(`jwt-login benchmarks: node ${process.version}, ${os.availableParallelism()} CPUs, ${SECONDS} s per run, ${ROUNDS} interleaved rounds, ${WARM_UP_SECONDS} s warm-up per server, load average ${loadAverage()}${ONLY === null ? '' : `, ${ONLY} only`}`)
-  const { comparisons, growth, passkeys, scaled } = await measureAll()
+  const { comparisons, growth, passkeys, flood, remote, scaled } = await measureAll()
   if (comparisons.length > 0) printComparisons(comparisons, growth)
-  // before the verdict, whose last lines stay the nine ratios
+  // before the verdict, whose last lines stay the ratios
+  if (flood !== null) printFlood(flood)
   if (passkeys !== null) printPasskeys(passkeys)
+  if (remote !== null) printRemote(remote, REMOTE)
   if (scaled !== null) printScaling(scaled)
-  printVerdict(comparisons)
+  printVerdict(comparisons, remote === null ? [] : [{ name: 'login-remote', value: remote.ratio, goal: LOGIN_REMOTE_GOAL }])
 }
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {

@@ -7,6 +7,8 @@
  *
  * Arguments:
  * - `bare-validate <answer bytes>`
+ * - `subject-flood`: the subject with the bench user and one more, whose
+ *   token the login flood's validate presents (see `floodApp`)
  * - `subject-passkeys`: the subject with passkeys on (RP ID `localhost`,
  *   origin `http://localhost`), no passkey enrolled yet
  * - `subject-memory <maxEntries>`: a MemoryStore of that bound, which takes
@@ -18,6 +20,17 @@
  *   Cluster (the parent stops it, keys and all)
  * - `subject-postgres <key prefix> <schema.table>`: in the bench's schema
  *   (the parent drops it)
+ * - `bare-redis-validate <answer bytes> <key prefix>`,
+ *   `bare-cluster-validate <answer bytes> <key prefix> <port,port,…>`,
+ *   `bare-postgres-validate <answer bytes> <key prefix> <schema.table>`:
+ *   `bare-validate` reading the store as jwt-login's validate does, the keys
+ *   of the `subject-*` server of the same prefix (see bare-stores.ts); they
+ *   write nothing
+ * - `remote-redis <key prefix> <url> <users> <TOTP secret>`,
+ *   `remote-postgres <key prefix> <schema.table> <url> <users> <TOTP secret>`:
+ *   the latency run's subject (`remoteApp`), its store reached through the
+ *   parent's delay proxy at `url`; the shared Redis's keys of the prefix are
+ *   deleted on shutdown, straight, not through the proxy
  */
 import { randomUUID } from 'node:crypto'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
@@ -25,9 +38,10 @@ import type { FastifyInstance } from 'fastify'
 import { Redis } from 'ioredis'
 import { MemoryStore } from '../lib/index.js'
 import { RedisStore } from '../lib/redis.js'
-import { bareArgon2App, bareHookApp, bareValidateApp, subjectApp, subjectHookApp, subjectPasskeyApp } from './apps.js'
+import { bareArgon2App, bareHookApp, bareValidateApp, floodApp, remoteApp, subjectApp, subjectHookApp, subjectPasskeyApp, type SessionRead } from './apps.js'
+import { clusterRead, postgresRead, redisRead } from './bare-stores.js'
 import { postgresStore } from './postgres.js'
-import { isServerKind, REDIS_URL, type ChildMessage, type ParentMessage, type Seeded } from './shared.js'
+import { isServerKind, POSTGRES_URL, REDIS_URL, type ChildMessage, type ParentMessage, type Seeded } from './shared.js'
 
 type Seeder = (key: string, count: number, ttlMs: number) => Promise<Seeded>
 
@@ -107,6 +121,45 @@ async function storeSubject (kind: string, args: string[]): Promise<Built> {
   return { app: await subjectApp(store), cleanup: async () => { await store.close() } }
 }
 
+/** A bare validate route reading the store as jwt-login does (the kind was checked before). */
+async function bareStoreValidate (kind: string, args: string[]): Promise<Built> {
+  const [bytes, prefix, where] = [Number(args[0]), benchPrefix(kind, args[1]), args[2]]
+  if (!Number.isInteger(bytes) || bytes <= 0) throw new Error(`${kind} needs the answer size in bytes`)
+  let read: SessionRead
+  if (kind === 'bare-redis-validate') {
+    read = redisRead(REDIS_URL, prefix)
+  } else if (where === undefined) {
+    throw new Error(`${kind} needs ${kind === 'bare-cluster-validate' ? 'the cluster ports' : 'its table'}`)
+  } else {
+    read = kind === 'bare-cluster-validate' ? clusterRead(where.split(',').map(Number), prefix) : await postgresRead(POSTGRES_URL, where, prefix)
+  }
+  return { app: await bareValidateApp(bytes, read), cleanup: read.close }
+}
+
+/** The latency run's subject: its store through the parent's proxy at `url`. */
+async function remoteSubject (kind: string, args: string[]): Promise<Built> {
+  const prefix = benchPrefix(kind, args[0])
+  const [table, url, users, secret] = kind === 'remote-redis' ? [undefined, ...args.slice(1)] : args.slice(1)
+  const count = Number(users)
+  if (url === undefined || secret === undefined || !Number.isInteger(count) || count < 1) {
+    throw new Error(`${kind} needs ${kind === 'remote-redis' ? '' : 'its table, '}the proxy's URL, the number of users and the TOTP secret`)
+  }
+  if (kind === 'remote-redis') {
+    const store = new RedisStore({ url, prefix })
+    const cleanup = async (): Promise<void> => {
+      // the keys go even when the store's connection through the proxy is gone already
+      try {
+        await store.close()
+      } finally {
+        await deleteKeys(prefix)
+      }
+    }
+    return { app: await remoteApp(store, count, secret), cleanup }
+  }
+  const store = await postgresStore(prefix, table as string, url)
+  return { app: await remoteApp(store, count, secret), cleanup: async () => { await store.close() } }
+}
+
 async function build (kind: string, args: string[]): Promise<Built> {
   const nothing = async (): Promise<void> => {}
   switch (kind) {
@@ -115,11 +168,17 @@ async function build (kind: string, args: string[]): Promise<Built> {
       if (!Number.isInteger(bytes) || bytes <= 0) throw new Error('bare-validate needs the answer size in bytes')
       return { app: await bareValidateApp(bytes), cleanup: nothing }
     }
+    case 'bare-redis-validate':
+    case 'bare-cluster-validate':
+    case 'bare-postgres-validate': return await bareStoreValidate(kind, args)
+    case 'remote-redis':
+    case 'remote-postgres': return await remoteSubject(kind, args)
     case 'bare-hook': return { app: await bareHookApp(), cleanup: nothing }
     case 'bare-argon2': return { app: await bareArgon2App(), cleanup: nothing }
     case 'subject': return { app: await subjectApp(), cleanup: nothing }
     case 'subject-hook': return { app: await subjectHookApp(), cleanup: nothing }
     case 'subject-passkeys': return { app: await subjectPasskeyApp(), cleanup: nothing }
+    case 'subject-flood': return { app: await floodApp(), cleanup: nothing }
     // the store kinds (the kind was checked before)
     default: return await storeSubject(kind, args)
   }

@@ -24,9 +24,24 @@ export const POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgr
 export const PASSKEY_RP_ID = 'localhost'
 export const PASSKEY_ORIGIN = 'http://localhost'
 
+/**
+ * The users of the latency run besides the bench user (`BenchUsers`), with
+ * its password: the i-th sign-in user and the i-th TOTP user. Their ids
+ * have eight digits, as a host with millions of users has them, so the keys
+ * that hold an id have their real size.
+ */
+export function signInUser (i: number): { id: number, login: string, email: string } {
+  return { id: 10_000_000 + i, login: `signin-${i}`, email: `signin-${i}@example.com` }
+}
+
+export function totpUser (i: number): { id: number, login: string, email: string } {
+  return { id: 20_000_000 + i, login: `totp-${i}`, email: `totp-${i}@example.com` }
+}
+
 export const SERVER_KINDS = [
   'bare-validate', 'bare-hook', 'bare-argon2', 'subject', 'subject-hook', 'subject-passkeys',
-  'subject-memory', 'subject-redis', 'subject-cluster', 'subject-postgres'
+  'subject-memory', 'subject-redis', 'subject-cluster', 'subject-postgres',
+  'bare-redis-validate', 'bare-cluster-validate', 'bare-postgres-validate', 'subject-flood', 'remote-redis', 'remote-postgres'
 ] as const
 export type ServerKind = typeof SERVER_KINDS[number]
 

@@ -77,7 +77,7 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
   const messages = new Messages(options.messages)
   const settings = await readSettings(fastify, options, settingsTtlMs, messages)
   const initial = settings.current
-  const ctx = await buildContext(options, { log: fastify.log, cacheLimits: userCache, initial, store, clock, messages })
+  const ctx = await buildContext(options, { log: fastify.log, cacheLimits: userCache, initial, current: () => settings.current, store, clock, messages })
 
   fastify.decorate('jwtLogin', buildApi(ctx, settings))
   fastify.decorateRequest('jwtLogin', null)

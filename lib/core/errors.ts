@@ -109,7 +109,8 @@ export const errorDefinitions = {
   ERR_JWT_LOGIN_PASSKEY_EXISTS: def(222, 409, 'This passkey is registered already.'),
   ERR_JWT_LOGIN_PASSKEY_LIMIT: def(223, 409, 'The account holds as many passkeys as it may; delete one first.'),
   ERR_JWT_LOGIN_PASSKEY_AUTHENTICATOR_NOT_ALLOWED: def(224, 403, 'This kind of authenticator is not allowed here (passkeys.aaguids).'),
-  ERR_JWT_LOGIN_STEP_UP_FACTOR_MISSING: def(225, 400, 'Step-up needs a password, a code, a passkey, or a password and a code.')
+  ERR_JWT_LOGIN_STEP_UP_FACTOR_MISSING: def(225, 400, 'Step-up needs a password, a code, a passkey, or a password and a code.'),
+  ERR_JWT_LOGIN_BUSY: def(228, 503, 'Too many sign-ins are waiting for a password check; retry later.')
 } as const satisfies Record<string, ErrorDefinition>
 
 export type JwtLoginErrorCode = keyof typeof errorDefinitions
@@ -126,7 +127,7 @@ export class JwtLoginError extends Error {
   readonly code: JwtLoginErrorCode
   readonly errorCode: number
   readonly statusCode: number
-  /** Seconds, sent as `Retry-After` for 429 answers. */
+  /** Seconds, sent as `Retry-After` (429 answers, and the 503 of a sign-in refused while password checks are queued). */
   readonly retryAfter: number | undefined
   /** The `WWW-Authenticate` header for answers about a Bearer token (RFC 6750), else `undefined`. */
   readonly wwwAuthenticate: string | undefined

@@ -10,6 +10,7 @@ import { countedGate } from '../sessions/sign-in.js'
 import { CodeHasher } from '../services/code-hash.js'
 import { JwtLoginEvents } from '../services/events.js'
 import { AttemptLimiter } from '../services/limits.js'
+import { boundUsers, processPasswordWork } from '../services/password-work.js'
 import { cacheUsers, type UserCacheLimits } from '../services/user-cache.js'
 import type { StateStore } from '../store/types.js'
 import { buildKeyMaterial } from '../tokens/keys.js'
@@ -26,6 +27,8 @@ export interface ContextParts {
   cacheLimits: UserCacheLimits | null
   /** The settings at registration: the signing keys and the algorithm come from them. */
   initial: Settings
+  /** The settings in force, read by the password hashing's bound at each hash (default: `initial`). */
+  current?: () => Settings
   store: StateStore
   clock: Clock
   /** The texts of every language, the host's `messages` laid over the shipped ones. */
@@ -36,15 +39,19 @@ export interface ContextParts {
  * The one context of the flows, frozen: every service, the two-factor module
  * when the host gave its port. The host's ports are guarded first (the user
  * cache in front of the guard), so what a port throws reaches the log redacted.
+ * Password hashing is bounded in front of both (`passwordHashing` settings):
+ * a known user's check and an unknown user's decoy queue and are refused
+ * alike, so a busy answer says nothing about accounts.
  */
-export async function buildContext (hostPorts: HostPorts, { log, cacheLimits, initial, store, clock, messages }: ContextParts): Promise<JwtLoginContext> {
+export async function buildContext (hostPorts: HostPorts, { log, cacheLimits, initial, current = () => initial, store, clock, messages }: ContextParts): Promise<JwtLoginContext> {
   const dummyHash = await hashPassword(`jwt-login-dummy-${Math.random()}`)
   const ports = guardPorts(hostPorts)
   const cache = cacheLimits === null ? null : cacheUsers(ports.users, cacheLimits, clock)
+  const hashing = processPasswordWork.under(() => current().passwordHashing)
   const tokens = new TokenService(buildKeyMaterial(initial.tokens), initial.tokens.algorithm, store, clock)
   const events = new JwtLoginEvents()
   const base = {
-    users: cache ?? ports.users,
+    users: boundUsers(cache ?? ports.users, hashing),
     forgetUser: cache === null ? () => {} : cache.forget,
     store,
     tokens,
@@ -53,7 +60,7 @@ export async function buildContext (hostPorts: HostPorts, { log, cacheLimits, in
     events,
     clock,
     log,
-    spendPasswordTime: async (password: string) => { await verifyPasswordHash(dummyHash, password) },
+    spendPasswordTime: async (password: string) => { await hashing(async () => await verifyPasswordHash(dummyHash, password), 'refusable') },
     // a new TOTP secret: no device trusted under the old one skips the new one
     twoFactor: ports.twoFactor === undefined
       ? null

@@ -123,7 +123,8 @@ export function setErrorHandling (instance: FastifyInstance, bodyFault: (request
     const mapped = bodyFault(request)
       ? new JwtLoginError('ERR_JWT_LOGIN_BAD_REQUEST', { cause: error })
       : toJwtLoginError(error)
-    if (mapped.statusCode >= 500) logDependencyFailure(request, loggedError(mapped, requestValues(request)))
+    // a sign-in refused while password checks queue is load, not a failure: its 503 is not logged as one
+    if (mapped.statusCode >= 500 && mapped.code !== 'ERR_JWT_LOGIN_BUSY') logDependencyFailure(request, loggedError(mapped, requestValues(request)))
     return sendError(reply, mapped, messages, settings())
   })
 }

@@ -122,7 +122,7 @@ const ADAPTER_METHODS = ['findByEmail', 'findByLogin', 'findById', 'verifyPasswo
 /** A record, so that an optional method added to `UserAdapter` and not listed here fails the type check. */
 const OPTIONAL_ADAPTER_METHODS = Object.keys({ getPasswordHash: true, setPassword: true, createUser: true, deleteUser: true } satisfies Record<OptionalKeys<UserAdapter>, true>)
 const STORE_METHODS = ['get', 'set', 'consume', 'increment', 'compareAndSet', 'delete']
-const OPTIONAL_STORE_METHODS = Object.keys({ getMany: true, close: true, attachLogger: true } satisfies Record<OptionalKeys<StateStore>, true>)
+const OPTIONAL_STORE_METHODS = Object.keys({ getMany: true, close: true, attachLogger: true } satisfies Record<OptionalKeys<Omit<StateStore, 'ordered'>>, true>)
 /** Every method of `TwoFactorPort`: the providers call each one (none is optional). */
 const PORT_METHODS = ['methodOf', 'getTotpSecret', 'setTotpSecret', 'consumeBackupCode', 'replaceBackupCodes']
 /** Every method of `PasskeyPort` (none is optional). */
@@ -264,6 +264,7 @@ function checkStore (store: StateStore): void {
     if (value !== undefined && typeof value !== 'function') throw optionError(`store/${method}`, 'is optional, but when present must be a method')
   }
   refuseMisspelledOptional(store, 'store', 'the state store (StateStore)', OPTIONAL_STORE_METHODS)
+  if (store.ordered !== undefined && typeof store.ordered !== 'boolean') throw optionError('store/ordered', 'is optional, but when present must be true or false')
 }
 
 /**

@@ -4,7 +4,8 @@ import type { GateAudit, JwtLoginContext } from '../context/context.js'
 import { safeEqual } from '../core/crypto.js'
 import { errorNumber, JwtLoginError } from '../core/errors.js'
 import { subjectKey, type Hold, type Reservable } from '../services/limits.js'
-import { completeSignIn } from '../sessions/sign-in.js'
+import { completeSignIn, PASSWORD } from '../sessions/sign-in.js'
+import { sessionIndexKey } from '../tokens/session-index.js'
 import type { ResolvedLimit } from '../config/settings.js'
 
 /** How an identifier is counted when it names no account: case and surrounding spaces do not make another subject. */
@@ -12,10 +13,10 @@ function normalizeIdentifier (identifier: string): string {
   return identifier.trim().toLowerCase()
 }
 
-/** Counts the attempt on `subjects`, or answers 429 / 200 with `Retry-After`. */
-async function reserve (ctx: JwtLoginContext, subjects: Reservable[], ip: string): Promise<Hold[]> {
-  const reservation = await ctx.limiter.reserve(subjects)
-  if (reservation.ok) return reservation.holds
+/** Counts the attempt on `subjects` (reading `alsoRead` with it), or answers 429 / 200 with `Retry-After`. */
+async function reserve (ctx: JwtLoginContext, subjects: Reservable[], ip: string, alsoRead: string[]): Promise<{ holds: Hold[], read: Array<string | null> }> {
+  const reservation = await ctx.limiter.reserve(subjects, alsoRead)
+  if (reservation.ok) return reservation
   ctx.events.emit('login.failed', { ip, reason: 'rate_limited', errorCode: errorNumber('ERR_JWT_LOGIN_RATE_LIMITED') })
   throw new JwtLoginError('ERR_JWT_LOGIN_RATE_LIMITED', { retryAfter: reservation.retryAfter })
 }
@@ -38,6 +39,12 @@ export interface LoginInput {
  * concurrent guesses is verified at most `limits.loginPerAccount.max` times
  * per account; a success gives its attempt back and clears the account's
  * failures, a refused or unevaluated attempt is given back (`AttemptLimiter`).
+ *
+ * Store round trips (besides the per-IP request count): the user is looked
+ * up first, so the identifier's, the client's and the account's counts go
+ * together, with the user's session index read along; after the password,
+ * the settling of the counts, the per-account sign-in count and the new
+ * session travel together.
  */
 export async function passwordLogin (ctx: JwtLoginContext, call: Call, input: LoginInput): Promise<SignInResult> {
   const { settings, ip } = call
@@ -52,17 +59,15 @@ export async function passwordLogin (ctx: JwtLoginContext, call: Call, input: Lo
   const named: Reservable = { key: subjectKey('login:account', normalizeIdentifier(identifier)), limit: loginPerAccount, onSuccess: 'reset' }
   const client: Reservable = { key: subjectKey('login:ip', clientKey(ip)), limit: loginPerIp, onSuccess: 'release' }
 
-  // Counting comes first, then the lookup, then the account's own counter, then the
-  // verification: the same store work for a known and an unknown identifier.
-  let holds = await reserve(ctx, [named, client], ip)
-  let user: unknown
+  // the lookup, then every count in one round trip: the same store work for a known and an unknown identifier
+  const user = email !== undefined ? await ctx.users.findByEmail(email) : await ctx.users.findByLogin(identifier)
+  const userId = user === null ? null : ctx.users.toPublicUser(user).ID
+  const { holds, read: [index] } = await reserve(ctx, [named, client, accountSubject(userId, loginPerAccount)], ip, [sessionIndexKey(userId)])
   let valid: boolean
   try {
-    user = email !== undefined ? await ctx.users.findByEmail(email) : await ctx.users.findByLogin(identifier)
-    holds = [...holds, ...await reserve(ctx, [accountSubject(ctx, user, loginPerAccount)], ip)]
     valid = await checkCredentials(ctx, user, password, passwordHash)
   } catch (error) {
-    // not evaluated (refused on the account, or a dependency failed): the attempt is given back
+    // not evaluated (a dependency failed): the attempt is given back
     await ctx.limiter.release(holds)
     throw error
   }
@@ -73,19 +78,25 @@ export async function passwordLogin (ctx: JwtLoginContext, call: Call, input: Lo
     throw new JwtLoginError('ERR_JWT_LOGIN_WRONG_CREDENTIALS')
   }
 
-  await ctx.limiter.succeeded(holds)
-  const result = await completeSignIn(ctx, call, user)
+  // settled while the session starts: the bookkeeping never fails the sign-in
+  const settling = ctx.limiter.succeeded(holds)
+  let result: SignInResult
+  try {
+    result = await completeSignIn(ctx, call, user, call.startedAt, PASSWORD, index)
+  } finally {
+    await settling
+  }
   if (!('two_factor_required' in result)) {
-    ctx.events.emit('login.succeeded', { userId: ctx.users.toPublicUser(user).ID, ip, method: password !== undefined ? 'password' : 'password_hash' })
+    ctx.events.emit('login.succeeded', { userId: userId as number, ip, method: password !== undefined ? 'password' : 'password_hash' })
   }
   return result
 }
 
 /** One counter per account, whichever identifier named it; an unknown identifier counts a decoy that never refuses. */
-export function accountSubject (ctx: JwtLoginContext, user: unknown, limit: ResolvedLimit): Reservable {
-  return user === null
+export function accountSubject (userId: number | null, limit: ResolvedLimit): Reservable {
+  return userId === null
     ? { key: subjectKey('login:user', 'none'), limit: { max: Infinity, windowMs: limit.windowMs }, onSuccess: 'reset' }
-    : { key: subjectKey('login:user', String(ctx.users.toPublicUser(user).ID)), limit, onSuccess: 'reset' }
+    : { key: subjectKey('login:user', String(userId)), limit, onSuccess: 'reset' }
 }
 
 /** The password (or its hash, when allowed) against the user; an unknown user spends the same time. */

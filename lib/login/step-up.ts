@@ -5,7 +5,7 @@ import type { JwtLoginContext } from '../context/context.js'
 import { JwtLoginError } from '../core/errors.js'
 import type { Reservable } from '../services/limits.js'
 import type { Authenticated } from '../sessions/authenticate.js'
-import { accountAttempts, checkCode } from '../two-factor/methods/check.js'
+import { accountAttempts, checkCode, spendChecked } from '../two-factor/methods/check.js'
 import { accountSubject } from './flow.js'
 import { passkeysOn } from '../webauthn/ceremonies.js'
 
@@ -76,7 +76,7 @@ async function counted (ctx: JwtLoginContext, subject: Reservable, locked: 'ERR_
 
 /** The password, counted on the account's login limit (the sign-in's own counter, `limits.loginPerAccount`); wrong is 401 / 48 as at sign-in. */
 async function checkPassword (ctx: JwtLoginContext, call: Call, auth: Authenticated, password: string): Promise<Passed> {
-  const subject = accountSubject(ctx, auth.user, call.settings.limits.loginPerAccount)
+  const subject = accountSubject(auth.publicUser.ID, call.settings.limits.loginPerAccount)
   if (!await counted(ctx, subject, 'ERR_JWT_LOGIN_RATE_LIMITED', async () => await ctx.users.verifyPassword(auth.user, password))) {
     throw new JwtLoginError('ERR_JWT_LOGIN_WRONG_CREDENTIALS')
   }
@@ -97,7 +97,7 @@ async function checkSecondFactor (ctx: JwtLoginContext, call: Call, auth: Authen
     const checked = await checkCode(twoFactor, call.settings.tokens, userId, claim, 'totp', code)
     if (checked === null) return false
     method = checked.method
-    return await checked.spend()
+    return await spendChecked(checked)
   })
   if (!ok) throw new JwtLoginError('ERR_JWT_LOGIN_TWO_FACTOR_CODE_WRONG')
   return { method, amr: ['otp'] }

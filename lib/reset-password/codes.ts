@@ -4,7 +4,7 @@ import { isClaimed } from '../store/claim.js'
 
 /** What the store holds per user: never the code, only its keyed hashes. */
 export interface CodeRecord extends KeyedHashes {
-  /** Random per code: salts the hash and names the code's tries counter. */
+  /** Random per code: salts the hash. */
   id: string
   /** Expiry in ms on the plugin's clock. */
   exp: number
@@ -13,8 +13,8 @@ export interface CodeRecord extends KeyedHashes {
 export const keys = {
   /** One code per user: a new one replaces (and so invalidates) the older one. */
   record: (userId: number | null) => `reset:${userId ?? 'none'}`,
-  tries: (recordId: string) => `reset-tries:${recordId}`,
-  decoyTries: 'reset-tries:decoy'
+  /** The tries at the user's code: a new code starts them again. */
+  tries: (userId: number | null) => `reset-tries:${userId ?? 'none'}`
 }
 
 /** Codes are typed by people: surrounding spaces go, and case does not matter when the alphabet has one case. */

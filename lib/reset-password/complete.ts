@@ -8,6 +8,8 @@ import { errorNumber, JwtLoginError } from '../core/errors.js'
 import { withinPasswordLengths } from '../services/password-lengths.js'
 import { forgetDevices } from '../sessions/devices.js'
 import { claimOnce } from '../store/claim.js'
+import { readMany } from '../store/read.js'
+import { stateKeys } from '../tokens/revocation.js'
 import { isEmail } from '../core/email.js'
 import { keys, normalizeCode, parseRecord, type CodeRecord } from './codes.js'
 
@@ -34,26 +36,29 @@ function checkCompleteInput (call: Call, input: ResetCompleteInput, fail: Comple
   return { email, code, newPassword }
 }
 
+/** A code that matched, with what the completion needs of the read: the record (as read, for the claim) and the user's cutoff. */
+interface Matched { raw: string, record: CodeRecord, cutoff: string | null }
+
 /**
- * Every path does one read, one counted try and one comparison, so timing
- * tells nothing about the account. The try is counted before comparing:
- * concurrent guesses cannot compare more than `maxTries` times. Answers the
- * raw record (for the claim) and the record, or throws 62.
+ * Every path does one round trip (the code's record and the user's cutoff
+ * read, the try counted) and one comparison, so timing tells nothing about
+ * the account. The try is counted as the code is read, and the comparison
+ * counts only within `maxTries`: concurrent guesses cannot succeed more
+ * than `maxTries` times, and one past them answers as a wrong code, at the
+ * same time. Answers the match, or throws 62.
  */
-async function matchCode (ctx: JwtLoginContext, call: Call, userId: number | null, code: string, fail: CompleteFailure): Promise<{ raw: string, record: CodeRecord }> {
-  const { store } = ctx
+async function matchCode (ctx: JwtLoginContext, call: Call, userId: number | null, code: string, fail: CompleteFailure): Promise<Matched> {
   const settings = call.settings.resetPassword
-  const now = ctx.clock()
-  const raw = await store.get(keys.record(userId))
-  const record = parseRecord(raw)
-  const live = record !== null && record.exp > now
-  const tries = live
-    ? await store.increment(keys.tries(record.id), record.exp - now)
-    : await store.increment(keys.decoyTries, 1000)
+  const [[raw, cutoff], tries] = await Promise.all([
+    readMany(ctx.store, [keys.record(userId), stateKeys.userCutoff(userId ?? 'none')]),
+    ctx.store.increment(keys.tries(userId), settings.code.lifetimeMs)
+  ])
+  const record = parseRecord(raw ?? null)
+  const live = record !== null && record.exp > ctx.clock()
   const presented = `${live ? record.id : 'decoy'}:${normalizeCode(code, settings.code.alphabet)}`
   const matches = ctx.reset.hasher.matches(call.settings.tokens, live ? record : null, presented)
   if (!live || !matches || tries.count > settings.code.maxTries) throw fail('code_invalid', userId)
-  return { raw: raw as string, record }
+  return { raw: raw as string, record, cutoff: cutoff ?? null }
 }
 
 /** `PUT /user/reset_password`: one answer (62) for every bad code; a good one is consumed once. */
@@ -67,50 +72,67 @@ export async function completePasswordReset (ctx: JwtLoginContext, call: Call, i
   const user = await ctx.users.findByEmail(email)
   const publicUser: PublicUser | null = user === null ? null : ctx.users.toPublicUser(user)
   const userId = publicUser?.ID ?? null
-  const { raw, record } = await matchCode(ctx, call, userId, code, fail)
+  const matched = await matchCode(ctx, call, userId, code, fail)
 
   // checked before the code is spent, so a rejected password leaves it usable (it costs one try)
   if (ctx.reset.policy !== null && await ctx.reset.policy(newPassword, publicUser as PublicUser) !== true) {
     throw fail('password_policy', userId)
   }
-  await changePassword(ctx, call, { user, userId: userId as number, raw, record, newPassword }, fail)
+  await changePassword(ctx, call, { user, userId: userId as number, ...matched, newPassword }, fail)
   ctx.events.emit('reset.completed', { userId: userId as number, ip: call.ip })
   return { message: ctx.messages.text(call, 'passwordChanged') }
 }
 
-interface Change { user: unknown, userId: number, raw: string, record: CodeRecord, newPassword: string }
+interface Change extends Matched { user: unknown, userId: number, newPassword: string }
 
 /**
  * Order, so that no session older than the new password survives and a
  * failure leaves the password as it was and the code usable:
- * 1. claim the code: one compare-and-set replaces it with this request's
- *    mark, so of concurrent requests exactly one goes on;
- * 2. a provisional cutoff, a minute ahead, ends every session of the
- *    user, including any started while the password changes;
- * 3. the host sets the password (and the user cache forgets the user);
- * 4. this change's provisional cutoff is replaced by the moment the
+ * 1. in one round trip: the code is claimed (one compare-and-set replaces
+ *    it with this request's mark, so of concurrent requests exactly one
+ *    goes on), and a provisional cutoff, a minute ahead, ends every
+ *    session of the user, including any started while the password
+ *    changes (a request whose claim lost or failed takes its cutoff back
+ *    without moving the cutoff: nothing of the user's changed);
+ * 2. the host sets the password (and the user cache forgets the user);
+ * 3. this change's provisional cutoff is replaced by the moment the
  *    password changed (plus `sessions.clockSkew`), so the next sign-in
- *    counts. Cutoffs only move forward: a newer change's provisional
- *    cutoff, or a later cutoff, stays (compare-and-set on the user's one
- *    cutoff entry).
- * A failure in 1–3 gives the code back — only over this request's own
- * mark, so a code another request has claimed is never revived; from 2
- * on the answer says that sessions may have ended. After 3 the change
- * stands; a failure in 4 leaves the provisional cutoff, which refuses
+ *    counts, while the user's trusted devices are forgotten. Cutoffs only
+ *    move forward: a newer change's provisional cutoff, or a later cutoff,
+ *    stays (compare-and-set on the user's one cutoff entry).
+ * A failure in 1–2 after the claim gives the code back — only over this
+ * request's own mark, so a code another request has claimed is never
+ * revived — and the answer says that sessions may have ended. After 2 the change
+ * stands; a failure in 3 leaves the provisional cutoff, which refuses
  * sessions started in the next minute too (fails closed) and is logged.
  */
 async function changePassword (ctx: JwtLoginContext, call: Call, change: Change, fail: CompleteFailure): Promise<void> {
   const { userId, record } = change
-  const { won, giveBack } = await claimOnce(ctx.store, keys.record(userId), change.raw, () => Math.max(1, record.exp - ctx.clock()), (error) => {
-    ctx.log.error({ userId, err: loggedError(error) }, 'jwt-login: a reset code could not be given back after a failure; the user needs a new one')
-  })
-  if (!won) throw fail('code_invalid', userId)
   const changeId = randomToken(12)
+  const [claimed, held] = await Promise.allSettled([
+    claimOnce(ctx.store, keys.record(userId), change.raw, () => Math.max(1, record.exp - ctx.clock()), (error) => {
+      ctx.log.error({ userId, err: loggedError(error) }, 'jwt-login: a reset code could not be given back after a failure; the user needs a new one')
+    }),
+    ctx.tokens.holdUserTokens(call.settings, userId, changeId, ctx.clock() + PROVISIONAL_CUTOFF_MS, change.cutoff)
+  ])
+  const heldAs = held.status === 'fulfilled' ? held.value : undefined
+  if (claimed.status === 'rejected' || !claimed.value.won) {
+    // the code is not this request's (another request has it, or the claim failed and was given back):
+    // its cutoff is taken back as if it had never been, and nothing of the user's changed
+    if (held.status === 'fulfilled') {
+      await ctx.tokens.cancelHold(call.settings, userId, changeId, heldAs).catch((error: unknown) => {
+        ctx.log.warn({ userId, err: loggedError(error) }, 'jwt-login: a password change that did not start could not take its session cutoff back; new sign-ins of this user are refused for a minute')
+      })
+    }
+    if (claimed.status === 'rejected') throw claimed.reason
+    throw fail('code_invalid', userId)
+  }
+  const claim = claimed.value
   try {
-    await ctx.tokens.holdUserTokens(call.settings, userId, changeId, ctx.clock() + PROVISIONAL_CUTOFF_MS)
+    if (held.status === 'rejected') throw held.reason
     await (ctx.users as Required<UserAdapter<any>>).setPassword(change.user, change.newPassword)
   } catch (error) {
-    await Promise.all([giveBack(), ctx.tokens.releaseUserTokens(call.settings, userId, changeId).catch(() => {})])
+    await Promise.all([claim.giveBack(), ctx.tokens.releaseUserTokens(call.settings, userId, changeId, undefined, heldAs).catch(() => {})])
     throw new JwtLoginError('ERR_JWT_LOGIN_RESET_INCOMPLETE', { cause: error })
   }
   ctx.forgetUser(userId)
@@ -122,7 +144,7 @@ async function changePassword (ctx: JwtLoginContext, call: Call, change: Change,
     forgetDevices(ctx, userId, 'password_reset').catch((error: unknown) => {
       ctx.log.warn({ userId, err: loggedError(error) }, 'jwt-login: the user\'s trusted devices could not be forgotten; the password change already ended them')
     }),
-    ctx.tokens.releaseUserTokens(call.settings, userId, changeId, ctx.clock()).catch((error: unknown) => {
+    ctx.tokens.releaseUserTokens(call.settings, userId, changeId, ctx.clock(), heldAs).catch((error: unknown) => {
       ctx.log.warn({ userId, err: loggedError(error) }, 'jwt-login: the password changed, but its session cutoff stays a minute ahead; new sign-ins of this user are refused until then')
     })
   ])

@@ -26,25 +26,28 @@ function normalizedEmail (email: string): string {
   return email.normalize('NFKC').toLowerCase().trim()
 }
 
-/** Counts the request on its subjects (one increment each, sent together); over any limit answers 429. */
-async function countRequest (ctx: JwtLoginContext, call: Call, subjects: Counted[]): Promise<void> {
-  const waits = (await Promise.all(subjects.map(async s => await countInWindow(ctx.store, s.key, s.limit)))).filter(wait => wait !== null)
-  if (waits.length === 0) return
-  ctx.events.emit('reset.failed', { step: 'request', userId: null, ip: call.ip, reason: 'rate_limited', errorCode: errorNumber('ERR_JWT_LOGIN_RATE_LIMITED') })
-  throw new JwtLoginError('ERR_JWT_LOGIN_RATE_LIMITED', { retryAfter: Math.max(...waits) })
-}
-
 /**
- * Whether the account may get one more code: counted per user, so every
- * spelling the host matches to it counts together. Over the limit the
- * request still answers as any other (a 429 here would tell that the email
- * has an account): no code is written and no mail goes. An unknown email
- * counts a decoy, for the same store work.
+ * Counts the request per IP, per address and per account, all in one round
+ * trip; over the IP's or the address's limit answers 429. The account is
+ * counted per user, so every spelling the host matches to it counts
+ * together; over its limit the request still answers as any other (a 429
+ * there would tell that the email has an account): the answer is `false`,
+ * and no code is written and no mail goes. An unknown email counts a decoy,
+ * for the same store work.
  */
-async function accountMaySend (ctx: JwtLoginContext, call: Call, user: PublicUser | null): Promise<boolean> {
+async function countRequest (ctx: JwtLoginContext, call: Call, subjects: Counted[], user: PublicUser | null): Promise<boolean> {
   const limit = call.settings.resetPassword.limits.perEmail
-  const over = await countInWindow(ctx.store, subjectKey('reset-requests:user', user === null ? 'none' : String(user.ID)), limit) !== null
-  if (user === null || !over) return true
+  const account = subjectKey('reset-requests:user', user === null ? 'none' : String(user.ID))
+  const [waits, accountWait] = await Promise.all([
+    Promise.all(subjects.map(async s => await countInWindow(ctx.store, s.key, s.limit))),
+    countInWindow(ctx.store, account, limit)
+  ])
+  const over = waits.filter(wait => wait !== null)
+  if (over.length > 0) {
+    ctx.events.emit('reset.failed', { step: 'request', userId: null, ip: call.ip, reason: 'rate_limited', errorCode: errorNumber('ERR_JWT_LOGIN_RATE_LIMITED') })
+    throw new JwtLoginError('ERR_JWT_LOGIN_RATE_LIMITED', { retryAfter: Math.max(...over) })
+  }
+  if (user === null || accountWait === null) return true
   ctx.events.emit('reset.failed', { step: 'request', userId: user.ID, ip: call.ip, reason: 'rate_limited', errorCode: errorNumber('ERR_JWT_LOGIN_RATE_LIMITED') })
   return false
 }
@@ -53,25 +56,24 @@ async function accountMaySend (ctx: JwtLoginContext, call: Call, user: PublicUse
  * `POST /user/reset_password`: stores a new code for a known email and mails
  * it after the answer; unknown emails get the same answer after the same work.
  * Order, the same store calls whether the email has an account or not: the
- * request counted per IP and per address (normalised), together (over either
- * limit, 429, before the host is asked); the user lookup; the request
- * counted per account (a decoy counter for an unknown email; over the limit,
+ * user lookup; the request counted per IP, per address (normalised) and per
+ * account (a decoy counter for an unknown email), together, in one round
+ * trip (over the IP's or the address's limit, 429; over the account's,
  * silently no code); then one store round trip: the write of the code (it
- * replaces any older code), or a read. The mail goes after the answer. A
- * failure before the write changes nothing but the counters; the retry asks again.
+ * replaces any older code, and its tries start again), or a read. The mail
+ * goes after the answer. A failure before the write changes nothing but the
+ * counters; the retry asks again.
  */
 export async function requestPasswordReset (ctx: JwtLoginContext, call: Call, input: { email: string | undefined }): Promise<{ message: string }> {
   const { email } = input
   const settings = call.settings.resetPassword
   if (email === undefined || !isEmail(email)) throw new JwtLoginError('ERR_JWT_LOGIN_RESET_REQUEST_EMAIL_INVALID')
-  await countRequest(ctx, call, [
-    { key: subjectKey('reset-requests:ip', clientKey(call.ip)), limit: settings.limits.perIp },
-    { key: subjectKey('reset-requests:email', normalizedEmail(email)), limit: settings.limits.perEmail }
-  ])
-
   const user = await ctx.users.findByEmail(email)
   const publicUser: PublicUser | null = user === null ? null : ctx.users.toPublicUser(user)
-  const sends = await accountMaySend(ctx, call, publicUser)
+  const sends = await countRequest(ctx, call, [
+    { key: subjectKey('reset-requests:ip', clientKey(call.ip)), limit: settings.limits.perIp },
+    { key: subjectKey('reset-requests:email', normalizedEmail(email)), limit: settings.limits.perEmail }
+  ], publicUser)
   // the same work for an unknown email: a code, its hash, the mail and one store round trip
   const code = randomCode(settings.code.length, settings.code.alphabet)
   const id = randomToken(16)
@@ -88,7 +90,7 @@ export async function requestPasswordReset (ctx: JwtLoginContext, call: Call, in
     await ctx.store.get(keys.record(publicUser?.ID ?? null))
   } else {
     const raw = JSON.stringify(record)
-    await ctx.store.set(keys.record(publicUser.ID), raw, settings.code.lifetimeMs)
+    await Promise.all([ctx.store.set(keys.record(publicUser.ID), raw, settings.code.lifetimeMs), ctx.store.delete(keys.tries(publicUser.ID))])
     // after the answer has gone: neither the mailer's work nor its latency shows in the response time
     const written = { userId: publicUser.ID, raw, exp: record.exp }
     setImmediate(() => { deliver(ctx, call, written, code, { to: publicUser.user_email, ...mail }) })

@@ -105,8 +105,9 @@ export function authRoutes (app: TypedScope, ctx: JwtLoginContext): void {
   app.get('/auth/validate', { config: { jwtLogin: VALIDATE, rateLimit: false }, schema: { ...VALIDATE_DOC('GET'), querystring: JwtFields, response: { 200: ValidateReply } } }, validate)
   app.post('/auth/validate', { config: { jwtLogin: VALIDATE, rateLimit: false }, schema: { ...VALIDATE_DOC('POST'), body: JwtFields, response: { 200: ValidateReply } } }, validate)
 
+  // not counted per IP, like validate and revoke: a refresh token cannot be guessed, and checking one is one store read (less than counting it)
   app.post('/auth/refresh', {
-    config: { jwtLogin: REFRESH },
+    config: { jwtLogin: REFRESH, rateLimit: false },
     schema: { ...REFRESH_DOC, body: RefreshBody, response: { 200: RefreshReply } }
   }, async (request, reply) => {
     const { call, refreshCookie } = stateOf(request)

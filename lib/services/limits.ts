@@ -1,4 +1,5 @@
 import { sha256Base64url } from '../core/crypto.js'
+import { throwFirstFailure } from '../core/settled.js'
 import type { ResolvedLimit } from '../config/settings.js'
 import { readMany } from '../store/read.js'
 import type { StateStore } from '../store/types.js'
@@ -39,18 +40,28 @@ export interface Hold {
   readonly counted: number
   /** When the window ends on the limiter's clock (never later than in the store). */
   readonly expiresAt: number
+  /** A `reset` subject's failures as read with the count: what a success forgives (`null`: none). */
+  readonly failures: string | null
 }
 
-/** The attempt may go ahead (`holds` to settle later), or is refused for `retryAfter` seconds. */
-export type Reservation = { ok: true, holds: Hold[] } | { ok: false, retryAfter: number }
+/**
+ * The attempt may go ahead (`holds` to settle later; `read`: the values of
+ * the keys asked to be read along, in their order), or is refused for
+ * `retryAfter` seconds by the subjects `refusedBy` (their keys; `read` then too).
+ */
+export type Reservation = { ok: true, holds: Hold[], read: Array<string | null> } | { ok: false, retryAfter: number, refusedBy: string[], read: Array<string | null> }
 
 /** A credit expires up to this long (at most a tenth of the window) before its counter, so it never outlives it. */
 const CREDIT_MARGIN_MS = 1000
+
+/** The entries read per subject before it is counted, in this order; a `reset` subject's failures after them. */
+const PEEKED = ['released', 'forgiven', 'lock', 'fails'] as const
 
 interface Peek {
   credit: number
   counted: number
   lockedUntil: number
+  failures: string | null
 }
 
 /** Attempts less credits; a credit larger than the attempts it was read against is left over from an ended window and ignored. */
@@ -60,6 +71,16 @@ function net (attempts: number, credit: number): number {
 
 function count (raw: string | null): number {
   return Number(raw ?? 0)
+}
+
+/** The holds of the counts that succeeded. */
+function fulfilled (counts: Array<PromiseSettledResult<Hold>>): Hold[] {
+  return counts.flatMap(c => c.status === 'fulfilled' ? [c.value] : [])
+}
+
+/** The keys read for `subjects`: each one's credits, lock and attempts, and a `reset` subject's failures. */
+function peekKeys (subjects: Reservable[]): string[] {
+  return subjects.flatMap(s => [...PEEKED.map(name => `${name}:${s.key}`), ...(s.onSuccess === 'reset' ? [`failed:${s.key}`] : [])])
 }
 
 /**
@@ -92,31 +113,45 @@ export class AttemptLimiter {
 
   /**
    * Counts one attempt on every subject before it is checked, or refuses it
-   * when any subject is over its limit. A refused attempt is not counted.
+   * when any subject is over its limit; `alsoRead` are read in the same round
+   * trip (a flow's own reads, to save it one). On a store whose calls take
+   * effect in the order made (`ordered`), the read and the count travel
+   * together: the store reads before it counts, so the credits cover only
+   * earlier attempts, and an attempt a lock refuses is given back. Elsewhere
+   * the count waits for the read, and a locked subject's attempt is refused
+   * without being counted.
    */
-  async reserve (subjects: Reservable[]): Promise<Reservation> {
+  async reserve (subjects: Reservable[], alsoRead: readonly string[] = []): Promise<Reservation> {
     const start = this.#now()
-    const peeks = await this.#peek(subjects)
-    // locked and at the limit: refused without counting, so a flood against a locked subject adds nothing
-    const locked = peeks.filter((peek, i) => peek.counted >= (subjects[i] as Reservable).limit.max && peek.lockedUntil > this.#now())
-    if (locked.length > 0) return this.#refusal(Math.max(...locked.map(peek => peek.lockedUntil)))
-
-    const counts = await Promise.allSettled(subjects.map(async (s, i) => await this.#count(s, (peeks[i] as Peek).credit, start)))
-    const holds = counts.flatMap(c => c.status === 'fulfilled' ? [c.value] : [])
-    const failure = counts.find(c => c.status === 'rejected')
-    if (failure !== undefined) {
-      // counted on some subjects only: those are given back before the error goes on
-      await this.release(holds)
-      throw failure.reason
+    const keys = [...peekKeys(subjects), ...alsoRead]
+    if (this.#store.ordered !== true) {
+      const values = await readMany(this.#store, keys)
+      const peeks = this.#peeks(subjects, values)
+      const locked = this.#locked(subjects, peeks, values)
+      if (locked !== null) return locked
+      return await this.#counted(subjects, values, await this.#count(subjects, peeks, start))
     }
-    const over = holds.filter(h => h.counted > h.subject.limit.max)
-    if (over.length === 0) return { ok: true, holds }
-    try {
-      await Promise.all(over.map(async h => await this.#store.set(`lock:${h.subject.key}`, String(h.expiresAt), Math.max(1, h.expiresAt - this.#now()))))
-    } finally {
-      await this.release(holds)
+    const [read, counts] = await Promise.all([
+      Promise.allSettled([readMany(this.#store, keys)]),
+      this.#count(subjects, null, start)
+    ])
+    const [values] = read
+    if (values.status === 'rejected') {
+      await this.release(fulfilled(counts))
+      throw values.reason
     }
-    return this.#refusal(Math.max(...over.map(h => h.expiresAt)))
+    const peeks = this.#peeks(subjects, values.value)
+    // the read came first: the credits cover the attempts before this one
+    const netted = counts.map((c, i): PromiseSettledResult<Hold> => c.status === 'rejected'
+      ? c
+      : { status: 'fulfilled', value: { ...c.value, counted: net(c.value.counted - 1, (peeks[i] as Peek).credit) + 1, failures: (peeks[i] as Peek).failures } })
+    const locked = this.#locked(subjects, peeks, values.value)
+    if (locked !== null) {
+      // locked and at the limit: refused, and what was counted is given back, so a flood against a locked subject adds nothing
+      await this.release(fulfilled(netted))
+      return locked
+    }
+    return await this.#counted(subjects, values.value, netted)
   }
 
   /** The attempt failed: it stays counted on every subject, and a `reset` subject records it as a failure a success may forgive. */
@@ -126,15 +161,15 @@ export class AttemptLimiter {
 
   /**
    * The attempt succeeded: it is given back, and a `reset` subject forgives
-   * the failures counted so far. Best effort, like `release`: the success
-   * stands whatever the bookkeeping does (what cannot be given back stays
-   * counted until its window ends).
+   * the failures counted before it (as read with its count). Best effort,
+   * like `release`: the success stands whatever the bookkeeping does (what
+   * cannot be given back stays counted until its window ends).
    */
   async succeeded (holds: Hold[]): Promise<void> {
-    await Promise.allSettled(holds.map(async h => {
-      await this.#credit(h, 'released')
-      if (h.subject.onSuccess === 'reset') await this.#forgive(h)
-    }))
+    await Promise.allSettled(holds.flatMap(h => [
+      this.#credit(h, 'released'),
+      ...(h.subject.onSuccess === 'reset' ? [this.#forgive(h)] : [])
+    ]))
   }
 
   /**
@@ -145,30 +180,66 @@ export class AttemptLimiter {
     await Promise.allSettled(holds.map(async h => await this.#credit(h, 'released')))
   }
 
-  #refusal (until: number): Reservation {
-    return { ok: false, retryAfter: Math.max(1, Math.ceil((until - this.#now()) / 1000)) }
+  #refusal (until: number, refusedBy: Reservable[], read: Array<string | null>): Reservation {
+    return { ok: false, retryAfter: Math.max(1, Math.ceil((until - this.#now()) / 1000)), refusedBy: refusedBy.map(s => s.key), read }
+  }
+
+  /** A refusal when a subject is locked and at its limit, else `null`. */
+  #locked (subjects: Reservable[], peeks: Peek[], values: Array<string | null>): Reservation | null {
+    const now = this.#now()
+    const locked = subjects.filter((subject, i) => (peeks[i] as Peek).counted >= subject.limit.max && (peeks[i] as Peek).lockedUntil > now)
+    if (locked.length === 0) return null
+    return this.#refusal(Math.max(...locked.map(s => (peeks[subjects.indexOf(s)] as Peek).lockedUntil)), locked, values.slice(peekKeys(subjects).length))
   }
 
   /**
-   * Every subject's credits, attempts and lock in one read (one MGET on
-   * Redis). The credits are listed before the attempts, so a store without
-   * `getMany` asks for them first and they cannot cover attempts the count has not seen.
+   * Every subject's credits, attempts, lock and failures, from one read (one
+   * MGET on Redis). The credits are listed before the attempts, so a store
+   * without `getMany` asks for them first and they cannot cover attempts
+   * the count has not seen.
    */
-  async #peek (subjects: Reservable[]): Promise<Peek[]> {
-    const names = ['released', 'forgiven', 'lock', 'fails']
-    const values = await readMany(this.#store, subjects.flatMap(s => names.map(name => `${name}:${s.key}`)))
-    return subjects.map((subject, i) => {
-      const [released, forgiven, lock, attempts] = values.slice(i * names.length, (i + 1) * names.length)
+  #peeks (subjects: Reservable[], values: Array<string | null>): Peek[] {
+    let at = 0
+    return subjects.map((subject) => {
+      const [released, forgiven, lock, attempts, failures] = values.slice(at, at += PEEKED.length + (subject.onSuccess === 'reset' ? 1 : 0))
       // a `release` subject is never forgiven: a stray credit there counts for nothing
       const credit = count(released ?? null) + (subject.onSuccess === 'reset' ? count(forgiven ?? null) : 0)
-      return { credit, counted: net(count(attempts ?? null), credit), lockedUntil: count(lock ?? null) }
+      return { credit, counted: net(count(attempts ?? null), credit), lockedUntil: count(lock ?? null), failures: failures ?? null }
     })
   }
 
-  /** `credit` was read before the increment: it covers only the attempts counted before this one. */
-  async #count (subject: Reservable, credit: number, start: number): Promise<Hold> {
-    const { count: attempts, ttlMs } = await this.#store.increment(`fails:${subject.key}`, subject.limit.windowMs)
-    return { subject, counted: net(attempts - 1, credit) + 1, expiresAt: start + ttlMs }
+  /**
+   * Counts the attempt on every subject at once. With `peeks` (read before),
+   * each hold says how many attempts its subject holds; without, the raw
+   * count, for the caller to net once the read is in.
+   */
+  async #count (subjects: Reservable[], peeks: Peek[] | null, start: number): Promise<Array<PromiseSettledResult<Hold>>> {
+    return await Promise.allSettled(subjects.map(async (subject, i) => {
+      const { count: attempts, ttlMs } = await this.#store.increment(`fails:${subject.key}`, subject.limit.windowMs)
+      const peek = peeks?.[i]
+      // the credit was read before the increment: it covers only the attempts counted before this one
+      return { subject, counted: peek === undefined ? attempts : net(attempts - 1, peek.credit) + 1, expiresAt: start + ttlMs, failures: peek?.failures ?? null }
+    }))
+  }
+
+  /** The counts in: a failed one gives back the others; a subject over its limit is locked, and every attempt given back. */
+  async #counted (subjects: Reservable[], values: Array<string | null>, counts: Array<PromiseSettledResult<Hold>>): Promise<Reservation> {
+    const holds = fulfilled(counts)
+    const failure = counts.find((c): c is PromiseRejectedResult => c.status === 'rejected')
+    if (failure !== undefined) {
+      // counted on some subjects only: those are given back before the error goes on
+      await this.release(holds)
+      throw failure.reason
+    }
+    const over = holds.filter(h => h.counted > h.subject.limit.max)
+    const read = values.slice(peekKeys(subjects).length)
+    if (over.length === 0) return { ok: true, holds, read }
+    // the locks and the attempts given back, together
+    throwFirstFailure(await Promise.allSettled([
+      ...over.map(async h => await this.#store.set(`lock:${h.subject.key}`, String(h.expiresAt), Math.max(1, h.expiresAt - this.#now()))),
+      this.release(holds)
+    ]))
+    return this.#refusal(Math.max(...over.map(h => h.expiresAt)), over.map(h => h.subject), read)
   }
 
   /** How long a credit for the hold's window may live; 0 or less when the window is (nearly) over. */
@@ -181,10 +252,9 @@ export class AttemptLimiter {
     if (ttlMs > 0) await this.#store.increment(`${counter}:${hold.subject.key}`, ttlMs)
   }
 
-  /** Forgives the failures recorded so far, as a success always has: it clears the account's failures. */
+  /** Forgives the failures read with the count, as a success always has: it clears the account's failures. */
   async #forgive (hold: Hold): Promise<void> {
-    const failures = await this.#store.get(`failed:${hold.subject.key}`)
     const ttlMs = this.#creditTtl(hold)
-    if (failures !== null && ttlMs > 0) await this.#store.set(`forgiven:${hold.subject.key}`, failures, ttlMs)
+    if (hold.failures !== null && ttlMs > 0) await this.#store.set(`forgiven:${hold.subject.key}`, hold.failures, ttlMs)
   }
 }

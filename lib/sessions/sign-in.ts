@@ -4,6 +4,7 @@ import type { PublicUser } from '../adapters/users.js'
 import type { JwtLoginContext } from '../context/context.js'
 import { clientKey } from '../core/client-key.js'
 import { JwtLoginError } from '../core/errors.js'
+import { throwFirstFailure } from '../core/settled.js'
 import { countInWindow, subjectKey } from '../services/limits.js'
 import { loggedError } from '../adapters/guard.js'
 import { indexedLifetime } from '../tokens/refresh.js'
@@ -16,11 +17,13 @@ export interface NewSession {
   sessionId: string
   tokens: { jwt: string, refresh_token?: string }
   /**
-   * Adds the session to its user's index (one compare-and-set), ending no
-   * other session, before anything single-use is spent: a session that can
-   * validate is always listed. A failure throws; the caller then discards.
+   * Writes the session's refresh family and adds it to its user's index
+   * (one compare-and-set from `knownIndex`, the index as the flow read it
+   * already, when it did), together, ending no other session, before
+   * anything single-use is spent: a session that can validate is always
+   * listed. A failure throws once both are done; the caller then discards.
    */
-  join: () => Promise<void>
+  start: (knownIndex?: string | null) => Promise<void>
   /**
    * Forgets a session whose answer was not given: its state ends (the
    * access token too, never delivered) and it leaves the index. Best effort:
@@ -38,14 +41,14 @@ export interface NewSession {
 
 /**
  * Issues the final token (and a refresh token when enabled) for a new
- * session. Its only store call is the one write of the session's refresh
- * family, so a flow can prepare the session before it spends a single-use
- * secret; the session then joins its user's index (`join`) before the spend
- * and ends older sessions (`settle`) only once the sign-in is final, so a
- * sign-in that fails ends no other session. The session starts at
- * `startedAt` (default: when the request started).
+ * session, with no store call: `start` then writes its refresh family and
+ * joins its user's index in one round trip, so a flow can start the session
+ * before it spends a single-use secret, and ends older sessions (`settle`)
+ * only once the sign-in is final, so a sign-in that fails ends no other
+ * session. The session starts at `startedAt` (default: when the request
+ * started).
  */
-export async function prepareSession (ctx: JwtLoginContext, call: Call, user: PublicUser, startedAt: number = call.startedAt, origin: SessionOrigin = PASSWORD): Promise<NewSession> {
+export function prepareSession (ctx: JwtLoginContext, call: Call, user: PublicUser, startedAt: number = call.startedAt, origin: SessionOrigin = PASSWORD): NewSession {
   const { settings } = call
   const sessionId = ctx.tokens.newSessionId(startedAt)
   const amr = amrOf(origin)
@@ -55,10 +58,14 @@ export async function prepareSession (ctx: JwtLoginContext, call: Call, user: Pu
   const lifetimeMs = family ? indexedLifetime(settings.refresh.lifetimeMs) : settings.tokens.lifetimeMs
   const userId = user.ID
   const { maxPerUser } = settings.sessions
+  const refresh = family ? ctx.tokens.newRefreshToken(settings, userId, sessionId, amr) : null
   // how many entries the index held once this session joined: over the bound, settling trims it
   let joined = 0
-  const join = async (): Promise<void> => {
-    joined = await ctx.sessions.add({ userId, sessionId, endsAt: ctx.clock() + lifetimeMs, family, origin, ip: call.ip, userAgent: call.userAgent })
+  const start = async (knownIndex?: string | null): Promise<void> => {
+    throwFirstFailure(await Promise.allSettled([
+      refresh?.write(),
+      ctx.sessions.add({ userId, sessionId, endsAt: ctx.clock() + lifetimeMs, family, origin, ip: call.ip, userAgent: call.userAgent }, knownIndex).then((count) => { joined = count })
+    ]))
   }
   const discard = async (): Promise<void> => {
     await Promise.all([
@@ -82,8 +89,8 @@ export async function prepareSession (ctx: JwtLoginContext, call: Call, user: Pu
       }
     }
   }
-  if (!family) return { sessionId, tokens: { jwt: token }, join, discard, settle }
-  return { sessionId, tokens: { jwt: token, refresh_token: await ctx.tokens.issueRefreshToken(settings, userId, sessionId, amr) }, join, discard, settle }
+  const tokens = refresh === null ? { jwt: token } : { jwt: token, refresh_token: refresh.token }
+  return { sessionId, tokens, start, discard, settle }
 }
 
 /**
@@ -124,23 +131,23 @@ export function countedGate (ctx: Pick<JwtLoginContext, 'store' | 'events'>, gat
  * The end of every first factor (password or provider): a user with
  * two-factor on gets a challenge (counted per account and client, see
  * `countedGate`); everyone else is counted per account and gets a session,
- * which joins the user's index before the answer (a failure there forgets
- * the session and answers 503: nothing single-use was spent). Both start at
+ * in one round trip: the count, the session's refresh family and its place
+ * in its user's index (from `knownIndex`, the index as the flow read it
+ * already, when it did). A count over the limit (429) or a failure there
+ * forgets the session, and nothing single-use was spent. Both start at
  * `startedAt` (default: when the sign-in request did).
  */
-export async function completeSignIn (ctx: JwtLoginContext, call: Call, user: unknown, startedAt: number = call.startedAt, origin: SessionOrigin = PASSWORD): Promise<SignInResult> {
+export async function completeSignIn (ctx: JwtLoginContext, call: Call, user: unknown, startedAt: number = call.startedAt, origin: SessionOrigin = PASSWORD, knownIndex?: string | null): Promise<SignInResult> {
   const publicUser = ctx.users.toPublicUser(user)
   // a passkey verified with its user's PIN or biometrics is two factors already: no gate is asked
   const gated = ctx.secondFactor === null || origin.secondFactor !== undefined ? null : await ctx.secondFactor(user, publicUser, { ...call, startedAt }, origin)
   if (gated !== null && 'jwt' in gated) return gated
-  let session: NewSession | null = null
+  const session = prepareSession(ctx, call, publicUser, startedAt, gated === null ? origin : { ...origin, secondFactor: gated.passed })
   try {
-    await countSignIn(ctx, call, publicUser.ID, signInKey(publicUser.ID))
-    session = await prepareSession(ctx, call, publicUser, startedAt, gated === null ? origin : { ...origin, secondFactor: gated.passed })
-    await session.join()
+    throwFirstFailure(await Promise.allSettled([countSignIn(ctx, call, publicUser.ID, signInKey(publicUser.ID)), session.start(knownIndex)]))
   } catch (error) {
     // nothing was answered: the session ends, and a trusted device's token works again
-    await Promise.all([session?.discard(), gated?.giveBack?.().catch(() => {})])
+    await Promise.all([session.discard(), gated?.giveBack?.().catch(() => {})])
     throw error
   }
   await session.settle()

@@ -17,7 +17,8 @@ export function guardStore (store: StateStore): StateStore {
     increment: async (key, ttlMs) => await store.increment(key, ttlMs).catch(unavailable),
     compareAndSet: async (key, expected, value, ttlMs) => await store.compareAndSet(key, expected, value, ttlMs).catch(unavailable),
     delete: async (key) => await store.delete(key).catch(unavailable),
-    close: async () => { await store.close?.() }
+    close: async () => { await store.close?.() },
+    ordered: store.ordered === true
   }
   // only when the store has it: without it, readers fall back to one get per key
   if (store.getMany !== undefined) {

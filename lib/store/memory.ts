@@ -46,6 +46,8 @@ const EVICTION_WARNING_EVERY_MS = 60_000
  *   evictable left, a new counter is refused (503), as state is.
  */
 export class MemoryStore implements StateStore {
+  /** In process: every call takes effect when it is made, so in the order made. */
+  readonly ordered = true
   readonly #entries = new Map<string, Entry>()
   readonly #counters = new Map<string, Entry>()
   readonly #evictable = new Map<string, Entry>()
@@ -198,12 +200,30 @@ export class MemoryStore implements StateStore {
     this.#warn?.(message)
   }
 
+  /**
+   * A live entry's value, or `null`: the reads' lookup, which validate makes
+   * on every request (one `get` per map until found, nothing allocated). An
+   * expired entry is dropped, as `#find` drops it.
+   */
+  #valueAt (key: string, now: number): string | null {
+    const entry = this.#entries.get(key) ?? this.#counters.get(key) ?? this.#evictable.get(key)
+    if (entry === undefined) return null
+    if (entry.expiresAt <= now) {
+      this.#entries.delete(key)
+      this.#counters.delete(key)
+      this.#evictable.delete(key)
+      return null
+    }
+    return entry.value
+  }
+
   async get (key: string): Promise<string | null> {
-    return this.#find(key)?.entry.value ?? null
+    return this.#valueAt(key, this.#clock())
   }
 
   async getMany (keys: readonly string[]): Promise<Array<string | null>> {
-    return keys.map(key => this.#find(key)?.entry.value ?? null)
+    const now = this.#clock()
+    return keys.map(key => this.#valueAt(key, now))
   }
 
   async set (key: string, value: string, ttlMs: number): Promise<void> {

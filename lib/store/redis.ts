@@ -68,6 +68,8 @@ type Sends<R> = Record<WriteCommand, (...args: Array<string | number>) => R>
  * another one's batch.
  */
 export class RedisStore implements StateStore {
+  /** A single Redis: one connection, whose commands run in the order sent. A cluster's nodes answer each on their own. */
+  readonly ordered: boolean
   readonly #client: StoreClient
   readonly #owned: boolean
   readonly #prefix: string
@@ -85,6 +87,7 @@ export class RedisStore implements StateStore {
     checkConnection(options)
     const client = options.client ?? ownClient(options)
     this.#owned = options.client === undefined
+    this.ordered = client.isCluster !== true
     this.#deadlineMs = deadlineOf(client.isCluster ? (client as Cluster).options.redisOptions?.commandTimeout : (client as Redis).options.commandTimeout)
     client.defineCommand('jwtLoginIncrement', { numberOfKeys: 1, lua: INCREMENT })
     client.defineCommand('jwtLoginCompareAndSet', { numberOfKeys: 1, lua: COMPARE_AND_SET })

@@ -37,6 +37,14 @@ export interface StateStore {
   compareAndSet (key: string, expected: string | null, value: string, ttlMs: number): Promise<boolean>
   /** Removes `key`; absent keys are fine. */
   delete (key: string): Promise<void>
+  /**
+   * `true` when calls made without waiting for one another take effect in
+   * the order they were made (one connection to one server, as a single
+   * Redis; or in process). The attempt limiter then sends its read and its
+   * count together, in one round trip; without it (a Redis Cluster,
+   * PostgreSQL's pool, or not said), the count waits for the read.
+   */
+  readonly ordered?: boolean
   /** Releases connections or timers the store owns. */
   close? (): Promise<void>
   /**

@@ -19,14 +19,18 @@ export type NextValue = { value: string, ttlMs: number } | null
  * spread out instead of colliding again), so no writer's change is lost, on
  * one instance or many; after `ATTEMPTS` lost races (pauses of about 0.1 s
  * on average, 0.19 s at most) it fails closed (503 / 201, naming `what`).
- * One key, so it holds on every store, a Redis Cluster included.
+ * One key, so it holds on every store, a Redis Cluster included. `known`:
+ * the entry's value as the caller read it already, for the first try.
+ * Answers the entry's value once changed (or as read, when left as it was).
  */
-export async function updateEntry (store: StateStore, key: string, what: string, next: (raw: string | null) => Promise<NextValue> | NextValue): Promise<void> {
+export async function updateEntry (store: StateStore, key: string, what: string, next: (raw: string | null) => Promise<NextValue> | NextValue, known?: string | null): Promise<string | null> {
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     if (attempt > 0) await sleep(Math.random() * Math.min(MAX_PAUSE_MS, 2 ** attempt))
-    const raw = await store.get(key)
+    // the first try may start from a value read earlier, with other reads (one round trip fewer); a stale one only loses the compare-and-set
+    const raw = attempt === 0 && known !== undefined ? known : await store.get(key)
     const written = await next(raw)
-    if (written === null || await store.compareAndSet(key, raw, written.value, written.ttlMs)) return
+    if (written === null) return raw
+    if (await store.compareAndSet(key, raw, written.value, written.ttlMs)) return written.value
   }
   throw new JwtLoginError('ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', { cause: new Error(`${what} kept changing`) })
 }

@@ -5,6 +5,7 @@ import { deriveKey, randomToken, safeEqual, sha256Base64url } from '../core/cryp
 import { JwtLoginError } from '../core/errors.js'
 import { CodeHasher } from '../services/code-hash.js'
 import type { Settings } from '../config/settings.js'
+import { readMany } from '../store/read.js'
 import type { StateStore } from '../store/types.js'
 import { REVOKED, sessionEnded, stateKeys, type Revocation } from './revocation.js'
 import { isSessionId } from './session-id.js'
@@ -70,16 +71,32 @@ export function refreshTokenSession (token: string): string {
   return token.slice(0, Math.max(0, token.indexOf('.')))
 }
 
-/** A refresh token as presented: its session, its secret and the secret's hash (what is stored). */
-interface Presented { sessionId: string, secret: string, hash: string }
+/**
+ * A refresh token as presented: its session, its secret and the secret's
+ * hash (what is stored), and the user it names (`null` in a token from
+ * before 0.4), to read that user's cutoff with the session.
+ */
+interface Presented { sessionId: string, secret: string, hash: string, userId: number | null }
 
-/** A refresh token: `<session id>.<secret>`; only the secret's hash is stored. Refused unless it has that form. */
+const USER_ID = /^[1-9]\d{0,15}$/
+
+/**
+ * A refresh token: `<session id>.<secret>.<user id>` (`<session id>.<secret>`
+ * before 0.4); only the secret's hash is stored. Refused unless it has that
+ * form. The user id is not part of what the keyed hash proves: it only says
+ * which cutoff to read with the session, and must be the session's own.
+ */
 function parseRefreshToken (token: string): Presented {
-  const dot = token.indexOf('.')
-  const sessionId = token.slice(0, dot)
-  const secret = token.slice(dot + 1)
-  if (dot === -1 || !isSessionId(sessionId) || !SECRET.test(secret)) throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID')
-  return { sessionId, secret, hash: sha256Base64url(secret) }
+  const [sessionId = '', secret = '', user, ...rest] = token.split('.')
+  if (rest.length > 0 || !isSessionId(sessionId) || !SECRET.test(secret) || (user !== undefined && !USER_ID.test(user))) {
+    throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID')
+  }
+  return { sessionId, secret, hash: sha256Base64url(secret), userId: user === undefined ? null : Number(user) }
+}
+
+/** The token a client holds: the session, the secret, the user. */
+function refreshTokenOf (sessionId: string, secret: string, userId: number): string {
+  return `${sessionId}.${secret}.${userId}`
 }
 
 function sealKey (sessionId: string, secret: string): Buffer {
@@ -129,14 +146,17 @@ export class RefreshFamilies {
     this.#index = index
   }
 
-  /** Starts the refresh family of a new session: one store entry. Only the token's hash is stored. */
-  async issueRefreshToken (settings: Settings, userId: number, sessionId: string, amr?: string[]): Promise<string> {
+  /**
+   * The refresh token of a new session, and the one store write that starts
+   * its family (`write`), for the caller to send with its other writes. Only
+   * the token's hash is stored.
+   */
+  newRefreshToken (settings: Settings, userId: number, sessionId: string, amr?: string[]): { token: string, write: () => Promise<void> } {
     const secret = newSecret(settings, sessionId)
     const { lifetimeMs } = settings.refresh
     this.#revocation.sessionIssued(lifetimeMs)
     const session: Session = { userId, currentHash: sha256Base64url(secret), indexedUntil: this.#clock() + indexedLifetime(lifetimeMs), amr }
-    await this.#store.set(stateKeys.session(sessionId), encodeSession(session), lifetimeMs)
-    return `${sessionId}.${secret}`
+    return { token: refreshTokenOf(sessionId, secret, userId), write: async () => { await this.#store.set(stateKeys.session(sessionId), encodeSession(session), lifetimeMs) } }
   }
 
   /**
@@ -170,14 +190,14 @@ export class RefreshFamilies {
         const rotated: Session = { userId, currentHash: sha256Base64url(next), previousHash: presented.hash, sealedCurrent: seal(sessionId, secret, next), rotatedAt: now, indexedUntil, amr }
         this.#revocation.sessionIssued(refresh.lifetimeMs)
         if (await this.#store.compareAndSet(stateKeys.session(sessionId), open.raw, encodeSession(rotated), refresh.lifetimeMs)) {
-          return { userId, user, sessionId, refreshToken: `${sessionId}.${next}`, amr }
+          return { userId, user, sessionId, refreshToken: refreshTokenOf(sessionId, next, userId), amr }
         }
         continue // the session changed under us (a concurrent use or a revoke): decide again
       }
       const retry = open.presented === 'previous' && sealedCurrent !== undefined && rotatedAt !== undefined &&
         refresh.reuseIntervalMs > 0 && now - rotatedAt <= refresh.reuseIntervalMs
       if (retry) {
-        return { userId, user: await lookUp(userId, sessionId), sessionId, refreshToken: `${sessionId}.${unseal(sessionId, secret, sealedCurrent)}`, amr }
+        return { userId, user: await lookUp(userId, sessionId), sessionId, refreshToken: refreshTokenOf(sessionId, unseal(sessionId, secret, sealedCurrent), userId), amr }
       }
       // a token this session never had (made up under its id) is refused, and the session goes on
       if (open.presented === null && !issuedHere(settings, sessionId, secret)) throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID')
@@ -221,16 +241,23 @@ export class RefreshFamilies {
   }
 
   /**
-   * Reads the session of a presented refresh token, then its user's cutoff
-   * (the user whose cutoff applies is inside the session); a session missing
-   * or ended is refused. Both hashes are compared, so the time does not say
-   * which one matched.
+   * Reads the session of a presented refresh token and its user's cutoff, in
+   * one round trip (a token from before 0.4 names no user: the cutoff is read
+   * after the session, whose user it is); a session missing or ended, or
+   * another user's, is refused. Both hashes are compared, so the time does
+   * not say which one matched.
    */
-  async #readSession ({ sessionId, hash }: Presented): Promise<OpenSession> {
-    const raw = await this.#store.get(stateKeys.session(sessionId))
+  async #readSession ({ sessionId, hash, userId }: Presented): Promise<OpenSession> {
+    const read = userId === null
+      ? [await this.#store.get(stateKeys.session(sessionId))]
+      : await readMany(this.#store, [stateKeys.session(sessionId), stateKeys.userCutoff(userId)])
+    const raw = read[0] as string | null
+    const named = read[1]
     if (raw === null || raw === REVOKED) throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID')
     const session = decodeSession(raw)
-    const cutoff = await this.#store.get(stateKeys.userCutoff(session.userId))
+    // the user in the token is a hint for the read: another user's is a made-up token, refused, ending nothing
+    if (userId !== null && userId !== session.userId) throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID')
+    const cutoff = named !== undefined ? named : await this.#store.get(stateKeys.userCutoff(session.userId))
     if (sessionEnded(sessionId, raw, cutoff)) throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID')
     const current = safeEqual(hash, session.currentHash)
     const previous = session.previousHash !== undefined && safeEqual(hash, session.previousHash)

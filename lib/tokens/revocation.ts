@@ -172,23 +172,37 @@ export class Revocation {
    * change): it ends every session started before it, including those that
    * start while the change runs, until `releaseUserTokens` with the same id
    * replaces it by the moment the change ended. Never lowers the cutoff.
+   * `known`: the cutoff entry as the caller read it already. Answers the
+   * entry as written, for the release.
    */
-  async holdUserTokens (settings: Settings, userId: number, id: string, until: number): Promise<void> {
-    await this.#changeCutoff(settings, userId, (record) => ({ t: record.t, h: { ...record.h, [id]: until }, k: record.k }))
+  async holdUserTokens (settings: Settings, userId: number, id: string, until: number, known?: string | null): Promise<string | null> {
+    return await this.#changeCutoff(settings, userId, (record) => ({ t: record.t, h: { ...record.h, [id]: until }, k: record.k }), known)
+  }
+
+  /**
+   * Takes the provisional cutoff `id` back without moving the cutoff (a
+   * change that did not start: its code was not claimed). `known`: the entry
+   * as the hold wrote it.
+   */
+  async cancelHold (settings: Settings, userId: number, id: string, known?: string | null): Promise<void> {
+    await this.#changeCutoff(settings, userId, (record) => {
+      const { [id]: _cancelled, ...held } = record.h ?? {}
+      return { t: record.t, h: held, k: record.k }
+    }, known)
   }
 
   /**
    * Replaces the provisional cutoff `id` by `at` (default now, plus
    * `sessions.clockSkew`), never lowering the cutoff below what another
    * write set: a newer change's provisional cutoff stays, and no session is
-   * kept (a password change ends them all).
+   * kept (a password change ends them all). `known`: the entry as the hold wrote it.
    */
-  async releaseUserTokens (settings: Settings, userId: number, id: string, at: number = this.#clock()): Promise<void> {
+  async releaseUserTokens (settings: Settings, userId: number, id: string, at: number = this.#clock(), known?: string | null): Promise<void> {
     const until = at + settings.sessions.clockSkewMs
     await this.#changeCutoff(settings, userId, (record) => {
       const { [id]: _released, ...held } = record.h ?? {}
       return { t: Math.max(record.t, until), h: held }
-    })
+    }, known)
   }
 
   /**
@@ -196,13 +210,13 @@ export class Revocation {
    * so concurrent writes (other instances, other changes) are never lost.
    * Provisional cutoffs already past are folded into the time.
    */
-  async #changeCutoff (settings: Settings, userId: number, change: (record: CutoffRecord) => CutoffRecord): Promise<void> {
+  async #changeCutoff (settings: Settings, userId: number, change: (record: CutoffRecord) => CutoffRecord, known?: string | null): Promise<string | null> {
     const { rememberDevice } = settings.twoFactor
     const ttlMs = Math.max(
       settings.refresh.lifetimeMs, settings.tokens.lifetimeMs, rememberDevice.enabled ? rememberDevice.lifetimeMs : 0,
       this.#longestTokenMs, this.#longestSessionMs, this.#longestDeviceMs
     ) + settings.tokens.leewayMs
-    await updateEntry(this.#store, stateKeys.userCutoff(userId), 'the user\'s cutoff', (raw) => {
+    return await updateEntry(this.#store, stateKeys.userCutoff(userId), 'the user\'s cutoff', (raw) => {
       const next = change(parseCutoff(raw) ?? { t: 0 })
       const now = this.#clock()
       const held = Object.entries(next.h ?? {})
@@ -214,7 +228,7 @@ export class Revocation {
         k: next.k?.filter(id => sessionStart(id) >= folded)
       })
       return value === raw ? null : { value, ttlMs }
-    })
+    }, known)
   }
 
   /** The time (ms) before which the user's sessions are ended, or `null` when none is set. */

@@ -84,13 +84,18 @@ export class TokenService {
   }
 
   /** A provisional cutoff at `until` while the password change `id` runs. */
-  holdUserTokens (settings: Settings, userId: number, id: string, until: number): Promise<void> {
-    return this.#revocation.holdUserTokens(settings, userId, id, until)
+  holdUserTokens (settings: Settings, userId: number, id: string, until: number, known?: string | null): Promise<string | null> {
+    return this.#revocation.holdUserTokens(settings, userId, id, until, known)
+  }
+
+  /** Takes the provisional cutoff `id` back, the cutoff as it was. */
+  cancelHold (settings: Settings, userId: number, id: string, known?: string | null): Promise<void> {
+    return this.#revocation.cancelHold(settings, userId, id, known)
   }
 
   /** Replaces the provisional cutoff `id` by `at` (default now), plus `sessions.clockSkew`. */
-  releaseUserTokens (settings: Settings, userId: number, id: string, at?: number): Promise<void> {
-    return this.#revocation.releaseUserTokens(settings, userId, id, at)
+  releaseUserTokens (settings: Settings, userId: number, id: string, at?: number, known?: string | null): Promise<void> {
+    return this.#revocation.releaseUserTokens(settings, userId, id, at, known)
   }
 
   /** The time (ms) before which the user's sessions are ended, or `null` when none is set. */
@@ -109,9 +114,16 @@ export class TokenService {
     return newSessionId(startedAt)
   }
 
-  /** Starts the refresh family of a new session; its tokens will say how its user signed in (`amr`). */
-  issueRefreshToken (settings: Settings, userId: number, sessionId: string, amr?: string[]): Promise<string> {
-    return this.#refresh.issueRefreshToken(settings, userId, sessionId, amr)
+  /** The refresh token of a new session and the write that starts its family; its tokens will say how its user signed in (`amr`). */
+  newRefreshToken (settings: Settings, userId: number, sessionId: string, amr?: string[]): { token: string, write: () => Promise<void> } {
+    return this.#refresh.newRefreshToken(settings, userId, sessionId, amr)
+  }
+
+  /** Starts the refresh family of a new session and answers its refresh token (`newRefreshToken`, written at once). */
+  async issueRefreshToken (settings: Settings, userId: number, sessionId: string, amr?: string[]): Promise<string> {
+    const { token, write } = this.newRefreshToken(settings, userId, sessionId, amr)
+    await write()
+    return token
   }
 
   /** Ends a session prepared for an answer that was not given, its access token too (best effort). */

@@ -34,8 +34,8 @@ export interface IndexedSession {
   userAgent: string | null
 }
 
-/** The store key of a user's session index: one entry per user, however many sessions. */
-export const sessionIndexKey = (userId: number): string => `sessions:user:${userId}`
+/** The store key of a user's session index: one entry per user, however many sessions (`null`: a key no user has, read for an unknown one). */
+export const sessionIndexKey = (userId: number | null): string => `sessions:user:${userId ?? 'none'}`
 
 /**
  * The store keys that find a user from a provider's logout token: by the
@@ -113,8 +113,9 @@ export class SessionIndex {
    * entries the index holds now; over the bound (only then), `trim` follows
    * once the sign-in is final. Concurrent sign-ins that each joined within
    * the bound may leave it over by a few until the next sign-in trims.
+   * `known`: the index as the flow read it already (with its other reads).
    */
-  async add (entry: NewIndexEntry): Promise<number> {
+  async add (entry: NewIndexEntry, known?: string | null): Promise<number> {
     let count = 0
     const { origin } = entry
     const added: Entry = [entry.sessionId, entry.endsAt, entry.family ? 1 : 0, encodeMethod(origin), entry.ip, (entry.userAgent ?? '').slice(0, USER_AGENT_MAX_LENGTH)]
@@ -127,7 +128,7 @@ export class SessionIndex {
         entries.push(added)
         count = entries.length
         return { value: JSON.stringify(entries), ttlMs: ttlOf(entries, now) }
-      }),
+      }, known),
       this.#writeLookups(entry.userId, added, entry.endsAt)
     ])
     return count

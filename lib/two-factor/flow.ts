@@ -7,11 +7,14 @@ import { JwtLoginError } from '../core/errors.js'
 import { subjectKey, type Hold, type Reservable } from '../services/limits.js'
 import { admitVerified } from '../sessions/authenticate.js'
 import { challengeCountKey, countSignIn, PASSWORD, prepareSession, type NewSession } from '../sessions/sign-in.js'
+import { throwFirstFailure } from '../core/settled.js'
 import { deviceStandsIn, trustDevice } from '../sessions/devices.js'
 import { claimOnce, isClaimed } from '../store/claim.js'
 import type { TokenClaims } from '../tokens/jwt.js'
+import { sessionEnded, stateKeys } from '../tokens/revocation.js'
+import { sessionIndexKey } from '../tokens/session-index.js'
 import { sessionStart } from '../tokens/session-id.js'
-import { accountAttempts, checkCode, type CheckedCode } from './methods/check.js'
+import { accountAttempts, checkCode, codeStateKeys, type CheckedCode, type KnownCodeState } from './methods/check.js'
 import type { EmailCodeDelivery, EmailCodeProvider, EmailCodeUndelivered } from './methods/email-code.js'
 import type { TwoFactor } from './methods/service.js'
 import type { AuthenticationResponseJSON, PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server'
@@ -59,16 +62,28 @@ export function secondFactorGate (ctx: Omit<JwtLoginContext, 'secondFactor'>, tw
     if (method === 'email' && twoFactor.email === null) {
       throw new JwtLoginError('ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', { cause: new Error('a user has the email method but no mailer is configured') })
     }
-    // counted per account and client: whoever holds only the password spends no count of the owner's
-    await countSignIn(ctx, call, publicUser.ID, challengeCountKey(publicUser.ID, call.ip))
     // a session id, so a per-user cutoff (password reset) also ends pending challenges
     const challengeId = ctx.tokens.newSessionId(call.startedAt)
+    const key = challengeKey(publicUser.ID, challengeId)
     const record: ChallengeRecord = origin.method === 'password' ? { method } : { method, o: origin }
-    await ctx.store.set(challengeKey(publicUser.ID, challengeId), JSON.stringify(record), settings.interimLifetimeMs)
-    const delivery = method === 'email'
-      ? await (twoFactor.email as EmailCodeProvider).issue(call.settings.tokens, challengeId, publicUser.user_email, settings.emailCodeLifetimeMs,
-        ctx.messages.mail(call, 'emailCode'), call.settings.resetPassword.mail.siteName)
-      : null
+    const email = method === 'email' ? twoFactor.email as EmailCodeProvider : null
+    // in one round trip: the count per account and client (whoever holds only the password spends no
+    // count of the owner's), the challenge and its emailed code's hash; a count over the limit or a
+    // failure takes back what was written (nothing was answered, so nothing of it can be used meanwhile)
+    const [counted, stored, issued] = await Promise.allSettled([
+      countSignIn(ctx, call, publicUser.ID, challengeCountKey(publicUser.ID, call.ip)),
+      ctx.store.set(key, JSON.stringify(record), settings.interimLifetimeMs),
+      email?.issue(call.settings.tokens, challengeId, publicUser.user_email, settings.emailCodeLifetimeMs,
+        ctx.messages.mail(call, 'emailCode'), call.settings.resetPassword.mail.siteName) ?? null
+    ])
+    if (counted.status === 'rejected' || stored.status === 'rejected' || issued.status === 'rejected') {
+      await Promise.all([
+        stored.status === 'fulfilled' ? ctx.store.delete(key).catch(() => {}) : null,
+        issued.status === 'fulfilled' ? email?.discard(challengeId) : null
+      ])
+      throwFirstFailure([counted, stored, issued])
+    }
+    const delivery = (issued as PromiseFulfilledResult<EmailCodeDelivery | null>).value
     const { token } = ctx.tokens.sign(call.settings, publicUser, 'interim', { sessionId: challengeId, lifetimeMs: settings.interimLifetimeMs })
     ctx.events.emit('two_factor.challenge_issued', { userId: publicUser.ID, method, ip: call.ip })
     if (delivery !== null) setImmediate(() => { deliverEmailCode(ctx, publicUser.ID, delivery) })
@@ -96,6 +111,7 @@ async function checkPasskey (ctx: JwtLoginContext, call: Call, userId: number, c
   // spent once the two-factor challenge is this request's: a copy of the same answer meets a claimed challenge (107), not a wrong answer
   return {
     method: 'passkey',
+    right: true,
     // the use first: a port that fails spends nothing (the two-factor challenge is given back, the same answer works again)
     spend: async () => {
       await passkeys.port.recordUse(verified.passkey.id, verified.use)
@@ -140,25 +156,28 @@ export interface TwoFactorInput {
  *
  * Order of store and host calls, so that a failure at any step leaves the
  * challenge and the code usable, or the sign-in complete:
- * 1. reads: revocation, the user; the attempt is counted on the account
- *    (before the code is looked at, so a burst over many challenges is
- *    capped too; given back when it is not evaluated), then the challenge
- *    is read and the attempt counted on it;
+ * 1. one round trip: the attempt is counted on the account (so a burst
+ *    over many challenges is capped too) and on the challenge, and read
+ *    along are the interim token's revocation, the challenge, what checking
+ *    a code reads and the user's session index; the user is looked up
+ *    meanwhile. An attempt not evaluated (the token revoked, the challenge
+ *    closed, a dependency failed) is given back;
  * 2. the code is checked without spending it (TOTP step, email code hash);
- * 3. the new session is written (its refresh family; signing needs no
- *    store) and joins its user's index (ending no other session);
- * 4. the challenge is claimed: one compare-and-set replaces it with this
- *    request's mark, so of concurrent right answers exactly one goes on;
- * 5. the factor is spent (TOTP step claim; a backup code: claimed in the
- *    store for this challenge, then spent by the host under the
- *    challenge's id, so a host that committed and then threw answers
- *    `true` to this challenge's retry);
- * 6. the user's oldest sessions beyond `sessions.maxPerUser` end (best
+ * 3. one round trip: the new session is written (its refresh family;
+ *    signing needs no store) and joins its user's index (ending no other
+ *    session), and the challenge is claimed: one compare-and-set replaces
+ *    it with this request's mark, so of concurrent right answers exactly
+ *    one goes on (a backup code is claimed in the store here too);
+ * 4. the factor is spent (TOTP step claim; a backup code: spent by the host
+ *    under the challenge's id, so a host that committed and then threw
+ *    answers `true` to this challenge's retry); a code already found right
+ *    settles its attempt in the same round trip;
+ * 5. the user's oldest sessions beyond `sessions.maxPerUser` end (best
  *    effort: a failure is logged; the next sign-in trims again).
- * A failure in 3–5 gives the challenge back — only over this request's own
+ * A failure in 3–4 gives the challenge back — only over this request's own
  * mark, so a challenge another request has claimed is never revived — and
  * ends the session and takes it out of the index; nothing that can fail the
- * answer comes after 5, and a sign-in that fails ends no other session.
+ * answer comes after 4, and a sign-in that fails ends no other session.
  */
 export async function completeTwoFactor (ctx: JwtLoginContext, call: Call, input: TwoFactorInput): Promise<{ jwt: string, refresh_token?: string, device_token?: string }> {
   const { ip } = call
@@ -168,29 +187,59 @@ export async function completeTwoFactor (ctx: JwtLoginContext, call: Call, input
   if (input.code === undefined && input.passkey === undefined) throw new JwtLoginError('ERR_JWT_LOGIN_TWO_FACTOR_CODE_MISSING')
   if (input.code !== undefined && input.passkey !== undefined) throw new JwtLoginError('ERR_JWT_LOGIN_BAD_REQUEST')
   const code: Answer = input.passkey === undefined ? { code: input.code as string } : { passkey: input.passkey }
-  const { claims, user } = await interimSignIn(ctx, call, input.token)
+  const claims = verifyInterim(ctx, call, input.token)
   const userId = Number(claims.sub)
   const settings = call.settings.twoFactor
-  const reservation = await ctx.limiter.reserve([accountAttempts(userId, settings)])
-  if (!reservation.ok) throw new JwtLoginError('ERR_JWT_LOGIN_TWO_FACTOR_LOCKED', { retryAfter: reservation.retryAfter })
-  // the challenge's own attempt joins these once the challenge is read
-  const holds = [...reservation.holds]
+  const account = accountAttempts(userId, settings)
+  // counted like the account's attempt: a failed check stays counted, one that did not run is given back
+  const onChallenge: Reservable = {
+    key: subjectKey('2fa:challenge', claims.sid),
+    limit: { max: settings.attemptsPerChallenge, windowMs: settings.interimLifetimeMs },
+    onSuccess: 'release'
+  }
+  const key = challengeKey(userId, claims.sid)
+  const reads = [stateKeys.session(claims.sid), stateKeys.userCutoff(claims.sub), key, ...codeStateKeys(userId, claims.sid), sessionIndexKey(userId)]
+  const [reserved, found] = await Promise.allSettled([ctx.limiter.reserve([account, onChallenge], reads), ctx.users.findById(userId)])
+  if (reserved.status === 'rejected') throw reserved.reason
+  const reservation = reserved.value
+  const holds = reservation.ok ? reservation.holds : []
   let settled = false
+  const settle = async (outcome: 'failed' | 'succeeded'): Promise<void> => {
+    if (settled) return
+    settled = true
+    if (outcome === 'failed') {
+      await ctx.limiter.failed(holds)
+      if ((holds[0] as Hold).counted >= settings.perAccount.max) ctx.events.emit('two_factor.account_locked', { userId, ip })
+    } else {
+      await ctx.limiter.succeeded(holds)
+    }
+  }
   try {
-    const result = await secondStep(ctx, twoFactor, call, { claims, user, code, holds, remember: input.rememberDevice === true }, async (outcome) => {
-      settled = true
-      if (outcome === 'failed') {
-        await ctx.limiter.failed(holds)
-        if ((holds[0] as Hold).counted >= settings.perAccount.max) ctx.events.emit('two_factor.account_locked', { userId, ip })
-      } else {
-        await ctx.limiter.succeeded(holds)
-      }
-    })
-    return result
+    const [session, cutoff, raw, totpLast, emailCode, index] = reservation.read
+    // the interim token's own checks first, as for any token: revoked (55), its user gone (24)
+    if (sessionEnded(claims.sid, session ?? null, cutoff ?? null)) throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_REVOKED')
+    if (found.status === 'rejected') throw found.reason
+    if (found.value === null) throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_USER_GONE')
+    if (!reservation.ok) {
+      if (reservation.refusedBy.includes(account.key)) throw new JwtLoginError('ERR_JWT_LOGIN_TWO_FACTOR_LOCKED', { retryAfter: reservation.retryAfter })
+      throw new JwtLoginError('ERR_JWT_LOGIN_CHALLENGE_CLOSED')
+    }
+    if (raw === null || raw === undefined || isClaimed(raw)) throw new JwtLoginError('ERR_JWT_LOGIN_CHALLENGE_CLOSED')
+    const user = ctx.users.toPublicUser(found.value)
+    return await secondStep(ctx, twoFactor, call, { claims, user, code, raw, holds, remember: input.rememberDevice === true, known: { totpLast, emailCode }, index: index ?? null }, settle)
   } catch (error) {
-    // not evaluated (the challenge was closed, or a dependency failed): the attempt is given back, on the challenge too
+    // not evaluated (the token or the challenge refused, or a dependency failed): the attempt is given back, on the challenge too
     if (!settled) await ctx.limiter.release(holds)
     throw error
+  }
+}
+
+/** The interim token's signature and claims: any failure is 401 / 106. */
+function verifyInterim (ctx: JwtLoginContext, call: Call, token: string): TokenClaims {
+  try {
+    return ctx.tokens.verify(call.settings, token, 'interim').payload
+  } catch (error) {
+    throw new JwtLoginError('ERR_JWT_LOGIN_INTERIM_TOKEN_INVALID', { cause: error })
   }
 }
 
@@ -213,55 +262,48 @@ interface SecondStep {
   claims: TokenClaims
   user: PublicUser
   code: Answer
-  /** The attempt's holds, settled by the caller; the challenge's is added here. */
+  /** The challenge as read (open). */
+  raw: string
+  /** The attempt's holds (on the account, on the challenge), settled by `settle`. */
   holds: Hold[]
   remember: boolean
+  /** What checking a code reads, read already. */
+  known: KnownCodeState
+  /** The user's session index, read already. */
+  index: string | null
 }
 
 async function secondStep (
   ctx: JwtLoginContext,
   twoFactor: TwoFactor,
   call: Call,
-  { claims, user, code, holds, remember }: SecondStep,
+  { claims, user, code, raw, holds, remember, known, index }: SecondStep,
   settle: (outcome: 'failed' | 'succeeded') => Promise<void>
 ): Promise<{ jwt: string, refresh_token?: string, device_token?: string }> {
-  const settings = call.settings.twoFactor
   const userId = Number(claims.sub)
   const key = challengeKey(userId, claims.sid)
-  const raw = await ctx.store.get(key)
-  if (raw === null || isClaimed(raw)) throw new JwtLoginError('ERR_JWT_LOGIN_CHALLENGE_CLOSED')
-  // counted like the account's attempt: a failed check stays counted, one that did not run is given back
-  const challengeAttempts: Reservable = {
-    key: subjectKey('2fa:challenge', claims.sid),
-    limit: { max: settings.attemptsPerChallenge, windowMs: settings.interimLifetimeMs },
-    onSuccess: 'release'
-  }
-  const reservation = await ctx.limiter.reserve([challengeAttempts])
-  if (!reservation.ok) throw new JwtLoginError('ERR_JWT_LOGIN_CHALLENGE_CLOSED')
-  holds.push(...reservation.holds)
-  const attempt = (reservation.holds[0] as Hold).counted
+  const attempt = (holds[1] as Hold).counted
   const rejected = async (): Promise<never> => await rejectCode(ctx, call, { userId, key, attempt }, settle)
 
   const challenge = JSON.parse(raw) as ChallengeRecord
   const checked = 'code' in code
-    ? await checkCode(twoFactor, call.settings.tokens, userId, claims.sid, challenge.method, code.code)
+    ? await checkCode(twoFactor, call.settings.tokens, userId, claims.sid, challenge.method, code.code, known)
     : await checkPasskey(ctx, call, userId, claims.sid, code.passkey, challenge.o)
   if (checked === null) return await rejected()
 
   // the session starts when its sign-in did (the password step), so a password
-  // change between the two steps ends it too; it joins its user's index before
-  // anything is spent, so a session that validates is always listed
-  const session = await prepareSession(ctx, call, user, sessionStart(claims.sid), { ...challenge.o ?? PASSWORD, secondFactor: checked.method })
-  try {
-    await session.join()
-  } catch (error) {
-    await session.discard()
-    throw error
-  }
-  const giveBack = await claimChallenge(ctx, key, raw, claims, session)
+  // change between the two steps ends it too; it joins its user's index while
+  // the challenge is claimed, before anything is spent, so a session that
+  // validates is always listed
+  const session = prepareSession(ctx, call, user, sessionStart(claims.sid), { ...challenge.o ?? PASSWORD, secondFactor: checked.method })
+  const giveBack = await startAndClaim(ctx, { key, raw, claims, session, checked, index })
+  if (giveBack === null) return await rejected()
   let spent: boolean
   try {
-    spent = await checked.spend()
+    // a code found right settles with its spend; a backup code is right only once the host spent it
+    const [spending] = await Promise.allSettled([checked.spend(), checked.right ? settle('succeeded') : null])
+    if (spending.status === 'rejected') throw spending.reason
+    spent = spending.value
   } catch (error) {
     await giveBack()
     throw error
@@ -297,24 +339,33 @@ async function rejectCode (
 }
 
 /**
- * Claims the challenge (one compare-and-set) for the prepared session and
- * answers how to give both back; a challenge another request won is closed
- * (107) and the session forgotten.
+ * In one round trip: the prepared session starts (its refresh family, its
+ * place in the index, from `index` as read already), the challenge is claimed (one compare-and-set) and,
+ * for a backup code, the code is claimed in the store. Answers how to give
+ * all of it back; a challenge another request won is closed (107), and a
+ * backup code another challenge holds is a wrong answer (`null`), with the
+ * rest given back. A failure gives back what was done, then throws.
  */
-async function claimChallenge (ctx: JwtLoginContext, key: string, raw: string, claims: TokenClaims, session: NewSession): Promise<() => Promise<void>> {
-  let claim
-  try {
-    // a challenge that cannot be given back ends with its interim token: said in the log, as for reset codes
-    claim = await claimOnce(ctx.store, key, raw, () => Math.max(1, claims.exp * 1000 - ctx.clock()), (error) => {
-      ctx.log.warn({ err: loggedError(error), userId: Number(claims.sub) }, 'jwt-login: a two-factor challenge could not be given back; it ends with its interim token')
-    })
-  } catch (error) {
-    await session.discard()
-    throw error
+async function startAndClaim (
+  ctx: JwtLoginContext,
+  { key, raw, claims, session, checked, index }: { key: string, raw: string, claims: TokenClaims, session: NewSession, checked: CheckedCode, index: string | null }
+): Promise<(() => Promise<void>) | null> {
+  // a challenge that cannot be given back ends with its interim token: said in the log, as for reset codes
+  const claiming = claimOnce(ctx.store, key, raw, () => Math.max(1, claims.exp * 1000 - ctx.clock()), (error) => {
+    ctx.log.warn({ err: loggedError(error), userId: Number(claims.sub) }, 'jwt-login: a two-factor challenge could not be given back; it ends with its interim token')
+  })
+  const [started, claimed, codeClaimed] = await Promise.allSettled([session.start(index), claiming, checked.claim?.() ?? true])
+  const claim = claimed.status === 'fulfilled' && claimed.value.won ? claimed.value : null
+  const giveBack = async (): Promise<void> => { await Promise.all([claim?.giveBack(), session.discard()]) }
+  if (started.status === 'rejected' || claimed.status === 'rejected' || codeClaimed.status === 'rejected') {
+    await giveBack()
+    throwFirstFailure([started, claimed, codeClaimed])
   }
-  if (!claim.won) {
-    await session.discard()
+  if (claim === null) {
+    await giveBack()
     throw new JwtLoginError('ERR_JWT_LOGIN_CHALLENGE_CLOSED')
   }
-  return async () => { await Promise.all([claim.giveBack(), session.discard()]) }
+  if ((codeClaimed as PromiseFulfilledResult<boolean>).value) return giveBack
+  await giveBack()
+  return null
 }

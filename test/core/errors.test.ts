@@ -16,7 +16,7 @@ t.test('errorDefinitions: well-formed and consistent', async (t) => {
     byNumber.set(definition.errorCode, statuses)
   }
   // numbers of 200 and up are jwt-login's own; one number may have two statuses only where the spec says so
-  t.same([...byNumber.keys()].filter(n => n >= 200).sort((a, b) => a - b), [200, 201, 202, 203, 204, 205, 206, 207, 208, 209, 210, 211, 212, 213, 214, 215, 216, 217, 218, 219, 220, 221, 222, 223, 224, 225, 226, 227])
+  t.same([...byNumber.keys()].filter(n => n >= 200).sort((a, b) => a - b), [200, 201, 202, 203, 204, 205, 206, 207, 208, 209, 210, 211, 212, 213, 214, 215, 216, 217, 218, 219, 220, 221, 222, 223, 224, 225, 226, 227, 228])
   t.same([...(byNumber.get(51) ?? [])].sort(), [400, 401])
   // 53 is 400 on the plugin's routes and 401 on a protected host route (RFC 6750 §3.1)
   t.same([...(byNumber.get(53) ?? [])].sort(), [400, 401])
@@ -29,6 +29,8 @@ t.test('errorDefinitions: well-formed and consistent', async (t) => {
   t.equal(errorDefinitions.ERR_JWT_LOGIN_PROVIDER_EMAIL_MISMATCH.statusCode, 403)
   t.equal(errorDefinitions.ERR_JWT_LOGIN_RATE_LIMITED.statusCode, 429)
   t.equal(errorDefinitions.ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE.statusCode, 503)
+  // a sign-in refused while password checks are queued: the server is busy (503), not the client over its own limit (429)
+  t.equal(errorDefinitions.ERR_JWT_LOGIN_BUSY.statusCode, 503)
   t.equal(errorDefinitions.ERR_JWT_LOGIN_BAD_REQUEST.statusCode, 400)
 })
 
@@ -51,6 +53,9 @@ t.test('JwtLoginError carries code, errorCode, statusCode, retryAfter and cause'
   t.equal(limited.statusCode, 429)
   t.equal(limited.errorCode, 200)
   t.notOk('cause' in limited, 'no cause property without a cause')
+
+  const busy = new JwtLoginError('ERR_JWT_LOGIN_BUSY', { retryAfter: 3 })
+  t.same([busy.errorCode, busy.statusCode, busy.retryAfter], [228, 503, 3], 'a busy refusal carries its Retry-After as a 429 does')
 
   const plain = new JwtLoginError('ERR_JWT_LOGIN_TOKEN_EXPIRED')
   t.equal(plain.errorCode, 14)

@@ -49,8 +49,13 @@ async function storedSession (kit: FlowKit, sessionId: string): Promise<ReturnTy
 }
 
 /** The hash the store keeps of a refresh token's secret. */
+/** A refresh token's secret: between the session id and the user id. */
+function secretOf (refreshToken: string): string {
+  return refreshToken.split('.')[1] as string
+}
+
 function hashOf (refreshToken: string): string {
-  return sha256Base64url(refreshToken.slice(refreshToken.indexOf('.') + 1))
+  return sha256Base64url(secretOf(refreshToken))
 }
 
 t.test('rotation: a new access token in the same session and a new refresh token; the store keeps both hashes', async (t) => {
@@ -85,8 +90,9 @@ t.test('a made-up secret under a live session id is refused and ends nothing; a 
   const kit = await refreshKit()
   const reused = collect(kit, 'refresh.reused')
   const session = await signIn(kit)
-  const secret = session.refreshToken.slice(session.refreshToken.indexOf('.') + 1)
+  const secret = secretOf(session.refreshToken)
   t.equal(secret.length, 65, '16 random bytes and a keyed hash of the session id and those bytes')
+  t.equal(session.refreshToken, `${session.sessionId}.${secret}.${kit.aliceId}`, 'then the user, to read its cutoff with the session')
   const madeUp = [
     `${session.sessionId}.${'A'.repeat(43)}`,
     `${session.sessionId}.${'A'.repeat(65)}`,
@@ -94,11 +100,15 @@ t.test('a made-up secret under a live session id is refused and ends nothing; a 
     `${session.sessionId}.${secret.slice(0, 22)}${'C'.repeat(43)}`
   ]
   for (const token of madeUp) await t.rejects(refreshSession(kit.ctx, kit.call(), input(token)), INVALID, 'a made-up secret under a live session')
+  for (const user of [String(kit.aliceId + 1), '0', '01', 'x', `${kit.aliceId}.1`, '']) {
+    await t.rejects(refreshSession(kit.ctx, kit.call(), input(`${session.sessionId}.${secret}.${user}`)), INVALID, `the token's own secret under another user (${user}): refused`)
+  }
   t.match(await storedSession(kit, session.sessionId), { currentHash: hashOf(session.refreshToken) }, 'the session goes on')
   t.same(reused, [])
   const other = await signIn(kit)
-  const foreign = other.refreshToken.slice(other.refreshToken.indexOf('.') + 1)
-  await t.rejects(refreshSession(kit.ctx, kit.call(), input(`${session.sessionId}.${foreign}`)), INVALID, 'another session\'s secret under this id')
+  const foreign = secretOf(other.refreshToken)
+  await t.rejects(refreshSession(kit.ctx, kit.call(), input(`${session.sessionId}.${foreign}.${kit.aliceId}`)), INVALID, 'another session\'s secret under this id')
+  await t.rejects(refreshSession(kit.ctx, kit.call(), input(`${session.sessionId}.${foreign}`)), INVALID, 'and in the form before 0.4')
   t.match(await storedSession(kit, session.sessionId), { currentHash: hashOf(session.refreshToken) }, 'still goes on')
 
   const next = await refreshSession(kit.ctx, kit.call(), input(session.refreshToken))
@@ -116,6 +126,7 @@ t.test('a refresh token from before 0.3 (43 random characters) still rotates int
   await kit.store.set(`session:${session.sessionId}`, encodeSession({ userId: kit.aliceId, currentHash: sha256Base64url(legacy) }), 60_000)
   const next = await refreshSession(kit.ctx, kit.call(), input(`${session.sessionId}.${legacy}`))
   t.equal(next.refresh_token.length, session.refreshToken.length, 'its successor has the new form')
+  t.equal(next.refresh_token.split('.')[2], String(kit.aliceId), 'the user included')
   t.match(await storedSession(kit, session.sessionId), { currentHash: hashOf(next.refresh_token), previousHash: sha256Base64url(legacy) })
 })
 

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { costOf, docTable, durationOf, entryBytes, plain, renderCalls, routeCell, runScenario, SCENARIOS, TABLES, writtenEntry, type StoreCall } from '../helpers/capacity.js'
+import { costOf, docTable, ROUND_TRIP_TARGETS, durationOf, entryBytes, plain, renderCalls, routeCell, runScenario, SCENARIOS, TABLES, writtenEntry, type StoreCall } from '../helpers/capacity.js'
 import { readPage } from '../helpers/markdown.js'
 import { startIdp } from '../helpers/oidc-provider.js'
 
@@ -47,6 +47,17 @@ t.test('every route\'s store calls are the page\'s, in order and grouped by roun
   for (const { route, calls } of runs) {
     const written = renderCalls(calls)
     t.equal(rows.get(route)?.[1], written, `${route}; the row as it is now:\n| ${routeCell(route)} | ${written} |`)
+  }
+})
+
+t.test('every route\'s usual path meets its round-trip target', async (t) => {
+  const measuredRoutes = new Set(runs.map(run => run.route))
+  for (const route of Object.keys(ROUND_TRIP_TARGETS)) t.ok(measuredRoutes.has(route), `${route} is measured`)
+  for (const { route, calls } of runs) {
+    const target = ROUND_TRIP_TARGETS[route]
+    if (target === undefined) continue
+    const { roundTrips } = costOf(calls)
+    t.ok(roundTrips <= target, `${route}: ${roundTrips} sequential round trips, the target is at most ${target}: ${renderCalls(calls)}`)
   }
 })
 

@@ -78,6 +78,12 @@ class SlowChallengeStore extends MemoryStore {
     if (key.startsWith('2fa:challenge:')) await sleep(50)
     return value
   }
+
+  override async getMany (keys: readonly string[]): Promise<Array<string | null>> {
+    const values = await super.getMany(keys)
+    if (keys.some(key => key.startsWith('2fa:challenge:'))) await sleep(50)
+    return values
+  }
 }
 
 t.test('concurrent guesses never get more than the allowed attempts', async (t) => {

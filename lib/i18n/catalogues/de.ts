@@ -86,7 +86,8 @@ export const de: Catalogue = {
     ERR_JWT_LOGIN_PASSKEY_EXISTS: 'Dieser Passkey ist bereits registriert.',
     ERR_JWT_LOGIN_PASSKEY_LIMIT: 'Das Konto hat bereits die höchstzulässige Anzahl an Passkeys; löschen Sie zuerst einen.',
     ERR_JWT_LOGIN_PASSKEY_AUTHENTICATOR_NOT_ALLOWED: 'Diese Art von Authentifikator ist hier nicht zugelassen (passkeys.aaguids).',
-    ERR_JWT_LOGIN_STEP_UP_FACTOR_MISSING: 'Die erneute Bestätigung erfordert ein Passwort, einen Code, einen Passkey oder ein Passwort zusammen mit einem Code.'
+    ERR_JWT_LOGIN_STEP_UP_FACTOR_MISSING: 'Die erneute Bestätigung erfordert ein Passwort, einen Code, einen Passkey oder ein Passwort zusammen mit einem Code.',
+    ERR_JWT_LOGIN_BUSY: 'Zu viele Anmeldungen warten auf die Prüfung ihres Passworts; versuchen Sie es später erneut.'
   },
   fields: {
     body: 'Feld `{{field}}` im Body',

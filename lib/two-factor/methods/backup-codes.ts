@@ -37,6 +37,8 @@ export function generateBackupCodes (count = BACKUP_CODE_COUNT): { codes: string
   return { codes, hashes: codes.map(code => hashBackupCode(code) as string) }
 }
 
+const claimKey = (userId: number, hash: string): string => `2fa:backup-claim:${userId}:${hash}`
+
 /**
  * Backup codes: each works once. The host deletes a code atomically
  * (`consumeBackupCode`); a claim in the store keeps a concurrent use of the
@@ -52,23 +54,30 @@ export class BackupCodeProvider {
   }
 
   /**
-   * Spends the code with this hash (`hashBackupCode`) when it is one of the
-   * user's unused backup codes. `claimant` (a challenge id) claims the code
-   * in the store while the host spends it, so no other challenge reaches the
-   * host with it meanwhile (the same challenge's retry does: its earlier
-   * claim write may have run and lost its answer). The host gets the
-   * challenge id too: a host that committed and then threw answers `true`
-   * to the same challenge's retry (the port's contract), so the code is not
-   * lost. The claim is given back whatever the host answers, so a failed
-   * call never costs a code.
+   * The first step of spending the code with this hash (`hashBackupCode`),
+   * when it is one of the user's unused backup codes; `consume` is the
+   * second. `claimant` (a challenge id) claims the code in the store while the host
+   * spends it, so no other challenge reaches the host with it meanwhile (the
+   * same challenge's retry does: its earlier claim write may have run and
+   * lost its answer). `false`: another claimant holds it.
    */
-  async spend (userId: number, hash: string, claimant: string): Promise<boolean> {
-    const key = `2fa:backup-claim:${userId}:${hash}`
-    if (!await claimAs(this.#store, key, claimant, CLAIM_TTL_MS)) return false
+  async claim (userId: number, hash: string, claimant: string): Promise<boolean> {
+    return await claimAs(this.#store, claimKey(userId, hash), claimant, CLAIM_TTL_MS)
+  }
+
+  /**
+   * The host spends the claimed code. It gets the challenge id too: a host
+   * that committed and then threw answers `true` to the same challenge's
+   * retry (the port's contract), so the code is not lost. The claim is given
+   * back whatever the host answers, so a failed call never costs a code; the
+   * answer does not wait for that (best effort: the claim expires anyway),
+   * so the caller's own writes go with it.
+   */
+  async consume (userId: number, hash: string, claimant: string): Promise<boolean> {
     try {
       return await this.#port.consumeBackupCode(userId, hash, claimant)
     } finally {
-      await this.#store.delete(key).catch(() => {})
+      this.#store.delete(claimKey(userId, hash)).catch(() => {})
     }
   }
 

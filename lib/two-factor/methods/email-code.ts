@@ -7,7 +7,9 @@ import { loggedError, type LoggedError } from '../../adapters/guard.js'
 import type { Settings } from '../../config/settings.js'
 import type { StateStore } from '../../store/types.js'
 
-const key = (challengeId: string): string => `2fa:email:${challengeId}`
+/** The store key of a challenge's emailed code. */
+export const emailCodeKey = (challengeId: string): string => `2fa:email:${challengeId}`
+const key = emailCodeKey
 
 /** Six digits from the CSPRNG, leading zeros kept. */
 export function newEmailCode (): string {
@@ -95,10 +97,10 @@ export class EmailCodeProvider {
   /**
    * Whether `code` is the challenge's code. Reads only: the code is bound to
    * its challenge, and the challenge's one atomic claim is what makes a
-   * sign-in single use.
+   * sign-in single use. `known`: the code's entry, read already with other reads.
    */
-  async check (tokens: Settings['tokens'], challengeId: string, code: string): Promise<boolean> {
-    const stored = await this.#store.get(key(challengeId))
+  async check (tokens: Settings['tokens'], challengeId: string, code: string, known?: string | null): Promise<boolean> {
+    const stored = known !== undefined ? known : await this.#store.get(key(challengeId))
     if (stored === null) return false
     return this.#hasher.matches(tokens, parseStored(stored), `${challengeId}:${code}`)
   }

@@ -10,7 +10,7 @@ const SIX_DIGITS = /^\d{6}$/
 // A code of step S is accepted until step S + 1 ends; its claim must outlive that.
 const REPLAY_TTL_MS = 4 * TOTP_PERIOD * 1000
 
-const keys = {
+export const totpKeys = {
   lastStep: (userId: number) => `2fa:totp-last:${userId}`,
   usedStep: (userId: number, step: number) => `2fa:totp-used:${userId}:${step}`
 }
@@ -58,11 +58,12 @@ export class TotpProvider {
     this.#clock = clock
   }
 
-  /** The step a fresh code of `secret` matches, or `null`. Reads only. */
-  async match (userId: number, secret: string | null, code: string): Promise<number | null> {
+  /** The step a fresh code of `secret` matches, or `null`. Reads only (`knownLast`: the last step's entry, read already with other reads). */
+  async match (userId: number, secret: string | null, code: string, knownLast?: string | null): Promise<number | null> {
     if (secret === null) return null
-    const last = await this.#store.get(keys.lastStep(userId))
-    return await matchTotpStep(secret, code, this.#clock(), last === null ? undefined : Number(last))
+    const last = knownLast !== undefined ? knownLast : await this.#store.get(totpKeys.lastStep(userId))
+    // the last step itself still matches: its claim decides (the claimant's own retry wins it, anyone else loses)
+    return await matchTotpStep(secret, code, this.#clock(), last === null ? undefined : Number(last) - 1)
   }
 
   /**
@@ -71,11 +72,13 @@ export class TotpProvider {
    * still succeeds; anyone else gets `false`.
    */
   async claim (userId: number, step: number, claimant: string): Promise<boolean> {
-    const key = keys.usedStep(userId, step)
-    if (!await claimAs(this.#store, key, claimant, REPLAY_TTL_MS)) return false
-    // only narrows the window for an older code; the claim above is what stops a replay
-    await this.#store.set(keys.lastStep(userId), String(step), REPLAY_TTL_MS).catch(() => {})
-    return true
+    const [claimed] = await Promise.all([
+      claimAs(this.#store, totpKeys.usedStep(userId, step), claimant, REPLAY_TTL_MS),
+      // with the claim, in its round trip: it only narrows the window for an older code (the claim is what stops a
+      // replay), and a claim lost to another request of the same step leaves it as that request sets it
+      this.#store.set(totpKeys.lastStep(userId), String(step), REPLAY_TTL_MS).catch(() => {})
+    ])
+    return claimed
   }
 
   /** Whether `code` is a fresh code of `secret`; a right code is spent. */
