@@ -5,13 +5,28 @@
 import fastifyJwt from '@fastify/jwt'
 import argon2 from 'argon2'
 import Fastify, { type FastifyInstance } from 'fastify'
-import jwtLogin, { ARGON2_OPTIONS, type PasskeyPort, type PublicUser, type StateStore, type TwoFactorPort, type UserAdapter } from '../lib/index.js'
+import jwtLogin, { ARGON2_OPTIONS, MemoryStore, type PasskeyPort, type PublicUser, type StateStore, type TwoFactorPort, type UserAdapter } from '../lib/index.js'
 import { MemoryPasskeyStore, MemoryTwoFactorStore, MemoryUserAdapter, type MemoryUser } from '../lib/testing.js'
-import { AUDIENCE, ISSUER, PASSKEY_ORIGIN, PASSKEY_RP_ID, REFRESH_LIFETIME, SECRET, signInUser, totpUser, USER } from './shared.js'
+import { AUDIENCE, ISSUER, KEYCLOAK_USER, PASSKEY_ORIGIN, PASSKEY_RP_ID, REFRESH_LIFETIME, SECRET, signInUser, totpUser, USER } from './shared.js'
 
 /** The baselines verify what @fastify/jwt can check itself: the pinned algorithm, issuer and audience. */
 const BASELINE_VERIFY = { algorithms: ['HS256' as const], allowedIss: ISSUER, allowedAud: AUDIENCE }
 const JSON_TYPE = 'application/json; charset=utf-8'
+
+/**
+ * Keycloak's default argon2 parameters (its `argon2` password-hashing
+ * provider: argon2id, 7 MiB, 5 iterations, 1 lane), for the sizing run's
+ * sign-in beside Keycloak's published figures.
+ */
+export const KEYCLOAK_ARGON2_OPTIONS = { type: argon2.argon2id, memoryCost: 7168, timeCost: 5, parallelism: 1 } as const
+
+/**
+ * A very cheap argon2id (64 KiB, 1 pass): the stored hash of
+ * the sizing run's TOTP users, whose password sign-ins are only the
+ * unmeasured challenges before the measured second factors, so that making
+ * thousands of them costs little.
+ */
+const CHALLENGE_ARGON2_OPTIONS = { type: argon2.argon2id, memoryCost: 64, timeCost: 1, parallelism: 1 } as const
 
 /** What a subject app is registered with beside the common settings. */
 interface SubjectOptions {
@@ -20,6 +35,8 @@ interface SubjectOptions {
   maxPerUser?: number
   passkeys?: PasskeyPort
   twoFactor?: TwoFactorPort
+  /** `passwordHashing.concurrency`; the default (one fewer than the cores) when absent */
+  hashingConcurrency?: number
 }
 
 /**
@@ -28,9 +45,10 @@ interface SubjectOptions {
  * again; the default (50) keeps the login runs at a real user's steady
  * state, and the store-growth run, whose sessions must all live, raises it.
  * `passkeys`: a passkey port turns passkeys on (see `subjectPasskeyApp`);
- * `twoFactor`: a two-factor port turns the second step on (see `remoteApp`).
+ * `twoFactor`: a two-factor port turns the second step on (see `remoteApp`);
+ * `hashingConcurrency`: the password-hashing bound (see `sizingApp`).
  */
-async function registered ({ users, store, maxPerUser = 50, passkeys, twoFactor }: SubjectOptions): Promise<FastifyInstance> {
+async function registered ({ users, store, maxPerUser = 50, passkeys, twoFactor, hashingConcurrency }: SubjectOptions): Promise<FastifyInstance> {
   const app = Fastify()
   await app.register(jwtLogin, {
     users,
@@ -45,6 +63,7 @@ async function registered ({ users, store, maxPerUser = 50, passkeys, twoFactor 
       // the baselines have no request limit; the login lockouts stay on (successes do not count)
       limits: { requestsPerIp: { max: 1_000_000_000, window: '1m' }, signInsPerAccount: { max: 1_000_000_000, window: '1m' } },
       sessions: { maxPerUser },
+      ...(hashingConcurrency === undefined ? {} : { passwordHashing: { concurrency: hashingConcurrency } }),
       ...(passkeys === undefined ? {} : { passkeys: { enabled: true, rpId: PASSKEY_RP_ID, origins: [PASSKEY_ORIGIN] } })
     }
   })
@@ -78,19 +97,29 @@ export class BenchUsers implements UserAdapter<MemoryUser> {
     this.#inner = inner
   }
 
-  static async create (count: number): Promise<BenchUsers> {
+  /**
+   * `count` sign-in users and `totp` TOTP users (as many by default), all
+   * with the bench user's password; the TOTP users' stored hash is
+   * `totpPasswordHash` when given, else the bench user's.
+   */
+  static async create (count: number, { totp = count, totpPasswordHash }: { totp?: number, totpPasswordHash?: string } = {}): Promise<BenchUsers> {
     const inner = new MemoryUserAdapter()
     const bench = await inner.addUser(USER)
     const users = new BenchUsers(inner)
-    for (let i = 0; i < count; i++) {
-      users.#add(bench, signInUser(i))
-      users.totpIds.push(users.#add(bench, totpUser(i)))
-    }
+    for (let i = 0; i < count; i++) users.#add(bench, signInUser(i))
+    const totpUsers = totpPasswordHash === undefined ? bench : { ...bench, passwordHash: totpPasswordHash }
+    for (let i = 0; i < totp; i++) users.totpIds.push(users.#add(totpUsers, totpUser(i)))
     return users
   }
 
-  #add (bench: MemoryUser, { id, login, email }: { id: number, login: string, email: string }): number {
-    const user: MemoryUser = { ...bench, ID: id, user_login: login, user_email: email, display_name: login, roles: [...bench.roles] }
+  /** One more user with the bench user's password under `passwordHash` (a hash made with other parameters); answers its id. */
+  async addWithHash (who: { id: number, login: string, email: string }, passwordHash: string): Promise<number> {
+    const bench = await this.#inner.findByEmail(USER.email) as MemoryUser
+    return this.#add({ ...bench, passwordHash }, who)
+  }
+
+  #add (model: MemoryUser, { id, login, email }: { id: number, login: string, email: string }): number {
+    const user: MemoryUser = { ...model, ID: id, user_login: login, user_email: email, display_name: login, roles: [...model.roles] }
     this.#byEmail.set(email, user)
     this.#byLogin.set(login, user)
     this.#byId.set(id, user)
@@ -128,6 +157,16 @@ export async function floodApp (): Promise<FastifyInstance> {
   return await registered({ users: await BenchUsers.create(1) })
 }
 
+/** A `MemoryTwoFactorStore` in which each of `ids` has TOTP on with `secret`. */
+async function totpPort (ids: number[], secret: string): Promise<MemoryTwoFactorStore> {
+  const port = new MemoryTwoFactorStore()
+  for (const id of ids) {
+    await port.setTotpSecret(id, secret)
+    port.enable(id, 'totp')
+  }
+  return port
+}
+
 /**
  * The subject of the latency run: jwt-login on `store`, with the users of
  * `BenchUsers` and a `MemoryTwoFactorStore` in which every TOTP user has
@@ -135,12 +174,33 @@ export async function floodApp (): Promise<FastifyInstance> {
  */
 export async function remoteApp (store: StateStore, users: number, totpSecret: string): Promise<FastifyInstance> {
   const benchUsers = await BenchUsers.create(users)
-  const port = new MemoryTwoFactorStore()
-  for (const id of benchUsers.totpIds) {
-    await port.setTotpSecret(id, totpSecret)
-    port.enable(id, 'totp')
-  }
-  return await registered({ users: benchUsers, store, twoFactor: port })
+  return await registered({ users: benchUsers, store, twoFactor: await totpPort(benchUsers.totpIds, totpSecret) })
+}
+
+/** Sign-in users of the sizing server: one for each refresh chain, the last for the validated token, with room to spare. */
+export const SIZING_SIGN_IN_USERS = 64
+
+/**
+ * The subject of the sizing run (bench/sizing.ts): jwt-login on a memory
+ * store, with the password-hashing bound at `hashingConcurrency`, and as
+ * users
+ * - the bench user (the default argon2 parameters, `ARGON2_OPTIONS`), whom
+ *   the sign-in load signs in again and again;
+ * - `KEYCLOAK_USER`, the same password hashed with Keycloak's defaults
+ *   (argon2 reads the parameters from the stored hash, so nothing else
+ *   differs);
+ * - `SIZING_SIGN_IN_USERS` sign-in users, for the refresh chains and the
+ *   validated token, whom no load signs in (their sessions stay);
+ * - `totpUsers` TOTP users, each second factor a fresh one's, with TOTP on
+ *   with `totpSecret` and a cheap stored hash (`CHALLENGE_ARGON2_OPTIONS`).
+ * The store's bounds are raised so that every TOTP user's entries fit (a
+ * challenge and a second factor write 5 state entries and 9 counters).
+ */
+export async function sizingApp (totpUsers: number, totpSecret: string, hashingConcurrency: number): Promise<FastifyInstance> {
+  const users = await BenchUsers.create(SIZING_SIGN_IN_USERS, { totp: totpUsers, totpPasswordHash: await argon2.hash(USER.password, CHALLENGE_ARGON2_OPTIONS) })
+  await users.addWithHash(KEYCLOAK_USER, await argon2.hash(USER.password, KEYCLOAK_ARGON2_OPTIONS))
+  const store = new MemoryStore({ maxEntries: 100_000 + 8 * totpUsers, maxCounters: 100_000 + 12 * totpUsers })
+  return await registered({ users, store, twoFactor: await totpPort(users.totpIds, totpSecret), hashingConcurrency })
 }
 
 /**

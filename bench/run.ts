@@ -14,11 +14,13 @@
  * the parent (`passkeys.ts`), and reported in its own table, with no goal.
  * Validate under a login flood (`flood.ts`) runs a second autocannon on the
  * same server; the latency run (`remote.ts`) puts a delay proxy between the
- * servers and their stores and measures sequential requests.
+ * servers and their stores and measures sequential requests. The sizing run
+ * (`sizing.ts`) measures the CPU time per request of each flow on one
+ * server, for the sizing table of docs/deployment.md.
  *
  * `BENCH_ONLY` runs one part (and what it takes along): `comparisons`
  * everything but the scaling run; `stores` the store comparisons (with the
- * bare store routes); `flood`, `remote`, `passkeys`, `scaling` each alone.
+ * bare store routes); `flood`, `remote`, `passkeys`, `sizing`, `scaling` each alone.
  * `BENCH_SESSIONS` lists the scaling run's levels (default
  * 10000,100000,1000000); `BENCH_REMOTE_DELAYS_MS` the latency run's delays
  * besides 0 (default 1,5), `BENCH_REMOTE_REQUESTS` its measured requests
@@ -34,6 +36,7 @@ import { FLOOD_CONNECTIONS, HASHING_CONCURRENCY, validateUnderLoginFlood, type F
 import { passkeySignIns, printPasskeys, type PasskeyComparison } from './passkeys.js'
 import { LOGIN_REMOTE_GOAL, printRemote, remoteLatency, type RemoteResult, type RemoteSettings } from './remote.js'
 import { printScaling, scaling, type ScalingRow } from './scaling.js'
+import { printSizing, sizing, type SizingResult } from './sizing.js'
 import { ServerProcess, stopAll } from './servers.js'
 import { PREFIX, type ServerKind } from './shared.js'
 import { JSON_HEADERS, LOGIN_BODY, loginTarget, signIn, validateTarget } from './targets.js'
@@ -64,7 +67,7 @@ function remoteDelays (): number[] {
 }
 
 /** What `BENCH_ONLY` can name. */
-const PART_NAMES = ['comparisons', 'stores', 'flood', 'remote', 'passkeys', 'scaling'] as const
+const PART_NAMES = ['comparisons', 'stores', 'flood', 'remote', 'passkeys', 'sizing', 'scaling'] as const
 type Part = typeof PART_NAMES[number]
 
 function only (): Part | null {
@@ -79,11 +82,12 @@ const ROUNDS = positiveInteger('BENCH_ROUNDS', 3)
 const ONLY = only()
 /** What each `BENCH_ONLY` runs: `comparisons` takes every comparison along, the scaling run aside. */
 const PARTS: Record<Part, Part[]> = {
-  comparisons: ['comparisons', 'stores', 'passkeys', 'flood', 'remote'],
+  comparisons: ['comparisons', 'stores', 'passkeys', 'flood', 'remote', 'sizing'],
   stores: ['stores'],
   flood: ['flood'],
   remote: ['remote'],
   passkeys: ['passkeys'],
+  sizing: ['sizing'],
   scaling: ['scaling']
 }
 const runs = (part: Part): boolean => ONLY === null || PARTS[ONLY].includes(part)
@@ -314,12 +318,13 @@ interface Measured {
   passkeys: PasskeyComparison | null
   flood: FloodComparison | null
   remote: RemoteResult | null
+  sizing: SizingResult | null
   scaled: { rows: ScalingRow[], weighing: string[] } | null
 }
 
 /** Everything the run measures; its servers and backends are stopped afterwards, whatever happens. */
 async function measureAll (): Promise<Measured> {
-  const measured: Measured = { comparisons: [], growth: null, passkeys: null, flood: null, remote: null, scaled: null }
+  const measured: Measured = { comparisons: [], growth: null, passkeys: null, flood: null, remote: null, sizing: null, scaled: null }
   try {
     if (runs('comparisons')) measured.comparisons.push(await validate(), await authenticate(), await login())
     if (runs('stores')) {
@@ -334,6 +339,7 @@ async function measureAll (): Promise<Measured> {
     }
     if (runs('passkeys')) measured.passkeys = await passkeyLogin()
     if (runs('remote')) measured.remote = await withServers(async () => await remoteLatency(backends, REMOTE))
+    if (runs('sizing')) measured.sizing = await withServers(async () => await sizing({ rounds: ROUNDS, seconds: SECONDS, warmUpSeconds: WARM_UP_SECONDS }))
     if (runs('scaling')) measured.scaled = await scaling(backends, { sizes: SESSIONS, seconds: SECONDS, warmUpSeconds: WARM_UP_SECONDS })
   } finally {
     await stopAll()
@@ -410,12 +416,13 @@ function printVerdict (comparisons: Comparison[], others: RatioLine[]): void {
 
 async function main (): Promise<void> {
   console.log(`jwt-login benchmarks: node ${process.version}, ${os.availableParallelism()} CPUs, ${SECONDS} s per run, ${ROUNDS} interleaved rounds, ${WARM_UP_SECONDS} s warm-up per server, load average ${loadAverage()}${ONLY === null ? '' : `, ${ONLY} only`}`)
-  const { comparisons, growth, passkeys, flood, remote, scaled } = await measureAll()
+  const { comparisons, growth, passkeys, flood, remote, sizing: sized, scaled } = await measureAll()
   if (comparisons.length > 0) printComparisons(comparisons, growth)
   // before the verdict, whose last lines stay the ratios
   if (flood !== null) printFlood(flood)
   if (passkeys !== null) printPasskeys(passkeys)
   if (remote !== null) printRemote(remote, REMOTE)
+  if (sized !== null) printSizing(sized)
   if (scaled !== null) printScaling(scaled)
   printVerdict(comparisons, remote === null ? [] : [{ name: 'login-remote', value: remote.ratio, goal: LOGIN_REMOTE_GOAL }])
 }

@@ -31,6 +31,8 @@
  *   the latency run's subject (`remoteApp`), its store reached through the
  *   parent's delay proxy at `url`; the shared Redis's keys of the prefix are
  *   deleted on shutdown, straight, not through the proxy
+ * - `subject-sizing <TOTP users> <TOTP secret> <hashing concurrency>`: the
+ *   sizing run's subject (`sizingApp`), on a memory store
  */
 import { randomUUID } from 'node:crypto'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
@@ -38,7 +40,7 @@ import type { FastifyInstance } from 'fastify'
 import { Redis } from 'ioredis'
 import { MemoryStore } from '../lib/index.js'
 import { RedisStore } from '../lib/redis.js'
-import { bareArgon2App, bareHookApp, bareValidateApp, floodApp, remoteApp, subjectApp, subjectHookApp, subjectPasskeyApp, type SessionRead } from './apps.js'
+import { bareArgon2App, bareHookApp, bareValidateApp, floodApp, remoteApp, sizingApp, subjectApp, subjectHookApp, subjectPasskeyApp, type SessionRead } from './apps.js'
 import { clusterRead, postgresRead, redisRead } from './bare-stores.js'
 import { postgresStore } from './postgres.js'
 import { isServerKind, POSTGRES_URL, REDIS_URL, type ChildMessage, type ParentMessage, type Seeded } from './shared.js'
@@ -160,6 +162,15 @@ async function remoteSubject (kind: string, args: string[]): Promise<Built> {
   return { app: await remoteApp(store, count, secret), cleanup: async () => { await store.close() } }
 }
 
+/** The sizing run's subject: its TOTP users, their secret and the password-hashing bound from the arguments. */
+async function sizingSubject (args: string[]): Promise<Built> {
+  const [users, secret, concurrency] = [Number(args[0]), args[1], Number(args[2])]
+  if (!Number.isInteger(users) || users < 1 || secret === undefined || !Number.isInteger(concurrency) || concurrency < 1) {
+    throw new Error('subject-sizing needs the number of TOTP users, the TOTP secret and the hashing concurrency')
+  }
+  return { app: await sizingApp(users, secret, concurrency), cleanup: async () => {} }
+}
+
 async function build (kind: string, args: string[]): Promise<Built> {
   const nothing = async (): Promise<void> => {}
   switch (kind) {
@@ -179,6 +190,7 @@ async function build (kind: string, args: string[]): Promise<Built> {
     case 'subject-hook': return { app: await subjectHookApp(), cleanup: nothing }
     case 'subject-passkeys': return { app: await subjectPasskeyApp(), cleanup: nothing }
     case 'subject-flood': return { app: await floodApp(), cleanup: nothing }
+    case 'subject-sizing': return await sizingSubject(args)
     // the store kinds (the kind was checked before)
     default: return await storeSubject(kind, args)
   }

@@ -38,10 +38,13 @@ export function totpUser (i: number): { id: number, login: string, email: string
   return { id: 20_000_000 + i, login: `totp-${i}`, email: `totp-${i}@example.com` }
 }
 
+/** The sizing run's user whose stored hash has Keycloak's default argon2 parameters (the bench user's password). */
+export const KEYCLOAK_USER = { id: 30_000_000, login: 'keycloak-params', email: 'keycloak-params@example.com' }
+
 export const SERVER_KINDS = [
   'bare-validate', 'bare-hook', 'bare-argon2', 'subject', 'subject-hook', 'subject-passkeys',
   'subject-memory', 'subject-redis', 'subject-cluster', 'subject-postgres',
-  'bare-redis-validate', 'bare-cluster-validate', 'bare-postgres-validate', 'subject-flood', 'remote-redis', 'remote-postgres'
+  'bare-redis-validate', 'bare-cluster-validate', 'bare-postgres-validate', 'subject-flood', 'remote-redis', 'remote-postgres', 'subject-sizing'
 ] as const
 export type ServerKind = typeof SERVER_KINDS[number]
 

@@ -99,8 +99,8 @@ function peekKeys (subjects: Reservable[]): string[] {
  *
  * A refused attempt locks the subjects over their limit (`lock:<key>`, until
  * the window ends): while a subject is locked and at its limit, attempts are
- * refused without being counted.
-
+ * refused and leave no count (on a store whose calls take effect in order,
+ * they are counted in the round trip that reads the lock, and given back).
  */
 export class AttemptLimiter {
   readonly #store: StateStore
