@@ -118,18 +118,35 @@ export class AttemptLimiter {
    * effect in the order made (`ordered`), the read and the count travel
    * together: the store reads before it counts, so the credits cover only
    * earlier attempts, and an attempt a lock refuses is given back. Elsewhere
-   * the count waits for the read, and a locked subject's attempt is refused
-   * without being counted.
+   * the count waits for the read (a locked subject's attempt is refused
+   * without being counted), and the last subject counts only once the others
+   * let the attempt through.
    */
   async reserve (subjects: Reservable[], alsoRead: readonly string[] = []): Promise<Reservation> {
     const start = this.#now()
     const keys = [...peekKeys(subjects), ...alsoRead]
     if (this.#store.ordered !== true) {
       const values = await readMany(this.#store, keys)
+      const read = values.slice(peekKeys(subjects).length)
       const peeks = this.#peeks(subjects, values)
       const locked = this.#locked(subjects, peeks, values)
       if (locked !== null) return locked
-      return await this.#counted(subjects, values, await this.#count(subjects, peeks, start))
+      if (subjects.length === 1) return await this.#counted(await this.#count(subjects, peeks, start), read)
+      // the last subject (an account, found by the caller's lookup) only counts attempts the others let
+      // through: counted together, calls that overtake one another could rank one attempt low on one
+      // subject and high on another, and the attempts refused on either would leave both short of their limit
+      const early = await this.#counted(await this.#count(subjects.slice(0, -1), peeks, start), read)
+      if (!early.ok) return early
+      let late: Reservation
+      try {
+        late = await this.#counted(await this.#count(subjects.slice(-1), peeks.slice(-1), start), read)
+      } catch (error) {
+        await this.release(early.holds)
+        throw error
+      }
+      if (late.ok) return { ok: true, holds: [...early.holds, ...late.holds], read }
+      await this.release(early.holds)
+      return late
     }
     const [read, counts] = await Promise.all([
       Promise.allSettled([readMany(this.#store, keys)]),
@@ -151,7 +168,7 @@ export class AttemptLimiter {
       await this.release(fulfilled(netted))
       return locked
     }
-    return await this.#counted(subjects, values.value, netted)
+    return await this.#counted(netted, values.value.slice(peekKeys(subjects).length))
   }
 
   /** The attempt failed: it stays counted on every subject, and a `reset` subject records it as a failure a success may forgive. */
@@ -223,7 +240,7 @@ export class AttemptLimiter {
   }
 
   /** The counts in: a failed one gives back the others; a subject over its limit is locked, and every attempt given back. */
-  async #counted (subjects: Reservable[], values: Array<string | null>, counts: Array<PromiseSettledResult<Hold>>): Promise<Reservation> {
+  async #counted (counts: Array<PromiseSettledResult<Hold>>, read: Array<string | null>): Promise<Reservation> {
     const holds = fulfilled(counts)
     const failure = counts.find((c): c is PromiseRejectedResult => c.status === 'rejected')
     if (failure !== undefined) {
@@ -232,7 +249,6 @@ export class AttemptLimiter {
       throw failure.reason
     }
     const over = holds.filter(h => h.counted > h.subject.limit.max)
-    const read = values.slice(peekKeys(subjects).length)
     if (over.length === 0) return { ok: true, holds, read }
     // the locks and the attempts given back, together
     throwFirstFailure(await Promise.allSettled([
