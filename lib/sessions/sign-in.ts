@@ -27,9 +27,11 @@ export interface NewSession {
   /**
    * Forgets a session whose answer was not given: its state ends (the
    * access token too, never delivered) and it leaves the index. Best effort:
-   * what fails is listed as ended or expires.
+   * what fails is listed as ended or expires. `unused`: refused by its count
+   * before anything could use it, its entry is deleted rather than marked
+   * ended, so that refused sign-ins leave nothing behind.
    */
-  discard: () => Promise<void>
+  discard: (unused?: boolean) => Promise<void>
   /**
    * Once the sign-in is final: `session.started`, and the user's oldest
    * sessions beyond `sessions.maxPerUser` end. Never throws: nothing may fail
@@ -67,9 +69,9 @@ export function prepareSession (ctx: JwtLoginContext, call: Call, user: PublicUs
       ctx.sessions.add({ userId, sessionId, endsAt: ctx.clock() + lifetimeMs, family, origin, ip: call.ip, userAgent: call.userAgent }, knownIndex).then((count) => { joined = count })
     ]))
   }
-  const discard = async (): Promise<void> => {
+  const discard = async (unused = false): Promise<void> => {
     await Promise.all([
-      ctx.tokens.discardSession(settings, sessionId),
+      ctx.tokens.discardSession(settings, sessionId, unused),
       ctx.sessions.forget(userId, (id) => id === sessionId).catch(() => {})
     ])
   }
@@ -143,12 +145,11 @@ export async function completeSignIn (ctx: JwtLoginContext, call: Call, user: un
   const gated = ctx.secondFactor === null || origin.secondFactor !== undefined ? null : await ctx.secondFactor(user, publicUser, { ...call, startedAt }, origin)
   if (gated !== null && 'jwt' in gated) return gated
   const session = prepareSession(ctx, call, publicUser, startedAt, gated === null ? origin : { ...origin, secondFactor: gated.passed })
-  try {
-    throwFirstFailure(await Promise.allSettled([countSignIn(ctx, call, publicUser.ID, signInKey(publicUser.ID)), session.start(knownIndex)]))
-  } catch (error) {
-    // nothing was answered: the session ends, and a trusted device's token works again
-    await Promise.all([session.discard(), gated?.giveBack?.().catch(() => {})])
-    throw error
+  const [counted, started] = await Promise.allSettled([countSignIn(ctx, call, publicUser.ID, signInKey(publicUser.ID)), session.start(knownIndex)])
+  if (counted.status === 'rejected' || started.status === 'rejected') {
+    // nothing was answered: the session ends (a sign-in over its count leaves no entry), and a trusted device's token works again
+    await Promise.all([session.discard(started.status === 'fulfilled'), gated?.giveBack?.().catch(() => {})])
+    throwFirstFailure([counted, started])
   }
   await session.settle()
   return gated?.answer === undefined ? session.tokens : { ...session.tokens, ...gated.answer }

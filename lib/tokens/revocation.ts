@@ -133,6 +133,11 @@ export class Revocation {
     await this.revokeSession(settings, claims.sid, claims.exp * 1000)
   }
 
+  /** Deletes a session's entry: for a session whose tokens were never given out. */
+  async forgetSession (sessionId: string): Promise<void> {
+    await this.#store.delete(stateKeys.session(sessionId))
+  }
+
   /**
    * Ends a session: the one entry of the session becomes `revoked`, so its
    * refresh family is gone and its access tokens are refused until they have

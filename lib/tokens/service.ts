@@ -126,9 +126,14 @@ export class TokenService {
     return token
   }
 
-  /** Ends a session prepared for an answer that was not given, its access token too (best effort). */
-  async discardSession (settings: Settings, sessionId: string): Promise<void> {
-    await this.#revocation.revokeSession(settings, sessionId).catch(() => {})
+  /**
+   * Ends a session prepared for an answer that was not given, its access
+   * token too (best effort). `unused`: a sign-in refused by its count, whose
+   * tokens never left the process: its entry goes rather than becoming an
+   * ended-session mark, so refused sign-ins leave nothing in the store.
+   */
+  async discardSession (settings: Settings, sessionId: string, unused = false): Promise<void> {
+    await (unused ? this.#revocation.forgetSession(sessionId) : this.#revocation.revokeSession(settings, sessionId)).catch(() => {})
   }
 
   /** Spends a refresh token and answers its successor; a reuse ends the session and tells `onReuse`. */

@@ -471,22 +471,25 @@ t.test('a store that fails only on reads makes login answer 503 / 201 from the f
 t.test('request rate limit per IP: 429 / 200 with Retry-After', async (t) => {
   const { app } = await buildApp({ refresh: { enabled: true }, limits: { requestsPerIp: { max: 2, window: '1m' } } })
   t.teardown(() => app.close())
-  // a route that spends something guessable (validate and revoke need a signed token and are not counted)
-  const refresh = async (): Promise<Awaited<ReturnType<typeof app.inject>>> =>
-    await app.inject({ method: 'POST', url: '/jwt-login/v1/auth/refresh' })
-  t.equal((await refresh()).statusCode, 400)
-  t.equal((await refresh()).statusCode, 400)
-  const limited = await refresh()
+  // a route that spends something guessable (validate, revoke and refresh need a token no one can guess, and are not counted)
+  const login = async (): Promise<Awaited<ReturnType<typeof app.inject>>> =>
+    await app.inject({ method: 'POST', url: '/jwt-login/v1/auth' })
+  t.equal((await login()).statusCode, 400)
+  t.equal((await login()).statusCode, 400)
+  const limited = await login()
   t.equal(limited.statusCode, 429)
   t.same(limited.json(), { success: false, data: { message: 'Too many requests; retry later.', errorCode: 200 } })
   const retryAfter = Number(limited.headers['retry-after'])
   t.ok(retryAfter >= 1 && retryAfter <= 60, `Retry-After is ${retryAfter}`)
-  const other = await app.inject({ method: 'POST', url: '/jwt-login/v1/auth/refresh', remoteAddress: '10.0.0.9' })
+  const other = await app.inject({ method: 'POST', url: '/jwt-login/v1/auth', remoteAddress: '10.0.0.9' })
   t.equal(other.statusCode, 400, 'another IP has its own count')
   for (let i = 0; i < 3; i++) {
     const open = await app.inject({ method: 'GET', url: '/jwt-login/v1/auth/validate' })
     t.equal(open.statusCode, 400, 'validate does not count against the limit')
     t.notOk('x-ratelimit-limit' in open.headers, 'and sends no rate-limit headers')
+    const refresh = await app.inject({ method: 'POST', url: '/jwt-login/v1/auth/refresh' })
+    t.equal(refresh.statusCode, 400, 'nor does refresh')
+    t.notOk('x-ratelimit-limit' in refresh.headers)
   }
 })
 
