@@ -51,6 +51,21 @@ t.test('reset: a claim that fails gives the code back, and the code still works'
   t.equal((await put(code)).statusCode, 200)
 })
 
+t.test('reset: a claim that fails takes its cutoff back; when that fails too, it is logged and sign-ins are refused for the minute', async (t) => {
+  const { store, logs, requestCode, put, signIn } = await resetApp(t)
+  const code = await requestCode()
+  // the claim fails; the hold (the first write of the user's cutoff) runs, and its cancel (the second) fails
+  let cutoffs = 0
+  store.rule = (method, key) => (method === 'compareAndSet' && key.startsWith('reset:')) ||
+    (method === 'compareAndSet' && key.startsWith('revoked:user:') && ++cutoffs === 2)
+  const failed = await put(code)
+  t.same([failed.statusCode, errorCode(failed)], [503, 201], 'the claim\'s failure answers')
+  t.ok(logs.some(l => l.level === 40 && l.msg.includes('could not take its session cutoff back')), 'the cutoff left held is logged')
+  store.rule = null
+  t.equal((await signIn(ALICE.password)).statusCode, 200, 'the password did not change')
+  t.equal((await put(code)).statusCode, 200, 'and the code still works')
+})
+
 t.test('reset: when the code cannot be given back either, the loss is logged and the answer says sessions may have ended', async (t) => {
   const { store, logs, requestCode, put, signIn } = await resetApp(t)
   const code = await requestCode()

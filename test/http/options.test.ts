@@ -145,6 +145,7 @@ t.test('a store method that looks like a misspelt optional one is refused; a dif
   t.match(await refusal({ store: { ...base, getmany: async () => [] } }), { path: 'store/getmany', message: 'invalid option store/getmany: is not a method of the state store (StateStore); did you mean `getMany`? (optional: getMany, close, attachLogger)' })
   t.match(await refusal({ store: { ...base, attachLoger: () => {} } }), { path: 'store/attachLoger', message: /did you mean `attachLogger`\?/ })
   t.match(await refusal({ store: { ...base, clsoe: async () => {} } }), { path: 'store/clsoe', message: /did you mean `close`\?/ })
+  t.match(await refusal({ store: { ...base, ordered: 'yes' } }), { path: 'store/ordered', message: /must be true or false/ })
   await accepted(t, { store: { ...base, setMany: async () => {}, flush: async () => {} } })
 })
 

@@ -95,3 +95,23 @@ t.test('a cutoff write that keeps losing its compare-and-set gives up with 503 /
   t.match(error, { code: 'ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', statusCode: 503 })
   t.equal(await tokens.userCutoff(USER.ID), null, 'nothing was written')
 })
+
+t.test('cancelHold takes a provisional cutoff back without moving the cutoff, and leaves the others', async (t) => {
+  const clock = testClock(Date.now())
+  const store = new MemoryStore({ clock })
+  t.teardown(() => store.close())
+  const tokens = new TokenService(buildKeyMaterial(settings().tokens), 'HS256', store, clock)
+  const t0 = clock()
+  const before = tokens.sign(settings(), USER, 'access', { sessionId: tokens.newSessionId(t0 - 1000) }).claims
+  await tokens.cancelHold(settings(), USER.ID, 'never held')
+  t.equal(await tokens.isRevoked(before), false, 'nothing held: nothing ended')
+  await tokens.revokeUserTokens(settings(), USER.ID, t0 - 5000)
+  const written = await tokens.holdUserTokens(settings(), USER.ID, 'change', t0 + 60_000)
+  await tokens.holdUserTokens(settings(), USER.ID, 'other', t0 + 60_000)
+  t.equal(await tokens.isRevoked(before), true, 'held: the session is refused')
+  await tokens.cancelHold(settings(), USER.ID, 'change', written)
+  t.equal(await tokens.isRevoked(before), true, 'the other change still holds it')
+  await tokens.cancelHold(settings(), USER.ID, 'other')
+  t.equal(await tokens.isRevoked(before), false, 'both taken back: the session lives again')
+  t.equal(await tokens.userCutoff(USER.ID), t0 - 5000, 'and the cutoff is where it was')
+})
