@@ -45,3 +45,11 @@ t.test('a count of the last subject that fails gives the others their attempt ba
   t.equal(await inner.get('fails:named'), '1')
   t.equal(await inner.get('released:named'), '1', 'given back')
 })
+
+t.test('one subject on an unordered store: read, then counted', async (t) => {
+  const inner = new MemoryStore()
+  t.teardown(() => inner.close())
+  const limiter = new AttemptLimiter(unorderedStore(inner, () => false), Date.now)
+  t.match(await limiter.reserve([subject('alone', 1)]), { ok: true, holds: [{ counted: 1 }] })
+  t.match(await limiter.reserve([subject('alone', 1)]), { ok: false, refusedBy: ['alone'] })
+})
