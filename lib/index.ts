@@ -109,7 +109,7 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
   serveAliases(fastify, prefix, aliases, initial.cors.enabled)
 }
 
-export default fp(jwtLogin, { name: 'jwt-login', fastify: '5.x' })
+export default fp(jwtLogin, { name: 'fastify-jwt-login', fastify: '5.x' })
 export { jwtLogin }
 export { restRouteRewrite } from './http/rest-route.js'
 export { BEARER_SCHEME, jwtLoginOpenApi } from './http/openapi.js'

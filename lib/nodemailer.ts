@@ -1,2 +1,2 @@
-/** `jwt-login/nodemailer`: the mailer port on nodemailer (needs the optional peer `nodemailer`). */
+/** `fastify-jwt-login/nodemailer`: the mailer port on nodemailer (needs the optional peer `nodemailer`). */
 export { NodemailerMailer, SMTP_TIMEOUTS, type NodemailerMailerOptions } from './mail/nodemailer.js'

@@ -1,5 +1,5 @@
 /**
- * `jwt-login/postgres`: the state store on PostgreSQL (needs the optional
+ * `fastify-jwt-login/postgres`: the state store on PostgreSQL (needs the optional
  * peer `pg`), and the SQL of its table for hosts that run their own
  * migrations.
  */

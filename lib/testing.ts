@@ -1,5 +1,5 @@
 /**
- * `jwt-login/testing`: in-memory ports for demos, tests and as worked
+ * `fastify-jwt-login/testing`: in-memory ports for demos, tests and as worked
  * examples for adapter authors. Not for production: nothing here survives
  * a restart or is shared between processes.
  */

@@ -1,5 +1,5 @@
 /**
- * `jwt-login/wordpress`: for hosts moving off WordPress and Simple JWT
+ * `fastify-jwt-login/wordpress`: for hosts moving off WordPress and Simple JWT
  * Login. A user adapter over an existing WordPress database (needs the
  * optional peers `mysql2` and `bcrypt`), WordPress's password hashes for
  * hosts that keep their own adapter (needs `bcrypt`), and the import of

@@ -79,12 +79,12 @@ export function errorTable (): string {
 }
 
 export const ENTRIES: Array<[string, string]> = [
-  ['jwt-login', 'lib/index.ts'],
-  ['jwt-login/redis', 'lib/redis.ts'],
-  ['jwt-login/postgres', 'lib/postgres.ts'],
-  ['jwt-login/nodemailer', 'lib/nodemailer.ts'],
-  ['jwt-login/testing', 'lib/testing.ts'],
-  ['jwt-login/wordpress', 'lib/wordpress.ts']
+  ['fastify-jwt-login', 'lib/index.ts'],
+  ['fastify-jwt-login/redis', 'lib/redis.ts'],
+  ['fastify-jwt-login/postgres', 'lib/postgres.ts'],
+  ['fastify-jwt-login/nodemailer', 'lib/nodemailer.ts'],
+  ['fastify-jwt-login/testing', 'lib/testing.ts'],
+  ['fastify-jwt-login/wordpress', 'lib/wordpress.ts']
 ]
 
 export interface EntryExports { values: string[], types: string[] }

@@ -2,8 +2,8 @@
  * The wiring: a Fastify host with jwt-login on the PostgreSQL adapters, and
  * the plugin's state (sessions, revocations, codes, counters) in the same
  * database through PostgresStore: no Redis needed, and every instance on the
- * database shares it. A host writes `import jwtLogin from 'jwt-login'` and
- * `import { PostgresStore } from 'jwt-login/postgres'`; this example imports
+ * database shares it. A host writes `import jwtLogin from 'fastify-jwt-login'` and
+ * `import { PostgresStore } from 'fastify-jwt-login/postgres'`; this example imports
  * the plugin's source.
  */
 import Fastify, { type FastifyInstance } from 'fastify'

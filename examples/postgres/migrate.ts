@@ -1,7 +1,7 @@
 /**
  * Creates the example's tables, and the plugin's state table, in a
  * PostgreSQL schema of the host's choice.
- * (A host imports from 'jwt-login'; this example imports the source.)
+ * (A host imports from 'fastify-jwt-login'; this example imports the source.)
  */
 import { readFile } from 'node:fs/promises'
 import pg from 'pg'

@@ -1,6 +1,6 @@
 /**
  * The jwt-login passkey port on PostgreSQL (the `passkeys` table of
- * schema.sql). A host imports the types from 'jwt-login'; this example
+ * schema.sql). A host imports the types from 'fastify-jwt-login'; this example
  * imports the plugin's source.
  */
 import type pg from 'pg'

@@ -1,6 +1,6 @@
 /**
  * A jwt-login user adapter on PostgreSQL (the `users` table of schema.sql).
- * A host imports `hashPassword`, `verifyPasswordHash` and the types from 'jwt-login'; this example
+ * A host imports `hashPassword`, `verifyPasswordHash` and the types from 'fastify-jwt-login'; this example
  * imports the plugin's source.
  */
 import { randomBytes } from 'node:crypto'

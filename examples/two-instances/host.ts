@@ -6,7 +6,7 @@
  *
  *   REDIS_PREFIX=myapp: JWT_SECRET=... PORT=3001 node --import tsx examples/two-instances/host.ts
  *
- * A host imports 'jwt-login', 'jwt-login/redis' and its own user adapter;
+ * A host imports 'jwt-login', 'fastify-jwt-login/redis' and its own user adapter;
  * this example imports the plugin's source and its in-memory test users.
  */
 import { readFile } from 'node:fs/promises'
@@ -35,7 +35,7 @@ for (const { twoFactor, ...user } of SEEDED_USERS) {
 const store = await storeFromEnv(process.env)
 
 // The example's "mail": one JSON line per message on stdout, which a script can read.
-// A real host sends it (NodemailerMailer from 'jwt-login/nodemailer').
+// A real host sends it (NodemailerMailer from 'fastify-jwt-login/nodemailer').
 const mailer: Mailer = {
   async send (message) { console.log(JSON.stringify({ mail: message })) }
 }

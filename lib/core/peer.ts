@@ -11,6 +11,6 @@ export function requirePeer<T> (name: string, entry: string): T {
   try {
     return load(name) as T
   } catch (error) {
-    throw new Error(`${entry} needs the package "${name}", an optional peer dependency of jwt-login: npm install ${name}`, { cause: error })
+    throw new Error(`${entry} needs the package "${name}", an optional peer dependency of fastify-jwt-login: npm install ${name}`, { cause: error })
   }
 }

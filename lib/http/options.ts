@@ -233,7 +233,7 @@ function requireMethods (value: unknown, path: string, what: string, methods: st
     const near = misspelling(present, method)
     return near === undefined ? [] : [`\`${near}\` looks like a misspelling of \`${method}\``]
   })
-  const nodemailer = missing.includes('send') && present.includes('sendMail') ? ['this looks like a nodemailer transport: pass new NodemailerMailer({ transport }) from jwt-login/nodemailer'] : []
+  const nodemailer = missing.includes('send') && present.includes('sendMail') ? ['this looks like a nodemailer transport: pass new NodemailerMailer({ transport }) from fastify-jwt-login/nodemailer'] : []
   const advice = [...hints, ...nodemailer].map(hint => `; ${hint}`).join('')
   throw optionError(`${path}/${missing[0] as string}`, `${what} must implement ${methods.join(', ')}; missing: ${missing.join(', ')}${advice}`)
 }
@@ -346,7 +346,7 @@ export function checkSettings (settings: Settings, options: JwtLoginOptions): vo
   checkResetSetup(settings, options.users, options.mailer)
   checkAdapterFor(settings, options.users)
   if (settings.passkeys.enabled && options.passkeys === undefined) {
-    throw new JwtLoginSettingsError('passkeys/enabled', 'passkeys need the `passkeys` option: { port } (a PasskeyPort; MemoryPasskeyStore from jwt-login/testing for a demo)')
+    throw new JwtLoginSettingsError('passkeys/enabled', 'passkeys need the `passkeys` option: { port } (a PasskeyPort; MemoryPasskeyStore from fastify-jwt-login/testing for a demo)')
   }
   if (settings.cors.enabled && trimPrefix(options.prefix ?? DEFAULT_PREFIX) === '') {
     throw new JwtLoginSettingsError('cors/enabled', "with prefix '' the plugin's routes share the host's root, and its CORS would answer the preflights of every host route: leave cors.enabled off and register @fastify/cors for the whole app (docs/browser-apps.md)")

@@ -3,7 +3,7 @@ import { requirePeer } from '../core/peer.js'
 import type SMTPTransport from 'nodemailer/lib/smtp-transport/index.js'
 import type { Mailer, MailMessage } from './types.js'
 
-const nodemailer = requirePeer<typeof import('nodemailer')>('nodemailer', 'jwt-login/nodemailer')
+const nodemailer = requirePeer<typeof import('nodemailer')>('nodemailer', 'fastify-jwt-login/nodemailer')
 
 export interface NodemailerMailerOptions {
   /** The sender, e.g. `"Example" <no-reply@example.com>`. */

@@ -6,7 +6,7 @@ import { RateLimitedLine } from './log-line.js'
 import { POSTGRES_DEFAULT_TABLE, postgresSchemaSql, statements, tableNames, type Operation, type Statement } from './postgres-sql.js'
 import type { StateStore, StoreLogger } from './types.js'
 
-const pg = requirePeer<typeof import('pg')>('pg', 'jwt-login/postgres')
+const pg = requirePeer<typeof import('pg')>('pg', 'fastify-jwt-login/postgres')
 
 export interface PostgresStoreOptions {
   /**

@@ -3,7 +3,7 @@ import type { Cluster, ClusterNode, ClusterOptions, Redis, RedisOptions } from '
 import { requirePeer } from '../core/peer.js'
 import type { StoreLogger } from './types.js'
 
-const ioredis = requirePeer<typeof import('ioredis')>('ioredis', 'jwt-login/redis')
+const ioredis = requirePeer<typeof import('ioredis')>('ioredis', 'fastify-jwt-login/redis')
 
 export interface RedisStoreOptions {
   /**

@@ -3,7 +3,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises'
 import { hashPassword, verifyPasswordHash } from '../adapters/users.js'
 import { requirePeer } from '../core/peer.js'
 
-const bcrypt = requirePeer<typeof import('bcrypt')>('bcrypt', 'jwt-login/wordpress')
+const bcrypt = requirePeer<typeof import('bcrypt')>('bcrypt', 'fastify-jwt-login/wordpress')
 
 /**
  * The form of a stored WordPress password hash:

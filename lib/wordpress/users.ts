@@ -5,7 +5,7 @@ import { requirePeer } from '../core/peer.js'
 import { hashWordPressPassword, verifyWordPressHash, wordPressHashFormat, type WordPressHashFormat, type WordPressHashWrite } from './hashes.js'
 import { parseCapabilities, serializeCapabilities, userLevel } from './roles.js'
 
-const mysql = requirePeer<typeof import('mysql2/promise')>('mysql2/promise', 'jwt-login/wordpress')
+const mysql = requirePeer<typeof import('mysql2/promise')>('mysql2/promise', 'fastify-jwt-login/wordpress')
 
 /** What bcrypt reads of a password. */
 const BCRYPT_MAX_BYTES = 72

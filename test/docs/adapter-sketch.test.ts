@@ -37,7 +37,7 @@ t.test('the user-adapter sketch imports only jwt-login, and uses its password fu
   const sketches = codeBlocks('docs/adapters.md', readPage('docs/adapters.md')).filter(block => block.lang === 'ts' && block.code.includes('UserAdapter<'))
   t.equal(sketches.length, 1, 'one sketch')
   const [sketch] = sketches as [CodeBlock]
-  t.same(importsOf(sketch.code), ['jwt-login'])
+  t.same(importsOf(sketch.code), ['fastify-jwt-login'])
   t.match(sketch.code, /verifyPassword: .*verifyPasswordHash\(/, 'verifyPassword checks with verifyPasswordHash')
   t.match(sketch.code, /setPassword: .*hashPassword\(/, 'setPassword stores a hash of hashPassword')
 })
@@ -53,6 +53,6 @@ t.test('the check finds argon2 however it is imported', async (t) => {
   ]
   const blocks = forms.map((code, index): CodeBlock => ({ page: 'canary.md', line: index + 1, lang: 'ts', code: `${code}\nconsole.log(1)` }))
   t.same(argon2Imports(blocks), forms.map((_, index) => `canary.md:${index + 1}: imports argon2`))
-  t.same(argon2Imports([{ page: 'canary.md', line: 9, lang: 'ts', code: "import { hashPassword } from 'jwt-login'\n// argon2 is jwt-login's" }]), [], 'a mention is no import')
+  t.same(argon2Imports([{ page: 'canary.md', line: 9, lang: 'ts', code: "import { hashPassword } from 'fastify-jwt-login'\n// argon2 is jwt-login's" }]), [], 'a mention is no import')
   t.same(importsOf("import type { X } from 'a'\nexport * from 'b'\nexport const c = 1\nconst d = require(e)"), ['a', 'b'], 'only string specifiers')
 })

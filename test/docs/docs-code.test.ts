@@ -20,12 +20,12 @@ const OPTIONS: ts.CompilerOptions = {
   baseUrl: ROOT,
   // the package's entries, as a host that installed jwt-login imports them
   paths: {
-    'jwt-login': ['lib/index.ts'],
-    'jwt-login/redis': ['lib/redis.ts'],
-    'jwt-login/postgres': ['lib/postgres.ts'],
-    'jwt-login/nodemailer': ['lib/nodemailer.ts'],
-    'jwt-login/testing': ['lib/testing.ts'],
-    'jwt-login/wordpress': ['lib/wordpress.ts']
+    'fastify-jwt-login': ['lib/index.ts'],
+    'fastify-jwt-login/redis': ['lib/redis.ts'],
+    'fastify-jwt-login/postgres': ['lib/postgres.ts'],
+    'fastify-jwt-login/nodemailer': ['lib/nodemailer.ts'],
+    'fastify-jwt-login/testing': ['lib/testing.ts'],
+    'fastify-jwt-login/wordpress': ['lib/wordpress.ts']
   }
 }
 
@@ -65,8 +65,8 @@ const blocks = docPages().flatMap(page => codeBlocks(page, readPage(page))).filt
 
 // Two blocks that must fail keep the check honest: a class imported from the entry it left, and a wrong type.
 const canaries: CodeBlock[] = [
-  { page: 'canary.md', line: 1, lang: 'ts', code: "import { MemoryUserAdapter } from 'jwt-login'\nconsole.log(MemoryUserAdapter)" },
-  { page: 'canary.md', line: 10, lang: 'ts', code: "import { RedisStore } from 'jwt-login/redis'\nconst store: number = new RedisStore({})\nconsole.log(store)" }
+  { page: 'canary.md', line: 1, lang: 'ts', code: "import { MemoryUserAdapter } from 'fastify-jwt-login'\nconsole.log(MemoryUserAdapter)" },
+  { page: 'canary.md', line: 10, lang: 'ts', code: "import { RedisStore } from 'fastify-jwt-login/redis'\nconst store: number = new RedisStore({})\nconsole.log(store)" }
 ]
 
 t.test('every ts code block of README.md and docs/*.md compiles on its own against the package', async (t) => {

@@ -7,7 +7,7 @@ import { NodemailerMailer, SMTP_TIMEOUTS } from '../../lib/nodemailer.js'
 import { renderMail } from '../../lib/mail/templates.js'
 import { startSilentSmtp, startSmtp } from '../helpers/smtp.js'
 
-/** The build of nodemailer that jwt-login/nodemailer loads (nodemailer ships CommonJS and ESM builds). */
+/** The build of nodemailer that fastify-jwt-login/nodemailer loads (nodemailer ships CommonJS and ESM builds). */
 const nodemailer = createRequire(import.meta.url)('nodemailer') as typeof import('nodemailer')
 
 const VALUES = { code: 'K7QX2MPA', display_name: 'Zoë <Admin> & "friends"', email: 'zoe@example.com', site_name: 'Site', expires_in_minutes: '15' }

@@ -10,12 +10,12 @@ import ts from 'typescript'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const ENTRIES: Record<string, string> = {
-  'jwt-login': 'lib/index.ts',
-  'jwt-login/redis': 'lib/redis.ts',
-  'jwt-login/postgres': 'lib/postgres.ts',
-  'jwt-login/nodemailer': 'lib/nodemailer.ts',
-  'jwt-login/testing': 'lib/testing.ts',
-  'jwt-login/wordpress': 'lib/wordpress.ts'
+  'fastify-jwt-login': 'lib/index.ts',
+  'fastify-jwt-login/redis': 'lib/redis.ts',
+  'fastify-jwt-login/postgres': 'lib/postgres.ts',
+  'fastify-jwt-login/nodemailer': 'lib/nodemailer.ts',
+  'fastify-jwt-login/testing': 'lib/testing.ts',
+  'fastify-jwt-login/wordpress': 'lib/wordpress.ts'
 }
 
 /** The README's rows: entry → documented value and type names. */

@@ -47,7 +47,7 @@ await admin.query(`INSERT INTO ${pg.escapeIdentifier(schema)}.users (login, emai
 
 // the user adapter of docs/adapters.md's sketch, its `db` made of a pg pool whose search path is the users' schema
 const USERS_TS = `import pg from 'pg'
-import { hashPassword, verifyPasswordHash, type PublicUser, type UserAdapter } from 'jwt-login'
+import { hashPassword, verifyPasswordHash, type PublicUser, type UserAdapter } from 'fastify-jwt-login'
 
 interface Row { id: number, login: string, email: string, name: string, roles: string[], hash: string }
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, options: \`-c search_path=\${process.env.USERS_SCHEMA}\` })
@@ -69,8 +69,8 @@ export const users: UserAdapter<Row> = {
 
 // the README's quick start with the state store of docs/adapters.md; TYPO and MIGRATE choose the newcomer's mistakes
 const SERVER_TS = `import Fastify from 'fastify'
-import jwtLogin from 'jwt-login'
-import { PostgresStore } from 'jwt-login/postgres'
+import jwtLogin from 'fastify-jwt-login'
+import { PostgresStore } from 'fastify-jwt-login/postgres'
 import { closeUsers, users } from './users.js'
 
 const store = new PostgresStore({ connectionString: process.env.DATABASE_URL, table: process.env.STATE_TABLE })

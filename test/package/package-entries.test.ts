@@ -3,12 +3,12 @@ import { requirePeer } from '../../lib/core/peer.js'
 import { MemoryUserAdapter } from '../../lib/testing.js'
 
 t.test('a missing optional peer is named, with the command that installs it', async (t) => {
-  t.throws(() => requirePeer('jwt-login-no-such-peer', 'jwt-login/example'), {
-    message: 'jwt-login/example needs the package "jwt-login-no-such-peer", an optional peer dependency of jwt-login: npm install jwt-login-no-such-peer'
+  t.throws(() => requirePeer('jwt-login-no-such-peer', 'fastify-jwt-login/example'), {
+    message: 'fastify-jwt-login/example needs the package "jwt-login-no-such-peer", an optional peer dependency of fastify-jwt-login: npm install jwt-login-no-such-peer'
   })
-  const ioredis = requirePeer<typeof import('ioredis')>('ioredis', 'jwt-login/redis')
+  const ioredis = requirePeer<typeof import('ioredis')>('ioredis', 'fastify-jwt-login/redis')
   t.type(ioredis.Redis, 'function', 'an installed peer loads')
-  const pg = requirePeer<typeof import('pg')>('pg', 'jwt-login/postgres')
+  const pg = requirePeer<typeof import('pg')>('pg', 'fastify-jwt-login/postgres')
   t.type(pg.Pool, 'function', 'and so does pg')
 })
 

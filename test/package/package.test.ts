@@ -22,6 +22,9 @@ const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc')
 /** The lowest Fastify release jwt-login supports (the peer range starts there). */
 const LOWEST_FASTIFY = '5.0.0'
 
+/** The first optional peer the WordPress entry loads (its hashes, then its adapter's mysql2). */
+const WORDPRESS_PEER = 'fastify-jwt-login/wordpress needs the package "bcrypt", an optional peer dependency of fastify-jwt-login: npm install bcrypt'
+
 t.setTimeout(600_000)
 
 interface Packed { filename: string, files: Array<{ path: string }> }
@@ -33,6 +36,12 @@ const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', wor
 const packed = (JSON.parse(stdout) as Packed[])[0] as Packed
 const tarball = join(work, packed.filename)
 const shipped = new Set(packed.files.map((file) => file.path))
+
+t.test('the package is published as fastify-jwt-login: the tarball is named for it', async (t) => {
+  const { name, version } = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { name: string, version: string }
+  t.equal(name, 'fastify-jwt-login')
+  t.equal(packed.filename, `fastify-jwt-login-${version}.tgz`)
+})
 
 t.test('the tarball holds the built entries and their documents, and no tests or tooling', async (t) => {
   const pkg = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { exports: Record<string, string | Record<string, string>> }
@@ -80,12 +89,25 @@ t.test('a new ESM host on the lowest supported Fastify type-checks and logs in; 
     fastify: LOWEST_FASTIFY,
     login: 200,
     me: { login: 'alice' },
-    redis: 'jwt-login/redis needs the package "ioredis", an optional peer dependency of jwt-login: npm install ioredis',
-    postgres: 'jwt-login/postgres needs the package "pg", an optional peer dependency of jwt-login: npm install pg'
+    redis: 'fastify-jwt-login/redis needs the package "ioredis", an optional peer dependency of fastify-jwt-login: npm install ioredis',
+    postgres: 'fastify-jwt-login/postgres needs the package "pg", an optional peer dependency of fastify-jwt-login: npm install pg',
+    nodemailer: 'fastify-jwt-login/nodemailer needs the package "nodemailer", an optional peer dependency of fastify-jwt-login: npm install nodemailer',
+    wordpress: WORDPRESS_PEER
   })
 })
 
 t.test('a new CommonJS TypeScript host loads the package with require and logs in', async (t) => {
   const answer = await cjsHost
-  t.same(answer, { fastify: currentFastify, login: 200, me: { login: 'bob' }, loadedBy: 'function' })
+  t.same(answer, {
+    fastify: currentFastify,
+    login: 200,
+    me: { login: 'bob' },
+    loadedBy: 'function',
+    entries: {
+      redis: 'fastify-jwt-login/redis needs the package "ioredis", an optional peer dependency of fastify-jwt-login: npm install ioredis',
+      postgres: 'fastify-jwt-login/postgres needs the package "pg", an optional peer dependency of fastify-jwt-login: npm install pg',
+      nodemailer: 'fastify-jwt-login/nodemailer needs the package "nodemailer", an optional peer dependency of fastify-jwt-login: npm install nodemailer',
+      wordpress: WORDPRESS_PEER
+    }
+  })
 })

@@ -1,5 +1,5 @@
 // Type tests of `fastify.register(jwtLogin, options)` and of the options, as a
-// host's TypeScript sees them through `import jwtLogin from 'jwt-login'`.
+// host's TypeScript sees them through `import jwtLogin from 'fastify-jwt-login'`.
 import Fastify, { type FastifyInstance } from 'fastify'
 import jwtLogin, { MemoryStore, type JwtLoginOptions, type Mailer, type PasswordPolicy, type PublicUser, type SettingsInput, type SettingsSource, type UserAdapter, type UserCacheOptions } from '../../lib/index.js'
 import { ConsoleMailer, MemoryTwoFactorStore, MemoryUserAdapter } from '../../lib/testing.js'
@@ -13,7 +13,7 @@ const settings: SettingsInput = { tokens: { keys: [{ kid: 'k1', secret: 'a-secre
 // the least a host passes: settings and users
 await fastify.register(jwtLogin, { settings, users })
 
-// every option, with the in-memory ports of jwt-login/testing
+// every option, with the in-memory ports of fastify-jwt-login/testing
 const options: JwtLoginOptions = {
   settings: async () => settings,
   settingsTtl: '30s',

@@ -1,7 +1,7 @@
 // Type tests of the ports a host implements (`UserAdapter`, `TwoFactorPort`,
 // `Mailer`, `StateStore`) and of the implementations the package ships in its
-// subpath entries: jwt-login/testing, jwt-login/redis, jwt-login/postgres and
-// jwt-login/nodemailer. The classes that must not compile are exported only
+// subpath entries: fastify-jwt-login/testing, fastify-jwt-login/redis, fastify-jwt-login/postgres and
+// fastify-jwt-login/nodemailer. The classes that must not compile are exported only
 // so that none lies unused.
 import type { Pool } from 'pg'
 import type { Transporter } from 'nodemailer'
@@ -134,7 +134,7 @@ expectType<Equal<NodemailerMailerOptions['from'], string>>(true)
 // @ts-expect-error: the sender is required
 expectType<Mailer>(new NodemailerMailer({ transport }))
 
-// the in-memory ports of jwt-login/testing
+// the in-memory ports of fastify-jwt-login/testing
 const memoryUsers = new MemoryUserAdapter()
 expectType<UserAdapter<MemoryUser>>(memoryUsers)
 expectType<Promise<MemoryUser>>(memoryUsers.addUser({ login: 'ada', email: 'ada@example.com', password: 'a long password' }))

@@ -1,7 +1,7 @@
 // A new CommonJS host (TypeScript compiled to require calls): jwt-login loads through require(esm).
 import Fastify from 'fastify'
-import jwtLogin from 'jwt-login'
-import { MemoryUserAdapter } from 'jwt-login/testing'
+import jwtLogin from 'fastify-jwt-login'
+import { MemoryUserAdapter } from 'fastify-jwt-login/testing'
 
 async function main (): Promise<void> {
   const users = new MemoryUserAdapter()
@@ -24,7 +24,17 @@ async function main (): Promise<void> {
   })
   const jwt: string = login.json().data.jwt
   const me = await app.inject({ url: '/me', headers: { authorization: `Bearer ${jwt}` } })
-  console.log(JSON.stringify({ fastify: app.version, login: login.statusCode, me: me.json(), loadedBy: typeof require }))
+  // every subpath entry by its name; their optional peers are not installed here
+  const entries: Record<string, string> = {}
+  for (const entry of ['redis', 'postgres', 'nodemailer', 'wordpress']) {
+    try {
+      require(`fastify-jwt-login/${entry}`)
+      entries[entry] = 'loaded'
+    } catch (error) {
+      entries[entry] = (error as Error).message
+    }
+  }
+  console.log(JSON.stringify({ fastify: app.version, login: login.statusCode, me: me.json(), loadedBy: typeof require, entries }))
   await app.close()
 }
 

@@ -1,7 +1,7 @@
 // A new ESM host on the lowest Fastify 5 release jwt-login supports, with the packed tarball installed.
 import Fastify from 'fastify'
-import jwtLogin from 'jwt-login'
-import { MemoryUserAdapter } from 'jwt-login/testing'
+import jwtLogin from 'fastify-jwt-login'
+import { MemoryUserAdapter } from 'fastify-jwt-login/testing'
 
 const users = new MemoryUserAdapter()
 await users.addUser({ login: 'alice', email: 'alice@example.com', password: 'correct horse battery staple' })
@@ -33,7 +33,9 @@ async function loadError (load: () => Promise<unknown>): Promise<string> {
     return (error as Error).message
   }
 }
-const redis = await loadError(async () => await import('jwt-login/redis'))
-const postgres = await loadError(async () => await import('jwt-login/postgres'))
-console.log(JSON.stringify({ fastify: app.version, login: login.statusCode, me: me.json(), redis, postgres }))
+const redis = await loadError(async () => await import('fastify-jwt-login/redis'))
+const postgres = await loadError(async () => await import('fastify-jwt-login/postgres'))
+const nodemailer = await loadError(async () => await import('fastify-jwt-login/nodemailer'))
+const wordpress = await loadError(async () => await import('fastify-jwt-login/wordpress'))
+console.log(JSON.stringify({ fastify: app.version, login: login.statusCode, me: me.json(), redis, postgres, nodemailer, wordpress }))
 await app.close()
