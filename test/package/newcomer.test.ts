@@ -18,6 +18,7 @@ import { promisify } from 'node:util'
 import pg from 'pg'
 import t from 'tap'
 import { hashPassword } from '../../lib/index.js'
+import { packRepository } from '../helpers/pack.js'
 import { DATABASE_URL } from '../helpers/shared-stores.js'
 
 t.setTimeout(600_000)
@@ -94,8 +95,7 @@ await app.listen({ port: Number(process.env.PORT ?? 3000), host: '127.0.0.1' })
 `
 
 // npm pack runs `prepare`, so the tarball holds a fresh build; the host installs what the README's Installing says
-const { stdout: packed } = await execFileAsync('npm', ['pack', '--json', '--pack-destination', work], { cwd: root, env, maxBuffer: 16 * 1024 * 1024 })
-const tarball = join(work, (JSON.parse(packed) as Array<{ filename: string }>)[0]?.filename as string)
+const tarball = join(work, (await packRepository(root, work, env)).filename)
 const host = join(work, 'host')
 await mkdir(host)
 await writeFile(join(host, 'package.json'), JSON.stringify({ name: 'newcomer-host', private: true, type: 'module' }))

@@ -11,6 +11,7 @@ import { dirname, join, normalize } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import t from 'tap'
+import { packRepository } from '../helpers/pack.js'
 
 const execFileAsync = promisify(execFile)
 /** Children get a plain environment: not tap's coverage collector or loaders. */
@@ -27,13 +28,10 @@ const WORDPRESS_PEER = 'fastify-jwt-login/wordpress needs the package "bcrypt", 
 
 t.setTimeout(600_000)
 
-interface Packed { filename: string, files: Array<{ path: string }> }
-
 const work = await mkdtemp(join(tmpdir(), 'jwt-login-pack-'))
 t.teardown(async () => { await rm(work, { recursive: true, force: true }) })
 // npm pack runs `prepare`, so the tarball holds a fresh build
-const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', work], { cwd: root })
-const packed = (JSON.parse(stdout) as Packed[])[0] as Packed
+const packed = await packRepository(root, work, env)
 const tarball = join(work, packed.filename)
 const shipped = new Set(packed.files.map((file) => file.path))
 
