@@ -1,5 +1,5 @@
 // The login, nicename and display name WordPress's wp_insert_user writes for a new user (the defaults of WordPress 6.x, no plugin filters).
-import { cleanText, isCleanLogin } from '../users/clean.js'
+import { cleanText, escapeHtml, isCleanLogin } from '../users/clean.js'
 
 /**
  * A login WordPress stores as given: `sanitize_user($login, true)` leaves it
@@ -25,12 +25,13 @@ export function nicenameOf (login: string): string {
     .replace(/^-|-$/g, '')
 }
 
-/** `&`, `<` and `>` as entities, an entity already written left as it is (WordPress's kses and `_wp_specialchars` without double encoding). */
-function escapeText (text: string): string {
-  return text
-    .replace(/&(?!(?:[A-Za-z][A-Za-z0-9]*|#[0-9]+|#[xX][0-9A-Fa-f]+);)/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
+/**
+ * What WordPress's kses and `_wp_specialchars` leave of text that
+ * `sanitize_text_field` cleaned: what is left that looks like a tag (`< b >`,
+ * which PHP's strip_tags keeps) removed, `>` and a bare `&` as entities.
+ */
+function ksesText (text: string): string {
+  return escapeHtml(text.replace(/<[^>]*(?:>|$)/g, ''), false)
 }
 
 /**
@@ -40,5 +41,5 @@ function escapeText (text: string): string {
  * are entities, as in every row WordPress writes itself.
  */
 export function wordPressDisplayName (displayName: string, login: string): string {
-  return escapeText(cleanText(displayName === '' ? login : displayName))
+  return ksesText(cleanText(displayName === '' ? login : displayName))
 }
