@@ -60,7 +60,7 @@ export async function passwordLogin (ctx: JwtLoginContext, call: Call, input: Lo
   const client: Reservable = { key: subjectKey('login:ip', clientKey(ip)), limit: loginPerIp, onSuccess: 'release' }
 
   // the lookup, then every count in one round trip: the same store work for a known and an unknown identifier
-  const user = email !== undefined ? await ctx.users.findByEmail(email) : await ctx.users.findByLogin(identifier)
+  const user = await findNamed(ctx, input, identifier)
   const userId = user === null ? null : ctx.users.toPublicUser(user).ID
   const { holds, read: [index] } = await reserve(ctx, [named, client, accountSubject(userId, loginPerAccount)], ip, [sessionIndexKey(userId)])
   let valid: boolean
@@ -90,6 +90,21 @@ export async function passwordLogin (ctx: JwtLoginContext, call: Call, input: Lo
     ctx.events.emit('login.succeeded', { userId: userId as number, ip, method: password !== undefined ? 'password' : 'password_hash' })
   }
   return result
+}
+
+/**
+ * The account the identifier names, as Simple JWT Login 4 looks it up:
+ * `email` by email, `username` by login name, `login` by login name and then,
+ * when it holds an `@`, by email. Both lookups of a `login` are asked at
+ * once, so one naming a login name, one naming an email and one naming
+ * nobody wait the same; the login name wins when both match.
+ */
+async function findNamed (ctx: JwtLoginContext, input: LoginInput, identifier: string): Promise<unknown> {
+  const { users } = ctx
+  if (input.email !== undefined) return await users.findByEmail(identifier)
+  if (input.login === undefined || !identifier.includes('@')) return await users.findByLogin(identifier)
+  const [byLogin, byEmail] = await Promise.all([users.findByLogin(identifier), users.findByEmail(identifier)])
+  return byLogin ?? byEmail
 }
 
 /** One counter per account, whichever identifier named it; an unknown identifier counts a decoy that never refuses. */

@@ -22,7 +22,7 @@ const REGISTER: RouteGate = {
   audit: auditRegisterGate,
   refreshCookie: 'issues',
   errors: [
-    'ERR_JWT_LOGIN_REGISTER_FIELDS_MISSING', 'ERR_JWT_LOGIN_REGISTER_EMAIL_INVALID', 'ERR_JWT_LOGIN_REGISTER_DOMAIN', 'ERR_JWT_LOGIN_PASSWORD_POLICY',
+    'ERR_JWT_LOGIN_REGISTER_FIELDS_MISSING', 'ERR_JWT_LOGIN_REGISTER_EMAIL_INVALID', 'ERR_JWT_LOGIN_REGISTER_LOGIN_INVALID', 'ERR_JWT_LOGIN_REGISTER_DOMAIN', 'ERR_JWT_LOGIN_PASSWORD_POLICY',
     'ERR_JWT_LOGIN_USER_EXISTS', 'ERR_JWT_LOGIN_REGISTER_SIGN_IN_FAILED'
   ]
 }
@@ -40,6 +40,7 @@ const REGISTER_DOC: RouteDoc = {
   summary: 'Register a user',
   description: 'Creates a user through the host\'s adapter: `email` and `password` (the reset password policy applies), optionally `user_login` (else the email) and `display_name`. ' +
     'The role is `users.register.defaultRole`, or the role of the auth code presented. With `users.register.signIn`, answers the new user\'s JWT too. ' +
+    'A `user_login` that WordPress\'s sanitize_user would change, or that holds an `@` but is not the registrant\'s own email, answers 400 / 229; `display_name` is stored without markup. ' +
     'An email or login that has an account answers 409 / 38.'
 }
 const DELETE_DOC: RouteDoc = {

@@ -8,6 +8,7 @@ import { JwtLoginError } from '../core/errors.js'
 import { countInWindow, subjectKey } from '../services/limits.js'
 import { withinPasswordLengths } from '../services/password-lengths.js'
 import { completeSignIn } from '../sessions/sign-in.js'
+import { cleanText, isCleanLogin } from './clean.js'
 
 /** WordPress's `user_login` column, and Simple JWT Login's limit on it (and on an email used as the login). */
 const MAX_LOGIN_LENGTH = 60
@@ -31,12 +32,20 @@ export interface Registered {
   signIn?: SignInResult
 }
 
-/** The fields present and well formed: an email of an allowed domain, a login of at most 60 characters, a password within the lengths. */
+/**
+ * The fields present and well formed: an email of an allowed domain, a login
+ * of at most 60 characters that WordPress would store as given (see
+ * lib/users/clean.ts) and that holds an `@` only as the registrant's own
+ * email, a password within the lengths.
+ */
 function checkInput (call: Call, input: RegisterInput): { email: string, login: string, password: string } {
   const { email, password } = input
   if (email === undefined || password === undefined) throw new JwtLoginError('ERR_JWT_LOGIN_REGISTER_FIELDS_MISSING')
   const login = input.userLogin ?? email
   if (!isEmail(email) || [...login].length > MAX_LOGIN_LENGTH) throw new JwtLoginError('ERR_JWT_LOGIN_REGISTER_EMAIL_INVALID')
+  if (!isCleanLogin(login) || (login.includes('@') && login.toLowerCase() !== email.toLowerCase())) {
+    throw new JwtLoginError('ERR_JWT_LOGIN_REGISTER_LOGIN_INVALID')
+  }
   const { allowedDomains } = call.settings.users.register
   const domain = email.slice(email.lastIndexOf('@') + 1).toLowerCase()
   if (allowedDomains.length > 0 && !allowedDomains.some(allowed => allowed.toLowerCase() === domain)) {
@@ -75,7 +84,8 @@ async function register (ctx: JwtLoginContext, call: Call, input: RegisterInput)
   if (retryAfter !== null) throw new JwtLoginError('ERR_JWT_LOGIN_RATE_LIMITED', { retryAfter })
   const { email, login, password } = checkInput(call, input)
   const role = input.codeRole ?? settings.defaultRole
-  const displayName = input.displayName ?? login
+  // stored without markup, as WordPress stores it; nothing left is the login, as when none was given
+  const displayName = cleanText(input.displayName ?? '') || login
   const candidate: PublicUser = { ID: 0, user_login: login, user_email: email, display_name: displayName, roles: [role] }
   if (ctx.reset.policy !== null && await ctx.reset.policy(password, candidate) !== true) throw new JwtLoginError('ERR_JWT_LOGIN_PASSWORD_POLICY')
   const [byEmail, byLogin] = await Promise.all([ctx.users.findByEmail(email), ctx.users.findByLogin(login)])

@@ -3,7 +3,10 @@ import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql
 import type { NewUser, PublicUser, UserAdapter } from '../adapters/users.js'
 import { requirePeer } from '../core/peer.js'
 import { hashWordPressPassword, verifyWordPressHash, wordPressHashFormat, type WordPressHashFormat, type WordPressHashWrite } from './hashes.js'
+import { isWordPressLogin, nicenameOf, wordPressDisplayName } from './names.js'
 import { parseCapabilities, serializeCapabilities, userLevel } from './roles.js'
+
+export { nicenameOf } from './names.js'
 
 const mysql = requirePeer<typeof import('mysql2/promise')>('mysql2/promise', 'fastify-jwt-login/wordpress')
 
@@ -132,11 +135,6 @@ function userId (value: number | string): number {
   return id
 }
 
-/** The user_nicename WordPress derives from a login: lower case, anything but a-z, 0-9, _ and - turned into -, at most 50 characters. */
-export function nicenameOf (login: string): string {
-  return login.toLowerCase().replace(/[^a-z0-9_-]/g, '-').slice(0, 50)
-}
-
 /** UTC now as MySQL's DATETIME text, as WordPress writes user_registered. */
 function utcNow (): string {
   return new Date().toISOString().slice(0, 19).replace('T', ' ')
@@ -257,13 +255,17 @@ export class WordPressUserAdapter implements UserAdapter<WordPressUser> {
    * Creates a user as WordPress's wp_insert_user does: the row (a
    * user_nicename made unique with a -2, -3… suffix, user_registered in UTC)
    * and the user meta WordPress writes, the role among them. Without
-   * `password` the stored hash is of a random token nobody knows. One
+   * `password` the stored hash is of a random token nobody knows. The login
+   * must be one WordPress stores as given (isCleanLogin: else this throws,
+   * where WordPress would store another name); the display name is written
+   * as WordPress's filters leave it (wordPressDisplayName). One
    * transaction on one connection, and createUser calls of every adapter on
    * this database take turns under a named lock (GET_LOCK), so two of them
    * cannot create one email or login twice; a wait for the lock of more than
    * 10 s throws. WordPress itself does not take that lock.
    */
   async createUser (input: NewUser): Promise<WordPressUser> {
+    if (!isWordPressLogin(input.login)) throw new Error('WordPressUserAdapter: WordPress would store another login than the one given (see isCleanLogin)')
     const hash = await hashWordPressPassword(input.password ?? randomBytes(32).toString('base64url'), this.#hashes)
     const lockName = [this.#lockName, this.#lockName, this.#lockName]
     const connection = await this.#pool.getConnection()
@@ -348,8 +350,9 @@ export class WordPressUserAdapter implements UserAdapter<WordPressUser> {
     const [taken] = await connection.execute<RowDataPacket[]>(this.#sql.taken, [input.email, input.login])
     if (taken.length > 0) throw new Error('a user with this email or login exists')
     const nicename = await this.#freeNicename(connection, nicenameOf(input.login))
+    const displayName = wordPressDisplayName(input.displayName, input.login)
     const [inserted] = await connection.execute<ResultSetHeader>(this.#sql.insertUser, [
-      input.login, hash, nicename, input.email, utcNow(), input.displayName
+      input.login, hash, nicename, input.email, utcNow(), displayName
     ])
     const ID = inserted.insertId
     const meta: Array<[string, string]> = [
@@ -361,7 +364,7 @@ export class WordPressUserAdapter implements UserAdapter<WordPressUser> {
       this.#sql.insertMeta + meta.map(() => '(?, ?, ?)').join(', '),
       meta.flatMap(([key, value]) => [ID, key, value])
     )
-    return { ID, user_login: input.login, user_email: input.email, display_name: input.displayName, user_pass: hash, roles: [input.role] }
+    return { ID, user_login: input.login, user_email: input.email, display_name: displayName, user_pass: hash, roles: [input.role] }
   }
 
   /** `nicename`, or, when another user has it, the first free of nicename-2, nicename-3… (each at most 50 characters), as WordPress picks. */
