@@ -14,11 +14,16 @@ export const SessionItem = Type.Object({
   started_at: Type.String(),
   /** When its refresh token last rotated; absent before the first refresh. */
   last_refreshed_at: Type.Optional(Type.String()),
-  /** The first factor: `password` or `provider`; absent for a session from before 0.3. */
+  /** The first factor: `password`, `provider` or `passkey` (passwordless); absent for a session from before 0.3. */
   method: Type.Optional(Type.String({ enum: ['password', 'provider', 'passkey'] })),
   /** The provider's name, for `provider`. */
   provider: Type.Optional(Type.String()),
-  /** What completed the sign-in after the first factor: `totp`, `email`, `backup_codes`, or `trusted_device`; absent without one. */
+  /**
+   * What completed the sign-in after the first factor: `totp`, `email`,
+   * `backup_codes`, `passkey`, `trusted_device`, `user_verification` (a
+   * passwordless passkey verified with its user), or the name a host's own
+   * second-factor gate answers; absent without one.
+   */
   second_factor: Type.Optional(Type.String()),
   /** The client's address at sign-in, as the request gave it. */
   ip: Type.Optional(Type.String()),

@@ -217,15 +217,20 @@ export const SettingsSchema = Type.Object({
   /**
    * Password hashing (argon2 on libuv's thread pool, which shares the cores
    * with the event loop): at most `concurrency` hashes at once, the others
-   * wait in turn; a sign-in that finds `maxQueue` waiting is refused at once
-   * (503 / 228 with `Retry-After`), so a login storm cannot slow every
-   * authenticated request. Read at each hash: a reload takes effect at once.
+   * wait in turn, sign-ins in one queue and new passwords (registrations,
+   * reset completions) in another, the two taking turns; a sign-in that
+   * finds `maxQueue` sign-ins waiting is refused at once (503 / 228 with
+   * `Retry-After`), so a login storm cannot slow every authenticated
+   * request, and a registration that finds `maxRegistrationQueue` new
+   * passwords waiting likewise. Read at each hash: a reload takes effect at once.
    */
   passwordHashing: Group({
     /** Hashes at once; `0`: one fewer than the cores (`os.availableParallelism()`), at least 1. */
     concurrency: Type.Optional(Type.Integer({ minimum: 0, maximum: 1024, default: 0 })),
     /** Sign-ins that may wait for a hash; `0`: 48 per hash at once, about 2.4 s of waiting at most. */
-    maxQueue: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 }))
+    maxQueue: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 })),
+    /** New passwords (registrations, reset completions) that may wait, in their own queue; a registration beyond it is refused, a reset completion waits. `0`: 48 per hash at once. */
+    maxRegistrationQueue: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 }))
   }),
 
   /** The sessions of each user. */

@@ -20,6 +20,7 @@ import type { SettingsHolder } from '../config/holder.js'
 import { redactSettings, type DeepReadonly } from '../config/redaction.js'
 import type { TokenClaims } from '../tokens/jwt.js'
 import type { TokenService } from '../tokens/service.js'
+import { isSessionId } from '../tokens/session-id.js'
 import type { TwoFactorEnrollment } from '../adapters/two-factor.js'
 import type { PublicUser } from '../adapters/users.js'
 
@@ -88,8 +89,13 @@ export interface JwtLoginApi {
    * Signs the user out everywhere: every session started before now ends,
    * access tokens already issued included (those from `sign` too), on the
    * next request, on every instance; the trusted devices are forgotten.
+   * `keep`: a session that stays (the `sid` of the token of the user who
+   * just changed their own password). Answers whether `keep` was kept:
+   * `false` without it, and when it had already ended (then every session
+   * ended). Rejects with `JwtLoginSettingsError` when `keep` is not a
+   * session id.
    */
-  endAllSessions: (userId: number) => Promise<void>
+  endAllSessions: (userId: number, options?: EndAllSessionsOptions) => Promise<boolean>
   /** The user's trusted devices (second factor). */
   devices: (userId: number) => Promise<TrustedDevice[]>
   /**
@@ -110,6 +116,19 @@ export interface AuthenticateOptions {
    * step-up with the password alone then does not do), `['hwk']` for a passkey.
    */
   amr?: string[]
+}
+
+/** The options of `endAllSessions`. */
+export interface EndAllSessionsOptions {
+  /** The id of a session that stays (a token's `sid`, or an id `sessions` lists). */
+  keep?: string
+}
+
+/** `endAllSessions`'s `keep`: absent, or a session id (a typo would keep nothing and say so too late). */
+function keptId (options: EndAllSessionsOptions | undefined): string | undefined {
+  const keep = options?.keep
+  if (keep === undefined || (typeof keep === 'string' && isSessionId(keep))) return keep
+  throw new JwtLoginSettingsError('endAllSessions/keep', 'must be a session id (the `sid` of a token)', 'option')
 }
 
 /** What `authenticateWith` checks beyond `authenticate`. */
@@ -220,7 +239,7 @@ export function buildApi (ctx: JwtLoginContext, settings: SettingsHolder): JwtLo
     twoFactor: ctx.twoFactor?.enrollment ?? null,
     sessions: async (userId) => (await listSessions(ctx, userId)).map(sessionInfo),
     endSession: async (userId, sessionId) => await endOwnSession(ctx, settings.current, userId, sessionId, 'host'),
-    endAllSessions: async (userId) => { await endAllSessions(ctx, settings.current, userId, 'host') },
+    endAllSessions: async (userId, options) => await endAllSessions(ctx, settings.current, userId, 'host', keptId(options), 'end-all'),
     devices: async (userId) => await listDevices(ctx, userId),
     forgetDevices: async (userId) => { await forgetDevices(ctx, userId, 'host') }
   }

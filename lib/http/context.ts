@@ -60,7 +60,7 @@ export async function buildContext (hostPorts: HostPorts, { log, cacheLimits, in
     events,
     clock,
     log,
-    spendPasswordTime: async (password: string) => { await hashing(async () => await verifyPasswordHash(dummyHash, password), 'refusable') },
+    spendPasswordTime: async (password: string) => { await hashing(async () => await verifyPasswordHash(dummyHash, password), 'sign-in') },
     // a new TOTP secret: no device trusted under the old one skips the new one
     twoFactor: ports.twoFactor === undefined
       ? null

@@ -37,7 +37,7 @@ const END_ALL_DOC: RouteDoc = {
   operationId: 'jwtLoginEndSessions',
   summary: 'Sign out everywhere',
   description: 'Ends every session of the user, access tokens already issued included, from the next request on; `keep_current=true` keeps the caller\'s own. ' +
-    'Trusted devices are forgotten too.'
+    'Trusted devices are forgotten too. When the caller\'s own session was ended meanwhile (a sign-out everywhere from another session, which then changes nothing here), the answer is 401 / 55.'
 }
 const END_DEVICE_DOC: RouteDoc = {
   tags: ['sessions'],

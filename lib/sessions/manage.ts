@@ -49,17 +49,32 @@ export async function endOwnSession (ctx: JwtLoginContext, settings: Settings, u
   return true
 }
 
+/** What a sign-out everywhere does when the session it should keep has already ended. */
+export type KeepEnded =
+  /** The caller's own session (`DELETE /sessions?keep_current=true`): 401 / 55, and nothing changes when a cutoff had ended it. */
+  | 'refuse'
+  /** The host's wish (`endAllSessions(userId, { keep })`): every session ends, that one too. */
+  | 'end-all'
+
 /**
  * Signs a user out everywhere: one write of the user's cutoff ends every
  * session started before now (its access tokens already issued included, on
  * the next request, on every instance; also those the index does not list,
  * such as tokens the host signed), but `keep`; then the trusted devices are
  * forgotten and the index keeps `keep` only (tidying, logged on failure).
+ * When `keep` has already ended (a concurrent sign-out everywhere from
+ * another of the user's sessions, a password change, or an end of that one
+ * session), `ifEnded` says what follows. Answers whether `keep` was kept.
  */
-export async function endAllSessions (ctx: JwtLoginContext, settings: Settings, userId: number, reason: 'sign_out_everywhere' | 'host' | 'user_deleted', keep?: string): Promise<void> {
+export async function endAllSessions (ctx: JwtLoginContext, settings: Settings, userId: number, reason: 'sign_out_everywhere' | 'host' | 'user_deleted', keep?: string, ifEnded: KeepEnded = 'refuse'): Promise<boolean> {
   // ends the sessions started in this very millisecond too (a session starts at its ms)
   const at = ctx.clock() + 1
-  const cutoff = await ctx.tokens.revokeUserTokens(settings, userId, at, keep)
+  let cutoff = await ctx.tokens.revokeUserTokens(settings, userId, at, keep)
+  if (cutoff.endedBefore) {
+    // a request from a session a concurrent cutoff had ended changes nothing: it must not end the session that cutoff kept
+    if (ifEnded === 'refuse') throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_REVOKED')
+    cutoff = await ctx.tokens.revokeUserTokens(settings, userId, at)
+  }
   const kept = cutoff.kept ? keep : undefined
   ctx.forgetUser(userId)
   ctx.events.emit('session.ended', kept === undefined ? { userId, sessionId: null, reason } : { userId, sessionId: null, reason, kept })
@@ -73,6 +88,7 @@ export async function endAllSessions (ctx: JwtLoginContext, settings: Settings, 
       ctx.log.warn({ userId, err: loggedError(error) }, 'jwt-login: the user\'s trusted devices could not be forgotten; the sign-out everywhere already ended them')
     })
   ])
-  // a concurrent sign-out everywhere (or a password change) had already ended the caller's session
-  if (keep !== undefined && kept === undefined) throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_REVOKED')
+  // the caller's session was ended meanwhile on its own (`DELETE /sessions/{id}` from another session): the others ended, and so did it
+  if (keep !== undefined && kept === undefined && ifEnded === 'refuse') throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_REVOKED')
+  return kept !== undefined
 }

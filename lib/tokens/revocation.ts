@@ -79,6 +79,8 @@ export function sessionEnded (sessionId: string, entry: string | null, cutoff: s
 export interface UserCutoff {
   kept: boolean
   until: number
+  /** The session to keep had already ended by the cutoff there: nothing was written. */
+  endedBefore: boolean
 }
 
 /** Ends sessions and answers whether a token's session has ended. */
@@ -158,18 +160,24 @@ export class Revocation {
    * sign-out everywhere else): their access and refresh tokens are refused
    * from then on. The cutoff only moves forward: a later write with an
    * earlier time leaves it as it is. A session an earlier cutoff kept is
-   * kept again only when it is `keep`, and `keep` only when the cutoff there
-   * now has not already ended it (a concurrent sign-out everywhere, or a
-   * password change, wins). Answers whether `keep` was kept.
+   * kept again only when it is `keep`. When the cutoff there now has
+   * already ended `keep` (a concurrent sign-out everywhere from another of
+   * the user's sessions, or a password change, came first), nothing is
+   * written: the request comes from a session that has ended, and must not
+   * end the session that one kept. Answers whether `keep` was kept: not
+   * when the cutoff had ended it, nor when its own entry says it ended (a
+   * concurrent end of that one session), read after the cutoff's write.
    */
   async revokeUserTokens (settings: Settings, userId: number, at: number = this.#clock(), keep?: string): Promise<UserCutoff> {
     const until = at + settings.sessions.clockSkewMs
-    let kept = false
+    let endedBefore = false
     await this.#changeCutoff(settings, userId, (record) => {
-      kept = keep !== undefined && !endedBy(record, keep)
-      return { t: Math.max(record.t, until), h: record.h, k: kept ? [keep as string] : undefined }
+      if (keep === undefined) return { t: Math.max(record.t, until), h: record.h }
+      endedBefore = endedBy(record, keep)
+      return endedBefore ? null : { t: Math.max(record.t, until), h: record.h, k: [keep] }
     })
-    return { kept, until }
+    const kept = keep !== undefined && !endedBefore && await this.#store.get(stateKeys.session(keep)) !== REVOKED
+    return { kept, until, endedBefore }
   }
 
   /**
@@ -213,9 +221,10 @@ export class Revocation {
   /**
    * One change of a user's cutoff, as a compare-and-set from the value read,
    * so concurrent writes (other instances, other changes) are never lost.
-   * Provisional cutoffs already past are folded into the time.
+   * Provisional cutoffs already past are folded into the time. `change`
+   * answers `null` to leave the entry as it is.
    */
-  async #changeCutoff (settings: Settings, userId: number, change: (record: CutoffRecord) => CutoffRecord, known?: string | null): Promise<string | null> {
+  async #changeCutoff (settings: Settings, userId: number, change: (record: CutoffRecord) => CutoffRecord | null, known?: string | null): Promise<string | null> {
     const { rememberDevice } = settings.twoFactor
     const ttlMs = Math.max(
       settings.refresh.lifetimeMs, settings.tokens.lifetimeMs, rememberDevice.enabled ? rememberDevice.lifetimeMs : 0,
@@ -223,6 +232,7 @@ export class Revocation {
     ) + settings.tokens.leewayMs
     return await updateEntry(this.#store, stateKeys.userCutoff(userId), 'the user\'s cutoff', (raw) => {
       const next = change(parseCutoff(raw) ?? { t: 0 })
+      if (next === null) return null
       const now = this.#clock()
       const held = Object.entries(next.h ?? {})
       const folded = Math.max(0, ...held.filter(([, until]) => until <= now).map(([, until]) => until))

@@ -22,7 +22,7 @@ t.test('every setting given: each lands in its resolved field, durations in ms, 
     revoke: { enabled: false },
     tokens: { algorithm: 'HS512', keys: [{ kid: 'a', secret: HS_SECRET }, { kid: 'b', secret: HS_SECRET }], issuer: 'i', audience: 'a', lifetime: 60, leeway: 1.5, claims: { email: false, login: false, displayName: true, roles: false } },
     limits: { loginPerAccount: { max: 3, window: '2m' }, loginPerIp: { window: '500ms' }, requestsPerIp: { max: 9 }, signInsPerAccount: { max: 2, window: 7 } },
-    passwordHashing: { concurrency: 3, maxQueue: 20 },
+    passwordHashing: { concurrency: 3, maxQueue: 20, maxRegistrationQueue: 30 },
     sessions: { enabled: true, maxPerUser: 3, clockSkew: '2s' },
     resetPassword: {
       enabled: true,
@@ -81,7 +81,7 @@ t.test('every setting given: each lands in its resolved field, durations in ms, 
       requestsPerIp: { max: 9, windowMs: 60_000 },
       signInsPerAccount: { max: 2, windowMs: 7_000 }
     },
-    passwordHashing: { concurrency: 3, maxQueue: 20 },
+    passwordHashing: { concurrency: 3, maxQueue: 20, maxRegistrationQueue: 30 },
     sessions: { enabled: true, maxPerUser: 3, clockSkewMs: 2_000 },
     resetPassword: {
       enabled: true,
@@ -125,7 +125,7 @@ t.test('the defaults of the groups not covered elsewhere: reset password and two
     mail: { siteName: 'jwt-login', templates: {}, retries: 2, retryDelayMs: 2_000 }
   })
   t.same(settings.locale, { default: 'en', allowed: [] })
-  t.same(settings.passwordHashing, { concurrency: 0, maxQueue: 0 }, '0: both sized from the machine')
+  t.same(settings.passwordHashing, { concurrency: 0, maxQueue: 0, maxRegistrationQueue: 0 }, '0: all sized from the machine')
   t.same(settings.twoFactor, { enabled: true, interimLifetimeMs: 300_000, attemptsPerChallenge: 5, perAccount: { max: 10, windowMs: 900_000 }, emailCodeLifetimeMs: 600_000, rememberDevice: { enabled: false, lifetimeMs: 2_592_000_000, maxPerUser: 10 } })
   t.equal(RENDERED_DEFAULTS, DEFAULT_RESET_TEMPLATES, 'lib/mail/templates.ts hands on the English texts of schemas/')
   t.equal(en.mails.reset, DEFAULT_RESET_TEMPLATES, 'which are the English catalogue\'s reset mail')
@@ -176,6 +176,7 @@ t.test('passwordHashing: whole numbers, 0 for the automatic size', async (t) => 
   t.match(settingsError({ tokens: TOKENS, passwordHashing: { concurrency: -1 } }).message, /passwordHashing\/concurrency/)
   t.match(settingsError({ tokens: TOKENS, passwordHashing: { concurrency: 1.5 } }).message, /passwordHashing\/concurrency/)
   t.match(settingsError({ tokens: TOKENS, passwordHashing: { maxQueue: -1 } }).message, /passwordHashing\/maxQueue/)
+  t.match(settingsError({ tokens: TOKENS, passwordHashing: { maxRegistrationQueue: 0.5 } }).message, /passwordHashing\/maxRegistrationQueue/)
   t.match(settingsError({ tokens: TOKENS, passwordHashing: { queue: 3 } }).message, /passwordHashing/, 'an unknown field')
 })
 

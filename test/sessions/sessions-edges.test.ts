@@ -49,7 +49,7 @@ t.test('cookie mode: an empty device cookie is no device token', async (t) => {
   t.equal(res.json().data.two_factor_required, true, 'the second factor is asked')
 })
 
-t.test('a sign-out everywhere that keeps a session a concurrent cutoff had already ended keeps none, and answers 401 / 55', async (t) => {
+t.test('a sign-out everywhere that keeps a session a concurrent cutoff had already ended writes nothing, keeps none, and answers 401 / 55', async (t) => {
   const kit = await flowKit({ refresh: { enabled: true } })
   const signedIn = await completeSignIn(kit.ctx, kit.call(), await kit.users.findById(kit.aliceId))
   const sid = ((signedIn as { refresh_token: string }).refresh_token).split('.')[0] as string

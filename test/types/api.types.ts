@@ -3,7 +3,7 @@
 // types by module augmentation once a host imports 'jwt-login'.
 import type { JsonWebKey } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { JwtLoginApi, JwtLoginEventMap, JwtLoginErrorCode, JwtLoginEventName, JwtLoginEvents, JwtLoginRequestState, PublicUser, Settings, TokenClaims, TokenKind, TwoFactorEnrollment } from '../../lib/index.js'
+import type { EndAllSessionsOptions, JwtLoginApi, JwtLoginEventMap, JwtLoginErrorCode, JwtLoginEventName, JwtLoginEvents, JwtLoginRequestState, PublicUser, Settings, TokenClaims, TokenKind, TwoFactorEnrollment } from '../../lib/index.js'
 import { expectType, type Equal } from './expect.js'
 
 declare const fastify: FastifyInstance
@@ -45,6 +45,19 @@ api.forgetUser('1')
 
 // @ts-expect-error: sign takes a public user
 api.sign({ ID: 1 })
+
+// sessions: end one, or all but the one to keep (the caller's own, after the host's own password change)
+expectType<Equal<typeof api.endSession, (userId: number, sessionId: string) => Promise<boolean>>>(true)
+expectType<Equal<typeof api.endAllSessions, (userId: number, options?: EndAllSessionsOptions) => Promise<boolean>>>(true)
+expectType<Equal<EndAllSessionsOptions, { keep?: string }>>(true)
+expectType<boolean>(await api.endAllSessions(1))
+expectType<boolean>(await api.endAllSessions(1, { keep: claims.sid }))
+
+// @ts-expect-error: keep is a session id, not a token's claims
+await api.endAllSessions(1, { keep: claims })
+
+// @ts-expect-error: the session to keep goes in the options
+await api.endAllSessions(1, claims.sid)
 
 // the settings in force, read-only all the way down
 expectType<number>(api.settings.bodyLimit)
