@@ -2,7 +2,7 @@ import fastifyFormbody from '@fastify/formbody'
 import fastifyMultipart from '@fastify/multipart'
 import fastifyRateLimit from '@fastify/rate-limit'
 import { TypeBoxValidatorCompiler, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import type { FastifyBaseLogger, FastifyInstance, FastifyRequest, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify'
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest, HTTPMethods, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify'
 import { registerBrowserSupport } from './browser.js'
 import { clientKey } from '../core/client-key.js'
 import { setErrorHandling } from './error-handler.js'
@@ -132,8 +132,16 @@ export async function setUpScope (instance: FastifyInstance, options: ScopeOptio
 
   // unknown paths and methods under the prefix answer the envelope, counted by the per-IP limit
   if (options.ownNotFound) {
-    instance.setNotFoundHandler({ preHandler: instance.rateLimit() }, async () => {
-      throw new JwtLoginError('ERR_JWT_LOGIN_NOT_FOUND')
-    })
+    instance.setNotFoundHandler({ preHandler: instance.rateLimit() }, notFound)
+    // a path parameter longer than the host's `maxParamLength` would make the router answer
+    // Fastify's own 414 outside the envelope; it tries a wildcard instead when there is one
+    instance.route({ method: PARAMETER_METHODS, url: '/*', schema: { hide: true } as object, handler: notFound })
   }
 }
+
+async function notFound (): Promise<never> {
+  throw new JwtLoginError('ERR_JWT_LOGIN_NOT_FOUND')
+}
+
+/** The methods of the plugin's routes with a path parameter (`/sessions/:id`, `/oauth/:provider/…`): those the router could refuse with a 414. */
+export const PARAMETER_METHODS: HTTPMethods[] = ['DELETE', 'PATCH', 'POST']
