@@ -195,7 +195,7 @@ export function serveAliases (fastify: FastifyInstance, prefix: string, aliases:
   for (const alias of aliases) {
     // the alias and the prefix sit in the same scope: under the host's prefix, when it registered the plugin under one
     const under = fastify.prefix + alias
-    void fastify.register(async (scope) => {
+    fastify.register(async (scope) => {
       redactRequestLogs(scope)
       scope.addHook('onRequest', forwardHook(fastify, (url) => fastify.prefix + target + url.slice(under.length)))
       scope.route({ method: scope.supportedMethods as HTTPMethods[], url: '/*', exposeHeadRoute: false, schema: { hide: true } as object, handler: notFound })

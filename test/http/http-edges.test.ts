@@ -178,3 +178,36 @@ t.test('body-parser errors on every method answer the envelope', async (t) => {
   assertEnvelope(t, await app.inject({ method: 'PATCH', url: `${PREFIX}/nope`, headers: { 'content-type': 'application/xml' }, payload: '<a/>' }), 404, 207, 'PATCH with XML')
   t.same(errors(), [])
 })
+
+t.test('answers Fastify would give outside the envelope: a too-long path parameter, a method it does not route, on the prefix and an alias', async (t) => {
+  const ALIAS = '/wp-json/simple-jwt-login/v1'
+  const { app, errors } = await buildLoggedApp({}, { aliases: [ALIAS] })
+  t.teardown(() => app.close())
+  const long = 'a'.repeat(200)
+  for (const base of [PREFIX, ALIAS]) {
+    for (const [method, path] of [
+      ['DELETE', `/sessions/${long}`], ['DELETE', `/devices/${long}`], ['POST', `/oauth/${long}/backchannel-logout`], ['PATCH', `/nope/${long}`],
+      ['TRACE', '/auth'], ['PURGE', '/auth'], ['PROPFIND', '/auth'], ['OPTIONS', '/auth']
+    ] as const) {
+      const res = await app.inject({ method, url: `${base}${path}` })
+      assertEnvelope(t, res, 404, 207, `${method} ${base}${path.slice(0, 30)}`)
+    }
+  }
+  // an unknown type on the catch-all of too-long parameters is not read, as on any unknown path
+  assertEnvelope(t, await app.inject({ method: 'DELETE', url: `${PREFIX}/sessions/${long}`, headers: { 'content-type': 'application/xml' }, payload: '<a/>' }), 404, 207, 'XML')
+  assertEnvelope(t, await app.inject({ method: 'DELETE', url: `${PREFIX}/sessions/${long}`, headers: { 'content-type': 'application/json' }, payload: '{' }), 400, 203, 'bad JSON')
+  const head = await app.inject({ method: 'HEAD', url: `${ALIAS}/auth/validate` })
+  t.equal(head.statusCode, (await app.inject({ method: 'HEAD', url: `${PREFIX}/auth/validate` })).statusCode, 'HEAD on an alias answers as on the prefix')
+  t.same(errors(), [])
+})
+
+t.test('a host route on / for a method the query form does not need stays the host\'s', async (t) => {
+  const { app } = await buildLoggedApp({}, {}, (host) => {
+    host.head('/', async (_request, reply) => await reply.header('x-host', 'yes').send())
+    host.route({ method: 'TRACE', url: '*', handler: async () => 'host trace' })
+  })
+  t.teardown(() => app.close())
+  t.equal((await app.inject({ method: 'HEAD', url: `/?rest_route=${PREFIX}/auth` })).headers['x-host'], 'yes', 'HEAD /: the host\'s')
+  t.equal((await app.inject({ method: 'TRACE', url: '/' })).body, 'host trace', 'TRACE *: the host\'s, / included')
+  assertEnvelope(t, await app.inject({ method: 'PUT', url: `/?rest_route=${PREFIX}/nope` }), 404, 207, 'the query form still serves the others')
+})
