@@ -160,7 +160,7 @@ t.test('a port missing a required method names a present method that looks like 
   const passkeyPort = { listByUser: passkeys.listByUser.bind(passkeys), findById: passkeys.findById.bind(passkeys), create: passkeys.create.bind(passkeys), recordUse: passkeys.recordUse.bind(passkeys), rename: passkeys.rename.bind(passkeys), remove: passkeys.delete.bind(passkeys) }
   t.match(await refusal({ passkeys: { port: passkeyPort } }), { path: 'passkeys/port/delete', message: /missing: delete$/ }, 'no hint when nothing is near')
 
-  t.match(await refusal({ mailer: { sendMail: async () => ({}) } }), { path: 'mailer/send', message: /missing: send; this looks like a nodemailer transport: pass new NodemailerMailer\(\{ transport \}\) from jwt-login\/nodemailer/ })
+  t.match(await refusal({ mailer: { sendMail: async () => ({}) } }), { path: 'mailer/send', message: /missing: send; this looks like a nodemailer transport: pass new NodemailerMailer\(\{ transport \}\) from fastify-jwt-login\/nodemailer/ })
   t.match(await refusal({ mailer: { snd: async () => {} } }), { path: 'mailer/send', message: /`snd` looks like a misspelling of `send`/ })
   await accepted(t, { mailer: new ConsoleMailer(() => {}) })
 })
