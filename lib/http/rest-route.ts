@@ -140,10 +140,16 @@ const TURN_OFF = 'to keep your own /, register jwt-login with restRoute: false a
 
 const OWN_CORS = 'the cors settings answer the preflights of /?rest_route= on OPTIONS /: to answer them with your own CORS (@fastify/cors), register it before jwt-login and leave cors.enabled off'
 
-function restRouteConflict (method: string, url: string, owner: string): JwtLoginSettingsError {
+/** What a host route on `/` meets, by the kind of method: one the query form serves, the preflight with the plugin's CORS, or another. */
+const WHY = {
+  served: `restRoute (on by default) serves /?rest_route= on /: ${TURN_OFF}`,
+  preflight: OWN_CORS,
+  other: 'restRoute (on by default) takes every method on / that the host did not declare before it, so that no request to / reaches a 404 that logs its query: declare it before registering jwt-login to keep it'
+}
+
+function restRouteConflict (method: string, url: string, owner: string, kind: keyof typeof WHY = method === PREFLIGHT ? 'preflight' : 'served'): JwtLoginSettingsError {
   const what = url.endsWith('*') ? `${method} ${url} (a wildcard that also answers /)` : `${method} ${url}`
-  const why = method === PREFLIGHT ? OWN_CORS : `restRoute (on by default) serves /?rest_route= on /: ${TURN_OFF}`
-  return new JwtLoginSettingsError('restRoute', `${what} is already declared by ${owner}, and ${why}`, 'option')
+  return new JwtLoginSettingsError('restRoute', `${what} is already declared by ${owner}, and ${WHY[kind]}`, 'option')
 }
 
 /**
@@ -179,6 +185,9 @@ export function serveRestRoute (fastify: FastifyInstance, namespaces: readonly R
     const methods = Array.isArray(route.method) ? route.method : [route.method]
     const taken = methods.find(method => refused.includes(method))
     if (taken !== undefined) throw restRouteConflict(taken, route.url, 'jwt-login')
+    // another method on `/` itself (a wildcard of the host's keeps its other paths, and loses `/` quietly, as it would to any route)
+    const other = methods.find(method => others.includes(method))
+    if (route.url === root && other !== undefined) throw restRouteConflict(other, route.url, 'jwt-login', 'other')
   })
 }
 
