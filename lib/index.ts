@@ -106,7 +106,7 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
 
   // the query form's and the aliases' preflights reach the plugin only when its CORS answers them
   if (options.restRoute !== false) serveRestRoute(fastify, restNamespaces(prefix, aliases), initial.cors.enabled)
-  serveAliases(fastify, prefix, aliases, initial.cors.enabled)
+  serveAliases(fastify, prefix, aliases)
 }
 
 export default fp(jwtLogin, { name: 'fastify-jwt-login', fastify: '5.x' })

@@ -2,7 +2,7 @@ import fastifyFormbody from '@fastify/formbody'
 import fastifyMultipart from '@fastify/multipart'
 import fastifyRateLimit from '@fastify/rate-limit'
 import { TypeBoxValidatorCompiler, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import type { FastifyBaseLogger, FastifyInstance, FastifyRequest, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify'
+import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyRequest, HTTPMethods, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify'
 import { registerBrowserSupport } from './browser.js'
 import { clientKey } from '../core/client-key.js'
 import { setErrorHandling } from './error-handler.js'
@@ -10,7 +10,7 @@ import { JwtLoginError } from '../core/errors.js'
 import { stateOf } from './gates.js'
 import { describeRoute, type DocOptions } from './openapi.js'
 import { storeRateLimitFor } from './rate-limit-store.js'
-import { redactedRequest } from './rest-route.js'
+import { redactRequestLogs } from './rest-route.js'
 import type { Settings } from '../config/settings.js'
 import type { Messages } from '../i18n/messages.js'
 import type { StateStore } from '../store/types.js'
@@ -68,27 +68,6 @@ async function registerRequestLimit (instance: FastifyInstance, store: StateStor
   })
 }
 
-/**
- * Every request of the scope logs with the routes' request serializer, the
- * query's values redacted. The routes take it from the scope's
- * `logSerializers`, but Fastify builds the not-found handler's context
- * without them: its `incoming request` line (a wrong method, a trailing
- * slash, a typo, under the prefix or through `?rest_route=`) would log the
- * URL as sent, `?password=` and all. The child logger factory is the one
- * setting that context takes from the scope; the host's own factory still
- * makes the logger.
- */
-function redactRequestLogs (instance: FastifyInstance): void {
-  const inherited = instance.childLoggerFactory
-  const factory: FastifyInstance['childLoggerFactory'] = function (logger, bindings, childOptions, rawRequest) {
-    const redacting = childOptions.serializers?.req === redactedRequest
-      ? childOptions
-      : { ...childOptions, serializers: { ...childOptions.serializers, req: redactedRequest } }
-    return inherited.call(this, logger, bindings, redacting, rawRequest)
-  }
-  instance.setChildLoggerFactory(factory)
-}
-
 /** Deletes the top-level fields of an object body that are `null` or `''`. */
 function dropEmptyFields (body: unknown): void {
   if (typeof body !== 'object' || Array.isArray(body)) return
@@ -132,8 +111,28 @@ export async function setUpScope (instance: FastifyInstance, options: ScopeOptio
 
   // unknown paths and methods under the prefix answer the envelope, counted by the per-IP limit
   if (options.ownNotFound) {
-    instance.setNotFoundHandler({ preHandler: instance.rateLimit() }, async () => {
-      throw new JwtLoginError('ERR_JWT_LOGIN_NOT_FOUND')
+    instance.setNotFoundHandler({ preHandler: instance.rateLimit() }, notFound)
+    // a path parameter longer than the host's `maxParamLength` would make the router answer
+    // Fastify's own 414 outside the envelope; it tries a wildcard instead when there is one,
+    // and this one hands the request to the not-found handler (which counts it), as if unrouted
+    instance.route({
+      method: PARAMETER_METHODS,
+      url: '/*',
+      schema: { hide: true } as object,
+      config: { rateLimit: false },
+      handler: (_request, reply) => { reply.callNotFound() },
+      // the not-found handler reads no body of an unknown type: nor does this route
+      errorHandler: (error: FastifyError, _request, reply) => {
+        if (error.code !== 'FST_ERR_CTP_INVALID_MEDIA_TYPE') throw error
+        reply.callNotFound()
+      }
     })
   }
 }
+
+async function notFound (): Promise<never> {
+  throw new JwtLoginError('ERR_JWT_LOGIN_NOT_FOUND')
+}
+
+/** The methods of the plugin's routes with a path parameter (`/sessions/:id`, `/oauth/:provider/…`): those the router could refuse with a 414. */
+export const PARAMETER_METHODS: HTTPMethods[] = ['DELETE', 'PATCH', 'POST']

@@ -53,6 +53,13 @@ const STEP_UP: RouteGate = {
 
 const doc = (operationId: string, summary: string, description: string, tag = 'passkeys'): RouteDoc => ({ tags: [tag], operationId, summary, description })
 
+/** The wildcard's value as the `id` the schema checks and the handlers read. */
+function longIdParam (request: FastifyRequest, _reply: unknown, done: () => void): void {
+  const params = request.params as Record<string, string>
+  request.params = { id: params['*'] }
+  done()
+}
+
 function passkeyItem (passkey: StoredPasskey): Static<typeof PasskeyItem> {
   const item: Static<typeof PasskeyItem> = {
     id: passkey.id,
@@ -102,21 +109,36 @@ export function passkeyRoutes (app: TypedScope, ctx: JwtLoginContext): void {
     schema: { ...doc('jwtLoginPasskeys', 'List my passkeys', 'The token\'s user\'s passkeys, oldest first.'), response: { 200: PasskeysReply } }
   }, async (request) => succeed({ passkeys: (await listPasskeys(ctx, callOf(request), await caller(request))).map(passkeyItem) }))
 
-  app.patch('/passkeys/:id', {
-    config: { jwtLogin: MINE(['ERR_JWT_LOGIN_PASSKEY_NOT_FOUND']) },
-    schema: { ...doc('jwtLoginPasskeyRename', 'Rename one of my passkeys', 'Another user\'s passkey, or an unknown one, answers 404.'), params: PasskeyParams, body: RenameBody, response: { 200: MessageReply } }
-  }, async (request) => {
-    await renamePasskey(ctx, callOf(request), await caller(request), request.params.id, request.body.name)
+  const rename = async (request: FastifyRequest, id: string, name: string): Promise<Static<typeof MessageReply>> => {
+    await renamePasskey(ctx, callOf(request), await caller(request), id, name)
     return succeed({ message: said(ctx, request, 'passkeyRenamed') })
-  })
+  }
+  const remove = async (request: FastifyRequest, id: string): Promise<Static<typeof MessageReply>> => {
+    await deletePasskey(ctx, callOf(request), await caller(request), id)
+    return succeed({ message: said(ctx, request, 'passkeyDeleted') })
+  }
+  const RENAME = { config: { jwtLogin: MINE(['ERR_JWT_LOGIN_PASSKEY_NOT_FOUND']) } }
+  const DELETE = { config: { jwtLogin: MINE([...RECENT, 'ERR_JWT_LOGIN_PASSKEY_NOT_FOUND']) } }
+
+  app.patch('/passkeys/:id', {
+    ...RENAME,
+    schema: { ...doc('jwtLoginPasskeyRename', 'Rename one of my passkeys', 'Another user\'s passkey, or an unknown one, answers 404.'), params: PasskeyParams, body: RenameBody, response: { 200: MessageReply } }
+  }, async (request) => await rename(request, request.params.id, request.body.name))
 
   app.delete('/passkeys/:id', {
-    config: { jwtLogin: MINE([...RECENT, 'ERR_JWT_LOGIN_PASSKEY_NOT_FOUND']) },
+    ...DELETE,
     schema: { ...doc('jwtLoginPasskeyDelete', 'Delete one of my passkeys', 'Needs a sign-in (or step-up) within `passkeys.recentAuth`. Another user\'s passkey, or an unknown one, answers 404.'), params: PasskeyParams, response: { 200: MessageReply } }
-  }, async (request) => {
-    await deletePasskey(ctx, callOf(request), await caller(request), request.params.id)
-    return succeed({ message: said(ctx, request, 'passkeyDeleted') })
-  })
+  }, async (request) => await remove(request, request.params.id))
+
+  // The same two routes for a credential id longer than the host's `maxParamLength`
+  // (Fastify's default is 100; an id may have 1,364 characters): the router limits
+  // `:id`, never a wildcard, and tries this one when `:id` is too long. The id is
+  // checked by the same schema, under its own name.
+  const hidden = { hide: true } as object
+  app.patch('/passkeys/*', { ...RENAME, preValidation: longIdParam, schema: { ...hidden, params: PasskeyParams, body: RenameBody, response: { 200: MessageReply } } },
+    async (request) => await rename(request, request.params.id, request.body.name))
+  app.delete('/passkeys/*', { ...DELETE, preValidation: longIdParam, schema: { ...hidden, params: PasskeyParams, response: { 200: MessageReply } } },
+    async (request) => await remove(request, request.params.id))
 
   app.post('/auth/passkey/options', {
     config: { jwtLogin: SIGN_IN_OPTIONS },

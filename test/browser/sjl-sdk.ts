@@ -445,12 +445,16 @@ async function disallowedOrigin (t: Checks, context: BrowserContext, pageUrl: st
   }
 }
 
-/** A 429 from the per-IP limit: `Retry-After` is exposed, so the page reads it. */
+/**
+ * A 429 from the per-IP limit: `Retry-After` is exposed, so the page reads it.
+ * The sign-in route counts toward `limits.requestsPerIp` (refresh does not:
+ * a refresh token cannot be guessed); an unknown address locks no account.
+ */
 async function retryAfter (t: Checks, side: Browserside, api: Api, pageOrigin: string): Promise<void> {
   await api.use(settingsFor(pageOrigin, false, 2))
   let answer: Answer = { status: -1, body: null }
   for (let tries = 0; tries < 10 && answer.status !== 429; tries++) {
-    answer = await side.raw('POST', `/?rest_route=${NAMESPACE}/auth/refresh`, { 'Content-Type': 'application/json' }, { refresh_token: 'not-a-refresh-token' })
+    answer = await side.raw('POST', `/?rest_route=${NAMESPACE}/auth`, { 'Content-Type': 'application/json' }, { email: 'nobody@example.invalid', password: 'not the password' })
   }
   t.check('limits: a 429 reaches the page with Retry-After readable by xhr.getResponseHeader', answer.status === 429 && Number(answer.retryAfter) >= 1, answer)
 }

@@ -45,6 +45,8 @@ export interface RegisterOptions {
   counter?: CounterMode
   /** The transports reported to the server (default ['internal', 'hybrid']). */
   transports?: string[]
+  /** The credential id's length in bytes (default: 16 to 32 at random; WebAuthn allows up to 1023). */
+  idBytes?: number
 }
 
 /** What `authenticate` may be told, mostly to forge or shape what a real device would answer. */
@@ -102,7 +104,7 @@ export class SoftAuthenticator {
     const backupEligible = opts.backupEligible ?? true
     const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' })
     const credential: SoftCredential = {
-      id: randomBytes(randomInt(16, 33)).toString('base64url'),
+      id: randomBytes(opts.idBytes ?? randomInt(16, 33)).toString('base64url'),
       privateKey,
       rpId,
       userHandle: options.user.id,

@@ -158,15 +158,19 @@ t.test('live: a reload changes the origins and turns CORS off and on again; turn
   t.equal(lines.filter(line => line.includes('takes effect at the next restart')).length, 1, 'one warning says so')
 })
 
-t.test('off at registration, the plugin adds no OPTIONS route: a host\'s own preflight handler keeps every path', async (t) => {
+t.test('off at registration, the plugin answers no preflight: a host\'s own preflight handler answers its paths and the plugin\'s', async (t) => {
   const { app } = await buildHost((host) => {
     host.options('*', async (_request, reply) => { await reply.code(204).header('x-host-preflight', 'yes').send() })
   })
   t.teardown(() => app.close())
-  for (const url of [`${PREFIX}/auth`, `/?rest_route=${PREFIX}/auth`, '/', '/jwt-login/v1-admin/x']) {
+  for (const url of [`${PREFIX}/auth`, `/?rest_route=${PREFIX}/auth`, '/jwt-login/v1-admin/x']) {
     const res = await preflight(app, url, 'POST')
     t.equal(res.headers['x-host-preflight'], 'yes', `OPTIONS ${url} is the host's`)
   }
+  // every method on `/` is the query form's (the host could serve no request that a preflight of `/` would allow)
+  const root = await preflight(app, '/?JWT=abc', 'POST')
+  t.same([root.statusCode, root.headers['x-host-preflight']], [404, undefined], 'OPTIONS / without rest_route: the host\'s 404')
+  t.equal(root.json().message, 'Route OPTIONS:/?JWT=[redacted] not found', 'given the URL with its query values redacted')
 })
 
 t.test("on, the plugin's preflights stay under its prefix: a host path that only starts with the prefix string keeps the host's handler", async (t) => {

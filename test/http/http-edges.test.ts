@@ -105,13 +105,19 @@ t.test('unknown paths and methods under the prefix: 404 / 207 in the envelope', 
   t.same(errors(), [])
 
   // outside the prefix the host's own 404 answers, untouched
-  for (const url of ['/nope', '/jwt-login/v1x', '/jwt-login', '/?rest_route=/wp/v2/users']) {
+  for (const url of ['/nope', '/jwt-login/v1x', '/jwt-login']) {
     const res = await app.inject({ method: 'GET', url })
     t.equal(res.statusCode, 404, url)
     t.same(res.json(), { message: `Route GET:${url} not found`, error: 'Not Found', statusCode: 404 }, `${url}: Fastify's default 404`)
   }
-  const other = await app.inject({ method: 'OPTIONS', url: '/?rest_route=/jwt-login/v1/auth' })
-  t.equal(other.json().error, 'Not Found', 'the query form serves GET, POST, PUT, PATCH and DELETE (OPTIONS only with the plugin\'s CORS); other methods on / are the host\'s')
+  // on `/`, a namespace that is not the plugin's goes on to the host's 404, given the URL with its query values redacted
+  const notOurs = await app.inject({ method: 'GET', url: '/?rest_route=/wp/v2/users&JWT=abc' })
+  t.same(notOurs.json(), { message: 'Route GET:/?rest_route=[redacted]&JWT=[redacted] not found', error: 'Not Found', statusCode: 404 }, 'another namespace: the host\'s 404')
+  for (const method of ['OPTIONS', 'HEAD', 'TRACE'] as const) {
+    const res = await app.inject({ method, url: '/?rest_route=/jwt-login/v1/auth' })
+    t.equal(res.statusCode, 404, `${method}: every method Fastify routes reaches the plugin through the query form`)
+    if (method !== 'HEAD') assertEnvelope(t, res, 404, 207, `${method} /?rest_route=`)
+  }
   t.same((await app.inject({ method: 'GET', url: '/host-page' })).json(), { host: true })
 })
 
@@ -171,4 +177,37 @@ t.test('body-parser errors on every method answer the envelope', async (t) => {
   assertEnvelope(t, await app.inject({ method: 'DELETE', url: `${PREFIX}/auth`, headers: { 'content-type': 'application/json' }, payload: '{' }), 400, 203, 'DELETE with bad JSON')
   assertEnvelope(t, await app.inject({ method: 'PATCH', url: `${PREFIX}/nope`, headers: { 'content-type': 'application/xml' }, payload: '<a/>' }), 404, 207, 'PATCH with XML')
   t.same(errors(), [])
+})
+
+t.test('answers Fastify would give outside the envelope: a too-long path parameter, a method it does not route, on the prefix and an alias', async (t) => {
+  const ALIAS = '/wp-json/simple-jwt-login/v1'
+  const { app, errors } = await buildLoggedApp({}, { aliases: [ALIAS] })
+  t.teardown(() => app.close())
+  const long = 'a'.repeat(200)
+  for (const base of [PREFIX, ALIAS]) {
+    for (const [method, path] of [
+      ['DELETE', `/sessions/${long}`], ['DELETE', `/devices/${long}`], ['POST', `/oauth/${long}/backchannel-logout`], ['PATCH', `/nope/${long}`],
+      ['TRACE', '/auth'], ['PURGE', '/auth'], ['PROPFIND', '/auth'], ['OPTIONS', '/auth']
+    ] as const) {
+      const res = await app.inject({ method, url: `${base}${path}` })
+      assertEnvelope(t, res, 404, 207, `${method} ${base}${path.slice(0, 30)}`)
+    }
+  }
+  // an unknown type on the catch-all of too-long parameters is not read, as on any unknown path
+  assertEnvelope(t, await app.inject({ method: 'DELETE', url: `${PREFIX}/sessions/${long}`, headers: { 'content-type': 'application/xml' }, payload: '<a/>' }), 404, 207, 'XML')
+  assertEnvelope(t, await app.inject({ method: 'DELETE', url: `${PREFIX}/sessions/${long}`, headers: { 'content-type': 'application/json' }, payload: '{' }), 400, 203, 'bad JSON')
+  const head = await app.inject({ method: 'HEAD', url: `${ALIAS}/auth/validate` })
+  t.equal(head.statusCode, (await app.inject({ method: 'HEAD', url: `${PREFIX}/auth/validate` })).statusCode, 'HEAD on an alias answers as on the prefix')
+  t.same(errors(), [])
+})
+
+t.test('a host route on / for a method the query form does not need stays the host\'s', async (t) => {
+  const { app } = await buildLoggedApp({}, {}, (host) => {
+    host.head('/', async (_request, reply) => await reply.header('x-host', 'yes').send())
+    host.route({ method: 'TRACE', url: '*', handler: async () => 'host trace' })
+  })
+  t.teardown(() => app.close())
+  t.equal((await app.inject({ method: 'HEAD', url: `/?rest_route=${PREFIX}/auth` })).headers['x-host'], 'yes', 'HEAD /: the host\'s')
+  t.equal((await app.inject({ method: 'TRACE', url: '/' })).body, 'host trace', 'TRACE *: the host\'s, / included')
+  assertEnvelope(t, await app.inject({ method: 'PUT', url: `/?rest_route=${PREFIX}/nope` }), 404, 207, 'the query form still serves the others')
 })

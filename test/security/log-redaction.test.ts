@@ -585,3 +585,45 @@ t.test('the auth-code parameter is cut by the name in the request\'s own setting
   t.match(h.log(), 'gate refused the auth code [redacted]', 'the short code is cut: AUTH_KEY is the parameter of the request\'s snapshot')
   assertNotLogged(t, h.log(), [code], 'auth code')
 })
+
+t.test('no value of the query in any log line, for every method on every URL form the plugin serves, CORS on and off', async (t) => {
+  const ALIAS = '/wp-json/simple-jwt-login/v1'
+  const password = `S3cret-pass-${unique()}`
+  const jwt = `eyJ.${unique()}.sig`
+  const email = `Secret.Person+${unique()}@example.com`
+  const query = `password=${encodeURIComponent(password)}&JWT=${encodeURIComponent(jwt)}&email=${encodeURIComponent(email)}`
+  // PURGE: a method Node parses and Fastify does not route
+  const methods = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE', 'PURGE'] as const
+  const forms: Array<[string, string, boolean]> = [
+    ['the prefix', `${PREFIX}/auth?${query}`, false],
+    ['an unknown path under the prefix', `${PREFIX}/nope/x?${query}`, false],
+    ['the alias', `${ALIAS}/auth?${query}`, false],
+    ['the alias alone', `${ALIAS}?${query}`, false],
+    ['?rest_route= of the prefix', `/?rest_route=${PREFIX}/auth&${query}`, true],
+    ['?rest_route= of the alias', `/?rest_route=/simple-jwt-login/v1/auth&${query}`, true],
+    ['?rest_route= of another namespace', `/?rest_route=/other/v1/x&${query}`, true],
+    ['/ without rest_route', `/?${query}`, true]
+  ]
+  const configs: Array<[string, Partial<SettingsInput>, Partial<JwtLoginOptions>]> = [
+    ['CORS off', {}, { aliases: [ALIAS] }],
+    ['CORS on', { cors: { enabled: true, origins: ['https://app.example.com'] } }, { aliases: [ALIAS] }],
+    ['restRoute off', {}, { aliases: [ALIAS], restRoute: false }]
+  ]
+  for (const [config, settings, options] of configs) {
+    const h = await host(t, settings, options)
+    for (const [form, url, onRoot] of forms) {
+      // `/` is no path of the plugin's with restRoute off
+      if (onRoot && options.restRoute === false) continue
+      for (const method of methods) {
+        // a method Fastify does not route, on `/`: the host's 404 takes it before any route (docs/security.md)
+        if (onRoot && method === 'PURGE') continue
+        const res = await h.app.inject({ method, url, headers: { origin: 'https://app.example.com', 'access-control-request-method': 'POST' } })
+        t.ok(res.statusCode < 500, `${config}, ${method} ${form}: ${res.statusCode}, no 5xx`)
+      }
+    }
+    const log = h.log()
+    t.match(log, '"msg":"incoming request"', `${config}: the requests are logged`)
+    t.match(log, '"method":"PURGE"', `${config}: the unrouted method too`)
+    assertNotLogged(t, log, [password, jwt, email], config)
+  }
+})
