@@ -4,6 +4,7 @@ import t, { type Test } from 'tap'
 import { UserExistsError, type NewUser, type SettingsInput } from '../../lib/index.js'
 import { MemoryUserAdapter, type MemoryUser } from '../../lib/testing.js'
 import { errorOf, PREFIX } from '../helpers/http.js'
+import { buildDocumentedHost } from '../helpers/openapi.js'
 import { assertNotLogged, collect, loggingHost, type LoggingHost } from '../helpers/users.js'
 
 const PASSWORD = 'a long enough new password'
@@ -95,4 +96,13 @@ t.test('an email that is not plain ASCII, or whose domain is no valid ASCII host
   const german = await kit.register({ email: '\uff56ictim@example.com', password: PASSWORD, user_login: 'mallory' }, { 'accept-language': 'de' })
   t.match(german.json().data, { errorCode: 230, message: /ASCII/ }, 'in the request\'s language')
   t.not(german.json().data.message, 'The email must be written in ASCII, an internationalised domain in its xn-- form; letters that only look like ASCII ones are refused.')
+})
+
+t.test('the OpenAPI document lists 400 / 230 and 503 / 228 among POST /users answers', async (t) => {
+  const app = await buildDocumentedHost({ openapi: { openapi: '3.0.3', info: { title: 'host', version: '1.0.0' } } })
+  t.teardown(() => app.close())
+  const doc = app.swagger() as unknown as { paths: Record<string, Record<string, { responses: Record<string, { description: string }> }>> }
+  const responses = doc.paths[`${PREFIX}/users`]?.post?.responses
+  t.match(responses?.['400']?.description, '- `230` ERR_JWT_LOGIN_REGISTER_EMAIL_NOT_ASCII: ')
+  t.match(responses?.['503']?.description, '- `228` ERR_JWT_LOGIN_BUSY: ')
 })
