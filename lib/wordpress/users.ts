@@ -260,11 +260,9 @@ export class WordPressUserAdapter implements UserAdapter<WordPressUser> {
    * where WordPress would store another name); the display name is written
    * as WordPress's filters leave it (wordPressDisplayName). One
    * transaction on one connection, and createUser calls of every adapter on
-   * this database take turns under a named lock (GET_LOCK), so two of them
-   * cannot create one email or login twice: an email or login taken (as the
-   * columns' collation compares them) throws `UserExistsError`, checked
-   * under the lock. A wait for the lock of more than 10 s throws (another
-   * error: 503). WordPress itself does not take that lock.
+   * this database take turns under a named lock (GET_LOCK): a taken email or
+   * login (as the columns' collation compares) throws `UserExistsError`; a wait
+   * for the lock of more than 10 s throws another error. WordPress takes no such lock.
    */
   async createUser (input: NewUser): Promise<WordPressUser> {
     if (!isWordPressLogin(input.login)) throw new Error('WordPressUserAdapter: WordPress would store another login than the one given (see isCleanLogin)')
