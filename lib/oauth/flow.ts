@@ -174,16 +174,15 @@ const MAX_CREATE_ATTEMPTS = 3
  * the user found signs in under the same checks; after
  * `MAX_CREATE_ATTEMPTS` the conflict is the answer (409 / 38).
  */
-async function userFor (ctx: JwtLoginContext, call: Call, provider: OAuthProviderSettings, email: string, name: string | undefined, presented: PresentedIdToken | undefined): Promise<unknown> {
-  for (let attempt = 1; ; attempt++) {
-    const found = await ctx.users.findByEmail(email)
-    if (found !== null) return await checkFound(ctx, found, email, presented)
-    try {
-      return await register(ctx, call, provider, email, name)
-    } catch (error) {
-      const taken = error instanceof JwtLoginError && error.code === 'ERR_JWT_LOGIN_USER_EXISTS'
-      if (!taken || attempt === MAX_CREATE_ATTEMPTS) throw error
-    }
+async function userFor (ctx: JwtLoginContext, call: Call, provider: OAuthProviderSettings, email: string, name: string | undefined, presented: PresentedIdToken | undefined, attempt = 1): Promise<unknown> {
+  const found = await ctx.users.findByEmail(email)
+  if (found !== null) return await checkFound(ctx, found, email, presented)
+  try {
+    return await register(ctx, call, provider, email, name)
+  } catch (error) {
+    const taken = error instanceof JwtLoginError && error.code === 'ERR_JWT_LOGIN_USER_EXISTS'
+    if (!taken || attempt === MAX_CREATE_ATTEMPTS) throw error
+    return await userFor(ctx, call, provider, email, name, presented, attempt + 1)
   }
 }
 
