@@ -2,7 +2,8 @@
 import t from 'tap'
 import { UserExistsError, type NewUser } from '../../lib/index.js'
 import { MemoryUserAdapter, type MemoryUser } from '../../lib/testing.js'
-import { buildOAuthApp, collect, errorOf, postToken, providers } from '../helpers/oauth.js'
+import { buildOAuthApp, collect, errorOf, postToken, providers, TOKEN_URL } from '../helpers/oauth.js'
+import { buildDocumentedHost } from '../helpers/openapi.js'
 import { ACCOUNTS, CLIENTS, startIdp } from '../helpers/oidc-provider.js'
 
 const idp = await startIdp()
@@ -107,4 +108,15 @@ t.test('a provider email that is not plain ASCII is not auto-registered (400 / 2
   // the memory adapter folds the Kelvin sign to k (toLowerCase), so kate's account is found, and its email is another
   const kelvin = await postToken(app, { provider: 'idp1', id_token: await idTokenFor('\u212Aate@example.com', 4) })
   t.same(errorOf(kelvin), [403, 211])
+})
+
+t.test('the OpenAPI document lists 400 / 230 and 409 / 38 among the provider sign-in\'s answers', async (t) => {
+  const app = await buildDocumentedHost({ openapi: { openapi: '3.0.3', info: { title: 'host', version: '1.0.0' } } })
+  t.teardown(() => app.close())
+  const doc = app.swagger() as unknown as { paths: Record<string, Record<string, { responses: Record<string, { description: string }> }>> }
+  for (const method of ['get', 'post']) {
+    const responses = doc.paths[TOKEN_URL]?.[method]?.responses
+    t.match(responses?.['400']?.description, '- `230` ERR_JWT_LOGIN_REGISTER_EMAIL_NOT_ASCII: ', method)
+    t.match(responses?.['409']?.description, '- `38` ERR_JWT_LOGIN_USER_EXISTS: ', method)
+  }
 })
