@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import type pg from 'pg'
-import { hashPassword, verifyPasswordHash, type NewProviderUser, type PublicUser, type UserAdapter } from '../../lib/index.js'
+import { hashPassword, UserExistsError, verifyPasswordHash, type NewProviderUser, type PublicUser, type UserAdapter } from '../../lib/index.js'
 import { qualified } from './migrate.js'
 
 /** A row of `users`, as the adapter reads it. */
@@ -56,20 +56,27 @@ export class PostgresUserAdapter implements UserAdapter<PostgresUser> {
   }
 
   /**
-   * OpenID auto-registration. The user signs in through their provider, so
-   * the stored hash is of a random password nobody knows: password login
-   * fails for them at the usual argon2id cost. Two sign-ins racing for one
-   * email meet the unique index; the loser throws, the plugin answers 503
-   * and its retry finds the user the winner created.
+   * `POST /users` (with the password chosen) and OpenID auto-registration
+   * (without: the stored hash is of a random password nobody knows, so
+   * password login fails for them at the usual argon2id cost). Two
+   * requests racing for one email (any case) or login meet the unique
+   * indexes: the loser's unique_violation becomes `UserExistsError`, which
+   * the plugin answers 409 / 38 at `POST /users`, and on a provider sign-in
+   * by looking the email up again and signing in the user the winner made.
    */
   async createUser (input: NewProviderUser): Promise<PostgresUser> {
-    return await this.addUser({
-      login: input.login,
-      email: input.email,
-      password: randomBytes(32).toString('base64url'),
-      displayName: input.displayName,
-      roles: [input.role]
-    })
+    try {
+      return await this.addUser({
+        login: input.login,
+        email: input.email,
+        password: input.password ?? randomBytes(32).toString('base64url'),
+        displayName: input.displayName,
+        roles: [input.role]
+      })
+    } catch (error) {
+      if ((error as { code?: unknown }).code === UNIQUE_VIOLATION) throw new UserExistsError()
+      throw error
+    }
   }
 
   /** Password reset: the plugin has checked the code; store the new hash. */

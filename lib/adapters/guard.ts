@@ -3,7 +3,7 @@ import type { Mailer } from '../mail/types.js'
 import type { PasskeyOptions, PasskeyPort } from './passkeys.js'
 import type { SecondFactorGate } from './second-factor.js'
 import type { TwoFactorOptions, TwoFactorPort } from './two-factor.js'
-import type { PasswordPolicy, PublicUser, UserAdapter } from './users.js'
+import { isUserExists, type PasswordPolicy, type PublicUser, type UserAdapter } from './users.js'
 
 /** What stands in for a value of a call or a request in a log line. */
 const REDACTED = '[redacted]'
@@ -147,9 +147,12 @@ export class HostPortError extends Error {
 
 /**
  * What a port's failure becomes. A `JwtLoginError` (a gate may refuse with
- * one) keeps its answer, without what the port attached to it.
+ * one) keeps its answer, without what the port attached to it; a taken
+ * email or login that `createUser` reports (`isUserExists`) is a conflict
+ * (409 / 38, which the flows act on), not a failure of the port.
  */
 function portFailure (port: string, method: string, thrown: unknown, args: readonly unknown[]): Error {
+  if (method === 'createUser' && isUserExists(thrown)) return new JwtLoginError('ERR_JWT_LOGIN_USER_EXISTS')
   if (thrown instanceof JwtLoginError) return new JwtLoginError(thrown.code, { retryAfter: thrown.retryAfter })
   return new HostPortError(port, method, thrown, args)
 }
@@ -225,14 +228,8 @@ function guardPort<T extends object> (port: string, target: T, methods: Record<s
   const guarded: Record<string, unknown> = {}
   for (const [method, kind] of Object.entries(methods)) {
     const guard = guardMethod(port, method, methodsOf, kind)
-    if (kind !== 'optional') {
-      guarded[method] = guard
-      continue
-    }
-    Object.defineProperty(guarded, method, {
-      enumerable: true,
-      get: () => typeof methodsOf[method] === 'function' ? guard : undefined
-    })
+    if (kind === 'optional') Object.defineProperty(guarded, method, { enumerable: true, get: () => typeof methodsOf[method] === 'function' ? guard : undefined })
+    else guarded[method] = guard
   }
   return guarded as T
 }
@@ -274,6 +271,10 @@ const PASSKEY_METHODS: Record<keyof PasskeyPort, MethodKind> = {
 
 const MAILER_METHODS: Record<keyof Mailer, MethodKind> = { send: 'async' }
 
+function guardMailer (port: string, mailer: Mailer | undefined): Mailer | undefined {
+  return mailer === undefined ? undefined : guardPort(port, mailer, MAILER_METHODS)
+}
+
 /** The user adapter behind guards; `toPublicUser`'s answer also has its `ID` checked (`publicUserOf`). */
 function guardUsers<U> (users: UserAdapter<U>): UserAdapter<U> {
   const guarded = guardPort('users', users, USER_METHODS)
@@ -306,15 +307,11 @@ export function guardPorts (options: HostPorts): HostPorts {
   const { users, mailer, passwordPolicy, twoFactor, secondFactor, passkeys } = options
   return {
     users: guardUsers(users),
-    mailer: mailer === undefined ? undefined : guardPort('mailer', mailer, MAILER_METHODS),
+    mailer: guardMailer('mailer', mailer),
     passwordPolicy: passwordPolicy === undefined ? undefined : guardFunction('passwordPolicy', passwordPolicy),
     twoFactor: twoFactor === undefined
       ? undefined
-      : {
-          ...twoFactor,
-          port: guardPort('twoFactor.port', twoFactor.port, TWO_FACTOR_METHODS),
-          mailer: twoFactor.mailer === undefined ? undefined : guardPort('twoFactor.mailer', twoFactor.mailer, MAILER_METHODS)
-        },
+      : { ...twoFactor, port: guardPort('twoFactor.port', twoFactor.port, TWO_FACTOR_METHODS), mailer: guardMailer('twoFactor.mailer', twoFactor.mailer) },
     secondFactor: secondFactor === undefined ? undefined : guardFunction('secondFactor', secondFactor),
     passkeys: passkeys === undefined ? undefined : { port: guardPort('passkeys.port', passkeys.port, PASSKEY_METHODS) }
   }

@@ -43,9 +43,14 @@ export interface UserAdapter<U = unknown> {
   /**
    * Creates a user: for a provider sign-in with auto-registration on (no
    * `password`), and for `POST /users` (with `password`, which the adapter
-   * hashes and stores, as `setPassword` does). Throwing means the store is
-   * unavailable: 503 / errorCode 201 and nothing is signed; a retry looks
-   * the email up again first.
+   * hashes and stores, as `setPassword` does). When the email (compared
+   * case-insensitively) or the login is taken, throw `UserExistsError` (or
+   * any error whose `code` is `'ERR_JWT_LOGIN_USER_EXISTS'`), decided
+   * atomically with the insert (a unique index, or a check under a lock):
+   * `POST /users` answers 409 / errorCode 38, and a provider sign-in looks
+   * the email up again and signs that user in. Throwing anything else means
+   * the store is unavailable: 503 / errorCode 201 and nothing is signed; a
+   * retry looks the email up again first.
    */
   createUser? (input: NewUser): Promise<U>
   /**
@@ -57,9 +62,11 @@ export interface UserAdapter<U = unknown> {
 }
 
 /**
- * A user to create; `email` and `login` are unique when the plugin asks
- * (it looked both up first). Without `password` (a provider sign-in) the
- * user has no usable password.
+ * A user to create. The plugin looked `email` and `login` up first and
+ * found neither, but another request may create either between that lookup
+ * and this call: `createUser` must check again, atomically with its insert,
+ * and throw `UserExistsError` when one is taken. Without `password` (a
+ * provider sign-in) the user has no usable password.
  */
 export interface NewUser {
   email: string
@@ -68,6 +75,28 @@ export interface NewUser {
   role: string
   /** The password chosen at `POST /users`, already checked against the policy; store only its hash. */
   password?: string
+}
+
+/** The `code` of `UserExistsError`, and of any error by which `createUser` reports a taken email or login. */
+export const USER_EXISTS_CODE = 'ERR_JWT_LOGIN_USER_EXISTS'
+
+/**
+ * What an adapter's `createUser` throws when the email or the login is
+ * taken: a conflict, not an outage. Its message names neither (it may be
+ * logged); pass the database's error as `cause` if you like, it is dropped.
+ */
+export class UserExistsError extends Error {
+  readonly code = USER_EXISTS_CODE
+
+  constructor (message = 'a user with this email or login exists', options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'UserExistsError'
+  }
+}
+
+/** Whether `thrown` reports a taken email or login: a `UserExistsError`, or any object whose `code` is `USER_EXISTS_CODE`. */
+export function isUserExists (thrown: unknown): boolean {
+  return (thrown as { code?: unknown } | null)?.code === USER_EXISTS_CODE
 }
 
 /** A user to create from a provider's verified identity (no password). */

@@ -75,6 +75,7 @@ export const errorDefinitions = {
   ERR_JWT_LOGIN_REGISTER_FIELDS_MISSING: def(35, 400, 'Give an email and a password.'),
   ERR_JWT_LOGIN_REGISTER_EMAIL_INVALID: def(36, 400, 'The email is malformed, or the email or user_login is longer than 60 characters.'),
   ERR_JWT_LOGIN_REGISTER_DOMAIN: def(37, 403, 'Users of this email domain may not register.'),
+  ERR_JWT_LOGIN_REGISTER_EMAIL_NOT_ASCII: def(230, 400, 'The email must be written in ASCII, an internationalised domain in its xn-- form; letters that only look like ASCII ones are refused.'),
   ERR_JWT_LOGIN_USER_EXISTS: def(38, 409, 'User already exists.'),
   ERR_JWT_LOGIN_DELETE_DISABLED: def(39, 403, 'Delete is not enabled.'),
   ERR_JWT_LOGIN_DELETE_INCOMPLETE: def(226, 503, 'The user was not deleted, but its sessions have ended; sign in and try again.'),

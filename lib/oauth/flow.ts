@@ -5,6 +5,7 @@ import type { UserAdapter } from '../adapters/users.js'
 import type { OAuthProviderSettings } from '../config/oauth-providers.js'
 import type { GateAudit, JwtLoginContext } from '../context/context.js'
 import { randomCode, sha256Base64url } from '../core/crypto.js'
+import { isPlainEmail } from '../core/email.js'
 import { JwtLoginError } from '../core/errors.js'
 import { completeSignIn } from '../sessions/sign-in.js'
 import { claimOnce } from '../store/claim.js'
@@ -160,13 +161,37 @@ function originOf (provider: OAuthProviderSettings, identity: Identity): FirstFa
 }
 
 /**
- * The user the provider's email names: found (and its own email must be
- * that email, compared by `sameEmail`, else 403 / 211), or registered. An
- * ID token issued before the user's cutoff is refused (401 / 73).
+ * How many times a provider sign-in creates its user when `createUser`
+ * reports a taken email or login and the email is still not found (the
+ * login another user took meanwhile: `uniqueLogin` picks again).
  */
-async function userFor (ctx: JwtLoginContext, call: Call, provider: OAuthProviderSettings, email: string, name: string | undefined, presented: PresentedIdToken | undefined): Promise<unknown> {
+const MAX_CREATE_ATTEMPTS = 3
+
+/**
+ * The user the provider's email names: found (`checkFound`), or
+ * registered. When `createUser` reports the email or the login taken (a
+ * concurrent sign-in or registration won), the email is looked up again and
+ * the user found signs in under the same checks; after
+ * `MAX_CREATE_ATTEMPTS` the conflict is the answer (409 / 38).
+ */
+async function userFor (ctx: JwtLoginContext, call: Call, provider: OAuthProviderSettings, email: string, name: string | undefined, presented: PresentedIdToken | undefined, attempt = 1): Promise<unknown> {
   const found = await ctx.users.findByEmail(email)
-  if (found === null) return await register(ctx, call, provider, email, name)
+  if (found !== null) return await checkFound(ctx, found, email, presented)
+  try {
+    return await register(ctx, call, provider, email, name)
+  } catch (error) {
+    const taken = error instanceof JwtLoginError && error.code === 'ERR_JWT_LOGIN_USER_EXISTS'
+    if (!taken || attempt === MAX_CREATE_ATTEMPTS) throw error
+    return await userFor(ctx, call, provider, email, name, presented, attempt + 1)
+  }
+}
+
+/**
+ * A user found by the provider's email: its own email must be that email
+ * (compared by `sameEmail`, else 403 / 211). An ID token issued before the
+ * user's cutoff is refused (401 / 73).
+ */
+async function checkFound (ctx: JwtLoginContext, found: unknown, email: string, presented: PresentedIdToken | undefined): Promise<unknown> {
   const publicUser = ctx.users.toPublicUser(found)
   if (!sameEmail(publicUser.user_email, email)) throw new JwtLoginError('ERR_JWT_LOGIN_PROVIDER_EMAIL_MISMATCH')
   if (presented !== undefined) {
@@ -176,13 +201,19 @@ async function userFor (ctx: JwtLoginContext, call: Call, provider: OAuthProvide
   return found
 }
 
-/** A new user for a verified email the host does not know, when the provider registers users. */
+/**
+ * A new user for a verified email the host does not know, when the provider
+ * registers users, and only for an email in plain ASCII (`isPlainEmail`, as
+ * at `POST /users`: a look-alike could block the address it imitates).
+ */
 async function register (ctx: JwtLoginContext, call: Call, provider: OAuthProviderSettings, email: string, name: string | undefined): Promise<unknown> {
   if (!provider.autoRegister) throw new JwtLoginError('ERR_JWT_LOGIN_PROVIDER_USER_NOT_FOUND')
   if (ctx.users.createUser === undefined) throw new JwtLoginError('ERR_JWT_LOGIN_USER_CREATE_FAILED')
+  if (!isPlainEmail(email)) throw new JwtLoginError('ERR_JWT_LOGIN_REGISTER_EMAIL_NOT_ASCII')
   const login = await uniqueLogin(ctx.users, email)
-  // a throwing adapter is an unavailable dependency (503 / 201): the retry
-  // looks the email up again, so a user created before the failure is found
+  // a taken email or login is a JwtLoginError 38 (the guard's); anything else thrown is an
+  // unavailable dependency (503 / 201): the retry looks the email up again, so a user
+  // created before the failure is found
   const user = await ctx.users.createUser({ email, login, displayName: name ?? login, role: provider.defaultRole })
   ctx.events.emit('oauth.user_registered', { userId: ctx.users.toPublicUser(user).ID, ip: call.ip, provider: provider.name })
   return user

@@ -23,7 +23,8 @@ const REGISTER: RouteGate = {
   refreshCookie: 'issues',
   errors: [
     'ERR_JWT_LOGIN_REGISTER_FIELDS_MISSING', 'ERR_JWT_LOGIN_REGISTER_EMAIL_INVALID', 'ERR_JWT_LOGIN_REGISTER_LOGIN_INVALID', 'ERR_JWT_LOGIN_REGISTER_DOMAIN', 'ERR_JWT_LOGIN_PASSWORD_POLICY',
-    'ERR_JWT_LOGIN_USER_EXISTS', 'ERR_JWT_LOGIN_REGISTER_SIGN_IN_FAILED'
+    'ERR_JWT_LOGIN_USER_EXISTS', 'ERR_JWT_LOGIN_REGISTER_SIGN_IN_FAILED',
+    'ERR_JWT_LOGIN_REGISTER_EMAIL_NOT_ASCII', 'ERR_JWT_LOGIN_BUSY'
   ]
 }
 const DELETE: RouteGate = {
@@ -41,7 +42,9 @@ const REGISTER_DOC: RouteDoc = {
   description: 'Creates a user through the host\'s adapter: `email` and `password` (the reset password policy applies), optionally `user_login` (else the email) and `display_name`. ' +
     'The role is `users.register.defaultRole`, or the role of the auth code presented. With `users.register.signIn`, answers the new user\'s JWT too. ' +
     'A `user_login` that WordPress\'s sanitize_user would change, or that holds an `@` but is not the registrant\'s own email, answers 400 / 229; `display_name` is stored without markup. ' +
-    'An email or login that has an account answers 409 / 38.'
+    'An email that is not plain ASCII (a look-alike of another address: a full-width letter, the Kelvin sign) answers 400 / 230. ' +
+    'An email or login that has an account answers 409 / 38, also when a concurrent registration of it won. ' +
+    'A full registration hashing queue answers 503 / 228.'
 }
 const DELETE_DOC: RouteDoc = {
   tags: ['users'],

@@ -1,5 +1,5 @@
 import { randomToken } from '../core/crypto.js'
-import { hashPassword, verifyPasswordHash, type NewUser, type PublicUser, type UserAdapter } from '../adapters/users.js'
+import { hashPassword, UserExistsError, verifyPasswordHash, type NewUser, type PublicUser, type UserAdapter } from '../adapters/users.js'
 
 export interface MemoryUser {
   ID: number
@@ -29,14 +29,14 @@ export class MemoryUserAdapter implements UserAdapter<MemoryUser> {
   readonly #byLogin = new Map<string, MemoryUser>()
   #nextId = 1
 
+  /** A new user; an email (in any case) or a login (exactly) that is taken throws `UserExistsError`. */
   async addUser (input: NewMemoryUser): Promise<MemoryUser> {
     const email = input.email.toLowerCase()
-    // hash first: the check and the insert below run with no await between them, so two
-    // concurrent sign-ups (or auto-registrations) of one email cannot both get in
+    // hash first: the check and the insert below run with no await between them, so of two
+    // concurrent sign-ups (or auto-registrations) of one email or login one gets in, and
+    // the other is told so as the port's contract says (UserExistsError: 409, or a lookup again)
     const passwordHash = await hashPassword(input.password)
-    if (this.#byEmail.has(email) || this.#byLogin.has(input.login)) {
-      throw new Error('a user with this email or login exists')
-    }
+    if (this.#byEmail.has(email) || this.#byLogin.has(input.login)) throw new UserExistsError()
     const user: MemoryUser = {
       ID: this.#nextId++,
       user_login: input.login,

@@ -3,7 +3,7 @@ import type { Call, SignInResult } from '../adapters/second-factor.js'
 import type { PublicUser } from '../adapters/users.js'
 import type { GateAudit, JwtLoginContext } from '../context/context.js'
 import { clientKey } from '../core/client-key.js'
-import { isEmail } from '../core/email.js'
+import { isEmail, isPlainEmail } from '../core/email.js'
 import { JwtLoginError } from '../core/errors.js'
 import { countInWindow, subjectKey } from '../services/limits.js'
 import { withinPasswordLengths } from '../services/password-lengths.js'
@@ -33,7 +33,8 @@ export interface Registered {
 }
 
 /**
- * The fields present and well formed: an email of an allowed domain, a login
+ * The fields present and well formed: an email of an allowed domain, in
+ * plain ASCII (`isPlainEmail`: no look-alike of another address), a login
  * of at most 60 characters that WordPress would store as given (see
  * lib/users/clean.ts) and that holds an `@` only as the registrant's own
  * email, a password within the lengths.
@@ -43,6 +44,7 @@ function checkInput (call: Call, input: RegisterInput): { email: string, login: 
   if (email === undefined || password === undefined) throw new JwtLoginError('ERR_JWT_LOGIN_REGISTER_FIELDS_MISSING')
   const login = input.userLogin ?? email
   if (!isEmail(email) || [...login].length > MAX_LOGIN_LENGTH) throw new JwtLoginError('ERR_JWT_LOGIN_REGISTER_EMAIL_INVALID')
+  if (!isPlainEmail(email)) throw new JwtLoginError('ERR_JWT_LOGIN_REGISTER_EMAIL_NOT_ASCII')
   if (!isCleanLogin(login) || (login.includes('@') && login.toLowerCase() !== email.toLowerCase())) {
     throw new JwtLoginError('ERR_JWT_LOGIN_REGISTER_LOGIN_INVALID')
   }
@@ -64,7 +66,9 @@ function checkInput (call: Call, input: RegisterInput): { email: string, login: 
  * 409 / 38: registration cannot hide that an email has an account, see
  * docs/simple-jwt-login.md); the user created; with `signIn` (and
  * `authentication.enabled`), signed in as `POST /auth` would. A failure before `createUser` changes nothing but
- * the count; a `createUser` failure is 503 and the retry looks up again.
+ * the count; a taken email or login that `createUser` reports (a concurrent
+ * registration of it won) is 409 / 38 as well; any other `createUser`
+ * failure is 503 and the retry looks up again.
  * A sign-in that fails after the user was created answers 503 / 227: the
  * user exists (a retry answers 38), and `POST /auth` signs it in.
  */

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2/promise'
-import type { NewUser, PublicUser, UserAdapter } from '../adapters/users.js'
+import { UserExistsError, type NewUser, type PublicUser, type UserAdapter } from '../adapters/users.js'
 import { requirePeer } from '../core/peer.js'
 import { hashWordPressPassword, verifyWordPressHash, wordPressHashFormat, type WordPressHashFormat, type WordPressHashWrite } from './hashes.js'
 import { isWordPressLogin, nicenameOf, wordPressDisplayName } from './names.js'
@@ -260,9 +260,9 @@ export class WordPressUserAdapter implements UserAdapter<WordPressUser> {
    * where WordPress would store another name); the display name is written
    * as WordPress's filters leave it (wordPressDisplayName). One
    * transaction on one connection, and createUser calls of every adapter on
-   * this database take turns under a named lock (GET_LOCK), so two of them
-   * cannot create one email or login twice; a wait for the lock of more than
-   * 10 s throws. WordPress itself does not take that lock.
+   * this database take turns under a named lock (GET_LOCK): a taken email or
+   * login (as the columns' collation compares) throws `UserExistsError`; a wait
+   * for the lock of more than 10 s throws another error. WordPress takes no such lock.
    */
   async createUser (input: NewUser): Promise<WordPressUser> {
     if (!isWordPressLogin(input.login)) throw new Error('WordPressUserAdapter: WordPress would store another login than the one given (see isCleanLogin)')
@@ -348,7 +348,7 @@ export class WordPressUserAdapter implements UserAdapter<WordPressUser> {
   /** Inserts the row and the meta of a new user (under the lock, in the transaction). */
   async #insertUser (connection: PoolConnection, input: NewUser, hash: string): Promise<WordPressUser> {
     const [taken] = await connection.execute<RowDataPacket[]>(this.#sql.taken, [input.email, input.login])
-    if (taken.length > 0) throw new Error('a user with this email or login exists')
+    if (taken.length > 0) throw new UserExistsError()
     const nicename = await this.#freeNicename(connection, nicenameOf(input.login))
     const displayName = wordPressDisplayName(input.displayName, input.login)
     const [inserted] = await connection.execute<ResultSetHeader>(this.#sql.insertUser, [

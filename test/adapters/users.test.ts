@@ -5,7 +5,7 @@ import { toMs } from '../../lib/config/duration.js'
 import { JwtLoginError } from '../../lib/core/errors.js'
 import { JwtLoginEvents, type JwtLoginEventMap } from '../../lib/services/events.js'
 import { NodemailerMailer } from '../../lib/nodemailer.js'
-import { ARGON2_OPTIONS, hashPassword, verifyPasswordHash } from '../../lib/adapters/users.js'
+import { ARGON2_OPTIONS, hashPassword, isUserExists, USER_EXISTS_CODE, UserExistsError, verifyPasswordHash } from '../../lib/adapters/users.js'
 import { ConsoleMailer, MemoryUserAdapter } from '../../lib/testing.js'
 
 const ARGON2_HASH = /^\$argon2id\$v=19\$([a-z]=\d+(?:,[a-z]=\d+)*)\$[A-Za-z0-9+/]+\$[A-Za-z0-9+/]+$/
@@ -39,14 +39,35 @@ t.test('MemoryUserAdapter: add and find users', async (t) => {
   t.equal(await users.findById(99), null)
 })
 
-t.test('MemoryUserAdapter: duplicates are refused', async (t) => {
+t.test('MemoryUserAdapter: a taken email (any case) or login (exactly) is UserExistsError, code ERR_JWT_LOGIN_USER_EXISTS', async (t) => {
   const users = new MemoryUserAdapter()
   await users.addUser({ login: 'alice', email: 'alice@example.com', password: 'pw-alice-1234' })
-  await t.rejects(users.addUser({ login: 'alice2', email: 'ALICE@EXAMPLE.COM', password: 'x' }), /exists/, 'same email in another case')
-  await t.rejects(users.addUser({ login: 'alice', email: 'other@example.com', password: 'x' }), /exists/, 'same login')
+  const duplicate = { name: 'UserExistsError', code: USER_EXISTS_CODE, message: 'a user with this email or login exists' }
+  await t.rejects(users.addUser({ login: 'alice2', email: 'ALICE@EXAMPLE.COM', password: 'x' }), duplicate, 'same email in another case')
+  await t.rejects(users.addUser({ login: 'alice', email: 'other@example.com', password: 'x' }), duplicate, 'same login')
+  await t.rejects(users.createUser({ login: 'alice3', email: 'Alice@Example.com', displayName: 'A', role: 'subscriber' }), UserExistsError, 'createUser too')
   t.equal(await users.findById(2), null, 'nothing was added')
-  const next = await users.addUser({ login: 'carol', email: 'carol@example.com', password: 'pw-carol-1234' })
-  t.equal(next.ID, 2, 'a refused user takes no id')
+  const other = await users.addUser({ login: 'Alice', email: 'other@example.com', password: 'pw-other-1234' })
+  t.equal(other.ID, 2, 'a login in another case is another login; a refused user takes no id')
+
+  // concurrent creates of one email with different logins: the check and the insert are one step
+  const settled = await Promise.allSettled(Array.from({ length: 5 }, async (_, i) =>
+    await users.createUser({ login: `racer-${i}`, email: 'race@example.com', displayName: 'R', role: 'subscriber' })))
+  t.equal(settled.filter(result => result.status === 'fulfilled').length, 1, 'one created')
+  t.ok(settled.every(result => result.status === 'fulfilled' || result.reason instanceof UserExistsError), 'the others told UserExistsError')
+})
+
+t.test('UserExistsError: its code, a message of its own, a cause; isUserExists knows it and any error with its code', async (t) => {
+  const cause = new Error('duplicate key value violates unique constraint')
+  const error = new UserExistsError('that login is taken', { cause })
+  t.equal(error.code, 'ERR_JWT_LOGIN_USER_EXISTS')
+  t.equal(error.message, 'that login is taken')
+  t.equal(error.cause, cause)
+  t.ok(error instanceof Error)
+  t.ok(isUserExists(error))
+  t.ok(isUserExists(Object.assign(new Error('dup'), { code: USER_EXISTS_CODE })), 'another class with the code (a second copy of the package)')
+  t.ok(isUserExists(new JwtLoginError('ERR_JWT_LOGIN_USER_EXISTS')))
+  for (const other of [new Error('dup'), { code: '23505' }, null, undefined, 'ERR_JWT_LOGIN_USER_EXISTS']) t.notOk(isUserExists(other), String(other))
 })
 
 t.test('MemoryUserAdapter: passwords', async (t) => {

@@ -5,11 +5,11 @@ import t from 'tap'
 import { buildPostgresApp, type PostgresApp } from '../../examples/postgres/app.js'
 import { migrate, qualified } from '../../examples/postgres/migrate.js'
 import { UNIQUE_VIOLATION } from '../../examples/postgres/users.js'
-import type { SettingsInput } from '../../lib/index.js'
+import { USER_EXISTS_CODE, type SettingsInput } from '../../lib/index.js'
 import { HS_SECRET, testClock } from '../helpers/app.js'
 import { errorCode } from '../helpers/http.js'
 import { postToken, providers } from '../helpers/oauth.js'
-import { ACCOUNTS, startIdp } from '../helpers/oidc-provider.js'
+import { ACCOUNTS, CLIENTS, startIdp } from '../helpers/oidc-provider.js'
 import { codeIn, NEW_PASSWORD, RESET_URL, smtpMailer } from '../helpers/reset.js'
 import { startSmtp } from '../helpers/smtp.js'
 import { totpAt } from '../helpers/two-factor.js'
@@ -78,11 +78,41 @@ t.test('login by email in any case and by login; validate answers the public use
   t.equal(errorCode(await login(app, { username: 'Alice', password: ALICE.password })), 48, 'logins compare exactly')
 })
 
-t.test('an email differing only in case is refused by the unique index', async (t) => {
+t.test('an email differing only in case is refused by the unique index; createUser reports it as UserExistsError', async (t) => {
   const { users } = await build(t)
-  await t.rejects(users.addUser({ login: 'alice2', email: 'ALICE@EXAMPLE.COM', password: 'another long password' }), { code: UNIQUE_VIOLATION })
-  await t.rejects(users.createUser({ login: 'alice3', email: 'alice@example.com', displayName: 'Alice', role: 'subscriber' }), { code: UNIQUE_VIOLATION })
+  await t.rejects(users.addUser({ login: 'alice2', email: 'ALICE@EXAMPLE.COM', password: 'another long password' }), { code: UNIQUE_VIOLATION }, 'the host\'s own sign-up sees the database\'s error')
+  const duplicate = { name: 'UserExistsError', code: USER_EXISTS_CODE }
+  await t.rejects(users.createUser({ login: 'alice3', email: 'alice@example.com', displayName: 'Alice', role: 'subscriber' }), duplicate, 'the email in another case')
+  await t.rejects(users.createUser({ login: 'alice', email: 'fresh@example.com', displayName: 'Alice', role: 'subscriber' }), duplicate, 'the login')
   t.equal(await usersWithEmail(ALICE.email), 1)
+  await t.rejects(users.createUser({ login: 'nul\u0000login', email: 'nul@example.com', displayName: 'N', role: 'subscriber' }), { code: '22021' }, 'any other error stays the database\'s (503)')
+})
+
+t.test('four parallel POST /users of one email: one 200 whose password signs in, three 409 / 38, one row', async (t) => {
+  const { app } = await buildPostgresApp(pool, schema, {
+    settings: { tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }] }, users: { register: { enabled: true, perIp: { max: 100 } } } }
+  })
+  t.teardown(() => app.close())
+  const email = 'four@example.com'
+  const answers = await Promise.all(Array.from({ length: 4 }, async (_, i) =>
+    await app.inject({ method: 'POST', url: '/jwt-login/v1/users', payload: { email, password: NEW_PASSWORD, user_login: `four-${i}` } })))
+  t.same(answers.map(res => errorCode(res)).sort(), [38, 38, 38, undefined].sort(), JSON.stringify(answers.map(res => res.statusCode)))
+  t.same(answers.map(res => res.statusCode).sort(), [200, 409, 409, 409])
+  t.equal(await usersWithEmail(email), 1, 'one row')
+  t.equal((await login(app, { email, password: NEW_PASSWORD })).statusCode, 200, 'the password chosen at POST /users is the one stored')
+})
+
+t.test('ten parallel first OpenID sign-ins of one new email: all 200, one row', async (t) => {
+  const { app } = await build(t)
+  const email = 'race@example.com'
+  const now = Math.floor(Date.now() / 1000)
+  // ID tokens signed by the provider's key, each its own (a jti), all verified before the first insert
+  const tokens = await Promise.all(Array.from({ length: 10 }, async (_, n) =>
+    await idp.sign({ iss: idp.issuer, aud: CLIENTS.idp1.client_id, sub: 'acct-race', email, email_verified: true, iat: now, exp: now + 600, jti: `race-${n}` })))
+  const answers = await Promise.all(tokens.map(async (token) => await postToken(app, { provider: 'idp1', id_token: token })))
+  t.same(answers.map(res => res.statusCode), Array(10).fill(200), JSON.stringify(answers.map(res => errorCode(res))))
+  t.equal(new Set(answers.map(res => res.json().data.user.ID)).size, 1, 'one user in every answer')
+  t.equal(await usersWithEmail(email), 1)
 })
 
 t.test('a stored hash argon2 cannot read refuses the password, no 500', async (t) => {

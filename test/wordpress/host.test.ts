@@ -228,6 +228,17 @@ t.test('POST /users with an author code creates a WordPress author whose token a
   t.same(errorOf(await host.app.inject({ method: 'POST', url: `${PREFIX}/users`, payload: { email, password: NEW_PASSWORD } })), [409, 38], 'a second registration of the email is refused')
 })
 
+t.test('four parallel POST /users of one email on WordPress: one 200, three 409 / 38, one row', async (t) => {
+  const host = await buildHost(t, { users: { register: { enabled: true, perIp: { max: 100 } } } })
+  const email = 'four@example.org'
+  const answers = await Promise.all(Array.from({ length: 4 }, async (_, i) =>
+    await host.app.inject({ method: 'POST', url: `${PREFIX}/users`, payload: { email, password: NEW_PASSWORD, user_login: `four-${i}` } })))
+  t.same(answers.map(res => errorOf(res)).sort(), [[200, null], [409, 38], [409, 38], [409, 38]])
+  const [rows] = await host.db.pool.query<RowDataPacket[]>(`SELECT ID FROM \`${host.db.prefix}users\` WHERE user_email = ?`, [email])
+  t.equal(rows.length, 1, 'one row')
+  t.notOk(host.lines.join('').includes('dependency failed'), 'a duplicate is no failure of the adapter')
+})
+
 t.test('OpenID auto-registration creates a WordPress contributor once; later sign-ins find the same user', async (t) => {
   const idp: TestIdp = await startIdp()
   t.teardown(() => idp.close())

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import mysql, { type ExecuteValues, type Pool, type PoolConnection, type RowDataPacket } from 'mysql2/promise'
 import { serialize } from 'php-serialize'
 import t from 'tap'
+import { UserExistsError } from '../../lib/index.js'
 import { verifyWordPressHash, wordPressHashFormat } from '../../lib/wordpress/hashes.js'
 import { MAX_CAPABILITIES_BYTES } from '../../lib/wordpress/roles.js'
 import { nicenameOf, WordPressUserAdapter, type WordPressUser, type WordPressUserAdapterOptions } from '../../lib/wordpress/users.js'
@@ -335,8 +336,9 @@ t.test('createUser refuses a taken email or login and makes nicenames unique', a
   const db = await createWordPressDb(t)
   const adapter = adapterOn(db)
   await db.insertUser({ login: 'taken', email: 'taken@example.com', pass: fixture('phpass').hash })
-  await t.rejects(adapter.createUser({ email: 'TAKEN@example.com', login: 'fresh', displayName: 'x', role: 'subscriber' }), { message: 'a user with this email or login exists' })
-  await t.rejects(adapter.createUser({ email: 'fresh@example.com', login: 'taken', displayName: 'x', role: 'subscriber' }), { message: 'a user with this email or login exists' })
+  const duplicate = { name: 'UserExistsError', code: 'ERR_JWT_LOGIN_USER_EXISTS', message: 'a user with this email or login exists' }
+  await t.rejects(adapter.createUser({ email: 'TAKEN@example.com', login: 'fresh', displayName: 'x', role: 'subscriber' }), duplicate, 'an email in another case: UserExistsError')
+  await t.rejects(adapter.createUser({ email: 'fresh@example.com', login: 'taken', displayName: 'x', role: 'subscriber' }), duplicate, 'a login: UserExistsError')
   t.equal(await countUsers(db), 1, 'nothing was inserted')
 
   const one = await adapter.createUser({ email: 'jd1@example.com', login: 'John Doe', displayName: 'JD', role: 'subscriber' })
@@ -353,7 +355,7 @@ t.test('createUser refuses a taken email or login and makes nicenames unique', a
   t.equal((await db.readUser(second.ID))?.user_nicename, `${'l'.repeat(48)}-2`, 'a suffixed nicename stays within 50 characters')
 })
 
-t.test('two concurrent createUser of one email: exactly one succeeds', async (t) => {
+t.test('two concurrent createUser of one email: exactly one succeeds, the other throws UserExistsError', async (t) => {
   const db = await createWordPressDb(t)
   // two adapters with two pools, as two instances of the host would have
   const adapters = [adapterOn(db), ownPoolAdapter(t, db)]
@@ -363,7 +365,8 @@ t.test('two concurrent createUser of one email: exactly one succeeds', async (t)
       await adapter.createUser({ email, login: `racer-${round}-${i}`, displayName: 'Racer', role: 'subscriber', password: 'pw' })))
     t.equal(results.filter((result) => result.status === 'fulfilled').length, 1, `round ${round}: one succeeds`)
     const rejected = results.find((result) => result.status === 'rejected')
-    t.match((rejected as PromiseRejectedResult | undefined)?.reason, { message: 'a user with this email or login exists' }, `round ${round}: the other throws`)
+    const reason: unknown = (rejected as PromiseRejectedResult | undefined)?.reason
+    t.ok(reason instanceof UserExistsError, `round ${round}: the other throws UserExistsError`)
     const [rows] = await db.pool.query<RowDataPacket[]>('SELECT ID FROM wp_users WHERE user_email = ?', [email])
     t.equal(rows.length, 1, `round ${round}: one row`)
   }

@@ -52,6 +52,7 @@ export const de: Catalogue = {
     ERR_JWT_LOGIN_REGISTER_FIELDS_MISSING: 'Geben Sie eine E-Mail-Adresse und ein Passwort an.',
     ERR_JWT_LOGIN_REGISTER_EMAIL_INVALID: 'Das Feld email enthält keine gültige E-Mail-Adresse, oder email bzw. user_login ist länger als 60 Zeichen.',
     ERR_JWT_LOGIN_REGISTER_DOMAIN: 'Benutzer dieser E-Mail-Domain dürfen sich nicht registrieren.',
+    ERR_JWT_LOGIN_REGISTER_EMAIL_NOT_ASCII: 'Die E-Mail-Adresse muss in ASCII geschrieben sein, eine internationalisierte Domain in ihrer xn---Form; Buchstaben, die ASCII-Buchstaben nur ähneln, werden abgelehnt.',
     ERR_JWT_LOGIN_USER_EXISTS: 'Der Benutzer existiert bereits.',
     ERR_JWT_LOGIN_DELETE_DISABLED: 'Das Löschen von Benutzern ist nicht aktiviert.',
     ERR_JWT_LOGIN_DELETE_INCOMPLETE: 'Der Benutzer wurde nicht gelöscht, seine Sitzungen wurden aber beendet; melden Sie sich an und versuchen Sie es erneut.',

@@ -55,6 +55,7 @@ export const es: Catalogue = {
     ERR_JWT_LOGIN_REGISTER_FIELDS_MISSING: 'Indique un correo electrónico y una contraseña.',
     ERR_JWT_LOGIN_REGISTER_EMAIL_INVALID: 'El correo electrónico no es válido, o el campo email o user_login supera los 60 caracteres.',
     ERR_JWT_LOGIN_REGISTER_DOMAIN: 'Los usuarios de este dominio de correo electrónico no pueden registrarse.',
+    ERR_JWT_LOGIN_REGISTER_EMAIL_NOT_ASCII: 'El correo electrónico debe escribirse en ASCII, con un dominio internacionalizado en su forma xn--; se rechazan las letras que solo se parecen a las ASCII.',
     ERR_JWT_LOGIN_USER_EXISTS: 'El usuario ya existe.',
     ERR_JWT_LOGIN_DELETE_DISABLED: 'La eliminación de usuarios no está habilitada.',
     ERR_JWT_LOGIN_DELETE_INCOMPLETE: 'El usuario no se eliminó, pero sus sesiones se cerraron; inicie sesión y vuelva a intentarlo.',

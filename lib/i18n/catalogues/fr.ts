@@ -56,6 +56,7 @@ export const fr: Catalogue = {
     ERR_JWT_LOGIN_REGISTER_FIELDS_MISSING: 'Renseignez une adresse e-mail et un mot de passe.',
     ERR_JWT_LOGIN_REGISTER_EMAIL_INVALID: 'L’adresse e-mail n’est pas valide, ou le champ email ou user_login dépasse 60 caractères.',
     ERR_JWT_LOGIN_REGISTER_DOMAIN: 'Les utilisateurs de ce domaine de messagerie ne sont pas autorisés à s’inscrire.',
+    ERR_JWT_LOGIN_REGISTER_EMAIL_NOT_ASCII: 'L’adresse e-mail doit être écrite en ASCII, un domaine internationalisé sous sa forme xn-- ; les lettres qui ne font que ressembler à des lettres ASCII sont refusées.',
     ERR_JWT_LOGIN_USER_EXISTS: 'L’utilisateur existe déjà.',
     ERR_JWT_LOGIN_DELETE_DISABLED: 'La suppression d’utilisateurs n’est pas activée.',
     ERR_JWT_LOGIN_DELETE_INCOMPLETE: 'L’utilisateur n’a pas été supprimé, mais ses sessions ont été fermées : reconnectez-vous et réessayez.',

@@ -55,6 +55,7 @@ export const pt: Catalogue = {
     ERR_JWT_LOGIN_REGISTER_FIELDS_MISSING: 'Informe um e-mail e uma senha.',
     ERR_JWT_LOGIN_REGISTER_EMAIL_INVALID: 'O e-mail é inválido, ou o campo email ou user_login tem mais de 60 caracteres.',
     ERR_JWT_LOGIN_REGISTER_DOMAIN: 'Usuários deste domínio de e-mail não podem se cadastrar.',
+    ERR_JWT_LOGIN_REGISTER_EMAIL_NOT_ASCII: 'O e-mail deve ser escrito em ASCII, com um domínio internacionalizado na sua forma xn--; letras que apenas se parecem com as ASCII são recusadas.',
     ERR_JWT_LOGIN_USER_EXISTS: 'O usuário já existe.',
     ERR_JWT_LOGIN_DELETE_DISABLED: 'A exclusão de usuários não está habilitada.',
     ERR_JWT_LOGIN_DELETE_INCOMPLETE: 'O usuário não foi excluído, mas as sessões dele foram encerradas; faça login e tente novamente.',
