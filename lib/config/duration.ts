@@ -26,7 +26,7 @@ export function durationAt (value: Duration, path: string, kind: 'setting' | 'op
   try {
     ms = toMs(value)
   } catch (error) {
-    if (typeof value === 'string' && parse(value.trim()) === 0) {
+    if (typeof value === 'string' && Number.parseFloat(value) === 0) {
       throw new JwtLoginSettingsError(path, `${JSON.stringify(value)} is zero: a duration is ${DURATION_HINT}${zeroMeansNone ? ' (the number 0 turns it off)' : ''}`, kind)
     }
     // toMs throws TypeErrors only: its own for a zero or unreadable duration, the runtime's for a value of another type

@@ -1,5 +1,5 @@
 /** What the settings schema decides alone: whether a value fits it, and the resolved shape of one that does. */
-import { FormatRegistry, KindGuard, type TObject, type TSchema } from '@sinclair/typebox'
+import { FormatRegistry, KindGuard, type TObject, type TSchema, type TUnion } from '@sinclair/typebox'
 import { Value, ValueErrorType, type ValueError } from '@sinclair/typebox/value'
 import { DURATION_PATTERN, SettingsSchema, type Duration, type SettingsInput } from '../../schemas/settings.js'
 import { JwtLoginSettingsError } from '../core/errors.js'
@@ -59,9 +59,10 @@ const KEYS_REASON = "needs at least one signing key, such as [{ kid: 'k1', secre
  */
 function reasonFor (error: ValueError): string {
   const path = error.path.slice(1)
-  if (error.type === ValueErrorType.ObjectAdditionalProperties) {
+  // a record (the OAuth providers) refuses a name that is not one: no setting to suggest
+  if (error.type === ValueErrorType.ObjectAdditionalProperties && KindGuard.IsObject(error.schema)) {
     const name = path.slice(path.lastIndexOf('/') + 1)
-    const near = nearestName(name, Object.keys((error.schema as TObject).properties))
+    const near = nearestName(name, Object.keys(error.schema.properties))
     return `is not a setting${near === undefined ? '' : `; did you mean \`${near}\`?`} (the settings are listed in docs/settings.md)`
   }
   if (error.type === ValueErrorType.ArrayMinItems && path === 'tokens/keys') return KEYS_REASON
@@ -117,7 +118,7 @@ function resolveGroup (schema: TObject, group: Record<string, unknown>, path: st
   for (const [key, member] of Object.entries(schema.properties)) {
     const value = group[key]
     // the schema's pattern admits zero ('0s'); toMs refuses it, and the refusal must name the field
-    if (isDuration(member, value)) resolved[`${key}Ms`] = durationAt(value, path + key, 'setting', member.anyOf.some(m => m.const === 0))
+    if (isDuration(member, value)) resolved[`${key}Ms`] = durationAt(value, path + key, 'setting', (member as TUnion).anyOf.some((m: TSchema) => m.const === 0))
     else if (KindGuard.IsObject(member) && isGroup(value)) resolved[key] = resolveGroup(member, value, `${path}${key}/`)
     else if (value !== undefined) resolved[key] = value
   }

@@ -10,6 +10,7 @@ import { JwtLoginSettingsError } from '../core/errors.js'
 import { nearestName } from '../core/names.js'
 import type { ResolvedKey, Settings } from '../config/settings.js'
 import type { SettingsSource } from '../config/holder.js'
+import { checkCoherence, settingsWarning } from '../config/coherence.js'
 import type { StateStore } from '../store/types.js'
 import type { TwoFactorOptions } from '../adapters/two-factor.js'
 import type { UserCacheLimits } from '../services/user-cache.js'
@@ -256,6 +257,13 @@ function checkTwoFactor (twoFactor: TwoFactorOptions): void {
   if (twoFactor.mailer !== undefined) requireMethods(twoFactor.mailer, 'twoFactor/mailer', 'the mailer', ['send'])
 }
 
+/** A prefix is a path from the root (or `''`, the root itself): without its slash the `/?rest_route=` form would answer 404. */
+function checkPrefix (prefix: unknown): void {
+  if (prefix === undefined || prefix === '' || (typeof prefix === 'string' && prefix.startsWith('/'))) return
+  const fix = typeof prefix === 'string' ? `: write '/${prefix}'` : ''
+  throw optionError('prefix', `must be a path that starts with a slash, such as '/jwt-login/v1' (or '' for the host's root)${fix}; without it the /?rest_route= form answers 404`)
+}
+
 /** `settingsTtl` in ms (default 30 s): a duration the reload timer can wait. */
 export function resolveSettingsTtl (option: number | string | undefined): number {
   let ms: number
@@ -290,6 +298,7 @@ export function refuseSecondRegistration (alreadyRegistered: boolean): void {
  */
 export function checkOptions (options: JwtLoginOptions): { userCache: UserCacheLimits | null, settingsTtlMs: number } {
   refuseUnknownOptions(options)
+  checkPrefix(options.prefix)
   requireMethods(options.users, 'users', 'the user adapter (UserAdapter)', ADAPTER_METHODS)
   refuseMisspelledOptional(options.users, 'users', 'the user adapter (UserAdapter)', OPTIONAL_ADAPTER_METHODS)
   if (options.store !== undefined) checkStore(options.store)
@@ -305,6 +314,7 @@ export function checkOptions (options: JwtLoginOptions): { userCache: UserCacheL
 
 /** Checks settings against the options, at registration and on every reload. */
 export function checkSettings (settings: Settings, options: JwtLoginOptions): void {
+  checkCoherence(settings, { twoFactor: options.twoFactor !== undefined })
   checkResetSetup(settings, options.users, options.mailer)
   checkAdapterFor(settings, options.users)
   if (settings.passkeys.enabled && options.passkeys === undefined) {
@@ -364,6 +374,8 @@ export function acceptReload (options: JwtLoginOptions, corsRegistered: () => bo
       warned = true
       warn('jwt-login: cors.enabled was turned on by a settings reload; CORS takes effect at the next restart (it was off at registration)')
     }
+    const warning = settingsWarning(next)
+    if (warning !== null && settingsWarning(current) === null) warn(warning)
     if (!sameKeys(next.tokens.keys, current.tokens.keys) || next.tokens.algorithm !== current.tokens.algorithm) {
       throw new JwtLoginSettingsError('tokens/keys', 'keys and algorithm change only with a restart')
     }
