@@ -11,6 +11,7 @@ import { checkAliases, DEFAULT_PREFIX, redactedRequest, restNamespaces, serveAli
 import { registerRoutes } from './routes/index.js'
 import { setUpScope } from './http/scope.js'
 import { SettingsHolder } from './config/holder.js'
+import { settingsWarning } from './config/coherence.js'
 import { guardStore, storeProblem } from './store/guard.js'
 import { MemoryStore } from './store/memory.js'
 import type { StateStore } from './store/types.js'
@@ -41,6 +42,8 @@ async function readSettings (fastify: FastifyInstance, options: JwtLoginOptions,
   })
   corsRegistered = settings.current.cors.enabled
   checkSettings(settings.current, options)
+  const warning = settingsWarning(settings.current)
+  if (warning !== null) fastify.log.warn(warning)
   messages.checkLocale(settings.current.locale)
   return settings
 }

@@ -26,7 +26,7 @@ export const SETTING_MEANINGS: Record<string, string> = {
   'tokens.keys': '`[{ kid, secret }]` for HS*, `[{ kid, privateKey, publicKey? }]` (PEM) otherwise. The first key signs, every key verifies; at most 10',
   'tokens.issuer': 'the `iss` claim',
   'tokens.audience': 'the `aud` claim of access tokens',
-  'tokens.lifetime': 'lifetime of an access token',
+  'tokens.lifetime': 'lifetime of an access token; at most 1 day (a number is seconds: `900` is 15 minutes). Refresh tokens keep a session longer',
   'tokens.leeway': 'allowed clock skew for `exp`, `iat`, `nbf`',
   'tokens.claims.email': 'put the user\'s email in the `email` claim',
   'tokens.claims.login': 'put the login name in the `username` claim',

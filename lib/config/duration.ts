@@ -21,11 +21,14 @@ export function toMs (duration: Duration): number {
  * plugin option). A number of seconds under half a millisecond rounds to 0
  * and is refused: only the number 0 itself means none.
  */
-export function durationAt (value: Duration, path: string, kind: 'setting' | 'option' = 'setting'): number {
+export function durationAt (value: Duration, path: string, kind: 'setting' | 'option' = 'setting', zeroMeansNone = false): number {
   let ms: number
   try {
     ms = toMs(value)
   } catch (error) {
+    if (typeof value === 'string' && Number.parseFloat(value) === 0) {
+      throw new JwtLoginSettingsError(path, `${JSON.stringify(value)} is zero: a duration is ${DURATION_HINT}${zeroMeansNone ? ' (the number 0 turns it off)' : ''}`, kind)
+    }
     // toMs throws TypeErrors only: its own for a zero or unreadable duration, the runtime's for a value of another type
     throw new JwtLoginSettingsError(path, (error as Error).message, kind)
   }

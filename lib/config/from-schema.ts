@@ -1,8 +1,9 @@
 /** What the settings schema decides alone: whether a value fits it, and the resolved shape of one that does. */
-import { FormatRegistry, KindGuard, type TObject, type TSchema } from '@sinclair/typebox'
-import { Value } from '@sinclair/typebox/value'
+import { FormatRegistry, KindGuard, type TObject, type TSchema, type TUnion } from '@sinclair/typebox'
+import { Value, ValueErrorType, type ValueError } from '@sinclair/typebox/value'
 import { DURATION_PATTERN, SettingsSchema, type Duration, type SettingsInput } from '../../schemas/settings.js'
 import { JwtLoginSettingsError } from '../core/errors.js'
+import { nearestName } from '../core/names.js'
 import { DURATION_HINT, durationAt } from './duration.js'
 
 if (!FormatRegistry.Has('date-time')) {
@@ -45,7 +46,40 @@ export function isGroup (value: unknown): value is Record<string, unknown> {
  */
 export function checkSchema (value: unknown): asserts value is SettingsInput {
   const first = Value.Errors(SettingsSchema, value).First()
-  if (first !== undefined) throw new JwtLoginSettingsError(first.path.slice(1), unionReason(first.schema) ?? first.message)
+  if (first !== undefined) throw new JwtLoginSettingsError(first.path.slice(1), reasonFor(first))
+}
+
+/** The one signing key every setup needs, for the refusal of an empty `tokens.keys`. */
+const KEYS_REASON = "needs at least one signing key, such as [{ kid: 'k1', secret: <32 or more random bytes> }] (docs/settings.md#tokens)"
+
+/**
+ * A sentence for the validator's errors a person meets most: an unknown
+ * key with the setting it is near (`enabeld`: did you mean `enabled`?), no
+ * signing key, an origin with a path or a trailing slash, a union.
+ */
+function reasonFor (error: ValueError): string {
+  const path = error.path.slice(1)
+  // a record (the OAuth providers) refuses a name that is not one: no setting to suggest
+  if (error.type === ValueErrorType.ObjectAdditionalProperties && KindGuard.IsObject(error.schema)) {
+    const name = path.slice(path.lastIndexOf('/') + 1)
+    const near = nearestName(name, Object.keys(error.schema.properties))
+    return `is not a setting${near === undefined ? '' : `; did you mean \`${near}\`?`} (the settings are listed in docs/settings.md)`
+  }
+  if (error.type === ValueErrorType.ArrayMinItems && path === 'tokens/keys') return KEYS_REASON
+  if (error.type === ValueErrorType.StringPattern && /^(cors|passkeys)\/origins\/\d+$/.test(path)) return originReason(error.value as string)
+  return unionReason(error.schema) ?? error.message
+}
+
+/**
+ * Why an origin is not one as browsers send it in `Origin` (scheme, host
+ * and a port other than the default; no path, no trailing slash, lower
+ * case), with the origin it should be when it has one.
+ */
+export function originReason (origin: string): string {
+  let parsed: string | null = null
+  try { parsed = new URL(origin).origin } catch {}
+  const fix = parsed === null || parsed === 'null' ? '' : ` (${parsed})`
+  return `must be an origin as browsers send it${fix}: scheme, host and port, no path and no trailing slash`
 }
 
 /**
@@ -84,7 +118,7 @@ function resolveGroup (schema: TObject, group: Record<string, unknown>, path: st
   for (const [key, member] of Object.entries(schema.properties)) {
     const value = group[key]
     // the schema's pattern admits zero ('0s'); toMs refuses it, and the refusal must name the field
-    if (isDuration(member, value)) resolved[`${key}Ms`] = durationAt(value, path + key)
+    if (isDuration(member, value)) resolved[`${key}Ms`] = durationAt(value, path + key, 'setting', (member as TUnion).anyOf.some((m: TSchema) => m.const === 0))
     else if (KindGuard.IsObject(member) && isGroup(value)) resolved[key] = resolveGroup(member, value, `${path}${key}/`)
     else if (value !== undefined) resolved[key] = value
   }

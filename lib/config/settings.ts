@@ -4,7 +4,7 @@ import { Value } from '@sinclair/typebox/value'
 import type { MailTemplates } from '../../schemas/mail-templates.js'
 import { SettingsSchema, type KeySchema, type SettingsInput } from '../../schemas/settings.js'
 import { JwtLoginSettingsError } from '../core/errors.js'
-import { checkSchema, isGroup, resolveGroups, type Resolved } from './from-schema.js'
+import { checkSchema, isGroup, originReason, resolveGroups, type Resolved } from './from-schema.js'
 import { resolveOAuthProviders, type OAuthProviderSettings } from './oauth-providers.js'
 
 /** A signing key, configured: `kid` and the secret or PEM keys. */
@@ -40,6 +40,9 @@ export const MAX_PASSKEY_CHALLENGE_MS = 10 * 60 * 1000
 /** The longest ago a sign-in may be for enrolling a passkey (`passkeys.recentAuth`). */
 const MAX_RECENT_AUTH_MS = 24 * 60 * 60 * 1000
 
+/** The longest an access token may live (`tokens.lifetime`): refresh tokens keep a session longer. */
+export const MAX_TOKEN_LIFETIME_MS = 24 * 60 * 60 * 1000
+
 /** The longest a rotated refresh token may still be retried. */
 export const MAX_REUSE_INTERVAL_MS = 5 * 60 * 1000
 
@@ -74,7 +77,10 @@ function checkKids (keys: ResolvedKey[]): void {
 }
 
 /** The refusals the schema cannot say: a ceiling on a duration, one field against another, an origin the way browsers send it. */
-function checkGroups ({ twoFactor, refresh, resetPassword, cors, passkeys, users }: Groups): void {
+function checkGroups ({ tokens, twoFactor, refresh, resetPassword, cors, passkeys, users }: Groups): void {
+  if (tokens.lifetimeMs > MAX_TOKEN_LIFETIME_MS) {
+    throw new JwtLoginSettingsError('tokens/lifetime', 'must be at most 1 day (a number is seconds: 900 is 15 minutes, 900000 is 10.4 days); refresh tokens (refresh.lifetime) keep a session longer')
+  }
   if (twoFactor.interimLifetimeMs > MAX_INTERIM_LIFETIME_MS) throw new JwtLoginSettingsError('twoFactor/interimLifetime', 'must be at most 5 minutes')
   if (refresh.reuseIntervalMs > MAX_REUSE_INTERVAL_MS) throw new JwtLoginSettingsError('refresh/reuseInterval', 'must be at most 5 minutes')
   if (twoFactor.rememberDevice.lifetimeMs > MAX_DEVICE_LIFETIME_MS) throw new JwtLoginSettingsError('twoFactor/rememberDevice/lifetime', 'must be at most 90 days')
@@ -101,9 +107,7 @@ function checkGroups ({ twoFactor, refresh, resetPassword, cors, passkeys, users
 function checkOrigin (origin: string, path: string): void {
   let parsed: string | null = null
   try { parsed = new URL(origin).origin } catch {}
-  if (parsed !== origin) {
-    throw new JwtLoginSettingsError(path, `must be an origin as browsers send it${parsed === null ? '' : ` (${parsed})`}: scheme, host and port, no path`)
-  }
+  if (parsed !== origin) throw new JwtLoginSettingsError(path, originReason(origin))
 }
 
 /**

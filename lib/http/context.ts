@@ -71,7 +71,7 @@ export async function buildContext (hostPorts: HostPorts, { log, cacheLimits, in
     // keyed hashes: a copy of the store alone does not let anyone search the code space offline
     reset: { mailer: ports.mailer ?? null, policy: ports.passwordPolicy ?? null, hasher: new CodeHasher('reset code'), stop: new AbortController() },
     oauth: new OAuthRegistry(clock),
-    passkeys: ports.passkeys === undefined ? null : new Passkeys(ports.passkeys.port, store, clock, events),
+    passkeys: ports.passkeys === undefined ? null : new Passkeys(ports.passkeys.port, store, clock, events, log),
     messages
   }
   const hostGate = ports.secondFactor === undefined ? null : countedGate(base, ports.secondFactor)

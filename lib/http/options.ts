@@ -7,8 +7,10 @@ import type { UserAdapter } from '../adapters/users.js'
 import { DURATION_HINT, durationAt, toMs } from '../config/duration.js'
 import type { Mailer } from '../mail/types.js'
 import { JwtLoginSettingsError } from '../core/errors.js'
+import { nearestName } from '../core/names.js'
 import type { ResolvedKey, Settings } from '../config/settings.js'
 import type { SettingsSource } from '../config/holder.js'
+import { checkCoherence, settingsWarning } from '../config/coherence.js'
 import type { StateStore } from '../store/types.js'
 import type { TwoFactorOptions } from '../adapters/two-factor.js'
 import type { UserCacheLimits } from '../services/user-cache.js'
@@ -158,45 +160,6 @@ export function resolveUserCache (option: UserCacheOptions | undefined): UserCac
   return { ttlMs, max }
 }
 
-/**
- * The optimal-string-alignment distance of two names (Levenshtein, with a
- * swap of two neighbouring letters counting as one edit), letter case
- * ignored: `prefx` is 1 from `prefix`, `userCahce` 1 from `userCache`.
- */
-export function editDistance (a: string, b: string): number {
-  const x = a.toLowerCase()
-  const y = b.toLowerCase()
-  const width = y.length + 1
-  const d: number[] = []
-  const at = (i: number, j: number): number => d[i * width + j] as number
-  for (let i = 0; i <= x.length; i++) {
-    for (let j = 0; j <= y.length; j++) {
-      if (i === 0 || j === 0) {
-        d[i * width + j] = i + j
-        continue
-      }
-      let best = Math.min(at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + (x[i - 1] === y[j - 1] ? 0 : 1))
-      if (i > 1 && j > 1 && x[i - 1] === y[j - 2] && x[i - 2] === y[j - 1]) best = Math.min(best, at(i - 2, j - 2) + 1)
-      d[i * width + j] = best
-    }
-  }
-  return at(x.length, y.length)
-}
-
-/** The name of `candidates` nearest to `name` within 2 edits (or equal but for case), if any. */
-export function nearestName (name: string, candidates: readonly string[]): string | undefined {
-  let nearest: string | undefined
-  let distance = 3
-  for (const candidate of candidates) {
-    const d = editDistance(name, candidate)
-    if (candidate !== name && d < distance) {
-      nearest = candidate
-      distance = d
-    }
-  }
-  return nearest
-}
-
 /** Every method name of a port: its own and its classes' (not Object's), without calling a getter. */
 function methodNames (value: unknown): string[] {
   const names = new Set<string>()
@@ -294,6 +257,13 @@ function checkTwoFactor (twoFactor: TwoFactorOptions): void {
   if (twoFactor.mailer !== undefined) requireMethods(twoFactor.mailer, 'twoFactor/mailer', 'the mailer', ['send'])
 }
 
+/** A prefix is a path from the root (or `''`, the root itself): without its slash the `/?rest_route=` form would answer 404. */
+function checkPrefix (prefix: unknown): void {
+  if (prefix === undefined || prefix === '' || (typeof prefix === 'string' && prefix.startsWith('/'))) return
+  const fix = typeof prefix === 'string' ? `: write '/${prefix}'` : ''
+  throw optionError('prefix', `must be a path that starts with a slash, such as '/jwt-login/v1' (or '' for the host's root)${fix}; without it the /?rest_route= form answers 404`)
+}
+
 /** `settingsTtl` in ms (default 30 s): a duration the reload timer can wait. */
 export function resolveSettingsTtl (option: number | string | undefined): number {
   let ms: number
@@ -328,6 +298,7 @@ export function refuseSecondRegistration (alreadyRegistered: boolean): void {
  */
 export function checkOptions (options: JwtLoginOptions): { userCache: UserCacheLimits | null, settingsTtlMs: number } {
   refuseUnknownOptions(options)
+  checkPrefix(options.prefix)
   requireMethods(options.users, 'users', 'the user adapter (UserAdapter)', ADAPTER_METHODS)
   refuseMisspelledOptional(options.users, 'users', 'the user adapter (UserAdapter)', OPTIONAL_ADAPTER_METHODS)
   if (options.store !== undefined) checkStore(options.store)
@@ -343,6 +314,7 @@ export function checkOptions (options: JwtLoginOptions): { userCache: UserCacheL
 
 /** Checks settings against the options, at registration and on every reload. */
 export function checkSettings (settings: Settings, options: JwtLoginOptions): void {
+  checkCoherence(settings, { twoFactor: options.twoFactor !== undefined })
   checkResetSetup(settings, options.users, options.mailer)
   checkAdapterFor(settings, options.users)
   if (settings.passkeys.enabled && options.passkeys === undefined) {
@@ -402,6 +374,8 @@ export function acceptReload (options: JwtLoginOptions, corsRegistered: () => bo
       warned = true
       warn('jwt-login: cors.enabled was turned on by a settings reload; CORS takes effect at the next restart (it was off at registration)')
     }
+    const warning = settingsWarning(next)
+    if (warning !== null && settingsWarning(current) === null) warn(warning)
     if (!sameKeys(next.tokens.keys, current.tokens.keys) || next.tokens.algorithm !== current.tokens.algorithm) {
       throw new JwtLoginSettingsError('tokens/keys', 'keys and algorithm change only with a restart')
     }

@@ -1,5 +1,6 @@
 // WebAuthn ceremonies with @simplewebauthn/server: the options, their single-use challenges in the state store, and the verification of what an authenticator answered.
 import { createHash } from 'node:crypto'
+import type { FastifyBaseLogger } from 'fastify'
 import {
   generateAuthenticationOptions,
   generateRegistrationOptions,
@@ -96,12 +97,14 @@ export class Passkeys {
   readonly #store: StateStore
   readonly #clock: Clock
   readonly #events: JwtLoginEvents
+  readonly #log: FastifyBaseLogger
 
-  constructor (port: PasskeyPort, store: StateStore, clock: Clock, events: JwtLoginEvents) {
+  constructor (port: PasskeyPort, store: StateStore, clock: Clock, events: JwtLoginEvents, log: FastifyBaseLogger) {
     this.port = port
     this.#store = store
     this.#clock = clock
     this.#events = events
+    this.#log = log
   }
 
   /** Creation options for a new passkey of `user`; the ones the user holds are excluded (one per authenticator). */
@@ -254,7 +257,12 @@ export class Passkeys {
     if (data === null) throw new JwtLoginError(refused)
     const key = challengeKey(data.challenge)
     const raw = await take(key)
-    if (!settings.passkeys.origins.includes(data.origin)) throw new JwtLoginError('ERR_JWT_LOGIN_PASSKEY_ORIGIN')
+    if (!settings.passkeys.origins.includes(data.origin)) {
+      // an origin is no secret: the host learns which page ran the ceremony, and what to add to passkeys.origins
+      this.#log.warn({ origin: data.origin.slice(0, 200), allowed: settings.passkeys.origins },
+        'jwt-login: a passkey ceremony ran on an origin not in passkeys.origins (400 / 217); add it there if the page is yours')
+      throw new JwtLoginError('ERR_JWT_LOGIN_PASSKEY_ORIGIN')
+    }
     if (raw === null) throw new JwtLoginError(refused)
     const record = JSON.parse(raw) as ChallengeRecord
     if (record.p !== purpose || record.u !== who.userId || record.s !== who.sessionId) throw new JwtLoginError(refused)

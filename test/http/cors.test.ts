@@ -6,6 +6,7 @@ import jwtLogin, { type SettingsInput } from '../../lib/index.js'
 import { MemoryUserAdapter } from '../../lib/testing.js'
 import { ALICE, buildApp, buildHost, HS_SECRET } from '../helpers/app.js'
 import { errorCode, errorOf } from '../helpers/http.js'
+import { readPage } from '../helpers/markdown.js'
 
 const PREFIX = '/jwt-login/v1'
 const APP = 'https://app.example.com'
@@ -314,4 +315,20 @@ t.test('cookie mode: a browser request without Origin from another page (a link,
   t.same([linked.statusCode, errorCode(linked)], [403, 208], 'a GET without Origin or Sec-Fetch-Site (an <img> in an old browser) is refused: POST /oauth/token is the form to use')
   const imageTag = await app.inject({ method: 'GET', url: `${PREFIX}/oauth/token?provider=idp&code=attacker`, headers: { 'sec-fetch-mode': 'no-cors', 'sec-fetch-site': 'same-site' } })
   t.same([imageTag.statusCode, errorCode(imageTag)], [403, 208], 'an <img> on a sibling subdomain is refused before the provider is looked at')
+})
+
+t.test('the docs recipe for a host\'s own @fastify/cors allows what the plugin\'s CORS allows (issue 34: DELETE and PATCH were blocked)', async (t) => {
+  const page = readPage('docs/browser-apps.md')
+  const recipe = page.slice(page.indexOf('## Registering @fastify/cors yourself'))
+  const list = (name: string): string => {
+    const found = new RegExp(`${name}: \\[([^\\]]*)\\]`).exec(recipe)
+    return (found?.[1] ?? '').replaceAll("'", '')
+  }
+  const { app } = await buildApp(CORS_ON)
+  t.teardown(() => app.close())
+  const res = await preflight(app, `${PREFIX}/sessions`, 'DELETE', APP, { 'access-control-request-headers': 'authorization' })
+  t.equal(list('methods'), res.headers['access-control-allow-methods'])
+  t.equal(list('allowedHeaders'), res.headers['access-control-allow-headers'])
+  const answer = await login(app, APP)
+  t.equal(list('exposedHeaders'), answer.headers['access-control-expose-headers'])
 })
