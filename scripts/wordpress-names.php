@@ -3,7 +3,7 @@
  * Writes test/fixtures/wordpress-names.json: what WordPress's own functions,
  * with WordPress's default filters, make of login names and display names
  * given to wp_insert_user. test/users/register-names.test.ts checks
- * lib/users/clean.ts and lib/wordpress/names.ts against it, so the tests need
+ * lib/core/clean-text.ts and lib/wordpress/names.ts against it, so the tests need
  * neither PHP nor WordPress.
  *
  * Needs PHP 8 CLI and WordPress's source; no database, no web server.

@@ -8,7 +8,7 @@ import { JwtLoginError } from '../core/errors.js'
 import { countInWindow, subjectKey } from '../services/limits.js'
 import { withinPasswordLengths } from '../services/password-lengths.js'
 import { completeSignIn } from '../sessions/sign-in.js'
-import { cleanText, isCleanLogin } from './clean.js'
+import { cleanText, isCleanLogin } from '../core/clean-text.js'
 
 /** WordPress's `user_login` column, and Simple JWT Login's limit on it (and on an email used as the login). */
 const MAX_LOGIN_LENGTH = 60
@@ -36,7 +36,7 @@ export interface Registered {
  * The fields present and well formed: an email of an allowed domain, in
  * plain ASCII (`isPlainEmail`: no look-alike of another address), a login
  * of at most 60 characters that WordPress would store as given (see
- * lib/users/clean.ts) and that holds an `@` only as the registrant's own
+ * lib/core/clean-text.ts) and that holds an `@` only as the registrant's own
  * email, a password within the lengths.
  */
 function checkInput (call: Call, input: RegisterInput): { email: string, login: string, password: string } {

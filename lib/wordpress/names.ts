@@ -1,5 +1,5 @@
 // The login, nicename and display name WordPress's wp_insert_user writes for a new user (the defaults of WordPress 6.x, no plugin filters).
-import { cleanText, escapeHtml, isCleanLogin } from '../users/clean.js'
+import { cleanText, escapeHtml, isCleanLogin } from '../core/clean-text.js'
 
 /**
  * A login WordPress stores as given: `sanitize_user($login, true)` leaves it
