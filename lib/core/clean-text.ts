@@ -30,14 +30,14 @@ function phpTrim (text: string): string {
 
 /** A `<` that opens nothing (no `>` before the next `<` or the end) is text: it becomes `&lt;` (WordPress's wp_pre_kses_less_than). */
 function escapeLoneLessThan (text: string): string {
-  return text.replace(/<[^>]*?(?:(?=<)|>|$)/g, (match) => match.endsWith('>') ? match : escapeHtml(match, true))
+  return text.replace(/<[^>]*?(?:(?=<)|>|$)/g, (match) => match.endsWith('>') ? match : escapeSpecialChars(match, true))
 }
 
 /** An `&` that starts no entity, as WordPress's kses normalises it. */
 const BARE_AMPERSAND = /&(?!(?:[A-Za-z][A-Za-z0-9]*|#[0-9]+|#[xX][0-9A-Fa-f]+);)/g
 
-/** `&`, `<`, `>` (and with `quotes`, `"` and `'`) as entities, an entity already written left as it is (WordPress's `_wp_specialchars` without double encoding). */
-export function escapeHtml (text: string, quotes: boolean): string {
+/** `&`, `<`, `>` (and with `quotes`, `"` and `'`) as entities, an entity already written left as it is (WordPress's `_wp_specialchars` without double encoding; unlike the mail templates' `escapeHtml`, an entity already written is kept). */
+export function escapeSpecialChars (text: string, quotes: boolean): string {
   const escaped = text.replace(BARE_AMPERSAND, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
   return quotes ? escaped.replace(/"/g, '&quot;').replace(/'/g, '&#039;') : escaped
 }

@@ -111,7 +111,7 @@ export const errorDefinitions = {
   ERR_JWT_LOGIN_PASSKEY_LIMIT: def(223, 409, 'The account holds as many passkeys as it may; delete one first.'),
   ERR_JWT_LOGIN_PASSKEY_AUTHENTICATOR_NOT_ALLOWED: def(224, 403, 'This kind of authenticator is not allowed here (passkeys.aaguids).'),
   ERR_JWT_LOGIN_STEP_UP_FACTOR_MISSING: def(225, 400, 'Step-up needs a password, a code, a passkey, or a password and a code.'),
-  ERR_JWT_LOGIN_BUSY: def(228, 503, 'Too many sign-ins are waiting for a password check; retry later.'),
+  ERR_JWT_LOGIN_BUSY: def(228, 503, 'Too many requests are waiting for a password to be checked or hashed; retry later.'),
   ERR_JWT_LOGIN_REGISTER_LOGIN_INVALID: def(229, 400, 'The user_login may hold only the letters a-z and A-Z, the digits 0-9, spaces and _ . - @, with no space at either end or two in a row, and no email address but the account\'s own.')
 } as const satisfies Record<string, ErrorDefinition>
 

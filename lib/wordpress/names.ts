@@ -1,5 +1,5 @@
 // The login, nicename and display name WordPress's wp_insert_user writes for a new user (the defaults of WordPress 6.x, no plugin filters).
-import { cleanText, escapeHtml, isCleanLogin } from '../core/clean-text.js'
+import { cleanText, escapeSpecialChars, isCleanLogin } from '../core/clean-text.js'
 
 /**
  * A login WordPress stores as given: `sanitize_user($login, true)` leaves it
@@ -31,7 +31,7 @@ export function nicenameOf (login: string): string {
  * which PHP's strip_tags keeps) removed, `>` and a bare `&` as entities.
  */
 function ksesText (text: string): string {
-  return escapeHtml(text.replace(/<[^>]*(?:>|$)/g, ''), false)
+  return escapeSpecialChars(text.replace(/<[^>]*(?:>|$)/g, ''), false)
 }
 
 /**

@@ -52,13 +52,19 @@ for (const kind of ['memory', 'redis', 'postgres'] as StoreKind[]) {
   })
 }
 
-t.test('a request from a session a concurrent cutoff had ended changes nothing: the session that cutoff kept stays', async (t) => {
+/** A flow kit with two sessions of Alice's, x then y, and the clock 5 ms on. */
+async function twoSessions (): Promise<{ kit: Awaited<ReturnType<typeof flowKit>>, x: string, y: string }> {
   const kit = await flowKit({ sessions: { enabled: true } })
   const alice = await kit.users.findById(kit.aliceId)
   const sidOf = (signedIn: unknown): string => claimsOf((signedIn as { jwt: string }).jwt).sid as string
   const x = sidOf(await completeSignIn(kit.ctx, kit.call(), alice))
   const y = sidOf(await completeSignIn(kit.ctx, kit.call(), alice))
   kit.clock.advance(5)
+  return { kit, x, y }
+}
+
+t.test('a request from a session a concurrent cutoff had ended changes nothing: the session that cutoff kept stays', async (t) => {
+  const { kit, x, y } = await twoSessions()
   const ended: unknown[] = []
   kit.ctx.events.on('session.ended', (event) => { ended.push(event) })
   t.equal(await endAllSessions(kit.ctx, kit.settings, kit.aliceId, 'sign_out_everywhere', x), true, 'x ends every other')
@@ -69,12 +75,7 @@ t.test('a request from a session a concurrent cutoff had ended changes nothing: 
 })
 
 t.test('the caller\'s session ended on its own meanwhile (DELETE /sessions/{id} from another): the others end, and the answer is 401 / 55', async (t) => {
-  const kit = await flowKit({ sessions: { enabled: true } })
-  const alice = await kit.users.findById(kit.aliceId)
-  const sidOf = (signedIn: unknown): string => claimsOf((signedIn as { jwt: string }).jwt).sid as string
-  const x = sidOf(await completeSignIn(kit.ctx, kit.call(), alice))
-  const y = sidOf(await completeSignIn(kit.ctx, kit.call(), alice))
-  kit.clock.advance(5)
+  const { kit, x, y } = await twoSessions()
   await kit.ctx.tokens.revokeSession(kit.settings, x)
   await t.rejects(endAllSessions(kit.ctx, kit.settings, kit.aliceId, 'sign_out_everywhere', x), { code: 'ERR_JWT_LOGIN_TOKEN_REVOKED' })
   t.same(await kit.ctx.sessions.list(kit.aliceId), [], `neither x nor y (${y}) is live`)

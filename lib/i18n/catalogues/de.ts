@@ -88,7 +88,7 @@ export const de: Catalogue = {
     ERR_JWT_LOGIN_PASSKEY_LIMIT: 'Das Konto hat bereits die höchstzulässige Anzahl an Passkeys; löschen Sie zuerst einen.',
     ERR_JWT_LOGIN_PASSKEY_AUTHENTICATOR_NOT_ALLOWED: 'Diese Art von Authentifikator ist hier nicht zugelassen (passkeys.aaguids).',
     ERR_JWT_LOGIN_STEP_UP_FACTOR_MISSING: 'Die erneute Bestätigung erfordert ein Passwort, einen Code, einen Passkey oder ein Passwort zusammen mit einem Code.',
-    ERR_JWT_LOGIN_BUSY: 'Zu viele Anmeldungen warten auf die Prüfung ihres Passworts; versuchen Sie es später erneut.',
+    ERR_JWT_LOGIN_BUSY: 'Zu viele Anfragen warten darauf, dass ein Passwort geprüft oder gehasht wird; versuchen Sie es später erneut.',
     ERR_JWT_LOGIN_REGISTER_LOGIN_INVALID: 'Das Feld user_login darf nur die Buchstaben a-z und A-Z, die Ziffern 0-9, Leerzeichen und _ . - @ enthalten, ohne Leerzeichen am Anfang oder Ende oder zwei hintereinander, und keine andere E-Mail-Adresse als die des Kontos.'
   },
   fields: {

@@ -91,7 +91,7 @@ export const es: Catalogue = {
     ERR_JWT_LOGIN_PASSKEY_LIMIT: 'La cuenta ya tiene el número máximo de llaves de acceso; elimine una primero.',
     ERR_JWT_LOGIN_PASSKEY_AUTHENTICATOR_NOT_ALLOWED: 'Este tipo de autenticador no está permitido aquí (passkeys.aaguids).',
     ERR_JWT_LOGIN_STEP_UP_FACTOR_MISSING: 'La confirmación de identidad requiere una contraseña, un código, una llave de acceso, o bien una contraseña y un código.',
-    ERR_JWT_LOGIN_BUSY: 'Demasiados inicios de sesión esperan la verificación de su contraseña; vuelva a intentarlo más tarde.',
+    ERR_JWT_LOGIN_BUSY: 'Demasiadas solicitudes esperan que se verifique o se cifre una contraseña; vuelva a intentarlo más tarde.',
     ERR_JWT_LOGIN_REGISTER_LOGIN_INVALID: 'El campo user_login solo puede contener las letras a-z y A-Z, los dígitos 0-9, espacios y _ . - @, sin espacios al principio ni al final ni dos seguidos, y ninguna dirección de correo que no sea la de la cuenta.'
   },
   fields: {

@@ -92,7 +92,7 @@ export const fr: Catalogue = {
     ERR_JWT_LOGIN_PASSKEY_LIMIT: 'Le compte a atteint le nombre maximal de clés d’accès : supprimez-en d’abord une.',
     ERR_JWT_LOGIN_PASSKEY_AUTHENTICATOR_NOT_ALLOWED: 'Ce type d’authentificateur n’est pas autorisé ici (passkeys.aaguids).',
     ERR_JWT_LOGIN_STEP_UP_FACTOR_MISSING: 'La confirmation d’identité exige un mot de passe, un code, une clé d’accès, ou bien un mot de passe et un code.',
-    ERR_JWT_LOGIN_BUSY: 'Trop de connexions attendent la vérification de leur mot de passe : réessayez plus tard.',
+    ERR_JWT_LOGIN_BUSY: 'Trop de requêtes attendent la vérification ou le hachage d’un mot de passe : réessayez plus tard.',
     ERR_JWT_LOGIN_REGISTER_LOGIN_INVALID: 'Le champ user_login ne peut contenir que les lettres a-z et A-Z, les chiffres 0-9, des espaces et _ . - @, sans espace au début, à la fin ni deux de suite, et aucune autre adresse e-mail que celle du compte.'
   },
   fields: {

@@ -91,7 +91,7 @@ export const pt: Catalogue = {
     ERR_JWT_LOGIN_PASSKEY_LIMIT: 'A conta já atingiu o número máximo de chaves de acesso; exclua uma primeiro.',
     ERR_JWT_LOGIN_PASSKEY_AUTHENTICATOR_NOT_ALLOWED: 'Este tipo de autenticador não é permitido aqui (passkeys.aaguids).',
     ERR_JWT_LOGIN_STEP_UP_FACTOR_MISSING: 'A confirmação de identidade exige uma senha, um código, uma chave de acesso ou, então, uma senha e um código.',
-    ERR_JWT_LOGIN_BUSY: 'Há muitos logins aguardando a verificação da senha; tente novamente mais tarde.',
+    ERR_JWT_LOGIN_BUSY: 'Há muitos pedidos aguardando a verificação ou o hash de uma senha; tente novamente mais tarde.',
     ERR_JWT_LOGIN_REGISTER_LOGIN_INVALID: 'O campo user_login só pode conter as letras a-z e A-Z, os dígitos 0-9, espaços e _ . - @, sem espaço no início, no fim ou dois seguidos, e nenhum endereço de e-mail além do da própria conta.'
   },
   fields: {
