@@ -151,6 +151,20 @@ t.test('the imports of lib/ and schemas/ go down the layers, without cycles', as
   t.same(checkImports(files), [])
 })
 
+/** The most lines a file of lib/ or schemas/ may have: past it, a file holds more than one concern. */
+const MAX_LINES = 320
+
+/** The files of lib/ and schemas/ longer than `MAX_LINES`, with their lengths. */
+function overlong (files: ReadonlyMap<string, string>): string[] {
+  return [...files].map(([path, text]) => [path, text.replace(/\n$/, '').split('\n').length] as const)
+    .filter(([, lines]) => lines > MAX_LINES).map(([path, lines]) => `${path}: ${lines} lines`)
+}
+
+t.test(`no file of lib/ or schemas/ has more than ${MAX_LINES} lines: a longer one is split by concern`, async (t) => {
+  t.same(overlong(readSources(ROOT, ['lib', 'schemas'])), [])
+  t.same(overlong(new Map([['lib/x.ts', 'a\n'.repeat(MAX_LINES)], ['lib/y.ts', 'a\n'.repeat(MAX_LINES + 1)]])), [`lib/y.ts: ${MAX_LINES + 1} lines`], 'a file one line over is named')
+})
+
 t.test('an import up a layer fails, naming both files', async (t) => {
   t.same(checkImports(tree({
     'lib/core/clock.ts': ["import { addGateHooks } from '../http/gates.js'"],
