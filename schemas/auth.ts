@@ -52,6 +52,7 @@ export const TokenPayload = Type.Object({
   typ: Type.String(),
   sid: Type.String(),
   email: Type.Optional(Type.String()),
+  email_verified: Type.Optional(Type.Boolean()),
   username: Type.Optional(Type.String()),
   display_name: Type.Optional(Type.String()),
   roles: Type.Optional(Type.Array(Type.String())),

@@ -21,7 +21,9 @@ export const PublicUser = Type.Object({
   user_login: Type.String(),
   user_email: Type.String(),
   display_name: Type.String(),
-  roles: Type.Array(Type.String())
+  roles: Type.Array(Type.String()),
+  /** Whether the user proved they receive mail at `user_email`; absent when the host does not track it. */
+  email_verified: Type.Optional(Type.Boolean())
 })
 
 export const Success = <T extends Parameters<typeof Type.Object>[0]>(data: T) => Type.Object({

@@ -2,6 +2,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { ACCESS_SETTINGS, SESSION_SETTINGS } from './settings/access.js'
 import { ACCOUNT_SETTINGS } from './settings/account.js'
+import { SELF_SERVICE_SETTINGS } from './settings/self-service.js'
 import { TokensSchema } from './settings/tokens.js'
 import { WEB_SETTINGS } from './settings/web.js'
 
@@ -18,6 +19,7 @@ export const SettingsSchema = Type.Object({
   tokens: TokensSchema,
   ...SESSION_SETTINGS,
   ...ACCOUNT_SETTINGS,
+  ...SELF_SERVICE_SETTINGS,
   ...WEB_SETTINGS,
 
   /** Largest accepted request body in bytes. */

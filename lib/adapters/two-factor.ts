@@ -47,6 +47,14 @@ export interface TwoFactorPort<U = unknown> {
   consumeBackupCode (userId: number, codeHash: string, claim: string): Promise<boolean>
   /** Replaces every backup code hash of the user (after regenerating them). */
   replaceBackupCodes (userId: number, codeHashes: string[]): Promise<void>
+  /**
+   * Sets the user's primary method, turning two-factor on, or off with
+   * `null` (then `methodOf` answers `null`). Needed for the account's
+   * two-factor routes (`account.twoFactor.enabled`).
+   */
+  setMethod? (userId: number, method: TwoFactorMethod | null): Promise<void>
+  /** How many unused backup codes the user holds (shown on `GET /account`; without it, new codes are given at enrolment only when asked). */
+  countBackupCodes? (userId: number): Promise<number>
 }
 
 /** The `twoFactor` option of the plugin. Without it `/auth/2fa` answers 403 / 105 and nobody gets a challenge. */

@@ -11,6 +11,13 @@ export interface PublicUser {
   user_email: string
   display_name: string
   roles: string[]
+  /**
+   * Whether the user proved they receive mail at `user_email` (a code sent
+   * there, a password reset, a provider that vouches for it). Absent: the
+   * host does not track it, and nothing is refused for it. An adapter with
+   * `setEmailVerified` answers it for every user.
+   */
+  email_verified?: boolean
 }
 
 /**
@@ -59,6 +66,22 @@ export interface UserAdapter<U = unknown> {
    * is unavailable: 503 / errorCode 226, the user stays, signed out.
    */
   deleteUser? (user: U): Promise<void>
+  /**
+   * Records whether the user's email is verified, as `toPublicUser` then
+   * answers it in `email_verified` (needed for email verification: account
+   * routes, `users.register.verifyEmail`, `authentication.requireVerifiedEmail`,
+   * and for registration beside a provider that matches accounts by email).
+   * Throwing means the store is unavailable (503).
+   */
+  setEmailVerified? (user: U, verified: boolean): Promise<void>
+  /**
+   * Changes the user's email to `email`, which the plugin has just proven
+   * receives mail: store it verified. The address is compared
+   * case-insensitively with every other user's; when another user has it,
+   * throw `UserExistsError`, decided atomically with the update (a unique
+   * index, or a check under a lock). Needed for `account.email.enabled`.
+   */
+  setEmail? (user: U, email: string): Promise<void>
 }
 
 /**
@@ -75,6 +98,12 @@ export interface NewUser {
   role: string
   /** The password chosen at `POST /users`, already checked against the policy; store only its hash. */
   password?: string
+  /**
+   * Whether the email is verified: `false` at `POST /users` (nobody has
+   * proven the address yet), `true` for a provider that vouches for it.
+   * An adapter that tracks verification stores it; one that does not may ignore it.
+   */
+  emailVerified?: boolean
 }
 
 /** The `code` of `UserExistsError`, and of any error by which `createUser` reports a taken email or login. */

@@ -112,6 +112,18 @@ export const errorDefinitions = {
   ERR_JWT_LOGIN_PASSKEY_AUTHENTICATOR_NOT_ALLOWED: def(224, 403, 'This kind of authenticator is not allowed here (passkeys.aaguids).'),
   ERR_JWT_LOGIN_STEP_UP_FACTOR_MISSING: def(225, 400, 'Step-up needs a password, a code, a passkey, or a password and a code.'),
   ERR_JWT_LOGIN_BUSY: def(228, 503, 'Too many requests are waiting for a password to be checked or hashed; retry later.'),
+  ERR_JWT_LOGIN_EMAIL_NOT_VERIFIED: def(231, 403, 'The email address of this account is not verified yet: enter the code mailed to it, or ask for a new one.'),
+  ERR_JWT_LOGIN_PROVIDER_ACCOUNT_UNVERIFIED: def(232, 403, 'An account with this email exists, but its email address was never verified: reset its password by email, which proves the address, then sign in.'),
+  ERR_JWT_LOGIN_ACCOUNT_DISABLED: def(233, 403, 'This account feature is not enabled.'),
+  ERR_JWT_LOGIN_ACCOUNT_CODE_INVALID: def(234, 400, 'The code is invalid or expired.'),
+  ERR_JWT_LOGIN_EMAIL_TAKEN: def(235, 409, 'This email address cannot be used for this account.'),
+  ERR_JWT_LOGIN_EMAIL_INVALID: def(236, 400, 'The new email is malformed, longer than 100 characters, not in ASCII, or the account\'s own.'),
+  ERR_JWT_LOGIN_EMAIL_VERIFIED_ALREADY: def(237, 409, 'The email address of this account is verified already.'),
+  ERR_JWT_LOGIN_CURRENT_PASSWORD_WRONG: def(238, 401, 'The current password is wrong.'),
+  ERR_JWT_LOGIN_TOTP_CODE_WRONG: def(239, 400, 'The code does not match the new secret: check the app\'s clock and try its next code.'),
+  ERR_JWT_LOGIN_TOTP_NOT_PENDING: def(240, 409, 'No new TOTP secret is waiting for its first code: start the enrolment again.'),
+  ERR_JWT_LOGIN_TWO_FACTOR_METHOD_UNAVAILABLE: def(241, 400, 'This account cannot use that method yet: enrol it first.'),
+  ERR_JWT_LOGIN_ACCOUNT_INCOMPLETE: def(242, 503, 'The change was not made, but sessions may have ended; try again.'),
   ERR_JWT_LOGIN_REGISTER_LOGIN_INVALID: def(229, 400, 'The user_login may hold only the letters a-z and A-Z, the digits 0-9, spaces and _ . - @, with no space at either end or two in a row, and no email address but the account\'s own.')
 } as const satisfies Record<string, ErrorDefinition>
 

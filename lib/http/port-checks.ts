@@ -11,11 +11,13 @@ type OptionalKeys<T> = { [K in keyof T]-?: object extends Pick<T, K> ? K : never
 
 const ADAPTER_METHODS = ['findByEmail', 'findByLogin', 'findById', 'verifyPassword', 'toPublicUser']
 /** A record, so that an optional method added to `UserAdapter` and not listed here fails the type check. */
-const OPTIONAL_ADAPTER_METHODS = Object.keys({ getPasswordHash: true, setPassword: true, createUser: true, deleteUser: true } satisfies Record<OptionalKeys<UserAdapter>, true>)
+const OPTIONAL_ADAPTER_METHODS = Object.keys({ getPasswordHash: true, setPassword: true, createUser: true, deleteUser: true, setEmailVerified: true, setEmail: true } satisfies Record<OptionalKeys<UserAdapter>, true>)
 const STORE_METHODS = ['get', 'set', 'consume', 'increment', 'compareAndSet', 'delete']
 const OPTIONAL_STORE_METHODS = Object.keys({ getMany: true, close: true, attachLogger: true } satisfies Record<OptionalKeys<Omit<StateStore, 'ordered'>>, true>)
 /** Every method of `TwoFactorPort`: the providers call each one (none is optional). */
 const PORT_METHODS = ['methodOf', 'getTotpSecret', 'setTotpSecret', 'consumeBackupCode', 'replaceBackupCodes']
+/** The optional methods of `TwoFactorPort`: the account's two-factor routes need them. */
+const OPTIONAL_PORT_METHODS = ['setMethod', 'countBackupCodes']
 /** Every method of `PasskeyPort` (none is optional). */
 const PASSKEY_PORT_METHODS = ['listByUser', 'findById', 'create', 'recordUse', 'rename', 'delete']
 
@@ -98,6 +100,7 @@ function checkStore (store: StateStore): void {
 function checkTwoFactor (twoFactor: TwoFactorOptions): void {
   if (twoFactor === null || typeof twoFactor !== 'object') throw optionError('twoFactor', 'must be an object with a port')
   requireMethods(twoFactor.port, 'twoFactor/port', 'the two-factor port (TwoFactorPort)', PORT_METHODS)
+  refuseMisspelledOptional(twoFactor.port, 'twoFactor/port', 'the two-factor port (TwoFactorPort)', OPTIONAL_PORT_METHODS)
   if (twoFactor.mailer !== undefined) requireMethods(twoFactor.mailer, 'twoFactor/mailer', 'the mailer', ['send'])
 }
 

@@ -189,7 +189,9 @@ const MODES: Record<keyof UserAdapter, PasswordWorkMode | null> = {
   toPublicUser: null,
   setPassword: 'new-password',
   createUser: 'registration',
-  deleteUser: null
+  deleteUser: null,
+  setEmailVerified: null,
+  setEmail: null
 }
 
 type AnyMethod = (...args: unknown[]) => unknown

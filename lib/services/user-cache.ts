@@ -26,7 +26,9 @@ const PASSED_THROUGH: Record<Exclude<keyof UserAdapter, 'findById'>, true> = {
   toPublicUser: true,
   setPassword: true,
   createUser: true,
-  deleteUser: true
+  deleteUser: true,
+  setEmailVerified: true,
+  setEmail: true
 }
 
 interface Entry<U> {

@@ -49,4 +49,14 @@ export class MemoryTwoFactorStore implements TwoFactorPort {
   async replaceBackupCodes (userId: number, codeHashes: string[]): Promise<void> {
     this.#backupCodes.set(userId, new Map(codeHashes.map(hash => [hash, null])))
   }
+
+  /** The primary method, or two-factor off with `null`. */
+  async setMethod (userId: number, method: TwoFactorMethod | null): Promise<void> {
+    if (method === null) this.disable(userId)
+    else this.enable(userId, method)
+  }
+
+  async countBackupCodes (userId: number): Promise<number> {
+    return this.backupCodesLeft(userId)
+  }
 }

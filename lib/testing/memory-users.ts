@@ -8,6 +8,8 @@ export interface MemoryUser {
   display_name: string
   roles: string[]
   passwordHash: string
+  /** `undefined` for a user added without saying: `toPublicUser` then leaves `email_verified` out. */
+  emailVerified?: boolean
 }
 
 export interface NewMemoryUser {
@@ -16,6 +18,8 @@ export interface NewMemoryUser {
   password: string
   displayName?: string
   roles?: string[]
+  /** Whether the email is verified; left out, the user says nothing about it (`email_verified` absent). */
+  emailVerified?: boolean
 }
 
 /**
@@ -45,6 +49,7 @@ export class MemoryUserAdapter implements UserAdapter<MemoryUser> {
       roles: input.roles ?? ['subscriber'],
       passwordHash
     }
+    if (input.emailVerified !== undefined) user.emailVerified = input.emailVerified
     this.#byId.set(user.ID, user)
     this.#byEmail.set(email, user)
     this.#byLogin.set(user.user_login, user)
@@ -58,7 +63,8 @@ export class MemoryUserAdapter implements UserAdapter<MemoryUser> {
       email: input.email,
       password: input.password ?? randomToken(),
       displayName: input.displayName,
-      roles: [input.role]
+      roles: [input.role],
+      emailVerified: input.emailVerified
     })
   }
 
@@ -77,6 +83,21 @@ export class MemoryUserAdapter implements UserAdapter<MemoryUser> {
 
   async setPassword (user: MemoryUser, password: string): Promise<void> {
     user.passwordHash = await hashPassword(password)
+  }
+
+  async setEmailVerified (user: MemoryUser, verified: boolean): Promise<void> {
+    user.emailVerified = verified
+  }
+
+  /** The new address, verified; one another user has (in any case) throws `UserExistsError`. */
+  async setEmail (user: MemoryUser, email: string): Promise<void> {
+    const lower = email.toLowerCase()
+    const holder = this.#byEmail.get(lower)
+    if (holder !== undefined && holder !== user) throw new UserExistsError()
+    this.#byEmail.delete(user.user_email)
+    user.user_email = lower
+    user.emailVerified = true
+    this.#byEmail.set(lower, user)
   }
 
   async findByEmail (email: string): Promise<MemoryUser | null> {
@@ -100,12 +121,14 @@ export class MemoryUserAdapter implements UserAdapter<MemoryUser> {
   }
 
   toPublicUser (user: MemoryUser): PublicUser {
-    return {
+    const answer: PublicUser = {
       ID: user.ID,
       user_login: user.user_login,
       user_email: user.user_email,
       display_name: user.display_name,
       roles: [...user.roles]
     }
+    if (user.emailVerified !== undefined) answer.email_verified = user.emailVerified
+    return answer
   }
 }

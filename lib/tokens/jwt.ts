@@ -25,6 +25,8 @@ export interface TokenClaims {
   /** The session (refresh-token family) the token belongs to. */
   sid: string
   email?: string
+  /** Whether the user had verified `email` when the token was signed (with the `email` claim; absent when the host does not track it). */
+  email_verified?: boolean
   username?: string
   display_name?: string
   roles?: string[]
@@ -155,7 +157,10 @@ export class Jwt {
       sid: options.sessionId
     }
     if (kind === 'access') {
-      if (tokens.claims.email) claims.email = user.user_email
+      if (tokens.claims.email) {
+        claims.email = user.user_email
+        if (typeof user.email_verified === 'boolean') claims.email_verified = user.email_verified
+      }
       if (tokens.claims.login) claims.username = user.user_login
       if (tokens.claims.displayName) claims.display_name = user.display_name
       if (tokens.claims.roles) claims.roles = user.roles

@@ -14,7 +14,13 @@ const AuthCode = Type.Object({
 export const ACCESS_SETTINGS = {
   /** Authentication on or off: `/auth`, `/auth/2fa`, validate, refresh, revoke. */
   authentication: Group({
-    enabled: Flag(true)
+    enabled: Flag(true),
+    /**
+     * Refuse the sign-in of a user whose email is known to be unverified
+     * (`email_verified: false`) with 403 / 231, which tells the client to
+     * verify. A user the adapter says nothing about is not refused.
+     */
+    requireVerifiedEmail: Flag(false)
   }),
 
   authCodes: Group({

@@ -137,7 +137,13 @@ export const ACCOUNT_SETTINGS = {
       /** Answer the new user's JWT (and refresh token when on): a sign-in of the new user. */
       signIn: Flag(false),
       /** Registrations per client IP, successful or not. */
-      perIp: Limit(10, '1h')
+      perIp: Limit(10, '1h'),
+      /**
+       * Mail the new user a code that verifies the email (`POST /account/email/verify`).
+       * Every registered user starts unverified either way. Needs the `mailer`
+       * option and the adapter's `setEmailVerified`.
+       */
+      verifyEmail: Flag(false)
     }),
     delete: Group({
       /** Off: `DELETE /users` answers 403 / 39. */

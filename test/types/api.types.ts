@@ -122,4 +122,4 @@ fastify.get('/me', { preHandler: api.authenticate }, async (request) => {
 })
 fastify.addHook('preHandler', api.authenticate)
 expectType<Equal<JwtLoginRequestState, { user: PublicUser, claims: TokenClaims }>>(true)
-expectType<Equal<PublicUser, { ID: number, user_login: string, user_email: string, display_name: string, roles: string[] }>>(true)
+expectType<Equal<PublicUser, { ID: number, user_login: string, user_email: string, display_name: string, roles: string[], email_verified?: boolean }>>(true)

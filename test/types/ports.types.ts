@@ -29,7 +29,7 @@ class HostUsers implements UserAdapter<HostUser> {
   async createUser (input: NewProviderUser): Promise<HostUser> { return { id: 2, login: input.login, email: input.email, hash: '' } }
 }
 expectType<UserAdapter<HostUser>>(new HostUsers())
-expectType<Equal<NewProviderUser, { email: string, login: string, displayName: string, role: string, password?: string }>>(true)
+expectType<Equal<NewProviderUser, { email: string, login: string, displayName: string, role: string, password?: string, emailVerified?: boolean }>>(true)
 
 // @ts-expect-error: an adapter without toPublicUser
 export class UsersWithoutPublicView implements UserAdapter<HostUser> {
