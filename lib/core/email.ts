@@ -27,3 +27,13 @@ export function isPlainEmail (email: string): boolean {
   const domain = email.slice(email.lastIndexOf('@') + 1).toLowerCase()
   return domainToASCII(domain) === domain
 }
+
+/**
+ * Emails compared as jwt-login compares them: ASCII letters folded to lower
+ * case first, then both in Unicode NFC; nothing else is folded, so a
+ * look-alike (the Kelvin sign for K, a full-width letter) is another email.
+ */
+export function sameEmail (a: string, b: string): boolean {
+  const fold = (email: string): string => email.replace(/[A-Z]+/g, letters => letters.toLowerCase()).normalize('NFC')
+  return fold(a) === fold(b)
+}

@@ -30,9 +30,17 @@ export type SuccessMessage =
   | 'passwordChanged'
   | 'userCreated'
   | 'userDeleted'
+  | 'verificationSent'
+  | 'emailVerified'
+  | 'accountPasswordChanged'
+  | 'emailChangeSent'
+  | 'emailChanged'
+  | 'emailReverted'
+  | 'twoFactorMethodChanged'
+  | 'twoFactorDisabled'
 
 /** The plugin's mails. */
-export type MailName = 'reset' | 'emailCode'
+export type MailName = 'reset' | 'emailCode' | 'verifyEmail' | 'emailChange' | 'emailChanged' | 'passwordChanged'
 
 export interface Catalogue {
   /** Every error code's message: one sentence, ending in a full stop. */
@@ -54,6 +62,10 @@ export const PLACEHOLDERS = {
   messages: [],
   mails: {
     reset: ['code', 'display_name', 'email', 'site_name', 'expires_in_minutes'],
-    emailCode: ['code', 'minutes', 'site_name']
+    emailCode: ['code', 'minutes', 'site_name'],
+    verifyEmail: ['code', 'display_name', 'email', 'site_name', 'expires_in_minutes'],
+    emailChange: ['code', 'display_name', 'email', 'site_name', 'expires_in_minutes'],
+    emailChanged: ['code', 'display_name', 'email', 'site_name', 'expires_in_days'],
+    passwordChanged: ['display_name', 'email', 'site_name']
   }
 } as const satisfies { errors: readonly string[], fields: readonly string[], messages: readonly string[], mails: Record<MailName, readonly string[]> }

@@ -101,7 +101,7 @@ export function catalogueProblems (input: unknown, complete: boolean): Catalogue
     ...sectionProblems('mails', catalogue.mails, Object.keys(en.mails), complete, (name, mail) => {
       const allowed = PLACEHOLDERS.mails[name as MailName]
       return sectionProblems(`mails/${name}`, mail, ['subject', 'text', 'html'], complete, (part, text) =>
-        textProblems(`mails/${name}/${part}`, text, allowed, part === 'subject' ? [] : ['code']))
+        textProblems(`mails/${name}/${part}`, text, allowed, part === 'subject' || !(allowed as readonly string[]).includes('code') ? [] : ['code']))
     })
   )
   return problems
@@ -124,7 +124,7 @@ function merge (base: Catalogue, over: CatalogueInput): Catalogue {
     errors: { ...base.errors, ...over.errors },
     fields: { ...base.fields, ...over.fields },
     messages: { ...base.messages, ...over.messages },
-    mails: { reset: { ...base.mails.reset, ...over.mails?.reset }, emailCode: { ...base.mails.emailCode, ...over.mails?.emailCode } }
+    mails: Object.fromEntries(Object.entries(base.mails).map(([name, mail]) => [name, { ...mail, ...over.mails?.[name as MailName] }])) as Catalogue['mails']
   }
 }
 

@@ -5,7 +5,7 @@ import type { UserAdapter } from '../adapters/users.js'
 import type { OAuthProviderSettings } from '../config/oauth-providers.js'
 import type { GateAudit, JwtLoginContext } from '../context/context.js'
 import { randomCode, sha256Base64url } from '../core/crypto.js'
-import { isPlainEmail } from '../core/email.js'
+import { isPlainEmail, sameEmail } from '../core/email.js'
 import { JwtLoginError } from '../core/errors.js'
 import { completeSignIn } from '../sessions/sign-in.js'
 import { claimOnce } from '../store/claim.js'
@@ -92,16 +92,6 @@ async function spendIdToken (ctx: JwtLoginContext, call: Call, provider: OAuthPr
   })
   if (!won) throw new JwtLoginError('ERR_JWT_LOGIN_ID_TOKEN_REPLAYED')
   return giveBack
-}
-
-/**
- * Emails compared as jwt-login compares them: ASCII letters folded to lower
- * case first, then both in Unicode NFC; nothing else is folded, so a
- * look-alike (the Kelvin sign for K, a full-width letter) is another email.
- */
-export function sameEmail (a: string, b: string): boolean {
-  const fold = (email: string): string => email.replace(/[A-Z]+/g, letters => letters.toLowerCase()).normalize('NFC')
-  return fold(a) === fold(b)
 }
 
 /**

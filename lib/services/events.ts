@@ -25,7 +25,7 @@ export interface JwtLoginEventMap {
   'session.ended': { userId: number, sessionId: string | null, reason: SessionEndReason, kept?: string }
   /** A device was trusted for the second factor, or a trusted device forgotten (`deviceId: null`: all of the user's). */
   'device.trusted': { userId: number, deviceId: string, ip: string }
-  'device.forgotten': { userId: number, deviceId: string | null, reason: 'user' | 'host' | 'sign_out_everywhere' | 'password_reset' | 'limit' | 'second_factor_changed' | 'user_deleted' }
+  'device.forgotten': { userId: number, deviceId: string | null, reason: 'user' | 'host' | 'sign_out_everywhere' | 'password_reset' | 'limit' | 'second_factor_changed' | 'user_deleted' | AccountEndReason }
   /** A session was ended to keep its user within `sessions.maxPerUser` (also `session.ended` with reason `limit`). */
   'session.evicted': { userId: number, sessionId: string, reason: 'max_per_user' }
   /** A sign-in with the right credentials was refused: the account is over `limits.signInsPerAccount`. */
@@ -74,6 +74,30 @@ export interface JwtLoginEventMap {
    * `passkeys.refuseCounterRegression`.
    */
   'passkey.counter_regressed': { userId: number, passkeyId: string, stored: number, presented: number }
+  /** A code to verify the account's address was written (and its mail queued); `null`: the same answer for an unknown or verified address. */
+  'email.verification_requested': { userId: number | null, ip: string }
+  /**
+   * The account's address was proven by a code. `reset`: what was added
+   * before (sessions, trusted devices, passkeys, the second factor) was
+   * ended, as a verification without a session of the account does.
+   */
+  'email.verified': { userId: number, ip: string, reset: boolean }
+  /** What an account held before its address was proven ended: by a verification without its session, or a password reset. */
+  'account.credentials_reset': { userId: number, passkeys: number, secondFactor: boolean, reason: 'email_verified' | 'password_reset' }
+  'password.changed': { userId: number, ip: string, othersEnded: boolean }
+  /** A code was mailed to a new address; nothing changed yet. */
+  'email.change_requested': { userId: number, ip: string }
+  'email.changed': { userId: number, ip: string }
+  /** The old address put itself back with its revert code: every session and trusted device ended. */
+  'email.reverted': { userId: number, ip: string }
+  'two_factor.enabled': { userId: number, method: TwoFactorMethod, ip: string }
+  'two_factor.method_changed': { userId: number, method: TwoFactorMethod, ip: string }
+  'two_factor.disabled': { userId: number, ip: string }
+  'two_factor.totp_changed': { userId: number, ip: string }
+  'two_factor.backup_codes_regenerated': { userId: number, ip: string }
+  /** An account mail (a code or a notice) was sent, or given up after its retries (its code withdrawn). */
+  'account.mail_sent': { userId: number, mail: string, attempts: number }
+  'account.mail_failed': { userId: number, mail: string, attempts: number }
 }
 
 export type JwtLoginEventName = keyof JwtLoginEventMap
@@ -85,7 +109,10 @@ export type JwtLoginEventName = keyof JwtLoginEventMap
  * back-channel logout, the host (`endSession`, `endAllSessions`), or a user
  * gone from the host's store.
  */
-export type SessionEndReason = 'sign_out' | 'sign_out_everywhere' | 'reuse' | 'limit' | 'password_reset' | 'provider_logout' | 'host' | 'user_gone' | 'user_deleted'
+export type SessionEndReason = 'sign_out' | 'sign_out_everywhere' | 'reuse' | 'limit' | 'password_reset' | 'provider_logout' | 'host' | 'user_gone' | 'user_deleted' | AccountEndReason
+
+/** Why the account routes end sessions: a password change, the mailbox proven by a code (what came before is ended), an email put back. */
+export type AccountEndReason = 'password_changed' | 'email_verified' | 'email_reverted'
 
 /** A typed EventEmitter for the audit events. Listener errors are not the request's concern. */
 export class JwtLoginEvents {

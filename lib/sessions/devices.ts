@@ -2,6 +2,7 @@
 import type { Call, SecondFactorPassed, SessionOrigin } from '../adapters/second-factor.js'
 import { loggedError } from '../adapters/guard.js'
 import type { JwtLoginContext } from '../context/context.js'
+import type { AccountEndReason } from '../services/events.js'
 import { JwtLoginError } from '../core/errors.js'
 import type { TrustedDevice } from '../tokens/trusted-devices.js'
 
@@ -51,7 +52,7 @@ export async function deviceStandsIn (ctx: Pick<JwtLoginContext, 'tokens'>, call
 }
 
 /** Forgets every trusted device of a user, for the host after a change of the user's second factor. */
-export async function forgetDevices (ctx: JwtLoginContext, userId: number, reason: 'host' | 'sign_out_everywhere' | 'password_reset' | 'user_deleted'): Promise<void> {
+export async function forgetDevices (ctx: JwtLoginContext, userId: number, reason: 'host' | 'sign_out_everywhere' | 'password_reset' | 'user_deleted' | AccountEndReason): Promise<void> {
   await ctx.tokens.devices.forgetAll(userId)
   ctx.events.emit('device.forgotten', { userId, deviceId: null, reason })
 }

@@ -2,7 +2,7 @@
 import type { Settings } from '../config/settings.js'
 import type { JwtLoginContext } from '../context/context.js'
 import { JwtLoginError } from '../core/errors.js'
-import type { SessionEndReason } from '../services/events.js'
+import type { AccountEndReason, SessionEndReason } from '../services/events.js'
 import type { IndexedSession } from '../tokens/session-index.js'
 import { loggedError } from '../adapters/guard.js'
 import { forgetDevices } from './devices.js'
@@ -66,7 +66,7 @@ export type KeepEnded =
  * another of the user's sessions, a password change, or an end of that one
  * session), `ifEnded` says what follows. Answers whether `keep` was kept.
  */
-export async function endAllSessions (ctx: JwtLoginContext, settings: Settings, userId: number, reason: 'sign_out_everywhere' | 'host' | 'user_deleted', keep?: string, ifEnded: KeepEnded = 'refuse'): Promise<boolean> {
+export async function endAllSessions (ctx: JwtLoginContext, settings: Settings, userId: number, reason: 'sign_out_everywhere' | 'host' | 'user_deleted' | AccountEndReason, keep?: string, ifEnded: KeepEnded = 'refuse'): Promise<boolean> {
   // ends the sessions started in this very millisecond too (a session starts at its ms)
   const at = ctx.clock() + 1
   let cutoff = await ctx.tokens.revokeUserTokens(settings, userId, at, keep)

@@ -35,7 +35,9 @@ for (const language of LANGUAGES) {
       const allowed: readonly string[] = section === 'mails' ? PLACEHOLDERS.mails[name as keyof typeof PLACEHOLDERS.mails] : PLACEHOLDERS[section]
       for (const placeholder of names) t.ok(allowed.includes(placeholder as string), `${path}: {{${placeholder as string}}} is filled`)
     }
-    for (const mail of Object.values(catalogue.mails)) {
+    // every mail that carries a code (the notice of a password change carries none)
+    for (const [name, mail] of Object.entries(catalogue.mails).filter(([name]) => PLACEHOLDERS.mails[name as keyof typeof PLACEHOLDERS.mails].includes('code' as never))) {
+      t.ok(name)
       t.match(mail.text, '{{code}}', 'the text part holds the code')
       t.match(mail.html, '{{code}}', 'the HTML part holds the code')
     }

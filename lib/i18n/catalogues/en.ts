@@ -26,7 +26,15 @@ export const en: Catalogue = {
     resetRequested: 'If the email belongs to an account, a reset code has been sent to it.',
     passwordChanged: 'User Password has been changed.',
     userCreated: 'User was successfully created.',
-    userDeleted: 'User was successfully deleted.'
+    userDeleted: 'User was successfully deleted.',
+    verificationSent: 'If the address belongs to an account that is not verified yet, a code has been sent to it.',
+    emailVerified: 'The email address is verified.',
+    accountPasswordChanged: 'The password was changed.',
+    emailChangeSent: 'A code has been sent to the new address; the email changes once it is entered.',
+    emailChanged: 'The email address was changed.',
+    emailReverted: 'The email address was put back, and every session was ended.',
+    twoFactorMethodChanged: 'The second factor was changed.',
+    twoFactorDisabled: 'The second factor is off.'
   },
   mails: {
     reset: DEFAULT_RESET_TEMPLATES,
@@ -34,6 +42,26 @@ export const en: Catalogue = {
       subject: 'Your sign-in code',
       text: 'Your sign-in code is {{code}}. It is valid for {{minutes}} minutes and works once.\n\nIf you did not try to sign in, change your password.',
       html: '<p>Your sign-in code is <strong>{{code}}</strong>. It is valid for {{minutes}} minutes and works once.</p><p>If you did not try to sign in, change your password.</p>'
+    },
+    verifyEmail: {
+      subject: 'Verify your {{site_name}} email address',
+      text: 'Hello {{display_name}},\n\nYour verification code is {{code}}. Enter it to confirm that {{email}} is your address for {{site_name}}. It works once and expires in {{expires_in_minutes}} minutes.\n\nIf you did not create an account, ignore this mail.',
+      html: '<p>Hello {{display_name}},</p><p>Your verification code is <strong style="font-family:monospace;font-size:1.4em">{{code}}</strong>. Enter it to confirm that {{email}} is your address for {{site_name}}. It works once and expires in {{expires_in_minutes}} minutes.</p><p>If you did not create an account, ignore this mail.</p>'
+    },
+    emailChange: {
+      subject: 'Confirm your new {{site_name}} email address',
+      text: 'Hello {{display_name}},\n\nYour confirmation code is {{code}}. Enter it to make {{email}} the address of your {{site_name}} account. It works once and expires in {{expires_in_minutes}} minutes.\n\nIf you did not ask for this, ignore this mail; nothing changes.',
+      html: '<p>Hello {{display_name}},</p><p>Your confirmation code is <strong style="font-family:monospace;font-size:1.4em">{{code}}</strong>. Enter it to make {{email}} the address of your {{site_name}} account. It works once and expires in {{expires_in_minutes}} minutes.</p><p>If you did not ask for this, ignore this mail; nothing changes.</p>'
+    },
+    emailChanged: {
+      subject: 'The email address of your {{site_name}} account was changed',
+      text: 'Hello {{display_name}},\n\nThe email address of your {{site_name}} account is no longer {{email}}.\nIf you did not change it, put it back with your revert code: {{code}}\nIt works once within {{expires_in_days}} days, and ends every session of the account.',
+      html: '<p>Hello {{display_name}},</p><p>The email address of your {{site_name}} account is no longer {{email}}.</p><p>If you did not change it, put it back with your revert code: <strong style="font-family:monospace;font-size:1.4em">{{code}}</strong><br>It works once within {{expires_in_days}} days, and ends every session of the account.</p>'
+    },
+    passwordChanged: {
+      subject: 'Your {{site_name}} password was changed',
+      text: 'Hello {{display_name}},\n\nThe password of your {{site_name}} account {{email}} was just changed, and your other sessions were ended.\nIf you did not change it, reset your password at once.',
+      html: '<p>Hello {{display_name}},</p><p>The password of your {{site_name}} account {{email}} was just changed, and your other sessions were ended.</p><p>If you did not change it, reset your password at once.</p>'
     }
   }
 }

@@ -1,0 +1,37 @@
+// What an account held before its address was proven: ended when the mailbox's owner proves it without a session of the account (a verification by code and address, a password reset).
+import type { Call } from '../adapters/second-factor.js'
+import type { JwtLoginContext } from '../context/context.js'
+import { endAllSessions } from '../sessions/manage.js'
+
+/**
+ * Ends every credential but the password (which a reset replaces): the
+ * passkeys, the second factor and its backup codes; with `sessions`, every
+ * session and trusted device first (fails closed: nothing else is touched
+ * when that fails). Whoever registered someone else's address keeps nothing
+ * once its owner proves it. Each step is idempotent, so a retry after a
+ * failure finishes the work.
+ */
+export async function resetCredentials (ctx: JwtLoginContext, call: Call, userId: number, user: unknown, reason: 'email_verified' | 'password_reset', sessions: boolean): Promise<void> {
+  if (sessions) await endAllSessions(ctx, call.settings, userId, 'email_verified')
+  const [passkeys, secondFactor] = await Promise.all([endPasskeys(ctx, call, userId), endSecondFactor(ctx, userId, user)])
+  ctx.forgetUser(userId)
+  ctx.events.emit('account.credentials_reset', { userId, passkeys, secondFactor, reason })
+}
+
+async function endPasskeys (ctx: JwtLoginContext, call: Call, userId: number): Promise<number> {
+  if (ctx.passkeys === null) return 0
+  const port = ctx.passkeys.port
+  const held = await port.listByUser(userId)
+  await Promise.all(held.map(async passkey => await port.delete(userId, passkey.id)))
+  for (const passkey of held) ctx.events.emit('passkey.deleted', { userId, passkeyId: passkey.id, ip: call.ip })
+  return held.length
+}
+
+/** The second factor off (with `setMethod`) and the backup codes gone; answers whether it was on. */
+async function endSecondFactor (ctx: JwtLoginContext, userId: number, user: unknown): Promise<boolean> {
+  if (ctx.twoFactor === null) return false
+  const { port } = ctx.twoFactor
+  const on = await port.methodOf(userId, user) !== null
+  await Promise.all([port.setMethod?.(userId, null), port.replaceBackupCodes(userId, [])])
+  return on
+}
