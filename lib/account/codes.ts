@@ -21,8 +21,8 @@ export interface AccountCode extends KeyedHashes {
   userId: number
   /** The address the code was sent to (verify, change) or the address to put back (revert). */
   email: string
-  /** For a revert: the address the change set, which must still be the user's. */
-  replaced?: string
+  /** When it was issued (ms): a revert code older than the user's last revert is dead. */
+  issuedAt: number
 }
 
 /** The subject of a code: the user (verify, change), or the old address, lower case (revert: the user no longer has it). */
@@ -30,7 +30,9 @@ export type Subject = number | string | null
 
 export const accountKeys = {
   code: (purpose: CodePurpose, subject: Subject) => `account:${purpose}:${subject ?? 'none'}`,
-  tries: (purpose: CodePurpose, subject: Subject) => `account-tries:${purpose}:${subject ?? 'none'}`
+  tries: (purpose: CodePurpose, subject: Subject) => `account-tries:${purpose}:${subject ?? 'none'}`,
+  /** When the user's email was last put back: revert codes issued before it are dead. */
+  revertFloor: (userId: number) => `account:reverted:${userId}`
 }
 
 /** A code just made: the code (for the mail only) and the record as written. */
@@ -42,11 +44,11 @@ export interface IssuedCode {
 }
 
 /** A new code for `subject`, its record ready to write (`write`); the same work for a decoy. */
-export function makeCode (ctx: JwtLoginContext, call: Call, purpose: CodePurpose, subject: Subject, fields: Pick<AccountCode, 'userId' | 'email' | 'replaced'>, lifetimeMs: number): IssuedCode {
+export function makeCode (ctx: JwtLoginContext, call: Call, purpose: CodePurpose, subject: Subject, fields: Pick<AccountCode, 'userId' | 'email'>, lifetimeMs: number): IssuedCode {
   const { length } = call.settings.account.code
   const code = randomCode(length, call.settings.resetPassword.code.alphabet)
   const id = randomToken(16)
-  const record: AccountCode = { id, ...ctx.reset.hasher.hash(call.settings.tokens, `${purpose}:${id}:${code}`), exp: ctx.clock() + lifetimeMs, ...fields }
+  const record: AccountCode = { id, ...ctx.reset.hasher.hash(call.settings.tokens, `${purpose}:${id}:${code}`), exp: ctx.clock() + lifetimeMs, issuedAt: ctx.clock(), ...fields }
   return { code, raw: JSON.stringify(record), record, key: accountKeys.code(purpose, subject) }
 }
 

@@ -11,8 +11,8 @@ import { endAllSessions } from '../sessions/manage.js'
  * once its owner proves it. Each step is idempotent, so a retry after a
  * failure finishes the work.
  */
-export async function resetCredentials (ctx: JwtLoginContext, call: Call, userId: number, user: unknown, reason: 'email_verified' | 'password_reset', sessions: boolean): Promise<void> {
-  if (sessions) await endAllSessions(ctx, call.settings, userId, 'email_verified')
+export async function resetCredentials (ctx: JwtLoginContext, call: Call, userId: number, user: unknown, reason: 'email_verified' | 'password_reset' | 'email_reverted', sessions: boolean): Promise<void> {
+  if (sessions) await endAllSessions(ctx, call.settings, userId, reason === 'email_reverted' ? 'email_reverted' : 'email_verified')
   const [passkeys, secondFactor] = await Promise.all([endPasskeys(ctx, call, userId), endSecondFactor(ctx, userId, user)])
   ctx.forgetUser(userId)
   ctx.events.emit('account.credentials_reset', { userId, passkeys, secondFactor, reason })

@@ -40,6 +40,9 @@ export const MAX_PASSKEY_CHALLENGE_MS = 10 * 60 * 1000
 /** The longest ago a sign-in may be for enrolling a passkey (`passkeys.recentAuth`). */
 const MAX_RECENT_AUTH_MS = 24 * 60 * 60 * 1000
 
+/** The longest an old address may put itself back (`account.email.revertLifetime`). */
+const MAX_REVERT_MS = 30 * 24 * 60 * 60 * 1000
+
 /** The longest an access token may live (`tokens.lifetime`): refresh tokens keep a session longer. */
 export const MAX_TOKEN_LIFETIME_MS = 24 * 60 * 60 * 1000
 
@@ -77,7 +80,7 @@ function checkKids (keys: ResolvedKey[]): void {
 }
 
 /** The refusals the schema cannot say: a ceiling on a duration, one field against another, an origin the way browsers send it. */
-function checkGroups ({ tokens, twoFactor, refresh, resetPassword, cors, passkeys, users }: Groups): void {
+function checkGroups ({ tokens, twoFactor, refresh, resetPassword, cors, passkeys, users, account }: Groups): void {
   if (tokens.lifetimeMs > MAX_TOKEN_LIFETIME_MS) {
     throw new JwtLoginSettingsError('tokens/lifetime', 'must be at most 1 day (a number is seconds: 900 is 15 minutes, 900000 is 10.4 days); refresh tokens (refresh.lifetime) keep a session longer')
   }
@@ -94,6 +97,8 @@ function checkGroups ({ tokens, twoFactor, refresh, resetPassword, cors, passkey
   cors.origins.forEach((origin, index) => { checkOrigin(origin, `cors/origins/${index}`) })
   checkPasskeys(passkeys)
   if (users.delete.recentAuthMs > MAX_RECENT_AUTH_MS) throw new JwtLoginSettingsError('users/delete/recentAuth', 'must be at most 1 day')
+  if (account.recentAuthMs > MAX_RECENT_AUTH_MS) throw new JwtLoginSettingsError('account/recentAuth', 'must be at most 1 day')
+  if (account.email.revertLifetimeMs > MAX_REVERT_MS) throw new JwtLoginSettingsError('account/email/revertLifetime', 'must be at most 30 days')
   if (refresh.enabled && refresh.cookie.enabled && cors.enabled && cors.origins.length > 0 && !cors.credentials) {
     throw new JwtLoginSettingsError('cors/credentials', 'cookie mode (refresh.cookie.enabled) across origins needs cors.credentials: true, or the browsers send no cookie')
   }

@@ -9,7 +9,10 @@ import type { Settings } from '../config/settings.js'
 import type { SettingsHolder } from '../config/holder.js'
 
 /** A switch a route needs on, besides `authentication.enabled`. */
-export type Feature = 'validate' | 'refresh' | 'revoke' | 'resetPassword' | 'twoFactor' | 'sessions' | 'passkeys' | 'register' | 'deleteUser'
+export type Feature = 'validate' | 'refresh' | 'revoke' | 'resetPassword' | 'twoFactor' | 'sessions' | 'passkeys' | 'register' | 'deleteUser' | AccountFeature
+
+/** The account routes' switches: the group's, and each part's beside it. */
+type AccountFeature = 'account' | 'accountPassword' | 'accountEmail' | 'accountTwoFactor' | 'emailVerification'
 
 /** The setting that makes the auth code required on a route. */
 export type AuthCodeRule = 'auth' | 'validate' | 'refresh' | 'revoke' | 'oauth' | 'resetPassword' | 'register' | 'deleteUser'
@@ -80,7 +83,12 @@ const SWITCH_ERRORS = {
   sessions: 'ERR_JWT_LOGIN_SESSIONS_DISABLED',
   passkeys: 'ERR_JWT_LOGIN_PASSKEYS_DISABLED',
   register: 'ERR_JWT_LOGIN_REGISTER_DISABLED',
-  deleteUser: 'ERR_JWT_LOGIN_DELETE_DISABLED'
+  deleteUser: 'ERR_JWT_LOGIN_DELETE_DISABLED',
+  account: 'ERR_JWT_LOGIN_ACCOUNT_DISABLED',
+  accountPassword: 'ERR_JWT_LOGIN_ACCOUNT_DISABLED',
+  accountEmail: 'ERR_JWT_LOGIN_ACCOUNT_DISABLED',
+  accountTwoFactor: 'ERR_JWT_LOGIN_ACCOUNT_DISABLED',
+  emailVerification: 'ERR_JWT_LOGIN_ACCOUNT_DISABLED'
 } as const
 
 const TOKEN_MISSING = { access: 'ERR_JWT_LOGIN_JWT_MISSING', interim: 'ERR_JWT_LOGIN_INTERIM_TOKEN_MISSING' } as const
@@ -103,10 +111,20 @@ interface PortsGiven { twoFactor: boolean, passkeys: boolean }
 /** The `users` group's switches, by feature and auth-code rule. */
 const USERS_GROUP = { register: 'register', deleteUser: 'delete' } as const
 
+/** Each account switch: the group on and the part on; two-factor also with its option and its own switch; verification also while registration or sign-in needs it. */
+const ACCOUNT_ON: Record<AccountFeature, (settings: Settings, ports: PortsGiven) => boolean> = {
+  account: ({ account }) => account.enabled,
+  accountPassword: ({ account }) => account.enabled && account.password.enabled,
+  accountEmail: ({ account }) => account.enabled && account.email.enabled,
+  accountTwoFactor: ({ account, twoFactor }, ports) => account.enabled && account.twoFactor.enabled && ports.twoFactor && twoFactor.enabled,
+  emailVerification: ({ account, users, authentication }) => account.enabled || users.register.verifyEmail || authentication.requireVerifiedEmail
+}
+
 function featureOn (settings: Settings, feature: Feature, ports: PortsGiven): boolean {
+  if (feature in ACCOUNT_ON) return ACCOUNT_ON[feature as AccountFeature](settings, ports)
   if (feature === 'twoFactor' || feature === 'passkeys') return ports[feature] && settings[feature].enabled
   if (feature === 'register' || feature === 'deleteUser') return settings.users[USERS_GROUP[feature]].enabled
-  return settings[feature].enabled
+  return settings[feature as 'validate' | 'refresh' | 'revoke' | 'resetPassword' | 'sessions'].enabled
 }
 
 function authCodeRequired (settings: Settings, rule: AuthCodeRule): boolean {

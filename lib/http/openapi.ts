@@ -23,6 +23,7 @@ export const jwtLoginOpenApi = {
     { name: 'sessions', description: 'A user\'s own sessions and trusted devices: list them, end one, sign out everywhere.' },
     { name: 'passkeys', description: 'A user\'s own passkeys (WebAuthn): enrol one, list, rename and delete them.' },
     { name: 'users', description: 'Registration and deleting one\'s own user, as Simple JWT Login offers them (both off by default).' },
+    { name: 'account', description: 'A user\'s own account: verify the email, change the password and the email, enrol and remove the second factor.' },
     { name: 'keys', description: 'The public keys that verify the tokens (asymmetric keys only).' }
   ],
   components: {

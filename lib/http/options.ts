@@ -11,6 +11,7 @@ import { nearestName } from '../core/names.js'
 import type { ResolvedKey, Settings } from '../config/settings.js'
 import type { SettingsSource } from '../config/holder.js'
 import { checkCoherence, settingsWarning } from '../config/coherence.js'
+import { checkAccountSetup } from '../account/setup.js'
 import { checkPorts, optionError } from './port-checks.js'
 import type { StateStore } from '../store/types.js'
 import type { UserCacheLimits } from '../services/user-cache.js'
@@ -215,6 +216,7 @@ export function checkSettings (settings: Settings, options: JwtLoginOptions): vo
   checkCoherence(settings, { twoFactor: options.twoFactor !== undefined })
   checkResetSetup(settings, options.users, options.mailer)
   checkAdapterFor(settings, options.users)
+  checkAccountSetup(settings, options)
   if (settings.passkeys.enabled && options.passkeys === undefined) {
     throw new JwtLoginSettingsError('passkeys/enabled', 'passkeys need the `passkeys` option: { port } (a PasskeyPort; MemoryPasskeyStore from fastify-jwt-login/testing for a demo)')
   }

@@ -120,7 +120,7 @@ async function signIn (ctx: JwtLoginContext, call: Call, input: OAuthInput, know
   let result: SignInResult
   let user: unknown
   try {
-    user = await userFor(ctx, call, provider, email, identity.name, presented)
+    user = await userFor(ctx, call, provider, { email, verified }, identity.name, presented)
     // the same end as a password login: a user with two-factor on gets the challenge, not a token.
     // A session from an ID token starts no later than the token was issued, so a cutoff set
     // after that (a password reset, a sign-out everywhere) ends it too.
@@ -164,26 +164,30 @@ const MAX_CREATE_ATTEMPTS = 3
  * the user found signs in under the same checks; after
  * `MAX_CREATE_ATTEMPTS` the conflict is the answer (409 / 38).
  */
-async function userFor (ctx: JwtLoginContext, call: Call, provider: OAuthProviderSettings, email: string, name: string | undefined, presented: PresentedIdToken | undefined, attempt = 1): Promise<unknown> {
+async function userFor (ctx: JwtLoginContext, call: Call, provider: OAuthProviderSettings, vouched: { email: string, verified: boolean }, name: string | undefined, presented: PresentedIdToken | undefined, attempt = 1): Promise<unknown> {
+  const { email } = vouched
   const found = await ctx.users.findByEmail(email)
   if (found !== null) return await checkFound(ctx, found, email, presented)
   try {
-    return await register(ctx, call, provider, email, name)
+    return await register(ctx, call, provider, vouched, name)
   } catch (error) {
     const taken = error instanceof JwtLoginError && error.code === 'ERR_JWT_LOGIN_USER_EXISTS'
     if (!taken || attempt === MAX_CREATE_ATTEMPTS) throw error
-    return await userFor(ctx, call, provider, email, name, presented, attempt + 1)
+    return await userFor(ctx, call, provider, vouched, name, presented, attempt + 1)
   }
 }
 
 /**
  * A user found by the provider's email: its own email must be that email
- * (compared by `sameEmail`, else 403 / 211). An ID token issued before the
+ * (compared by `sameEmail`, else 403 / 211), and not one the account says
+ * is unverified (403 / 232). An ID token issued before the
  * user's cutoff is refused (401 / 73).
  */
 async function checkFound (ctx: JwtLoginContext, found: unknown, email: string, presented: PresentedIdToken | undefined): Promise<unknown> {
   const publicUser = ctx.users.toPublicUser(found)
   if (!sameEmail(publicUser.user_email, email)) throw new JwtLoginError('ERR_JWT_LOGIN_PROVIDER_EMAIL_MISMATCH')
+  // registered with this address by someone who never proved it: its owner resets the password by mail first (no pre-hijack)
+  if (publicUser.email_verified === false) throw new JwtLoginError('ERR_JWT_LOGIN_PROVIDER_ACCOUNT_UNVERIFIED')
   if (presented !== undefined) {
     const cutoff = await ctx.tokens.userCutoff(publicUser.ID)
     if (cutoff !== null && presented.issuedAt < cutoff) throw new JwtLoginError('ERR_JWT_LOGIN_ID_TOKEN_INVALID')
@@ -196,7 +200,7 @@ async function checkFound (ctx: JwtLoginContext, found: unknown, email: string, 
  * registers users, and only for an email in plain ASCII (`isPlainEmail`, as
  * at `POST /users`: a look-alike could block the address it imitates).
  */
-async function register (ctx: JwtLoginContext, call: Call, provider: OAuthProviderSettings, email: string, name: string | undefined): Promise<unknown> {
+async function register (ctx: JwtLoginContext, call: Call, provider: OAuthProviderSettings, { email, verified }: { email: string, verified: boolean }, name: string | undefined): Promise<unknown> {
   if (!provider.autoRegister) throw new JwtLoginError('ERR_JWT_LOGIN_PROVIDER_USER_NOT_FOUND')
   if (ctx.users.createUser === undefined) throw new JwtLoginError('ERR_JWT_LOGIN_USER_CREATE_FAILED')
   if (!isPlainEmail(email)) throw new JwtLoginError('ERR_JWT_LOGIN_REGISTER_EMAIL_NOT_ASCII')
@@ -204,7 +208,7 @@ async function register (ctx: JwtLoginContext, call: Call, provider: OAuthProvid
   // a taken email or login is a JwtLoginError 38 (the guard's); anything else thrown is an
   // unavailable dependency (503 / 201): the retry looks the email up again, so a user
   // created before the failure is found
-  const user = await ctx.users.createUser({ email, login, displayName: name ?? login, role: provider.defaultRole })
+  const user = await ctx.users.createUser({ email, login, displayName: name ?? login, role: provider.defaultRole, emailVerified: verified })
   ctx.events.emit('oauth.user_registered', { userId: ctx.users.toPublicUser(user).ID, ip: call.ip, provider: provider.name })
   return user
 }

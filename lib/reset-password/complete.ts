@@ -6,6 +6,7 @@ import type { JwtLoginContext } from '../context/context.js'
 import { randomToken } from '../core/crypto.js'
 import { errorNumber, JwtLoginError } from '../core/errors.js'
 import { withinPasswordLengths } from '../services/password-lengths.js'
+import { resetCredentials } from '../account/credentials.js'
 import { forgetDevices } from '../sessions/devices.js'
 import { claimOnce } from '../store/claim.js'
 import { readMany } from '../store/read.js'
@@ -78,9 +79,24 @@ export async function completePasswordReset (ctx: JwtLoginContext, call: Call, i
   if (ctx.reset.policy !== null && await ctx.reset.policy(newPassword, publicUser as PublicUser) !== true) {
     throw fail('password_policy', userId)
   }
+  // an address nobody had proven until this code: what the account held besides the password ends first
+  // (the reset ends its sessions and trusted devices); a failure changes no password, and the code stays usable
+  const unproven = publicUser?.email_verified === false
+  if (unproven) await resetCredentials(ctx, call, userId as number, user, 'password_reset', false)
   await changePassword(ctx, call, { user, userId: userId as number, ...matched, newPassword }, fail)
+  if (unproven) await markVerified(ctx, userId as number, user)
   ctx.events.emit('reset.completed', { userId: userId as number, ip: call.ip })
   return { message: ctx.messages.text(call, 'passwordChanged') }
+}
+
+/** The code proved the mailbox: the address is verified. A failure is logged; the next reset or verification tries again. */
+async function markVerified (ctx: JwtLoginContext, userId: number, user: unknown): Promise<void> {
+  try {
+    await ctx.users.setEmailVerified?.(user, true)
+    ctx.forgetUser(userId)
+  } catch (error) {
+    ctx.log.warn({ userId, err: loggedError(error) }, 'jwt-login: the password was reset, but the email could not be marked verified')
+  }
 }
 
 interface Change extends Matched { user: unknown, userId: number, newPassword: string }

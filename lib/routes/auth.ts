@@ -20,7 +20,7 @@ const LOGIN: RouteGate = {
   authCodeFrom: 'body',
   audit: auditLoginGate,
   refreshCookie: 'issues',
-  errors: ['ERR_JWT_LOGIN_LOGIN_MISSING', 'ERR_JWT_LOGIN_PASSWORD_MISSING', 'ERR_JWT_LOGIN_PASSWORD_HASH_DISABLED', 'ERR_JWT_LOGIN_WRONG_CREDENTIALS', 'ERR_JWT_LOGIN_BUSY', 'ERR_JWT_LOGIN_TWO_FACTOR_DISABLED']
+  errors: ['ERR_JWT_LOGIN_LOGIN_MISSING', 'ERR_JWT_LOGIN_PASSWORD_MISSING', 'ERR_JWT_LOGIN_PASSWORD_HASH_DISABLED', 'ERR_JWT_LOGIN_WRONG_CREDENTIALS', 'ERR_JWT_LOGIN_BUSY', 'ERR_JWT_LOGIN_TWO_FACTOR_DISABLED', 'ERR_JWT_LOGIN_EMAIL_NOT_VERIFIED']
 }
 const VALIDATE: RouteGate = { feature: 'validate', authCode: 'validate', authCodeFrom: 'body-or-query', token: 'access', errors: TOKEN_REFUSALS }
 const REFRESH: RouteGate = {

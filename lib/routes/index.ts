@@ -3,6 +3,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { JwksReply } from '../../schemas/common.js'
 import type { JwtLoginContext } from '../context/context.js'
 import type { RouteDoc } from '../http/openapi.js'
+import { accountRoutes } from './account.js'
+import { accountTwoFactorRoutes } from './account-two-factor.js'
 import { authRoutes } from './auth.js'
 import { oauthRoutes } from './oauth.js'
 import { passkeyRoutes } from './passkeys.js'
@@ -31,6 +33,8 @@ export function registerRoutes (instance: FastifyInstance, ctx: JwtLoginContext)
   sessionRoutes(app, ctx)
   passkeyRoutes(app, ctx)
   userRoutes(app, ctx)
+  accountRoutes(app, ctx)
+  accountTwoFactorRoutes(app, ctx)
   const jwks = ctx.tokens.jwks()
   if (jwks !== null) {
     // public keys: cacheable, and not counted by the per-IP limit (verifiers fetch them freely)

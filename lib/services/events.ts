@@ -83,7 +83,7 @@ export interface JwtLoginEventMap {
    */
   'email.verified': { userId: number, ip: string, reset: boolean }
   /** What an account held before its address was proven ended: by a verification without its session, or a password reset. */
-  'account.credentials_reset': { userId: number, passkeys: number, secondFactor: boolean, reason: 'email_verified' | 'password_reset' }
+  'account.credentials_reset': { userId: number, passkeys: number, secondFactor: boolean, reason: 'email_verified' | 'password_reset' | 'email_reverted' }
   'password.changed': { userId: number, ip: string, othersEnded: boolean }
   /** A code was mailed to a new address; nothing changed yet. */
   'email.change_requested': { userId: number, ip: string }

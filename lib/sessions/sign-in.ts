@@ -137,10 +137,14 @@ export function countedGate (ctx: Pick<JwtLoginContext, 'store' | 'events'>, gat
  * in its user's index (from `knownIndex`, the index as the flow read it
  * already, when it did). A count over the limit (429) or a failure there
  * forgets the session, and nothing single-use was spent. Both start at
- * `startedAt` (default: when the sign-in request did).
+ * `startedAt` (default: when the sign-in request did). With
+ * `authentication.requireVerifiedEmail`, a user whose email is known to be
+ * unverified is refused first (403 / 231).
  */
 export async function completeSignIn (ctx: JwtLoginContext, call: Call, user: unknown, startedAt: number = call.startedAt, origin: SessionOrigin = PASSWORD, knownIndex?: string | null): Promise<SignInResult> {
   const publicUser = ctx.users.toPublicUser(user)
+  // after the first factor was right, so the refusal tells nothing to whoever does not hold it
+  if (call.settings.authentication.requireVerifiedEmail && publicUser.email_verified === false) throw new JwtLoginError('ERR_JWT_LOGIN_EMAIL_NOT_VERIFIED')
   // a passkey verified with its user's PIN or biometrics is two factors already: no gate is asked
   const gated = ctx.secondFactor === null || origin.secondFactor !== undefined ? null : await ctx.secondFactor(user, publicUser, { ...call, startedAt }, origin)
   if (gated !== null && 'jwt' in gated) return gated

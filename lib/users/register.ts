@@ -1,6 +1,8 @@
 // `POST /users`: a new user through the adapter's createUser, under the password policy, the domain allow-list and a per-IP count; optionally signed in.
 import type { Call, SignInResult } from '../adapters/second-factor.js'
 import type { PublicUser } from '../adapters/users.js'
+import { loggedError } from '../adapters/guard.js'
+import { issueVerification } from '../account/verification.js'
 import type { GateAudit, JwtLoginContext } from '../context/context.js'
 import { clientKey } from '../core/client-key.js'
 import { isEmail, isPlainEmail } from '../core/email.js'
@@ -96,17 +98,31 @@ async function register (ctx: JwtLoginContext, call: Call, input: RegisterInput)
   if (byEmail !== null || byLogin !== null) throw new JwtLoginError('ERR_JWT_LOGIN_USER_EXISTS')
   // checked at registration and on every reload: the setting needs the method
   const createUser = ctx.users.createUser as NonNullable<typeof ctx.users.createUser>
-  const user = await createUser({ email, login, displayName, role, password })
+  // nobody has proven the address yet: a provider sign-in never lands in this account until its owner does
+  const user = await createUser({ email, login, displayName, role, password, emailVerified: false })
   const publicUser = ctx.users.toPublicUser(user)
   ctx.events.emit('user.registered', { userId: publicUser.ID, ip: call.ip })
+  if (settings.verifyEmail) await mailVerification(ctx, call, publicUser)
   const registered: Registered = { message: ctx.messages.text(call, 'userCreated'), id: publicUser.ID, user: publicUser, roles: publicUser.roles }
-  // with authentication off nothing signs in, a registration neither
-  if (!settings.signIn || !call.settings.authentication.enabled) return registered
+  // with authentication off nothing signs in, a registration neither; nor one that must verify its email first
+  const mustVerify = call.settings.authentication.requireVerifiedEmail && publicUser.email_verified === false
+  if (!settings.signIn || !call.settings.authentication.enabled || mustVerify) return registered
   try {
     return { ...registered, signIn: await completeSignIn(ctx, call, user) }
   } catch (error) {
     throw new JwtLoginError('ERR_JWT_LOGIN_REGISTER_SIGN_IN_FAILED', { cause: error })
   }
+}
+
+/**
+ * The new user's verification code (`users.register.verifyEmail`), mailed
+ * after the answer. The user exists already: a failure to write the code is
+ * logged, and `POST /account/email/verification` sends another.
+ */
+async function mailVerification (ctx: JwtLoginContext, call: Call, user: PublicUser): Promise<void> {
+  await issueVerification(ctx, call, user).catch((error: unknown) => {
+    ctx.log.error({ userId: user.ID, err: loggedError(error) }, 'jwt-login: the new user\'s verification code could not be written; POST /account/email/verification sends another')
+  })
 }
 
 /** A refusal of the route's gate (registration off, the auth code) is a failed registration too. */

@@ -1,0 +1,53 @@
+// What the account settings need of the options: refused at registration and on every reload, naming the fix.
+import type { TwoFactorOptions } from '../adapters/two-factor.js'
+import type { UserAdapter } from '../adapters/users.js'
+import type { Settings } from '../config/settings.js'
+import { JwtLoginSettingsError } from '../core/errors.js'
+import type { Mailer } from '../mail/types.js'
+
+/** The options the account settings look at. */
+export interface AccountEquipment {
+  users: UserAdapter<any>
+  mailer?: Mailer
+  twoFactor?: TwoFactorOptions
+}
+
+const has = (users: UserAdapter<any>, method: keyof UserAdapter): boolean => typeof users[method] === 'function'
+
+/** Each setting that needs a method of the user adapter or the mailer: the first unmet one is refused. */
+function needs (settings: Settings): Array<[path: string, on: boolean, method: keyof UserAdapter | 'mailer', what: string]> {
+  const { account, users, authentication } = settings
+  return [
+    ['account/enabled', account.enabled, 'setEmailVerified', 'the account routes verify emails'],
+    ['account/enabled', account.enabled, 'mailer', 'the account routes mail codes and notices'],
+    ['account/password/enabled', account.enabled && account.password.enabled, 'setPassword', 'changing the password'],
+    ['account/email/enabled', account.enabled && account.email.enabled, 'setEmail', 'changing the email'],
+    ['users/register/verifyEmail', users.register.verifyEmail, 'setEmailVerified', 'verifying the email of a new user'],
+    ['users/register/verifyEmail', users.register.verifyEmail, 'mailer', 'mailing the new user a code'],
+    ['authentication/requireVerifiedEmail', authentication.requireVerifiedEmail, 'setEmailVerified', 'requiring a verified email'],
+    ['authentication/requireVerifiedEmail', authentication.requireVerifiedEmail, 'mailer', 'requiring a verified email (its code goes by mail)']
+  ]
+}
+
+/**
+ * Refuses account settings the options cannot serve, and registration
+ * beside a provider that matches accounts by email on an adapter that
+ * cannot record verification: anyone could register someone else's
+ * address, and its owner's provider sign-in would land in that account.
+ */
+export function checkAccountSetup (settings: Settings, options: AccountEquipment): void {
+  for (const [path, on, method, what] of needs(settings)) {
+    if (!on) continue
+    if (method === 'mailer' && options.mailer === undefined) throw new JwtLoginSettingsError(path, `${what} needs the \`mailer\` option`)
+    if (method !== 'mailer' && !has(options.users, method)) throw new JwtLoginSettingsError(path, `${what} needs the user adapter to implement ${method} (docs/adapters.md)`)
+  }
+  const { account } = settings
+  if (account.enabled && account.twoFactor.enabled && options.twoFactor !== undefined && typeof options.twoFactor.port.setMethod !== 'function') {
+    throw new JwtLoginSettingsError('account/twoFactor/enabled', 'the account\'s two-factor routes need the two-factor port to implement setMethod (turn account.twoFactor.enabled off, or add it: docs/two-factor.md)')
+  }
+  const matching = Object.entries(settings.oauth.providers).find(([, provider]) => provider.enabled)
+  if (settings.users.register.enabled && matching !== undefined && !has(options.users, 'setEmailVerified')) {
+    throw new JwtLoginSettingsError('users/register/enabled', `registration beside provider sign-in (oauth.providers.${matching[0]}) needs the user adapter to implement setEmailVerified: ` +
+      'a provider signs in the account its email finds, so an account registered with someone else\'s address must be known as unverified (docs/account.md#no-pre-hijack)')
+  }
+}
