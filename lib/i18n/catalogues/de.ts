@@ -89,6 +89,18 @@ export const de: Catalogue = {
     ERR_JWT_LOGIN_PASSKEY_AUTHENTICATOR_NOT_ALLOWED: 'Diese Art von Authentifikator ist hier nicht zugelassen (passkeys.aaguids).',
     ERR_JWT_LOGIN_STEP_UP_FACTOR_MISSING: 'Die erneute Bestätigung erfordert ein Passwort, einen Code, einen Passkey oder ein Passwort zusammen mit einem Code.',
     ERR_JWT_LOGIN_BUSY: 'Zu viele Anfragen warten darauf, dass ein Passwort geprüft oder gehasht wird; versuchen Sie es später erneut.',
+    ERR_JWT_LOGIN_EMAIL_NOT_VERIFIED: 'Die E-Mail-Adresse dieses Kontos ist noch nicht bestätigt: Geben Sie den Code ein, der an sie gesendet wurde, oder fordern Sie einen neuen an.',
+    ERR_JWT_LOGIN_PROVIDER_ACCOUNT_UNVERIFIED: 'Es gibt bereits ein Konto mit dieser E-Mail-Adresse, seine Adresse wurde aber nie bestätigt: Setzen Sie das Passwort des Kontos per E-Mail zurück, was die Adresse bestätigt, und melden Sie sich dann an.',
+    ERR_JWT_LOGIN_ACCOUNT_DISABLED: 'Diese Kontofunktion ist nicht aktiviert.',
+    ERR_JWT_LOGIN_ACCOUNT_CODE_INVALID: 'Der Code ist ungültig oder abgelaufen.',
+    ERR_JWT_LOGIN_EMAIL_TAKEN: 'Diese E-Mail-Adresse kann für dieses Konto nicht verwendet werden.',
+    ERR_JWT_LOGIN_EMAIL_INVALID: 'Die neue E-Mail-Adresse ist ungültig, länger als 100 Zeichen, nicht in ASCII geschrieben oder bereits die des Kontos.',
+    ERR_JWT_LOGIN_EMAIL_VERIFIED_ALREADY: 'Die E-Mail-Adresse dieses Kontos ist bereits bestätigt.',
+    ERR_JWT_LOGIN_CURRENT_PASSWORD_WRONG: 'Das aktuelle Passwort ist falsch.',
+    ERR_JWT_LOGIN_TOTP_CODE_WRONG: 'Der Code passt nicht zum neuen Geheimschlüssel: Prüfen Sie die Uhrzeit der App und versuchen Sie es mit ihrem nächsten Code.',
+    ERR_JWT_LOGIN_TOTP_NOT_PENDING: 'Kein neuer TOTP-Geheimschlüssel wartet auf seinen ersten Code: Beginnen Sie die Einrichtung erneut.',
+    ERR_JWT_LOGIN_TWO_FACTOR_METHOD_UNAVAILABLE: 'Dieses Konto kann diese Methode noch nicht verwenden: Richten Sie sie zuerst ein.',
+    ERR_JWT_LOGIN_ACCOUNT_INCOMPLETE: 'Die Änderung wurde nicht vorgenommen, Sitzungen wurden aber möglicherweise beendet; versuchen Sie es erneut.',
     ERR_JWT_LOGIN_REGISTER_LOGIN_INVALID: 'Das Feld user_login darf nur die Buchstaben a-z und A-Z, die Ziffern 0-9, Leerzeichen und _ . - @ enthalten, ohne Leerzeichen am Anfang oder Ende oder zwei hintereinander, und keine andere E-Mail-Adresse als die des Kontos.'
   },
   fields: {
@@ -110,7 +122,15 @@ export const de: Catalogue = {
     resetRequested: 'Falls die E-Mail-Adresse zu einem Konto gehört, wurde ein Code zum Zurücksetzen an sie gesendet.',
     passwordChanged: 'Das Passwort wurde geändert.',
     userCreated: 'Der Benutzer wurde erfolgreich angelegt.',
-    userDeleted: 'Der Benutzer wurde erfolgreich gelöscht.'
+    userDeleted: 'Der Benutzer wurde erfolgreich gelöscht.',
+    verificationSent: 'Falls die Adresse zu einem noch nicht bestätigten Konto gehört, wurde ein Code an sie gesendet.',
+    emailVerified: 'Die E-Mail-Adresse ist bestätigt.',
+    accountPasswordChanged: 'Das Passwort wurde geändert.',
+    emailChangeSent: 'Ein Code wurde an die neue Adresse gesendet; die E-Mail-Adresse wird geändert, sobald er eingegeben ist.',
+    emailChanged: 'Die E-Mail-Adresse wurde geändert.',
+    emailReverted: 'Die bisherige E-Mail-Adresse wurde wiederhergestellt, und alle Sitzungen wurden beendet.',
+    twoFactorMethodChanged: 'Der zweite Faktor wurde geändert.',
+    twoFactorDisabled: 'Der zweite Faktor ist deaktiviert.'
   },
   mails: {
     reset: {
@@ -136,6 +156,65 @@ export const de: Catalogue = {
       subject: 'Ihr Anmeldecode',
       text: 'Ihr Anmeldecode lautet {{code}}. Er ist {{minutes}} Minuten lang gültig und kann nur einmal verwendet werden.\n\nWenn Sie nicht versucht haben, sich anzumelden, ändern Sie Ihr Passwort.',
       html: '<p>Ihr Anmeldecode lautet <strong>{{code}}</strong>. Er ist {{minutes}} Minuten lang gültig und kann nur einmal verwendet werden.</p><p>Wenn Sie nicht versucht haben, sich anzumelden, ändern Sie Ihr Passwort.</p>'
+    },
+    verifyEmail: {
+      subject: 'Bestätigen Sie Ihre E-Mail-Adresse für {{site_name}}',
+      text: [
+        'Guten Tag {{display_name}},',
+        '',
+        'Ihr Bestätigungscode lautet {{code}}. Geben Sie ihn ein, um zu bestätigen, dass {{email}} Ihre Adresse für {{site_name}} ist. Er ist nur einmal gültig und läuft in {{expires_in_minutes}} Minuten ab.',
+        '',
+        'Falls Sie kein Konto angelegt haben, ignorieren Sie diese E-Mail.'
+      ].join('\n'),
+      html: [
+        '<p>Guten Tag {{display_name}},</p>',
+        '<p>Ihr Bestätigungscode lautet <strong style="font-family:monospace;font-size:1.4em">{{code}}</strong>. Geben Sie ihn ein, um zu bestätigen, dass {{email}} Ihre Adresse für {{site_name}} ist. Er ist nur einmal gültig und läuft in {{expires_in_minutes}} Minuten ab.</p>',
+        '<p>Falls Sie kein Konto angelegt haben, ignorieren Sie diese E-Mail.</p>'
+      ].join('')
+    },
+    emailChange: {
+      subject: 'Bestätigen Sie Ihre neue E-Mail-Adresse für {{site_name}}',
+      text: [
+        'Guten Tag {{display_name}},',
+        '',
+        'Ihr Bestätigungscode lautet {{code}}. Geben Sie ihn ein, um {{email}} zur Adresse Ihres Kontos bei {{site_name}} zu machen. Er ist nur einmal gültig und läuft in {{expires_in_minutes}} Minuten ab.',
+        '',
+        'Falls Sie das nicht angefordert haben, ignorieren Sie diese E-Mail; es ändert sich nichts.'
+      ].join('\n'),
+      html: [
+        '<p>Guten Tag {{display_name}},</p>',
+        '<p>Ihr Bestätigungscode lautet <strong style="font-family:monospace;font-size:1.4em">{{code}}</strong>. Geben Sie ihn ein, um {{email}} zur Adresse Ihres Kontos bei {{site_name}} zu machen. Er ist nur einmal gültig und läuft in {{expires_in_minutes}} Minuten ab.</p>',
+        '<p>Falls Sie das nicht angefordert haben, ignorieren Sie diese E-Mail; es ändert sich nichts.</p>'
+      ].join('')
+    },
+    emailChanged: {
+      subject: 'Die E-Mail-Adresse Ihres Kontos bei {{site_name}} wurde geändert',
+      text: [
+        'Guten Tag {{display_name}},',
+        '',
+        'die E-Mail-Adresse Ihres Kontos bei {{site_name}} ist nicht mehr {{email}}.',
+        'Falls Sie sie nicht geändert haben, stellen Sie die bisherige Adresse wieder her. Ihr Wiederherstellungscode lautet: {{code}}',
+        'Er ist innerhalb von {{expires_in_days}} Tagen einmal gültig und beendet alle Sitzungen des Kontos.'
+      ].join('\n'),
+      html: [
+        '<p>Guten Tag {{display_name}},</p>',
+        '<p>die E-Mail-Adresse Ihres Kontos bei {{site_name}} ist nicht mehr {{email}}.</p>',
+        '<p>Falls Sie sie nicht geändert haben, stellen Sie die bisherige Adresse wieder her. Ihr Wiederherstellungscode lautet: <strong style="font-family:monospace;font-size:1.4em">{{code}}</strong><br>Er ist innerhalb von {{expires_in_days}} Tagen einmal gültig und beendet alle Sitzungen des Kontos.</p>'
+      ].join('')
+    },
+    passwordChanged: {
+      subject: 'Ihr Passwort für {{site_name}} wurde geändert',
+      text: [
+        'Guten Tag {{display_name}},',
+        '',
+        'das Passwort Ihres Kontos {{email}} bei {{site_name}} wurde soeben geändert, und Ihre anderen Sitzungen wurden beendet.',
+        'Falls Sie es nicht geändert haben, setzen Sie Ihr Passwort sofort zurück.'
+      ].join('\n'),
+      html: [
+        '<p>Guten Tag {{display_name}},</p>',
+        '<p>das Passwort Ihres Kontos {{email}} bei {{site_name}} wurde soeben geändert, und Ihre anderen Sitzungen wurden beendet.</p>',
+        '<p>Falls Sie es nicht geändert haben, setzen Sie Ihr Passwort sofort zurück.</p>'
+      ].join('')
     }
   }
 }

@@ -92,6 +92,18 @@ export const es: Catalogue = {
     ERR_JWT_LOGIN_PASSKEY_AUTHENTICATOR_NOT_ALLOWED: 'Este tipo de autenticador no está permitido aquí (passkeys.aaguids).',
     ERR_JWT_LOGIN_STEP_UP_FACTOR_MISSING: 'La confirmación de identidad requiere una contraseña, un código, una llave de acceso, o bien una contraseña y un código.',
     ERR_JWT_LOGIN_BUSY: 'Demasiadas solicitudes esperan que se verifique o se cifre una contraseña; vuelva a intentarlo más tarde.',
+    ERR_JWT_LOGIN_EMAIL_NOT_VERIFIED: 'La dirección de correo electrónico de esta cuenta aún no está verificada: indique el código que se envió a esa dirección o solicite uno nuevo.',
+    ERR_JWT_LOGIN_PROVIDER_ACCOUNT_UNVERIFIED: 'Ya existe una cuenta con este correo electrónico, pero su dirección nunca se verificó: restablezca la contraseña de esa cuenta por correo electrónico, lo que comprueba la dirección, y luego inicie sesión.',
+    ERR_JWT_LOGIN_ACCOUNT_DISABLED: 'Esta función de la cuenta no está habilitada.',
+    ERR_JWT_LOGIN_ACCOUNT_CODE_INVALID: 'El código no es válido o ha expirado.',
+    ERR_JWT_LOGIN_EMAIL_TAKEN: 'Esta dirección de correo electrónico no se puede usar para esta cuenta.',
+    ERR_JWT_LOGIN_EMAIL_INVALID: 'El nuevo correo electrónico no es válido, supera los 100 caracteres, no está escrito en ASCII o ya es el de la cuenta.',
+    ERR_JWT_LOGIN_EMAIL_VERIFIED_ALREADY: 'La dirección de correo electrónico de esta cuenta ya está verificada.',
+    ERR_JWT_LOGIN_CURRENT_PASSWORD_WRONG: 'La contraseña actual es incorrecta.',
+    ERR_JWT_LOGIN_TOTP_CODE_WRONG: 'El código no coincide con el nuevo secreto; compruebe el reloj de la aplicación y pruebe con su siguiente código.',
+    ERR_JWT_LOGIN_TOTP_NOT_PENDING: 'Ningún secreto TOTP nuevo espera su primer código; vuelva a iniciar la configuración.',
+    ERR_JWT_LOGIN_TWO_FACTOR_METHOD_UNAVAILABLE: 'Esta cuenta todavía no puede usar ese método; configúrelo primero.',
+    ERR_JWT_LOGIN_ACCOUNT_INCOMPLETE: 'El cambio no se realizó, pero es posible que se hayan cerrado sesiones; vuelva a intentarlo.',
     ERR_JWT_LOGIN_REGISTER_LOGIN_INVALID: 'El campo user_login solo puede contener las letras a-z y A-Z, los dígitos 0-9, espacios y _ . - @, sin espacios al principio ni al final ni dos seguidos, y ninguna dirección de correo que no sea la de la cuenta.'
   },
   fields: {
@@ -113,7 +125,15 @@ export const es: Catalogue = {
     resetRequested: 'Si el correo electrónico pertenece a una cuenta, se envió a esa dirección un código de restablecimiento.',
     passwordChanged: 'Se cambió la contraseña.',
     userCreated: 'El usuario se creó correctamente.',
-    userDeleted: 'El usuario se eliminó correctamente.'
+    userDeleted: 'El usuario se eliminó correctamente.',
+    verificationSent: 'Si la dirección pertenece a una cuenta que aún no está verificada, se envió un código a esa dirección.',
+    emailVerified: 'La dirección de correo electrónico está verificada.',
+    accountPasswordChanged: 'Se cambió la contraseña.',
+    emailChangeSent: 'Se envió un código a la nueva dirección; el correo electrónico se cambiará en cuanto se indique ese código.',
+    emailChanged: 'Se cambió la dirección de correo electrónico.',
+    emailReverted: 'Se restauró la dirección de correo electrónico anterior y se cerraron todas las sesiones.',
+    twoFactorMethodChanged: 'Se cambió el segundo factor.',
+    twoFactorDisabled: 'El segundo factor está desactivado.'
   },
   mails: {
     reset: {
@@ -139,6 +159,65 @@ export const es: Catalogue = {
       subject: 'Su código de inicio de sesión',
       text: 'Su código de inicio de sesión es {{code}}. Es válido durante {{minutes}} minutos y solo se puede usar una vez.\n\nSi no intentó iniciar sesión, cambie su contraseña.',
       html: '<p>Su código de inicio de sesión es <strong>{{code}}</strong>. Es válido durante {{minutes}} minutos y solo se puede usar una vez.</p><p>Si no intentó iniciar sesión, cambie su contraseña.</p>'
+    },
+    verifyEmail: {
+      subject: 'Verifique su dirección de correo electrónico de {{site_name}}',
+      text: [
+        'Hola, {{display_name}}:',
+        '',
+        'Su código de verificación es {{code}}. Indíquelo para confirmar que {{email}} es su dirección en {{site_name}}. Solo se puede usar una vez y expira en {{expires_in_minutes}} minutos.',
+        '',
+        'Si no creó una cuenta, ignore este mensaje.'
+      ].join('\n'),
+      html: [
+        '<p>Hola, {{display_name}}:</p>',
+        '<p>Su código de verificación es <strong style="font-family:monospace;font-size:1.4em">{{code}}</strong>. Indíquelo para confirmar que {{email}} es su dirección en {{site_name}}. Solo se puede usar una vez y expira en {{expires_in_minutes}} minutos.</p>',
+        '<p>Si no creó una cuenta, ignore este mensaje.</p>'
+      ].join('')
+    },
+    emailChange: {
+      subject: 'Confirme su nueva dirección de correo electrónico de {{site_name}}',
+      text: [
+        'Hola, {{display_name}}:',
+        '',
+        'Su código de confirmación es {{code}}. Indíquelo para que {{email}} pase a ser la dirección de su cuenta de {{site_name}}. Solo se puede usar una vez y expira en {{expires_in_minutes}} minutos.',
+        '',
+        'Si no lo solicitó, ignore este mensaje; no cambiará nada.'
+      ].join('\n'),
+      html: [
+        '<p>Hola, {{display_name}}:</p>',
+        '<p>Su código de confirmación es <strong style="font-family:monospace;font-size:1.4em">{{code}}</strong>. Indíquelo para que {{email}} pase a ser la dirección de su cuenta de {{site_name}}. Solo se puede usar una vez y expira en {{expires_in_minutes}} minutos.</p>',
+        '<p>Si no lo solicitó, ignore este mensaje; no cambiará nada.</p>'
+      ].join('')
+    },
+    emailChanged: {
+      subject: 'Se cambió la dirección de correo electrónico de su cuenta de {{site_name}}',
+      text: [
+        'Hola, {{display_name}}:',
+        '',
+        'La dirección de correo electrónico de su cuenta de {{site_name}} ya no es {{email}}.',
+        'Si no la cambió usted, restaure la dirección anterior. Su código de restauración es: {{code}}',
+        'Solo se puede usar una vez en un plazo de {{expires_in_days}} días y cierra todas las sesiones de la cuenta.'
+      ].join('\n'),
+      html: [
+        '<p>Hola, {{display_name}}:</p>',
+        '<p>La dirección de correo electrónico de su cuenta de {{site_name}} ya no es {{email}}.</p>',
+        '<p>Si no la cambió usted, restaure la dirección anterior. Su código de restauración es: <strong style="font-family:monospace;font-size:1.4em">{{code}}</strong><br>Solo se puede usar una vez en un plazo de {{expires_in_days}} días y cierra todas las sesiones de la cuenta.</p>'
+      ].join('')
+    },
+    passwordChanged: {
+      subject: 'Se cambió su contraseña de {{site_name}}',
+      text: [
+        'Hola, {{display_name}}:',
+        '',
+        'La contraseña de su cuenta {{email}} en {{site_name}} se acaba de cambiar y se cerraron sus demás sesiones.',
+        'Si no la cambió usted, restablezca su contraseña de inmediato.'
+      ].join('\n'),
+      html: [
+        '<p>Hola, {{display_name}}:</p>',
+        '<p>La contraseña de su cuenta {{email}} en {{site_name}} se acaba de cambiar y se cerraron sus demás sesiones.</p>',
+        '<p>Si no la cambió usted, restablezca su contraseña de inmediato.</p>'
+      ].join('')
     }
   }
 }

@@ -93,6 +93,18 @@ export const fr: Catalogue = {
     ERR_JWT_LOGIN_PASSKEY_AUTHENTICATOR_NOT_ALLOWED: 'Ce type d’authentificateur n’est pas autorisé ici (passkeys.aaguids).',
     ERR_JWT_LOGIN_STEP_UP_FACTOR_MISSING: 'La confirmation d’identité exige un mot de passe, un code, une clé d’accès, ou bien un mot de passe et un code.',
     ERR_JWT_LOGIN_BUSY: 'Trop de requêtes attendent la vérification ou le hachage d’un mot de passe : réessayez plus tard.',
+    ERR_JWT_LOGIN_EMAIL_NOT_VERIFIED: 'L’adresse e-mail de ce compte n’est pas encore vérifiée : saisissez le code qui y a été envoyé, ou demandez-en un nouveau.',
+    ERR_JWT_LOGIN_PROVIDER_ACCOUNT_UNVERIFIED: 'Un compte avec cette adresse e-mail existe, mais son adresse n’a jamais été vérifiée : réinitialisez son mot de passe par e-mail, ce qui prouve l’adresse, puis connectez-vous.',
+    ERR_JWT_LOGIN_ACCOUNT_DISABLED: 'Cette fonctionnalité du compte n’est pas activée.',
+    ERR_JWT_LOGIN_ACCOUNT_CODE_INVALID: 'Le code est invalide ou a expiré.',
+    ERR_JWT_LOGIN_EMAIL_TAKEN: 'Cette adresse e-mail ne peut pas être utilisée pour ce compte.',
+    ERR_JWT_LOGIN_EMAIL_INVALID: 'La nouvelle adresse e-mail n’est pas valide, dépasse 100 caractères, n’est pas écrite en ASCII ou est déjà celle du compte.',
+    ERR_JWT_LOGIN_EMAIL_VERIFIED_ALREADY: 'L’adresse e-mail de ce compte est déjà vérifiée.',
+    ERR_JWT_LOGIN_CURRENT_PASSWORD_WRONG: 'Le mot de passe actuel est incorrect.',
+    ERR_JWT_LOGIN_TOTP_CODE_WRONG: 'Le code ne correspond pas au nouveau secret : vérifiez l’horloge de l’application et essayez son code suivant.',
+    ERR_JWT_LOGIN_TOTP_NOT_PENDING: 'Aucun nouveau secret TOTP n’attend son premier code : recommencez la configuration.',
+    ERR_JWT_LOGIN_TWO_FACTOR_METHOD_UNAVAILABLE: 'Ce compte ne peut pas encore utiliser cette méthode : configurez-la d’abord.',
+    ERR_JWT_LOGIN_ACCOUNT_INCOMPLETE: 'La modification n’a pas été effectuée, mais des sessions ont pu être fermées : réessayez.',
     ERR_JWT_LOGIN_REGISTER_LOGIN_INVALID: 'Le champ user_login ne peut contenir que les lettres a-z et A-Z, les chiffres 0-9, des espaces et _ . - @, sans espace au début, à la fin ni deux de suite, et aucune autre adresse e-mail que celle du compte.'
   },
   fields: {
@@ -114,7 +126,15 @@ export const fr: Catalogue = {
     resetRequested: 'Si l’adresse e-mail correspond à un compte, un code de réinitialisation y a été envoyé.',
     passwordChanged: 'Le mot de passe a été modifié.',
     userCreated: 'L’utilisateur a bien été créé.',
-    userDeleted: 'L’utilisateur a bien été supprimé.'
+    userDeleted: 'L’utilisateur a bien été supprimé.',
+    verificationSent: 'Si l’adresse correspond à un compte qui n’est pas encore vérifié, un code y a été envoyé.',
+    emailVerified: 'L’adresse e-mail est vérifiée.',
+    accountPasswordChanged: 'Le mot de passe a été modifié.',
+    emailChangeSent: 'Un code a été envoyé à la nouvelle adresse : l’adresse e-mail sera modifiée dès qu’il aura été saisi.',
+    emailChanged: 'L’adresse e-mail a été modifiée.',
+    emailReverted: 'L’ancienne adresse e-mail a été rétablie et toutes les sessions ont été fermées.',
+    twoFactorMethodChanged: 'Le second facteur a été modifié.',
+    twoFactorDisabled: 'Le second facteur est désactivé.'
   },
   mails: {
     reset: {
@@ -140,6 +160,65 @@ export const fr: Catalogue = {
       subject: 'Votre code de connexion',
       text: 'Votre code de connexion est {{code}}. Il est valable {{minutes}} minutes et ne peut servir qu’une seule fois.\n\nSi vous n’avez pas tenté de vous connecter, changez votre mot de passe.',
       html: '<p>Votre code de connexion est <strong>{{code}}</strong>. Il est valable {{minutes}} minutes et ne peut servir qu’une seule fois.</p><p>Si vous n’avez pas tenté de vous connecter, changez votre mot de passe.</p>'
+    },
+    verifyEmail: {
+      subject: 'Vérifiez votre adresse e-mail {{site_name}}',
+      text: [
+        'Bonjour {{display_name}},',
+        '',
+        'Votre code de vérification est {{code}}. Saisissez-le pour confirmer que {{email}} est bien votre adresse sur {{site_name}}. Il n’est valable qu’une seule fois et expire dans {{expires_in_minutes}} minutes.',
+        '',
+        'Si vous n’avez pas créé de compte, ignorez cet e-mail.'
+      ].join('\n'),
+      html: [
+        '<p>Bonjour {{display_name}},</p>',
+        '<p>Votre code de vérification est <strong style="font-family:monospace;font-size:1.4em">{{code}}</strong>. Saisissez-le pour confirmer que {{email}} est bien votre adresse sur {{site_name}}. Il n’est valable qu’une seule fois et expire dans {{expires_in_minutes}} minutes.</p>',
+        '<p>Si vous n’avez pas créé de compte, ignorez cet e-mail.</p>'
+      ].join('')
+    },
+    emailChange: {
+      subject: 'Confirmez votre nouvelle adresse e-mail {{site_name}}',
+      text: [
+        'Bonjour {{display_name}},',
+        '',
+        'Votre code de confirmation est {{code}}. Saisissez-le pour que {{email}} devienne l’adresse de votre compte {{site_name}}. Il n’est valable qu’une seule fois et expire dans {{expires_in_minutes}} minutes.',
+        '',
+        'Si vous n’êtes pas à l’origine de cette demande, ignorez cet e-mail : rien ne sera modifié.'
+      ].join('\n'),
+      html: [
+        '<p>Bonjour {{display_name}},</p>',
+        '<p>Votre code de confirmation est <strong style="font-family:monospace;font-size:1.4em">{{code}}</strong>. Saisissez-le pour que {{email}} devienne l’adresse de votre compte {{site_name}}. Il n’est valable qu’une seule fois et expire dans {{expires_in_minutes}} minutes.</p>',
+        '<p>Si vous n’êtes pas à l’origine de cette demande, ignorez cet e-mail : rien ne sera modifié.</p>'
+      ].join('')
+    },
+    emailChanged: {
+      subject: 'L’adresse e-mail de votre compte {{site_name}} a été modifiée',
+      text: [
+        'Bonjour {{display_name}},',
+        '',
+        'L’adresse e-mail de votre compte {{site_name}} n’est plus {{email}}.',
+        'Si vous ne l’avez pas modifiée, rétablissez l’ancienne adresse. Votre code de rétablissement est {{code}}',
+        'Il n’est valable qu’une seule fois pendant {{expires_in_days}} jours et ferme toutes les sessions du compte.'
+      ].join('\n'),
+      html: [
+        '<p>Bonjour {{display_name}},</p>',
+        '<p>L’adresse e-mail de votre compte {{site_name}} n’est plus {{email}}.</p>',
+        '<p>Si vous ne l’avez pas modifiée, rétablissez l’ancienne adresse. Votre code de rétablissement est <strong style="font-family:monospace;font-size:1.4em">{{code}}</strong><br>Il n’est valable qu’une seule fois pendant {{expires_in_days}} jours et ferme toutes les sessions du compte.</p>'
+      ].join('')
+    },
+    passwordChanged: {
+      subject: 'Le mot de passe de votre compte {{site_name}} a été modifié',
+      text: [
+        'Bonjour {{display_name}},',
+        '',
+        'Le mot de passe de votre compte {{email}} sur {{site_name}} vient d’être modifié, et vos autres sessions ont été fermées.',
+        'Si vous ne l’avez pas modifié, réinitialisez votre mot de passe sans attendre.'
+      ].join('\n'),
+      html: [
+        '<p>Bonjour {{display_name}},</p>',
+        '<p>Le mot de passe de votre compte {{email}} sur {{site_name}} vient d’être modifié, et vos autres sessions ont été fermées.</p>',
+        '<p>Si vous ne l’avez pas modifié, réinitialisez votre mot de passe sans attendre.</p>'
+      ].join('')
     }
   }
 }

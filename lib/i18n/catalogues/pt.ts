@@ -92,6 +92,18 @@ export const pt: Catalogue = {
     ERR_JWT_LOGIN_PASSKEY_AUTHENTICATOR_NOT_ALLOWED: 'Este tipo de autenticador não é permitido aqui (passkeys.aaguids).',
     ERR_JWT_LOGIN_STEP_UP_FACTOR_MISSING: 'A confirmação de identidade exige uma senha, um código, uma chave de acesso ou, então, uma senha e um código.',
     ERR_JWT_LOGIN_BUSY: 'Há muitos pedidos aguardando a verificação ou o hash de uma senha; tente novamente mais tarde.',
+    ERR_JWT_LOGIN_EMAIL_NOT_VERIFIED: 'O e-mail desta conta ainda não foi verificado: digite o código enviado para ele ou solicite um novo.',
+    ERR_JWT_LOGIN_PROVIDER_ACCOUNT_UNVERIFIED: 'Já existe uma conta com este e-mail, mas o endereço dela nunca foi verificado: redefina a senha dessa conta por e-mail, o que comprova o endereço, e depois faça login.',
+    ERR_JWT_LOGIN_ACCOUNT_DISABLED: 'Este recurso da conta não está habilitado.',
+    ERR_JWT_LOGIN_ACCOUNT_CODE_INVALID: 'O código é inválido ou expirou.',
+    ERR_JWT_LOGIN_EMAIL_TAKEN: 'Este e-mail não pode ser usado nesta conta.',
+    ERR_JWT_LOGIN_EMAIL_INVALID: 'O novo e-mail é inválido, tem mais de 100 caracteres, não está escrito em ASCII ou já é o da própria conta.',
+    ERR_JWT_LOGIN_EMAIL_VERIFIED_ALREADY: 'O e-mail desta conta já foi verificado.',
+    ERR_JWT_LOGIN_CURRENT_PASSWORD_WRONG: 'A senha atual está incorreta.',
+    ERR_JWT_LOGIN_TOTP_CODE_WRONG: 'O código não corresponde ao novo segredo; verifique o relógio do aplicativo e tente o próximo código dele.',
+    ERR_JWT_LOGIN_TOTP_NOT_PENDING: 'Nenhum novo segredo TOTP está aguardando o primeiro código; comece a configuração novamente.',
+    ERR_JWT_LOGIN_TWO_FACTOR_METHOD_UNAVAILABLE: 'Esta conta ainda não pode usar esse método; configure-o primeiro.',
+    ERR_JWT_LOGIN_ACCOUNT_INCOMPLETE: 'A alteração não foi feita, mas as sessões podem ter sido encerradas; tente novamente.',
     ERR_JWT_LOGIN_REGISTER_LOGIN_INVALID: 'O campo user_login só pode conter as letras a-z e A-Z, os dígitos 0-9, espaços e _ . - @, sem espaço no início, no fim ou dois seguidos, e nenhum endereço de e-mail além do da própria conta.'
   },
   fields: {
@@ -113,7 +125,15 @@ export const pt: Catalogue = {
     resetRequested: 'Se o e-mail pertencer a uma conta, um código de redefinição foi enviado para ele.',
     passwordChanged: 'A senha foi alterada.',
     userCreated: 'O usuário foi criado com sucesso.',
-    userDeleted: 'O usuário foi excluído com sucesso.'
+    userDeleted: 'O usuário foi excluído com sucesso.',
+    verificationSent: 'Se o endereço pertencer a uma conta ainda não verificada, um código foi enviado para ele.',
+    emailVerified: 'O e-mail foi verificado.',
+    accountPasswordChanged: 'A senha foi alterada.',
+    emailChangeSent: 'Um código foi enviado para o novo endereço; o e-mail será alterado assim que esse código for informado.',
+    emailChanged: 'O e-mail foi alterado.',
+    emailReverted: 'O e-mail anterior foi restaurado e todas as sessões foram encerradas.',
+    twoFactorMethodChanged: 'O segundo fator foi alterado.',
+    twoFactorDisabled: 'O segundo fator está desativado.'
   },
   mails: {
     reset: {
@@ -139,6 +159,65 @@ export const pt: Catalogue = {
       subject: 'Seu código de acesso',
       text: 'Seu código de acesso é {{code}}. Ele é válido por {{minutes}} minutos e só pode ser usado uma vez.\n\nSe não foi você quem tentou entrar na conta, altere sua senha.',
       html: '<p>Seu código de acesso é <strong>{{code}}</strong>. Ele é válido por {{minutes}} minutos e só pode ser usado uma vez.</p><p>Se não foi você quem tentou entrar na conta, altere sua senha.</p>'
+    },
+    verifyEmail: {
+      subject: 'Verifique seu e-mail em {{site_name}}',
+      text: [
+        'Olá, {{display_name}},',
+        '',
+        'Seu código de verificação é {{code}}. Digite-o para confirmar que {{email}} é o seu endereço em {{site_name}}. Ele só pode ser usado uma vez e expira em {{expires_in_minutes}} minutos.',
+        '',
+        'Se você não criou uma conta, ignore este e-mail.'
+      ].join('\n'),
+      html: [
+        '<p>Olá, {{display_name}},</p>',
+        '<p>Seu código de verificação é <strong style="font-family:monospace;font-size:1.4em">{{code}}</strong>. Digite-o para confirmar que {{email}} é o seu endereço em {{site_name}}. Ele só pode ser usado uma vez e expira em {{expires_in_minutes}} minutos.</p>',
+        '<p>Se você não criou uma conta, ignore este e-mail.</p>'
+      ].join('')
+    },
+    emailChange: {
+      subject: 'Confirme seu novo e-mail em {{site_name}}',
+      text: [
+        'Olá, {{display_name}},',
+        '',
+        'Seu código de confirmação é {{code}}. Digite-o para que {{email}} passe a ser o endereço da sua conta em {{site_name}}. Ele só pode ser usado uma vez e expira em {{expires_in_minutes}} minutos.',
+        '',
+        'Se você não fez esse pedido, ignore este e-mail; nada será alterado.'
+      ].join('\n'),
+      html: [
+        '<p>Olá, {{display_name}},</p>',
+        '<p>Seu código de confirmação é <strong style="font-family:monospace;font-size:1.4em">{{code}}</strong>. Digite-o para que {{email}} passe a ser o endereço da sua conta em {{site_name}}. Ele só pode ser usado uma vez e expira em {{expires_in_minutes}} minutos.</p>',
+        '<p>Se você não fez esse pedido, ignore este e-mail; nada será alterado.</p>'
+      ].join('')
+    },
+    emailChanged: {
+      subject: 'O e-mail da sua conta em {{site_name}} foi alterado',
+      text: [
+        'Olá, {{display_name}},',
+        '',
+        'O e-mail da sua conta em {{site_name}} não é mais {{email}}.',
+        'Se não foi você quem fez a alteração, restaure o endereço anterior. Seu código de restauração é: {{code}}',
+        'Ele só pode ser usado uma vez em até {{expires_in_days}} dias e encerra todas as sessões da conta.'
+      ].join('\n'),
+      html: [
+        '<p>Olá, {{display_name}},</p>',
+        '<p>O e-mail da sua conta em {{site_name}} não é mais {{email}}.</p>',
+        '<p>Se não foi você quem fez a alteração, restaure o endereço anterior. Seu código de restauração é: <strong style="font-family:monospace;font-size:1.4em">{{code}}</strong><br>Ele só pode ser usado uma vez em até {{expires_in_days}} dias e encerra todas as sessões da conta.</p>'
+      ].join('')
+    },
+    passwordChanged: {
+      subject: 'Sua senha em {{site_name}} foi alterada',
+      text: [
+        'Olá, {{display_name}},',
+        '',
+        'A senha da sua conta {{email}} em {{site_name}} acabou de ser alterada, e suas outras sessões foram encerradas.',
+        'Se não foi você quem a alterou, redefina sua senha imediatamente.'
+      ].join('\n'),
+      html: [
+        '<p>Olá, {{display_name}},</p>',
+        '<p>A senha da sua conta {{email}} em {{site_name}} acabou de ser alterada, e suas outras sessões foram encerradas.</p>',
+        '<p>Se não foi você quem a alterou, redefina sua senha imediatamente.</p>'
+      ].join('')
     }
   }
 }
