@@ -2,8 +2,12 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Field, Fields, PublicUser, Success } from './common.js'
 
-/** A required string field, bounded like every other. */
-const Required = (maxLength = 4096) => Type.String({ minLength: 1, maxLength })
+/**
+ * A field the route needs: optional in the schema, so that the route's
+ * switch answers before the fields do; the route refuses it missing with
+ * 400 / 203 naming it (`needed`).
+ */
+const Required = (maxLength = 4096) => Type.Optional(Type.String({ maxLength }))
 
 export const TwoFactorMethodSchema = Type.String({ enum: ['totp', 'email', 'backup_codes', 'passkey'] })
 
@@ -38,7 +42,7 @@ export const CodeBody = Fields({ code: Required(128), JWT: Field }, { code: '123
 /** `POST /account/email/revert`: no token, the old address and its code. */
 export const RevertBody = Fields({ email: Required(320), code: Required(128) }, { email: 'ada@example.com', code: 'K7PX4N2Q' })
 /** `PUT /account/2fa`. */
-export const MethodBody = Fields({ method: TwoFactorMethodSchema, JWT: Field }, { method: 'totp' })
+export const MethodBody = Fields({ method: Type.Optional(TwoFactorMethodSchema), JWT: Field }, { method: 'totp' })
 
 /** `POST /account/2fa/totp`: the pending secret, shown once, for the app (the URI or its QR code). */
 export const TotpReply = Success({

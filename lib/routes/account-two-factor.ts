@@ -11,7 +11,7 @@ import { stateOf, type RouteGate } from '../http/gates.js'
 import type { TypedScope } from '../http/scope.js'
 import { TOKEN_REFUSALS } from '../sessions/authenticate.js'
 import { doc } from './account.js'
-import { callerOf, said } from './caller.js'
+import { callerOf, needed, said } from './caller.js'
 
 const MINE = (errors: JwtLoginErrorCode[]): RouteGate => ({ feature: 'accountTwoFactor', token: 'access', errors: [...TOKEN_REFUSALS, ...errors] })
 const RECENT: JwtLoginErrorCode = 'ERR_JWT_LOGIN_REAUTHENTICATION_REQUIRED'
@@ -37,7 +37,7 @@ export function accountTwoFactorRoutes (app: TypedScope, ctx: JwtLoginContext): 
       response: { 200: TotpConfirmReply }
     }
   }, async (request) => {
-    const { backupCodes } = await confirmTotp(ctx, callOf(request), await caller(request), request.body.code)
+    const { backupCodes } = await confirmTotp(ctx, callOf(request), await caller(request), needed(request.body.code, 'code'))
     const message = said(ctx, request, 'twoFactorMethodChanged')
     return succeed(backupCodes === null ? { message } : { message, backup_codes: backupCodes })
   })
@@ -51,7 +51,7 @@ export function accountTwoFactorRoutes (app: TypedScope, ctx: JwtLoginContext): 
     config: { jwtLogin: MINE([RECENT, 'ERR_JWT_LOGIN_TWO_FACTOR_METHOD_UNAVAILABLE']) },
     schema: { ...doc('jwtLoginTwoFactorMethod', 'Choose my second factor', `One of the methods \`GET /account\` lists; turns the second factor on when it was off.${STRONG}`), body: MethodBody, response: { 200: MessageReply } }
   }, async (request) => {
-    await setPrimaryMethod(ctx, callOf(request), await caller(request), request.body.method as TwoFactorMethod)
+    await setPrimaryMethod(ctx, callOf(request), await caller(request), needed(request.body.method, 'method') as TwoFactorMethod)
     return succeed({ message: said(ctx, request, 'twoFactorMethodChanged') })
   })
 

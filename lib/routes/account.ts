@@ -14,7 +14,7 @@ import { stateOf, type Feature, type RouteGate } from '../http/gates.js'
 import type { RouteDoc } from '../http/openapi.js'
 import type { TypedScope } from '../http/scope.js'
 import { audited, authenticateToken, TOKEN_REFUSALS, type Authenticated } from '../sessions/authenticate.js'
-import { callerOf, said } from './caller.js'
+import { callerOf, needed, said } from './caller.js'
 
 const RECENT: JwtLoginErrorCode = 'ERR_JWT_LOGIN_REAUTHENTICATION_REQUIRED'
 const CODE: JwtLoginErrorCode[] = ['ERR_JWT_LOGIN_ACCOUNT_CODE_INVALID', 'ERR_JWT_LOGIN_RATE_LIMITED']
@@ -71,7 +71,7 @@ export function accountRoutes (app: TypedScope, ctx: JwtLoginContext): void {
     }
   }, async (request) => {
     const { code, email } = request.body
-    await verifyEmail(ctx, callOf(request), await maybeCaller(request), { code, email })
+    await verifyEmail(ctx, callOf(request), await maybeCaller(request), { code: needed(code, 'code'), email })
     return succeed({ message: said(ctx, request, 'emailVerified') })
   })
 
@@ -84,7 +84,7 @@ export function accountRoutes (app: TypedScope, ctx: JwtLoginContext): void {
       response: { 200: MessageReply }
     }
   }, async (request) => {
-    await changeOwnPassword(ctx, callOf(request), await caller(request), { currentPassword: request.body.current_password, newPassword: request.body.new_password })
+    await changeOwnPassword(ctx, callOf(request), await caller(request), { currentPassword: request.body.current_password, newPassword: needed(request.body.new_password, 'new_password') })
     return succeed({ message: said(ctx, request, 'accountPasswordChanged') })
   })
 
@@ -96,7 +96,7 @@ export function accountRoutes (app: TypedScope, ctx: JwtLoginContext): void {
       response: { 200: MessageReply }
     }
   }, async (request) => {
-    await requestEmailChange(ctx, callOf(request), await caller(request), request.body.new_email)
+    await requestEmailChange(ctx, callOf(request), await caller(request), needed(request.body.new_email, 'new_email'))
     return succeed({ message: said(ctx, request, 'emailChangeSent') })
   })
 
@@ -108,7 +108,7 @@ export function accountRoutes (app: TypedScope, ctx: JwtLoginContext): void {
       response: { 200: MessageReply }
     }
   }, async (request) => {
-    await confirmEmailChange(ctx, callOf(request), await caller(request), request.body.code)
+    await confirmEmailChange(ctx, callOf(request), await caller(request), needed(request.body.code, 'code'))
     return succeed({ message: said(ctx, request, 'emailChanged') })
   })
 
@@ -121,7 +121,7 @@ export function accountRoutes (app: TypedScope, ctx: JwtLoginContext): void {
       response: { 200: MessageReply }
     }
   }, async (request) => {
-    await revertEmail(ctx, callOf(request), request.body)
+    await revertEmail(ctx, callOf(request), { email: needed(request.body.email, 'email'), code: needed(request.body.code, 'code') })
     return succeed({ message: said(ctx, request, 'emailReverted') })
   })
 }

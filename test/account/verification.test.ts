@@ -1,0 +1,71 @@
+// GET /account and email verification: a registered user starts unverified, the mailed code flips it; with a session it keeps everything, without one the account's earlier credentials end.
+import t from 'tap'
+import { claimsOf, errorOf } from '../helpers/http.js'
+import { ALICE, buildAccountApp, mailCode } from '../helpers/account.js'
+
+const NEWBIE = { email: 'newbie@example.org', password: 'a long enough new password' }
+
+t.test('GET /account: the user with email_verified, the second factor, passkeys and sessions; no-store', async (t) => {
+  const kit = await buildAccountApp(t)
+  const jwt = await kit.token()
+  const res = await kit.call('GET', '/account', jwt)
+  t.equal(res.statusCode, 200, res.body)
+  t.equal(res.headers['cache-control'], 'no-store')
+  const { data } = res.json()
+  t.equal(data.user.user_email, ALICE.email)
+  t.equal(data.user.email_verified, true)
+  t.strictSame(data.two_factor, { enabled: false, methods: [], backup_codes_left: 0 })
+  t.equal(data.sessions, 1)
+  t.notOk('passkeys' in data, 'passkeys are off')
+  t.same(errorOf(await kit.call('GET', '/account')), [400, 53], 'a token is needed')
+})
+
+t.test('off by default: 403 / 233 on every account route', async (t) => {
+  const kit = await buildAccountApp(t, { account: { enabled: false } })
+  const jwt = await kit.token()
+  for (const [method, path] of [['GET', '/account'], ['PUT', '/account/password'], ['POST', '/account/email'], ['POST', '/account/2fa/totp'], ['POST', '/account/email/verification']] as const) {
+    t.same(errorOf(await kit.call(method, path, jwt, method === 'GET' ? undefined : {})), [403, 233], `${method} ${path}`)
+  }
+})
+
+t.test('POST /users makes an unverified user: its token says so; the mailed code verifies it, with the session kept', async (t) => {
+  const kit = await buildAccountApp(t, { users: { register: { enabled: true, verifyEmail: true } } })
+  const registered = await kit.call('POST', '/users', undefined, NEWBIE)
+  t.equal(registered.statusCode, 200, registered.body)
+  t.equal(registered.json().data.user.email_verified, false)
+  const mail = await kit.mail.next()
+  t.equal(mail.to, NEWBIE.email)
+  const jwt = await kit.token(NEWBIE.email, NEWBIE.password)
+  t.equal(claimsOf(jwt).email_verified, false, 'the token says the email is unverified')
+  t.same(errorOf(await kit.call('POST', '/account/email/verify', jwt, { code: 'WRONGCODE' })), [400, 234])
+  const verified = await kit.call('POST', '/account/email/verify', jwt, { code: mailCode(mail) })
+  t.equal(verified.statusCode, 200, verified.body)
+  t.equal(verified.json().data.message, 'The email address is verified.')
+  const account = await kit.call('GET', '/account', jwt)
+  t.equal(account.statusCode, 200, 'the session stays')
+  t.equal(account.json().data.user.email_verified, true)
+  t.equal(claimsOf(await kit.token(NEWBIE.email, NEWBIE.password)).email_verified, true, 'a new token says verified')
+  t.same(errorOf(await kit.call('POST', '/account/email/verify', jwt, { code: mailCode(mail) })), [400, 234], 'the code works once')
+  t.same(errorOf(await kit.call('POST', '/account/email/verification', jwt, {})), [409, 237], 'verified already')
+})
+
+t.test('without a session: the same answer for an unknown, a verified and an unverified address; the code then ends what the account held', async (t) => {
+  const kit = await buildAccountApp(t, { twoFactor: { rememberDevice: { enabled: false } } })
+  await kit.call('POST', '/users', undefined, NEWBIE)
+  const user = await kit.users.findByEmail(NEWBIE.email)
+  const userId = (user as { ID: number }).ID
+  const jwt = await kit.token(NEWBIE.email, NEWBIE.password)
+  await kit.twoFactor.replaceBackupCodes(userId, ['h1'])
+  const answers = await Promise.all(['nobody@example.org', ALICE.email, NEWBIE.email].map(async email => await kit.call('POST', '/account/email/verification', undefined, { email })))
+  for (const res of answers) t.equal(res.statusCode, 200, res.body)
+  t.equal(new Set(answers.map(res => res.body)).size, 1, 'one answer for all three')
+  const mail = await kit.mail.next()
+  t.equal(mail.to, NEWBIE.email, 'only the unverified address gets a code')
+  t.same(errorOf(await kit.call('POST', '/account/email/verify', undefined, { email: 'nobody@example.org', code: mailCode(mail) })), [400, 234])
+  const res = await kit.call('POST', '/account/email/verify', undefined, { email: NEWBIE.email, code: mailCode(mail) })
+  t.equal(res.statusCode, 200, res.body)
+  t.same(errorOf(await kit.call('GET', '/account', jwt)), [401, 55], 'the session from before the proof ended')
+  t.equal(kit.twoFactor.backupCodesLeft(userId), 0, 'the backup codes went')
+  t.equal((await kit.users.findByEmail(NEWBIE.email))?.emailVerified, true)
+  t.same(errorOf(await kit.call('POST', '/account/email/verification', undefined, { email: 'not an address' })), [400, 236])
+})
