@@ -5,6 +5,7 @@
  */
 export const SETTING_MEANINGS: Record<string, string> = {
   'authentication.enabled': '`/auth`, `/auth/2fa`, validate, refresh, revoke and the `authenticate` hook (off: 403 / 45)',
+  'authentication.requireVerifiedEmail': 'refuse the sign-in of a user whose email is known to be unverified (`email_verified: false`) with 403 / 231, which tells the client to verify; needs the adapter\'s `setEmailVerified` and the `mailer` ([Account](account.md))',
   'authCodes.codes': 'the auth codes, each `{ code, role?, expiresAt? }` (`expiresAt`: an ISO date-time after which the code is refused; `role`: the role of a user registered at `POST /users` with this code); at most 100',
   'authCodes.parameter': 'the parameter that carries the code on `/auth`, validate, refresh, revoke and the reset routes',
   'authCodes.oauthParameter': 'its name on `/oauth/token`',
@@ -94,6 +95,7 @@ export const SETTING_MEANINGS: Record<string, string> = {
   'users.register.signIn': 'answer the new user\'s JWT (and refresh token or cookie) with the user, as `POST /auth` would (Simple JWT Login\'s "return JWT after registration")',
   'users.register.perIp.max': 'registrations per client IP in the window, successful or not (429 / 200)',
   'users.register.perIp.window': 'the window of that count',
+  'users.register.verifyEmail': 'mail each new user a code that verifies the email (`POST /account/email/verify`); every registered user starts unverified either way; needs the `mailer` and the adapter\'s `setEmailVerified`',
   'users.delete.enabled': '`DELETE /users`: a user deletes their own account with a final access token, through the adapter\'s `deleteUser` (required when on). Off answers 403 / 39',
   'users.delete.requireAuthCode': 'deleting needs `authCodes.parameter` (body or query) with one of `authCodes.codes`',
   'users.delete.recentAuth': 'how recent the token\'s sign-in (or step-up) must be (else 401 / 220), so a stolen token alone cannot delete an account; at most 1 day',
@@ -118,5 +120,19 @@ export const SETTING_MEANINGS: Record<string, string> = {
   'oauth.providers.<name>.backchannelLogout': 'OpenID Back-Channel Logout: the provider\'s logout tokens, posted to `/oauth/{name}/backchannel-logout`, end the local sessions started through that provider session (`sid`) or provider user (`sub`); see [OpenID sign-in](openid.md#back-channel-logout)',
   'locale.default': 'the language of messages and mails when the request names none of the allowed ones (see [Languages](errors.md#languages))',
   'locale.allowed': 'the languages a request may get (`Accept-Language`); empty: every catalogue; one fixes the language',
-  bodyLimit: 'largest request body in bytes, 1024–1048576 (larger: 400 / 203)'
+  bodyLimit: 'largest request body in bytes, 1024–1048576 (larger: 400 / 203)',
+  'account.enabled': 'the account routes ([Account](account.md)): `GET /account`, email verification, password and email change, the second factor (off: 403 / 233); needs the `mailer` and the adapter\'s `setEmailVerified`',
+  'account.recentAuth': 'how recent the token\'s sign-in (or step-up) must be to change the email, to change the password without the current one, and for the second factor\'s routes (else 401 / 220); at most 1 day',
+  'account.code.length': 'characters of a code that verifies an address or confirms a new one (from `resetPassword.code.alphabet`)',
+  'account.code.lifetime': 'how long such a code works',
+  'account.code.maxTries': 'tries, wrong or right, one code allows; after that it is dead',
+  'account.limits.perAccount.max': 'codes mailed per account (and per address) in a window',
+  'account.limits.perAccount.window': 'that window',
+  'account.limits.perIp.max': 'codes asked for per client IP in a window',
+  'account.limits.perIp.window': 'that window',
+  'account.password.enabled': '`PUT /account/password` (needs the adapter\'s `setPassword`)',
+  'account.password.notify': 'mail the user a notice that the password changed',
+  'account.email.enabled': 'the email change and its revert (needs the adapter\'s `setEmail`)',
+  'account.email.revertLifetime': 'how long the old address may put itself back with its revert code; at most 30 days',
+  'account.twoFactor.enabled': 'the second factor\'s routes: TOTP enrolment, backup codes, the method, off (also needs the `twoFactor` option with the port\'s `setMethod`)'
 }

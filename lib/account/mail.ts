@@ -41,7 +41,7 @@ function render (ctx: JwtLoginContext, call: Call, mail: OutgoingMail): { subjec
  */
 export function mailLater (ctx: JwtLoginContext, call: Call, mail: OutgoingMail): void {
   const message = { to: mail.to, ...render(ctx, call, mail) }
-  setImmediate(() => { void deliver(ctx, call, mail, message) })
+  setImmediate(() => { deliver(ctx, call, mail, message) })
 }
 
 async function deliver (ctx: JwtLoginContext, call: Call, mail: OutgoingMail, message: { to: string, subject: string, text: string, html: string }): Promise<void> {
