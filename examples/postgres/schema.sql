@@ -12,8 +12,16 @@ CREATE TABLE IF NOT EXISTS users (
   display_name text NOT NULL,
   roles text[] NOT NULL DEFAULT '{subscriber}',
   -- argon2id, PHC string ($argon2id$v=19$m=19456,t=2,p=1$...)
-  password_hash text NOT NULL
+  password_hash text NOT NULL,
+  -- whether the user proved they receive mail at email (PublicUser.email_verified); see below
+  email_verified boolean NOT NULL DEFAULT true
 );
+
+-- A table made before email verification gets the column too. The default is
+-- true: a user made before, or by the host's own sign-up, is one the host
+-- vouches for, as before; createUser writes false when the plugin says
+-- emailVerified: false (POST /users), until the user proves the address.
+ALTER TABLE users ADD COLUMN IF NOT EXISTS email_verified boolean NOT NULL DEFAULT true;
 
 -- One account per email whatever its case: Alice@Example.com cannot sign up
 -- next to alice@example.com, and findByEmail uses this index.

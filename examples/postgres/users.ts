@@ -16,6 +16,8 @@ export interface PostgresUser {
   display_name: string
   roles: string[]
   password_hash: string
+  /** Whether the user proved they receive mail at `email` (see schema.sql for the default). */
+  email_verified: boolean
 }
 
 export interface NewUser {
@@ -24,9 +26,11 @@ export interface NewUser {
   password: string
   displayName?: string
   roles?: string[]
+  /** Default true: a user of the host's own sign-up is one the host vouches for. */
+  emailVerified?: boolean
 }
 
-const COLUMNS = 'id, login, email, display_name, roles, password_hash'
+const COLUMNS = 'id, login, email, display_name, roles, password_hash, email_verified'
 
 /** PostgreSQL's unique_violation: a taken email (any case) or login. */
 export const UNIQUE_VIOLATION = '23505'
@@ -48,9 +52,9 @@ export class PostgresUserAdapter implements UserAdapter<PostgresUser> {
    */
   async addUser (input: NewUser): Promise<PostgresUser> {
     const { rows } = await this.#pool.query<PostgresUser>(
-      `INSERT INTO ${this.#users} (login, email, display_name, roles, password_hash)
-       VALUES ($1, $2, $3, $4, $5) RETURNING ${COLUMNS}`,
-      [input.login, input.email, input.displayName ?? input.login, input.roles ?? ['subscriber'], await hashPassword(input.password)]
+      `INSERT INTO ${this.#users} (login, email, display_name, roles, password_hash, email_verified)
+       VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${COLUMNS}`,
+      [input.login, input.email, input.displayName ?? input.login, input.roles ?? ['subscriber'], await hashPassword(input.password), input.emailVerified ?? true]
     )
     return rows[0] as PostgresUser
   }
@@ -63,6 +67,8 @@ export class PostgresUserAdapter implements UserAdapter<PostgresUser> {
    * indexes: the loser's unique_violation becomes `UserExistsError`, which
    * the plugin answers 409 / 38 at `POST /users`, and on a provider sign-in
    * by looking the email up again and signing in the user the winner made.
+   * `emailVerified` is false at `POST /users` and true from a provider that
+   * vouches for the email; not given, the user counts as verified.
    */
   async createUser (input: NewProviderUser): Promise<PostgresUser> {
     try {
@@ -71,7 +77,8 @@ export class PostgresUserAdapter implements UserAdapter<PostgresUser> {
         email: input.email,
         password: input.password ?? randomBytes(32).toString('base64url'),
         displayName: input.displayName,
-        roles: [input.role]
+        roles: [input.role],
+        emailVerified: input.emailVerified
       })
     } catch (error) {
       if ((error as { code?: unknown }).code === UNIQUE_VIOLATION) throw new UserExistsError()
@@ -82,6 +89,29 @@ export class PostgresUserAdapter implements UserAdapter<PostgresUser> {
   /** Password reset: the plugin has checked the code; store the new hash. */
   async setPassword (user: PostgresUser, newPassword: string): Promise<void> {
     await this.#pool.query(`UPDATE ${this.#users} SET password_hash = $2 WHERE id = $1`, [user.id, await hashPassword(newPassword)])
+  }
+
+  /** Email verification: the plugin records that the user proved the address (or, false, that they have not). */
+  async setEmailVerified (user: PostgresUser, verified: boolean): Promise<void> {
+    await this.#pool.query(`UPDATE ${this.#users} SET email_verified = $2 WHERE id = $1`, [user.id, verified])
+    user.email_verified = verified
+  }
+
+  /**
+   * Email change: the plugin has proven the new address by a mailed code,
+   * so it is stored verified. Another user with it (in any case) meets the
+   * unique index on lower(email), atomically with the update: its
+   * unique_violation becomes `UserExistsError`, and nothing changes.
+   */
+  async setEmail (user: PostgresUser, email: string): Promise<void> {
+    try {
+      await this.#pool.query(`UPDATE ${this.#users} SET email = $2, email_verified = true WHERE id = $1`, [user.id, email])
+    } catch (error) {
+      if ((error as { code?: unknown }).code === UNIQUE_VIOLATION) throw new UserExistsError()
+      throw error
+    }
+    user.email = email
+    user.email_verified = true
   }
 
   /** Case-insensitive, through the lower(email) index. */
@@ -104,7 +134,7 @@ export class PostgresUserAdapter implements UserAdapter<PostgresUser> {
 
   /** The only user fields that reach a client or a token: never the hash. */
   toPublicUser (user: PostgresUser): PublicUser {
-    return { ID: user.id, user_login: user.login, user_email: user.email, display_name: user.display_name, roles: user.roles }
+    return { ID: user.id, user_login: user.login, user_email: user.email, display_name: user.display_name, roles: user.roles, email_verified: user.email_verified }
   }
 
   /**

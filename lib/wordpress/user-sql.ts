@@ -4,6 +4,26 @@ import type { RowDataPacket } from 'mysql2/promise'
 /** How long createUser waits for another createUser of the same database to finish, in seconds. */
 const CREATE_LOCK_WAIT_SECONDS = 10
 
+/**
+ * The user meta where the adapter keeps whether the user's email is
+ * verified: '1' or '0'. Not prefixed: an email belongs to the user, not to
+ * one site of a network.
+ */
+export const EMAIL_VERIFIED_KEY = 'jwt_login_email_verified'
+
+/**
+ * Whether the email is verified, from the first `EMAIL_VERIFIED_KEY` meta
+ * value (null: the user has none). No row counts as verified: such a user
+ * was made by WordPress itself (by the site owner, or by a registration
+ * WordPress confirms by mail), and WordPress has always let them reset their
+ * password by mail; the adapter writes '0' only for a user jwt-login creates
+ * with `emailVerified: false`. '1' is verified; anything else ('0', or the ''
+ * PHP writes for false) is not.
+ */
+export function emailVerifiedOf (value: string | null): boolean {
+  return value === null || value === '1'
+}
+
 /** The user meta WordPress's wp_insert_user writes for a new user, besides the capabilities and the user level. */
 export function defaultMeta (login: string): Array<[string, string]> {
   return [
@@ -21,7 +41,7 @@ export function defaultMeta (login: string): Array<[string, string]> {
   ]
 }
 
-/** A row of a find: the user's columns and the capabilities meta (null when the user has none). */
+/** A row of a find: the user's columns, the capabilities meta and the email-verified meta (each null when the user has none). */
 export interface UserRow extends RowDataPacket {
   ID: number | string
   user_login: string
@@ -29,6 +49,7 @@ export interface UserRow extends RowDataPacket {
   display_name: string
   user_pass: string
   capabilities: string | null
+  email_verified: string | null
 }
 
 /** The SQL of the adapter for one table prefix; every value is a `?` parameter. */
@@ -41,6 +62,10 @@ export interface Statements {
   lock: string
   unlock: string
   taken: string
+  emailTaken: string
+  setEmail: string
+  deleteEmailVerified: string
+  insertEmailVerified: string
   nicenameTaken: string
   insertUser: string
   insertMeta: string
@@ -52,9 +77,11 @@ export interface Statements {
 export function statementsFor (prefix: string): Statements {
   const users = `\`${prefix}users\``
   const usermeta = `\`${prefix}usermeta\``
-  // the row and the capabilities meta in one query; of several meta rows, WordPress reads the first
+  // the row, the email-verified and the capabilities meta in one query (the parameters: EMAIL_VERIFIED_KEY,
+  // the capabilities key, the value looked up); of several meta rows, WordPress reads the first
   const find = (column: string): string =>
-    `SELECT u.ID, u.user_login, u.user_email, u.display_name, u.user_pass, m.meta_value AS capabilities
+    `SELECT u.ID, u.user_login, u.user_email, u.display_name, u.user_pass, m.meta_value AS capabilities,
+       (SELECT v.meta_value FROM ${usermeta} v WHERE v.user_id = u.ID AND v.meta_key = ? ORDER BY v.umeta_id LIMIT 1) AS email_verified
      FROM ${users} u LEFT JOIN ${usermeta} m ON m.user_id = u.ID AND m.meta_key = ?
      WHERE u.${column} = ? ORDER BY u.ID, m.umeta_id LIMIT 1`
   // a lock name longer than MySQL's 64 characters is replaced by its SHA-256 (64 hex digits)
@@ -68,6 +95,12 @@ export function statementsFor (prefix: string): Statements {
     lock: `SELECT GET_LOCK(${lockName}, ${CREATE_LOCK_WAIT_SECONDS}) AS locked`,
     unlock: `SELECT RELEASE_LOCK(${lockName}) AS released`,
     taken: `SELECT ID FROM ${users} WHERE user_email = ? OR user_login = ? LIMIT 1`,
+    emailTaken: `SELECT ID FROM ${users} WHERE user_email = ? AND ID <> ? LIMIT 1`,
+    // a new email voids a pending reset link, as WordPress's wp_insert_user clears the key when the email changes
+    setEmail: `UPDATE ${users} SET user_email = ?, user_activation_key = '' WHERE ID = ?`,
+    deleteEmailVerified: `DELETE FROM ${usermeta} WHERE user_id = ? AND meta_key = ?`,
+    // written only while the user's row exists: none is written for a user deleted meanwhile
+    insertEmailVerified: `INSERT INTO ${usermeta} (user_id, meta_key, meta_value) SELECT ID, ?, ? FROM ${users} WHERE ID = ?`,
     nicenameTaken: `SELECT ID FROM ${users} WHERE user_nicename = ? LIMIT 1`,
     insertUser: `INSERT INTO ${users}
       (user_login, user_pass, user_nicename, user_email, user_url, user_registered, user_activation_key, user_status, display_name)

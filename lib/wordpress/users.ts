@@ -5,7 +5,8 @@ import { requirePeer } from '../core/peer.js'
 import { hashWordPressPassword, verifyWordPressHash, wordPressHashFormat, type WordPressHashFormat, type WordPressHashWrite } from './hashes.js'
 import { isWordPressLogin, nicenameOf, wordPressDisplayName } from './names.js'
 import { parseCapabilities, serializeCapabilities, userLevel } from './roles.js'
-import { defaultMeta, statementsFor, utcNow, type Statements, type UserRow } from './user-sql.js'
+import { ignore, inTransaction, underLock } from './user-lock.js'
+import { defaultMeta, EMAIL_VERIFIED_KEY, emailVerifiedOf, statementsFor, utcNow, type Statements, type UserRow } from './user-sql.js'
 
 export { nicenameOf } from './names.js'
 
@@ -14,7 +15,10 @@ const mysql = requirePeer<typeof import('mysql2/promise')>('mysql2/promise', 'fa
 /** What bcrypt reads of a password. */
 const BCRYPT_MAX_BYTES = 72
 
-/** A WordPress user as the adapter reads it: a row of `<prefix>users` and the roles of its capabilities meta. */
+/** The longest email WordPress stores (its user_email column; wp_insert_user refuses a longer one). */
+const MAX_EMAIL_LENGTH = 100
+
+/** A WordPress user as the adapter reads it: a row of `<prefix>users`, the roles of its capabilities meta and its email-verified meta. */
 export interface WordPressUser {
   ID: number
   user_login: string
@@ -23,6 +27,8 @@ export interface WordPressUser {
   /** The stored hash, in any form WordPress wrote it. */
   user_pass: string
   roles: string[]
+  /** From the `jwt_login_email_verified` meta: '1' or no row (a user WordPress made) is true, '0' false. */
+  email_verified: boolean
 }
 
 /** Where the WordPress database is, and how the adapter writes passwords. */
@@ -59,9 +65,6 @@ function userId (value: number | string): number {
   return id
 }
 
-/** Swallows an error that must not change the outcome (it is retried or moot). */
-function ignore (): void {}
-
 /**
  * Users of an existing WordPress database (MySQL or MariaDB), for a host
  * that keeps WordPress running beside it. Reads `<prefix>users` and the
@@ -74,6 +77,10 @@ function ignore (): void {}
  * Email and login lookups compare through the columns' collation, which is
  * case-insensitive in every collation WordPress picks. WordPress does not
  * make either column unique: of several matching users, the lowest ID wins.
+ *
+ * Whether a user's email is verified is the user meta
+ * `jwt_login_email_verified` ('1' or '0'); a user without it (one WordPress
+ * made) counts as verified: see emailVerifiedOf.
  *
  * WordPress caches users in its object cache; with a persistent object cache
  * (Redis, Memcached) WordPress sees a change made here once its entry expires.
@@ -154,7 +161,8 @@ export class WordPressUserAdapter implements UserAdapter<WordPressUser> {
       user_login: user.user_login,
       user_email: user.user_email,
       display_name: user.display_name,
-      roles: [...user.roles]
+      roles: [...user.roles],
+      email_verified: user.email_verified
     }
   }
 
@@ -177,32 +185,49 @@ export class WordPressUserAdapter implements UserAdapter<WordPressUser> {
    * `password` the stored hash is of a random token nobody knows. The login
    * must be one WordPress stores as given (isCleanLogin: else this throws,
    * where WordPress would store another name); the display name is written
-   * as WordPress's filters leave it (wordPressDisplayName). One
-   * transaction on one connection, and createUser calls of every adapter on
-   * this database take turns under a named lock (GET_LOCK): a taken email or
-   * login (as the columns' collation compares) throws `UserExistsError`; a wait
-   * for the lock of more than 10 s throws another error. WordPress takes no such lock.
+   * as WordPress's filters leave it (wordPressDisplayName); with
+   * `emailVerified` given, the `jwt_login_email_verified` meta too. One
+   * transaction under a named lock (see underLock): a taken email or login
+   * (as the columns' collation compares) throws `UserExistsError`.
    */
   async createUser (input: NewUser): Promise<WordPressUser> {
     if (!isWordPressLogin(input.login)) throw new Error('WordPressUserAdapter: WordPress would store another login than the one given (see isCleanLogin)')
     const hash = await hashWordPressPassword(input.password ?? randomBytes(32).toString('base64url'), this.#hashes)
-    const lockName = [this.#lockName, this.#lockName, this.#lockName]
-    const connection = await this.#pool.getConnection()
-    // a named lock belongs to the connection: one whose unlock failed is closed (the server then
-    // frees the lock), never handed back to the pool holding it, where every later createUser would wait
-    let holdsLock = false
-    try {
-      const [[lock]] = await connection.execute<RowDataPacket[]>(this.#sql.lock, lockName)
-      if (lock?.locked !== 1) throw new Error('WordPressUserAdapter: timed out waiting for another createUser on this database')
-      holdsLock = true
-      const user = await this.#transaction(connection, async () => await this.#insertUser(connection, input, hash))
-        .finally(async () => { await connection.execute(this.#sql.unlock, lockName) })
-      holdsLock = false
-      return user
-    } finally {
-      if (holdsLock) connection.destroy()
-      else connection.release()
-    }
+    return await underLock(this.#pool, this.#sql, this.#lockName, 'createUser', async (connection) => await this.#insertUser(connection, input, hash))
+  }
+
+  /**
+   * Records whether the user's email is verified: the user's
+   * `jwt_login_email_verified` meta rows are replaced by one ('1' or '0'),
+   * in one transaction under createUser's named lock, so two calls never
+   * leave two rows. Throws when the user's row is gone.
+   */
+  async setEmailVerified (user: WordPressUser, verified: boolean): Promise<void> {
+    await underLock(this.#pool, this.#sql, this.#lockName, 'setEmailVerified', async (connection) => {
+      await this.#writeEmailVerified(connection, user.ID, verified)
+    })
+    user.email_verified = verified
+  }
+
+  /**
+   * Changes the user's email (stored as given) and marks it verified, in one
+   * transaction under createUser's named lock: an email another user has
+   * (as the column's collation compares, case-insensitively) throws
+   * `UserExistsError` and nothing changes. As WordPress's wp_insert_user
+   * does, a pending reset link (the activation key) is voided, and an
+   * email over 100 characters is refused (it throws). Throws when the user's
+   * row is gone. WordPress's own email changes take no such lock.
+   */
+  async setEmail (user: WordPressUser, email: string): Promise<void> {
+    if (email.length > MAX_EMAIL_LENGTH) throw new Error(`WordPressUserAdapter: WordPress stores emails of at most ${MAX_EMAIL_LENGTH} characters`)
+    await underLock(this.#pool, this.#sql, this.#lockName, 'setEmail', async (connection) => {
+      const [taken] = await connection.execute<RowDataPacket[]>(this.#sql.emailTaken, [email, user.ID])
+      if (taken.length > 0) throw new UserExistsError()
+      await connection.execute(this.#sql.setEmail, [email, user.ID])
+      await this.#writeEmailVerified(connection, user.ID, true)
+    })
+    user.user_email = email
+    user.email_verified = true
   }
 
   /**
@@ -213,7 +238,7 @@ export class WordPressUserAdapter implements UserAdapter<WordPressUser> {
   async deleteUser (user: WordPressUser): Promise<void> {
     const connection = await this.#pool.getConnection()
     try {
-      await this.#transaction(connection, async () => {
+      await inTransaction(connection, async () => {
         await connection.execute(this.#sql.deleteMeta, [user.ID])
         await connection.execute(this.#sql.deleteUser, [user.ID])
       })
@@ -229,7 +254,7 @@ export class WordPressUserAdapter implements UserAdapter<WordPressUser> {
 
   /** The first user a find statement matches, with their roles, or null. */
   async #find (sql: string, value: string | number): Promise<WordPressUser | null> {
-    const [rows] = await this.#pool.execute<UserRow[]>(sql, [this.#capabilitiesKey, value])
+    const [rows] = await this.#pool.execute<UserRow[]>(sql, [EMAIL_VERIFIED_KEY, this.#capabilitiesKey, value])
     const row = rows[0]
     if (row === undefined) return null
     const ID = userId(row.ID)
@@ -239,7 +264,8 @@ export class WordPressUserAdapter implements UserAdapter<WordPressUser> {
       user_email: row.user_email,
       display_name: row.display_name,
       user_pass: row.user_pass,
-      roles: parseCapabilities(row.capabilities, ID, this.#capabilitiesKey)
+      roles: parseCapabilities(row.capabilities, ID, this.#capabilitiesKey),
+      email_verified: emailVerifiedOf(row.email_verified)
     }
   }
 
@@ -250,18 +276,11 @@ export class WordPressUserAdapter implements UserAdapter<WordPressUser> {
     if (result.affectedRows === 1) user.user_pass = next
   }
 
-  /** Runs `work` in a transaction on `connection`: committed when it resolves, rolled back when anything throws. */
-  async #transaction<T> (connection: PoolConnection, work: () => Promise<T>): Promise<T> {
-    await connection.beginTransaction()
-    try {
-      const result = await work()
-      await connection.commit()
-      return result
-    } catch (error) {
-      // a connection that failed may fail the rollback too; the server rolls back when it closes
-      await connection.rollback().catch(ignore)
-      throw error
-    }
+  /** Replaces the user's email-verified meta rows by one (under the lock, in the transaction); throws when the user's row is gone. */
+  async #writeEmailVerified (connection: PoolConnection, id: number, verified: boolean): Promise<void> {
+    await connection.execute(this.#sql.deleteEmailVerified, [id, EMAIL_VERIFIED_KEY])
+    const [inserted] = await connection.execute<ResultSetHeader>(this.#sql.insertEmailVerified, [EMAIL_VERIFIED_KEY, verified ? '1' : '0', id])
+    if (inserted.affectedRows === 0) throw new Error(`WordPress user ${id} no longer exists; nothing was changed`)
   }
 
   /** Inserts the row and the meta of a new user (under the lock, in the transaction). */
@@ -277,13 +296,14 @@ export class WordPressUserAdapter implements UserAdapter<WordPressUser> {
     const meta: Array<[string, string]> = [
       ...defaultMeta(input.login),
       [this.#capabilitiesKey, serializeCapabilities([input.role])],
-      [this.#userLevelKey, String(userLevel([input.role]))]
+      [this.#userLevelKey, String(userLevel([input.role]))],
+      ...(input.emailVerified === undefined ? [] : [[EMAIL_VERIFIED_KEY, input.emailVerified ? '1' : '0'] as [string, string]])
     ]
     await connection.execute(
       this.#sql.insertMeta + meta.map(() => '(?, ?, ?)').join(', '),
       meta.flatMap(([key, value]) => [ID, key, value])
     )
-    return { ID, user_login: input.login, user_email: input.email, display_name: displayName, user_pass: hash, roles: [input.role] }
+    return { ID, user_login: input.login, user_email: input.email, display_name: displayName, user_pass: hash, roles: [input.role], email_verified: input.emailVerified ?? true }
   }
 
   /** `nicename`, or, when another user has it, the first free of nicename-2, nicename-3… (each at most 50 characters), as WordPress picks. */

@@ -70,7 +70,7 @@ t.test('login by email in any case and by login; validate answers the public use
   t.equal(byLogin.statusCode, 200)
 
   const validated = await app.inject({ method: 'POST', url: `${AUTH}/validate`, payload: { JWT: byEmail.json().data.jwt } })
-  t.same(validated.json().data.user, { ID: alice.id, user_login: 'alice', user_email: ALICE.email, display_name: ALICE.displayName, roles: ['editor'] })
+  t.same(validated.json().data.user, { ID: alice.id, user_login: 'alice', user_email: ALICE.email, display_name: ALICE.displayName, roles: ['editor'], email_verified: true })
   t.notOk(validated.body.includes('argon2'), 'never the hash')
 
   t.equal(errorCode(await login(app, { email: ALICE.email, password: 'a wrong password' })), 48)
@@ -86,6 +86,51 @@ t.test('an email differing only in case is refused by the unique index; createUs
   await t.rejects(users.createUser({ login: 'alice', email: 'fresh@example.com', displayName: 'Alice', role: 'subscriber' }), duplicate, 'the login')
   t.equal(await usersWithEmail(ALICE.email), 1)
   await t.rejects(users.createUser({ login: 'nul\u0000login', email: 'nul@example.com', displayName: 'N', role: 'subscriber' }), { code: '22021' }, 'any other error stays the database\'s (503)')
+})
+
+t.test('email_verified: createUser stores emailVerified (true when not given), setEmailVerified changes it', async (t) => {
+  const { users } = await build(t)
+  const registered = await users.createUser({ login: 'frank', email: 'frank@example.com', displayName: 'Frank', role: 'subscriber', password: 'frank long password', emailVerified: false })
+  t.equal(users.toPublicUser(registered).email_verified, false, 'POST /users: unverified')
+  t.equal((await users.findByEmail('FRANK@example.com'))?.email_verified, false, 'and so in the row')
+  const vouched = await users.createUser({ login: 'grace', email: 'grace@example.com', displayName: 'Grace', role: 'subscriber', emailVerified: true })
+  t.equal(users.toPublicUser(vouched).email_verified, true, 'a provider that vouches for the email: verified')
+  const unsaid = await users.createUser({ login: 'heidi', email: 'heidi@example.com', displayName: 'Heidi', role: 'subscriber' })
+  t.equal(unsaid.email_verified, true, 'not given: verified, as the column\'s default')
+  t.equal(users.toPublicUser(alice).email_verified, true, 'the host\'s own sign-up: verified')
+
+  await users.setEmailVerified(registered, true)
+  t.equal(registered.email_verified, true, 'the record in memory follows')
+  t.equal(users.toPublicUser(await users.findById(registered.id) as NonNullable<typeof registered>).email_verified, true, 'the row is verified')
+  await users.setEmailVerified(registered, false)
+  t.equal((await users.findById(registered.id))?.email_verified, false, 'and back')
+})
+
+t.test('setEmail: the new address verified and found in any case; another user\'s (any case) is UserExistsError', async (t) => {
+  const { users } = await build(t)
+  const ivan = await users.createUser({ login: 'ivan', email: 'ivan@example.com', displayName: 'Ivan', role: 'subscriber', emailVerified: false })
+  await users.setEmail(ivan, 'Ivan.New@Example.com')
+  t.match(ivan, { email: 'Ivan.New@Example.com', email_verified: true }, 'the record in memory follows')
+  const found = await users.findByEmail('ivan.new@EXAMPLE.com')
+  t.equal(found?.id, ivan.id, 'found by the new email in another case')
+  t.equal(users.toPublicUser(found as NonNullable<typeof found>).email_verified, true, 'verified')
+  t.equal(await users.findByEmail('ivan@example.com'), null, 'the old email finds nobody')
+  await users.setEmail(ivan, 'ivan.new@example.com')
+  t.equal((await users.findById(ivan.id))?.email, 'ivan.new@example.com', 'the user\'s own email in another case is no conflict')
+
+  await users.setEmailVerified(ivan, false)
+  await t.rejects(users.setEmail(ivan, 'ALICE@example.COM'), { name: 'UserExistsError', code: USER_EXISTS_CODE }, 'another user\'s email in another case')
+  t.match(await users.findById(ivan.id), { email: 'ivan.new@example.com', email_verified: false }, 'nothing changed')
+  t.match(ivan, { email: 'ivan.new@example.com', email_verified: false }, 'nor in memory')
+  t.equal((await users.findByEmail(ALICE.email))?.id, alice.id, 'the email is still alice\'s')
+  await t.rejects(users.setEmail(ivan, 'nul\u0000@example.com'), { code: '22021' }, 'any other error stays the database\'s (503)')
+
+  // two users racing for one new address: the unique index lets one have it
+  const judy = await users.createUser({ login: 'judy', email: 'judy@example.com', displayName: 'Judy', role: 'subscriber' })
+  const results = await Promise.allSettled([users.setEmail(ivan, 'Wanted@example.com'), users.setEmail(judy, 'wanted@EXAMPLE.com')])
+  t.same(results.map((result) => result.status).sort(), ['fulfilled', 'rejected'], 'exactly one succeeds')
+  t.match((results.find((result) => result.status === 'rejected') as PromiseRejectedResult).reason, { code: USER_EXISTS_CODE })
+  t.equal(await usersWithEmail('wanted@example.com'), 1)
 })
 
 t.test('four parallel POST /users of one email: one 200 whose password signs in, three 409 / 38, one row', async (t) => {

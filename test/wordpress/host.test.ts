@@ -118,7 +118,7 @@ t.test('each hash form WordPress wrote signs in by email (in another case) and b
     const { data } = validated.json()
     t.equal(data.user.ID, id, `${format}: validate answers the user's ID`)
     t.strictSame(data.roles, ['editor', 'author'], `${format}: and the roles of wp_capabilities`)
-    t.strictSame(data.user, { ID: id, user_login: login, user_email: `User.${format}@Example.com`, display_name: `User ${format}`, roles: ['editor', 'author'] }, `${format}: the public user, no hash`)
+    t.strictSame(data.user, { ID: id, user_login: login, user_email: `User.${format}@Example.com`, display_name: `User ${format}`, roles: ['editor', 'author'], email_verified: true }, `${format}: the public user, no hash (a user WordPress made: verified)`)
     t.notOk(validated.body.includes(hash), `${format}: the hash is in no answer`)
 
     jwtOf(t, await signIn({ username: login, password }), `${format}: the right password signs in by username`)

@@ -96,7 +96,7 @@ t.test('every hash form WordPress wrote: found by email, login and ID, and verif
     t.equal(wordPressHashFormat(hash), format, `the ${format} fixture is of its form`)
     const id = await db.insertUser({ login: `user-${format}`, email: `User.${format}@Example.com`, pass: hash, displayName: `User ${format}`, roles: ['author'] })
     const byEmail = await adapter.findByEmail(`uSER.${format}@example.COM`)
-    t.same(byEmail, { ID: id, user_login: `user-${format}`, user_email: `User.${format}@Example.com`, display_name: `User ${format}`, user_pass: hash, roles: ['author'] }, `${format}: found by an email in another case`)
+    t.same(byEmail, { ID: id, user_login: `user-${format}`, user_email: `User.${format}@Example.com`, display_name: `User ${format}`, user_pass: hash, roles: ['author'], email_verified: true }, `${format}: found by an email in another case`)
     t.equal(typeof byEmail?.ID, 'number', `${format}: the ID is a number`)
     t.same(await adapter.findByLogin(`user-${format}`), byEmail, `${format}: found by login`)
     t.same(await adapter.findById(id), byEmail, `${format}: found by ID`)
@@ -104,7 +104,7 @@ t.test('every hash form WordPress wrote: found by email, login and ID, and verif
     t.equal(await adapter.verifyPassword(user, password), true, `${format}: the right password verifies`)
     t.equal(await adapter.verifyPassword(user, wrong), false, `${format}: a wrong password does not`)
     t.equal((await db.readUser(id))?.user_pass, hash, `${format}: without upgradeOnSignIn the hash stays`)
-    t.same(adapter.toPublicUser(user), { ID: id, user_login: `user-${format}`, user_email: `User.${format}@Example.com`, display_name: `User ${format}`, roles: ['author'] }, `${format}: the public user has no hash`)
+    t.same(adapter.toPublicUser(user), { ID: id, user_login: `user-${format}`, user_email: `User.${format}@Example.com`, display_name: `User ${format}`, roles: ['author'], email_verified: true }, `${format}: the public user has no hash`)
   }
   // every other fixture: non-ASCII, spaced, 72 bytes and longer, short passwords
   for (const [index, entry] of fixtures.entries()) {
@@ -404,7 +404,7 @@ t.test('createUser throws when another holds the lock for more than 10 s', async
   const started = Date.now()
   await t.rejects(
     adapterOn(db).createUser({ email: 'late@example.com', login: 'late', displayName: 'Late', role: 'subscriber' }),
-    { message: 'WordPressUserAdapter: timed out waiting for another createUser on this database' }
+    { message: 'WordPressUserAdapter: createUser timed out waiting for another createUser, setEmail or setEmailVerified on this database' }
   )
   t.ok(Date.now() - started >= 9000, 'it waited for the lock')
   t.equal(await db.readUser(1), undefined, 'nothing was created')
@@ -428,6 +428,130 @@ t.test('deleteUser removes the row and the meta', async (t) => {
   await t.resolves(adapter.deleteUser(gone), 'deleting a user already gone resolves')
 })
 
+/** Every value of the user's email-verified meta, in the order written. */
+async function verifiedRows (db: WordPressDb, id: number): Promise<string[]> {
+  const [rows] = await db.pool.execute<RowDataPacket[]>(
+    `SELECT meta_value FROM \`${db.prefix}usermeta\` WHERE user_id = ? AND meta_key = 'jwt_login_email_verified' ORDER BY umeta_id`, [id]
+  )
+  return rows.map((row) => row.meta_value as string)
+}
+
+t.test('email_verified: the jwt_login_email_verified meta, and true for a user WordPress made', async (t) => {
+  const db = await createWordPressDb(t)
+  const adapter = adapterOn(db)
+  const registered = await adapter.createUser({ email: 'reg@example.com', login: 'reg', displayName: 'Reg', role: 'subscriber', password: 'pw', emailVerified: false })
+  t.equal(adapter.toPublicUser(registered).email_verified, false, 'createUser answers the user unverified')
+  t.same(await verifiedRows(db, registered.ID), ['0'])
+  t.equal((await db.metaKeys(registered.ID)).length, 14, 'the meta WordPress writes, and the email-verified meta')
+  const found = await mustFind(adapter, registered.ID)
+  t.equal(adapter.toPublicUser(found).email_verified, false, 'it reads back unverified')
+  t.equal(adapter.toPublicUser((await adapter.findByEmail('REG@example.com')) as WordPressUser).email_verified, false, 'by email too')
+  t.equal(adapter.toPublicUser((await adapter.findByLogin('reg')) as WordPressUser).email_verified, false, 'and by login')
+
+  await adapter.setEmailVerified(found, true)
+  t.equal(found.email_verified, true, 'the user in memory is verified')
+  t.same(await verifiedRows(db, registered.ID), ['1'], 'one row, replaced')
+  t.equal(adapter.toPublicUser(await mustFind(adapter, registered.ID)).email_verified, true, 'it reads back verified')
+  await adapter.setEmailVerified(found, false)
+  t.same(await verifiedRows(db, registered.ID), ['0'])
+  t.equal(adapter.toPublicUser(await mustFind(adapter, registered.ID)).email_verified, false)
+
+  const vouched = await adapter.createUser({ email: 'idp@example.com', login: 'idp', displayName: 'Idp', role: 'subscriber', emailVerified: true })
+  t.equal(vouched.email_verified, true)
+  t.same(await verifiedRows(db, vouched.ID), ['1'], 'a provider that vouches for the email: \'1\'')
+  const unsaid = await adapter.createUser({ email: 'unsaid@example.com', login: 'unsaid', displayName: 'U', role: 'subscriber' })
+  t.equal(unsaid.email_verified, true, 'emailVerified not given: no row, verified')
+  t.same(await verifiedRows(db, unsaid.ID), [])
+
+  const wordpressMade = await db.insertUser({ login: 'wp-made', email: 'wp-made@example.com', pass: fixture('phpass').hash })
+  const old = await mustFind(adapter, wordpressMade)
+  t.equal(adapter.toPublicUser(old).email_verified, true, 'a user WordPress made (no meta row) counts as verified')
+
+  // rows jwt-login did not write: the first counts, and only '1' is verified
+  const insertRow = async (id: number, value: string): Promise<void> => {
+    await db.pool.execute('INSERT INTO wp_usermeta (user_id, meta_key, meta_value) VALUES (?, \'jwt_login_email_verified\', ?)', [id, value])
+  }
+  await insertRow(wordpressMade, '')
+  t.equal((await mustFind(adapter, wordpressMade)).email_verified, false, 'the \'\' PHP writes for false is not verified')
+  await insertRow(wordpressMade, '1')
+  t.equal((await mustFind(adapter, wordpressMade)).email_verified, false, 'of two rows, the first is read')
+  t.same((await mustFind(adapter, wordpressMade)).roles, ['subscriber'], 'the capabilities still read with two email-verified rows')
+  await adapter.setEmailVerified(old, true)
+  t.same(await verifiedRows(db, wordpressMade), ['1'], 'setEmailVerified leaves one row')
+
+  await adapter.deleteUser(registered)
+  await t.rejects(adapter.setEmailVerified(registered, true), { message: `WordPress user ${registered.ID} no longer exists; nothing was changed` })
+  t.same(await verifiedRows(db, registered.ID), [], 'no row for a user who is gone')
+})
+
+t.test('setEmail: the new address found in any case, the old one by nobody, verified', async (t) => {
+  const db = await createWordPressDb(t)
+  const adapter = adapterOn(db)
+  const user = await adapter.createUser({ email: 'old@example.com', login: 'mover', displayName: 'Mover', role: 'author', password: 'pw', emailVerified: false })
+  await db.pool.execute('UPDATE wp_users SET user_activation_key = ? WHERE ID = ?', ['1700000000:$P$Bpending', user.ID])
+  await adapter.setEmail(user, 'New.Address@Example.com')
+  t.equal(user.user_email, 'New.Address@Example.com', 'the user in memory has the new email')
+  t.equal(user.email_verified, true, 'and it is verified')
+  const found = await adapter.findByEmail('new.address@EXAMPLE.com')
+  t.equal(found?.ID, user.ID, 'found by the new email in another case')
+  t.equal(found?.user_email, 'New.Address@Example.com', 'stored as given')
+  t.equal(adapter.toPublicUser(found as WordPressUser).email_verified, true, 'verified')
+  t.equal(await adapter.findByEmail('old@example.com'), null, 'the old email finds nobody')
+  t.same(await verifiedRows(db, user.ID), ['1'])
+  t.equal((await db.readUser(user.ID))?.user_activation_key, '', 'a pending reset link is void, as WordPress voids it')
+
+  await adapter.setEmail(user, 'new.address@example.com')
+  t.equal((await db.readUser(user.ID))?.user_email, 'new.address@example.com', 'the user\'s own email in another case is no conflict')
+
+  const long = `${'x'.repeat(89)}@example.com`
+  await t.rejects(adapter.setEmail(user, long), { message: 'WordPressUserAdapter: WordPress stores emails of at most 100 characters' })
+  t.equal((await db.readUser(user.ID))?.user_email, 'new.address@example.com', 'a longer email changes nothing')
+  await adapter.setEmail(user, long.slice(1))
+  t.equal((await db.readUser(user.ID))?.user_email, long.slice(1), '100 characters are stored')
+
+  await db.pool.execute('DELETE FROM wp_users WHERE ID = ?', [user.ID])
+  await t.rejects(adapter.setEmail(user, 'gone@example.com'), { message: `WordPress user ${user.ID} no longer exists; nothing was changed` })
+  t.equal(await adapter.findByEmail('gone@example.com'), null)
+})
+
+t.test('setEmail to another user\'s email: UserExistsError and nothing changed', async (t) => {
+  const db = await createWordPressDb(t)
+  const adapter = adapterOn(db)
+  const holder = await db.insertUser({ login: 'holder', email: 'Taken@Example.com', pass: fixture('phpass').hash })
+  const user = await adapter.createUser({ email: 'mine@example.com', login: 'mine', displayName: 'Mine', role: 'subscriber', emailVerified: false })
+  await db.pool.execute('UPDATE wp_users SET user_activation_key = ? WHERE ID = ?', ['1700000000:$P$Bpending', user.ID])
+  const duplicate = { name: 'UserExistsError', code: 'ERR_JWT_LOGIN_USER_EXISTS' }
+  await t.rejects(adapter.setEmail(user, 'taken@example.COM'), duplicate)
+  t.match(await db.readUser(user.ID), { user_email: 'mine@example.com', user_activation_key: '1700000000:$P$Bpending' }, 'the row is unchanged')
+  t.same(await verifiedRows(db, user.ID), ['0'], 'still unverified')
+  t.match(user, { user_email: 'mine@example.com', email_verified: false }, 'the user in memory is unchanged')
+  t.equal((await adapter.findByEmail('taken@example.com'))?.ID, holder, 'the email is still the other user\'s')
+
+  // a failure after the update rolls the new email back
+  const failing = new WordPressUserAdapter({ pool: faultyPool(db.pool, { statement: /INSERT INTO `wp_usermeta`/ }) })
+  await t.rejects(failing.setEmail(user, 'free@example.com'), { message: 'injected statement fault' })
+  t.equal((await db.readUser(user.ID))?.user_email, 'mine@example.com', 'the update is rolled back')
+  t.same(await verifiedRows(db, user.ID), ['0'], 'and the deletion of the meta')
+})
+
+t.test('two parallel setEmail of two users to one new email: exactly one succeeds', async (t) => {
+  const db = await createWordPressDb(t)
+  // two adapters with two pools, as two instances of the host would have
+  const adapters = [adapterOn(db), ownPoolAdapter(t, db)]
+  const users = await Promise.all([0, 1].map(async (i) =>
+    await adapterOn(db).createUser({ email: `racer${i}@example.com`, login: `racer${i}`, displayName: 'Racer', role: 'subscriber' })))
+  for (let round = 0; round < 3; round++) {
+    const email = `Wanted${round}@example.com`
+    const results = await Promise.allSettled(adapters.map(async (adapter, i) =>
+      await adapter.setEmail(users[i] as WordPressUser, i === 0 ? email : email.toLowerCase())))
+    t.equal(results.filter((result) => result.status === 'fulfilled').length, 1, `round ${round}: one succeeds`)
+    const reason: unknown = (results.find((result) => result.status === 'rejected') as PromiseRejectedResult | undefined)?.reason
+    t.ok(reason instanceof UserExistsError, `round ${round}: the other throws UserExistsError`)
+    const [rows] = await db.pool.query<RowDataPacket[]>('SELECT ID FROM wp_users WHERE user_email = ?', [email])
+    t.equal(rows.length, 1, `round ${round}: one user has the email`)
+  }
+})
+
 t.test('another table prefix', async (t) => {
   const db = await createWordPressDb(t, { prefix: 'wpx7_' })
   const adapter = adapterOn(db)
@@ -443,6 +567,11 @@ t.test('another table prefix', async (t) => {
   t.equal(await db.readMeta(created.ID, 'wp_capabilities'), null)
   await adapter.setPassword(created, 'new one')
   t.equal(await adapter.verifyPassword(await mustFind(adapter, created.ID), 'new one'), true)
+  await adapter.setEmailVerified(created, false)
+  t.equal((await mustFind(adapter, created.ID)).email_verified, false)
+  await adapter.setEmail(created, 'moved@example.com')
+  t.match(await adapter.findByEmail('MOVED@example.com'), { ID: created.ID, email_verified: true })
+  await t.rejects(adapter.setEmail(created, 'prefixed@example.com'), UserExistsError)
   await adapter.deleteUser(created)
   t.equal(await db.readUser(created.ID), undefined)
 
