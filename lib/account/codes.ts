@@ -4,10 +4,9 @@ import { loggedError } from '../adapters/guard.js'
 import type { JwtLoginContext } from '../context/context.js'
 import { randomCode, randomToken } from '../core/crypto.js'
 import { JwtLoginError } from '../core/errors.js'
-import type { KeyedHashes } from '../services/code-hash.js'
+import { normalizeCode, type KeyedHashes } from '../services/code-hash.js'
 import { claimOnce, isClaimed, type Claim } from '../store/claim.js'
 import { readMany } from '../store/read.js'
-import { normalizeCode } from '../reset-password/codes.js'
 
 /** What a code is for: verify the current address, confirm a new one, or put the old one back. */
 export type CodePurpose = 'verify' | 'change' | 'revert'

@@ -3,10 +3,9 @@ import type { Call, SignInResult } from '../adapters/second-factor.js'
 import type { GateAudit, JwtLoginContext } from '../context/context.js'
 import { safeEqual } from '../core/crypto.js'
 import { errorNumber, JwtLoginError } from '../core/errors.js'
-import { subjectKey, type Hold, type Reservable } from '../services/limits.js'
+import { accountSubject, subjectKey, type Hold, type Reservable } from '../services/limits.js'
 import { completeSignIn, PASSWORD } from '../sessions/sign-in.js'
 import { sessionIndexKey } from '../tokens/session-index.js'
-import type { ResolvedLimit } from '../config/settings.js'
 
 /** How an identifier is counted when it names no account: case and surrounding spaces do not make another subject. */
 function normalizeIdentifier (identifier: string): string {
@@ -107,13 +106,6 @@ async function findNamed (ctx: JwtLoginContext, input: LoginInput, identifier: s
   return byLogin ?? byEmail
 }
 
-/** One counter per account, whichever identifier named it; an unknown identifier counts a decoy that never refuses. */
-export function accountSubject (userId: number | null, limit: ResolvedLimit): Reservable {
-  return userId === null
-    ? { key: subjectKey('login:user', 'none'), limit: { max: Infinity, windowMs: limit.windowMs }, onSuccess: 'reset' }
-    : { key: subjectKey('login:user', String(userId)), limit, onSuccess: 'reset' }
-}
-
 /** The password (or its hash, when allowed) against the user; an unknown user spends the same time. */
 async function checkCredentials (ctx: JwtLoginContext, user: unknown, password: string | undefined, passwordHash: string | undefined): Promise<boolean> {
   if (password !== undefined) {
@@ -129,3 +121,5 @@ async function checkCredentials (ctx: JwtLoginContext, user: unknown, password: 
 export const auditLoginGate: GateAudit = (events, call, error, stage) => {
   if (stage === 'auth_code') events.emit('login.failed', { ip: call.ip, reason: 'auth_code', errorCode: error.errorCode })
 }
+
+export { accountSubject }

@@ -2,6 +2,8 @@
 import type { KeyedHashes } from '../services/code-hash.js'
 import { isClaimed } from '../store/claim.js'
 
+export { normalizeCode } from '../services/code-hash.js'
+
 /** What the store holds per user: never the code, only its keyed hashes. */
 export interface CodeRecord extends KeyedHashes {
   /** Random per code: salts the hash. */
@@ -17,11 +19,6 @@ export const keys = {
   tries: (userId: number | null) => `reset-tries:${userId ?? 'none'}`
 }
 
-/** Codes are typed by people: surrounding spaces go, and case does not matter when the alphabet has one case. */
-export function normalizeCode (code: string, alphabet: string): string {
-  const trimmed = code.trim()
-  return alphabet === alphabet.toUpperCase() ? trimmed.toUpperCase() : trimmed
-}
 
 export function parseRecord (raw: string | null): CodeRecord | null {
   return raw === null || isClaimed(raw) ? null : JSON.parse(raw) as CodeRecord

@@ -82,3 +82,9 @@ export class CodeHasher {
     return matched
   }
 }
+
+/** Codes are typed by people: surrounding spaces go, and case does not matter when the alphabet has one case. */
+export function normalizeCode (code: string, alphabet: string): string {
+  const trimmed = code.trim()
+  return alphabet === alphabet.toUpperCase() ? trimmed.toUpperCase() : trimmed
+}

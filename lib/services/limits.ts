@@ -274,3 +274,10 @@ export class AttemptLimiter {
     if (hold.failures !== null && ttlMs > 0) await this.#store.set(`forgiven:${hold.subject.key}`, hold.failures, ttlMs)
   }
 }
+
+/** One counter per account, whichever identifier named it; an unknown identifier counts a decoy that never refuses. */
+export function accountSubject (userId: number | null, limit: ResolvedLimit): Reservable {
+  return userId === null
+    ? { key: subjectKey('login:user', 'none'), limit: { max: Infinity, windowMs: limit.windowMs }, onSuccess: 'reset' }
+    : { key: subjectKey('login:user', String(userId)), limit, onSuccess: 'reset' }
+}

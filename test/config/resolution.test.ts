@@ -13,7 +13,7 @@ const TOKENS = { keys: [{ kid: 'k1', secret: HS_SECRET }] }
 
 t.test('every setting given: each lands in its resolved field, durations in ms, the mail templates gathered', async (t) => {
   const settings = resolveSettings({
-    authentication: { enabled: false },
+    authentication: { enabled: false, requireVerifiedEmail: true },
     authCodes: { codes: [{ code: 'a', expiresAt: '2026-12-01T00:00:00Z' }, { code: 'b', role: 'author' }], parameter: 'P', oauthParameter: 'Q', requireFor: { auth: true, validate: true, refresh: true, revoke: true } },
     login: { allowPasswordHash: true },
     bearer: { enabled: false },
@@ -47,14 +47,23 @@ t.test('every setting given: each lands in its resolved field, durations in ms, 
       maxPerUser: 2,
       refuseCounterRegression: true
     },
-    users: { register: { enabled: true, requireAuthCode: true, allowedDomains: ['example.com'], defaultRole: 'author', signIn: true, perIp: { max: 3, window: '2m' } }, delete: { enabled: true, requireAuthCode: true, recentAuth: '5m' } },
+    users: { register: { enabled: true, requireAuthCode: true, allowedDomains: ['example.com'], defaultRole: 'author', signIn: true, perIp: { max: 3, window: '2m' }, verifyEmail: true }, delete: { enabled: true, requireAuthCode: true, recentAuth: '5m' } },
+    account: {
+      enabled: true,
+      recentAuth: '2m',
+      code: { length: 10, lifetime: '10m', maxTries: 3 },
+      limits: { perAccount: { max: 2, window: '1m' }, perIp: { max: 4 } },
+      password: { enabled: false, notify: false },
+      email: { enabled: false, revertLifetime: '3d' },
+      twoFactor: { enabled: false }
+    },
     cors: { enabled: true, origins: ['https://app.example.com'], credentials: true, maxAge: 30 },
     locale: { default: 'de', allowed: ['de', 'en'] },
     bodyLimit: 2048
   })
   const { oauth, ...rest } = settings
   t.same(rest, {
-    authentication: { enabled: false },
+    authentication: { enabled: false, requireVerifiedEmail: true },
     authCodes: {
       codes: [{ code: 'a', expiresAt: Date.UTC(2026, 11, 1), role: null }, { code: 'b', expiresAt: null, role: 'author' }],
       parameter: 'P',
@@ -105,7 +114,16 @@ t.test('every setting given: each lands in its resolved field, durations in ms, 
       maxPerUser: 2,
       refuseCounterRegression: true
     },
-    users: { register: { enabled: true, requireAuthCode: true, allowedDomains: ['example.com'], defaultRole: 'author', signIn: true, perIp: { max: 3, windowMs: 120_000 } }, delete: { enabled: true, requireAuthCode: true, recentAuthMs: 300_000 } },
+    users: { register: { enabled: true, requireAuthCode: true, allowedDomains: ['example.com'], defaultRole: 'author', signIn: true, perIp: { max: 3, windowMs: 120_000 }, verifyEmail: true }, delete: { enabled: true, requireAuthCode: true, recentAuthMs: 300_000 } },
+    account: {
+      enabled: true,
+      recentAuthMs: 120_000,
+      code: { length: 10, lifetimeMs: 600_000, maxTries: 3 },
+      limits: { perAccount: { max: 2, windowMs: 60_000 }, perIp: { max: 4, windowMs: 3_600_000 } },
+      password: { enabled: false, notify: false },
+      email: { enabled: false, revertLifetimeMs: 259_200_000 },
+      twoFactor: { enabled: false }
+    },
     cors: { enabled: true, origins: ['https://app.example.com'], credentials: true, maxAgeMs: 30_000 },
     locale: { default: 'de', allowed: ['de', 'en'] },
     bodyLimit: 2048

@@ -19,7 +19,7 @@ async function register (app: FastifyInstance, options: JwtLoginOptions): Promis
 
 t.test('defaults: every group resolved, durations in ms', async (t) => {
   const s = resolveSettings({ tokens: TOKENS })
-  t.same(s.authentication, { enabled: true })
+  t.same(s.authentication, { enabled: true, requireVerifiedEmail: false })
   t.same(s.authCodes, {
     codes: [],
     parameter: 'AUTH_KEY',
