@@ -215,7 +215,8 @@ function documented (input: { schema: Schema, openapiObject?: OpenApiDocument },
   if (schema.body !== undefined) schema.consumes = docs.multipart ? [...FORM_TYPES, 'multipart/form-data'] : FORM_TYPES
   if (gate !== undefined) addGateFields(schema, gate, docs)
   const body = schema.body as Schema | undefined
-  if (gate?.token !== undefined && body !== undefined) schema.body = withExample(body, document !== undefined)
+  // a body that gives its own example has it in the form of the document (Swagger 2 or OpenAPI 3)
+  if (body !== undefined && (gate?.token !== undefined || Array.isArray(body.examples))) schema.body = withExample(body, document !== undefined)
   // only an OpenAPI 3 document gets the scheme (Swagger 2 names it elsewhere) and
   // needs the body marked optional (a Swagger 2 body parameter is optional already)
   if (document !== undefined) {

@@ -67,14 +67,20 @@ t.test('the document is valid OpenAPI 3 and has every route of the plugin, and n
   // every route with a path parameter has a method the catch-all takes (so a too-long parameter answers the envelope, not a 414)
   t.ok(plugin.filter(route => route.url.includes(':')).every(route => PARAMETER_METHODS.includes(route.method as HTTPMethods)))
   t.same(plugin.map(r => `${String(r.method)} ${r.url}`).sort(), [
+    'DELETE /jwt-login/v1/account/2fa',
     'DELETE /jwt-login/v1/devices/:id', 'DELETE /jwt-login/v1/passkeys/:id', 'DELETE /jwt-login/v1/sessions', 'DELETE /jwt-login/v1/sessions/:id', 'DELETE /jwt-login/v1/users',
+    'GET /jwt-login/v1/account',
     'GET /jwt-login/v1/auth/validate', 'GET /jwt-login/v1/jwks', 'GET /jwt-login/v1/oauth/nonce', 'GET /jwt-login/v1/oauth/token', 'GET /jwt-login/v1/passkeys', 'GET /jwt-login/v1/sessions',
     'PATCH /jwt-login/v1/passkeys/:id',
+    'POST /jwt-login/v1/account/2fa/backup-codes', 'POST /jwt-login/v1/account/2fa/totp', 'POST /jwt-login/v1/account/2fa/totp/confirm',
+    'POST /jwt-login/v1/account/email', 'POST /jwt-login/v1/account/email/confirm', 'POST /jwt-login/v1/account/email/revert',
+    'POST /jwt-login/v1/account/email/verification', 'POST /jwt-login/v1/account/email/verify',
     'POST /jwt-login/v1/auth', 'POST /jwt-login/v1/auth/2fa', 'POST /jwt-login/v1/auth/2fa/passkey/options', 'POST /jwt-login/v1/auth/passkey', 'POST /jwt-login/v1/auth/passkey/options',
     'POST /jwt-login/v1/auth/refresh', 'POST /jwt-login/v1/auth/revoke', 'POST /jwt-login/v1/auth/step-up', 'POST /jwt-login/v1/auth/step-up/options',
     'POST /jwt-login/v1/auth/validate', 'POST /jwt-login/v1/oauth/:provider/backchannel-logout', 'POST /jwt-login/v1/oauth/token',
     'POST /jwt-login/v1/passkeys/register', 'POST /jwt-login/v1/passkeys/register/options',
-    'POST /jwt-login/v1/user/reset_password', 'POST /jwt-login/v1/users', 'PUT /jwt-login/v1/user/reset_password'
+    'POST /jwt-login/v1/user/reset_password', 'POST /jwt-login/v1/users',
+    'PUT /jwt-login/v1/account/2fa', 'PUT /jwt-login/v1/account/password', 'PUT /jwt-login/v1/user/reset_password'
   ])
   const operationIds = new Set<string>()
   for (const route of plugin) {
@@ -107,7 +113,7 @@ t.test('every error the routes can answer is in the document, with its status an
   }
   const login = doc.paths[`${PREFIX}/auth`]?.post as Operation
   t.same(errorEnum(login, '401'), [27, 48], 'an auth code or the credentials')
-  t.same(errorEnum(login, '403'), [45, 113, 206, 208])
+  t.same(errorEnum(login, '403'), [45, 113, 206, 208, 231])
   t.match(JSON.stringify(login.responses['401']), /`48` ERR_JWT_LOGIN_WRONG_CREDENTIALS: Wrong user credentials\./, 'each code is described')
   t.notOk(Object.hasOwn(doc.paths[`${PREFIX}/auth/validate`]?.post?.responses ?? {}, '429'), 'validate skips the per-IP limit')
   t.same(Object.keys(doc.paths[`${PREFIX}/jwks`]?.get?.responses ?? {}), ['200'], '/jwks answers its keys only')
@@ -138,10 +144,15 @@ t.test('request bodies in each content type; the gate\'s fields in the body and 
   t.same(plain.doc.components.securitySchemes, jwtLoginOpenApi.components.securitySchemes)
   const secured = Object.entries(paths).flatMap(([path, methods]) => Object.entries(methods).filter(([, op]) => op.security !== undefined).map(([m]) => `${m} ${path}`))
   t.same(secured.sort(), [
+    'delete /jwt-login/v1/account/2fa',
     'delete /jwt-login/v1/devices/{id}', 'delete /jwt-login/v1/passkeys/{id}', 'delete /jwt-login/v1/sessions', 'delete /jwt-login/v1/sessions/{id}', 'delete /jwt-login/v1/users',
+    'get /jwt-login/v1/account',
     'get /jwt-login/v1/auth/validate', 'get /jwt-login/v1/passkeys', 'get /jwt-login/v1/sessions', 'patch /jwt-login/v1/passkeys/{id}',
+    'post /jwt-login/v1/account/2fa/backup-codes', 'post /jwt-login/v1/account/2fa/totp', 'post /jwt-login/v1/account/2fa/totp/confirm',
+    'post /jwt-login/v1/account/email', 'post /jwt-login/v1/account/email/confirm',
     'post /jwt-login/v1/auth/2fa', 'post /jwt-login/v1/auth/2fa/passkey/options', 'post /jwt-login/v1/auth/revoke', 'post /jwt-login/v1/auth/step-up', 'post /jwt-login/v1/auth/step-up/options',
-    'post /jwt-login/v1/auth/validate', 'post /jwt-login/v1/passkeys/register', 'post /jwt-login/v1/passkeys/register/options'
+    'post /jwt-login/v1/auth/validate', 'post /jwt-login/v1/passkeys/register', 'post /jwt-login/v1/passkeys/register/options',
+    'put /jwt-login/v1/account/2fa', 'put /jwt-login/v1/account/password'
   ])
   t.same(paths[`${PREFIX}/auth/revoke`]?.post?.security, [{ [BEARER_SCHEME]: [] }, {}], 'the header or the JWT field')
 })
@@ -165,7 +176,7 @@ t.test('the host\'s own tags and security schemes stay; a scheme of the same nam
   })
   t.teardown(() => app.close())
   const doc = app.swagger() as unknown as Document
-  t.same(doc.tags?.map(tag => tag.name), ['host', 'tokens', 'two-factor', 'password-reset', 'openid', 'sessions', 'passkeys', 'users', 'keys'])
+  t.same(doc.tags?.map(tag => tag.name), ['host', 'tokens', 'two-factor', 'password-reset', 'openid', 'sessions', 'passkeys', 'users', 'account', 'keys'])
   t.equal(doc.tags?.[1]?.description, 'the host says')
   t.same(Object.keys(doc.components.securitySchemes ?? {}), ['apiKey', BEARER_SCHEME])
 
@@ -233,8 +244,11 @@ t.test('issue 24: where the header may carry the token, the body is optional and
   t.teardown(() => app.close())
   const withBody = tokenOperations(doc).filter(([, op]) => op.requestBody !== undefined)
   t.same(withBody.map(([name]) => name).sort(), [
-    'patch /jwt-login/v1/passkeys/{id}', 'post /jwt-login/v1/auth/2fa', 'post /jwt-login/v1/auth/revoke', 'post /jwt-login/v1/auth/step-up',
-    'post /jwt-login/v1/auth/validate', 'post /jwt-login/v1/passkeys/register'
+    'patch /jwt-login/v1/passkeys/{id}',
+    'post /jwt-login/v1/account/2fa/totp/confirm', 'post /jwt-login/v1/account/email', 'post /jwt-login/v1/account/email/confirm',
+    'post /jwt-login/v1/auth/2fa', 'post /jwt-login/v1/auth/revoke', 'post /jwt-login/v1/auth/step-up',
+    'post /jwt-login/v1/auth/validate', 'post /jwt-login/v1/passkeys/register',
+    'put /jwt-login/v1/account/2fa', 'put /jwt-login/v1/account/password'
   ])
   // renaming and enrolling a passkey need a field of their own: their body stays required
   const ownFields = new Set(['patch /jwt-login/v1/passkeys/{id}', 'post /jwt-login/v1/passkeys/register'])
@@ -263,7 +277,7 @@ t.test('issue 24: where the header may carry the token, the body is optional and
 
   const yaml = app.swagger({ yaml: true }) as unknown as string
   const bodies = [...yaml.matchAll(/requestBody:\s+required: (\w+)/g)].map(match => match[1])
-  t.equal(bodies.filter(required => required === 'false').length, 4, 'the YAML form, built again, says the same')
+  t.equal(bodies.filter(required => required === 'false').length, 9, 'the YAML form, built again, says the same')
   t.equal(bodies.length, Object.values(doc.paths).flatMap(methods => Object.values(methods)).filter(op => op.requestBody !== undefined).length)
 
   // the schemas validate as they did: the example is an annotation
