@@ -69,3 +69,27 @@ t.test('without a session: the same answer for an unknown, a verified and an unv
   t.equal((await kit.users.findByEmail(NEWBIE.email))?.emailVerified, true)
   t.same(errorOf(await kit.call('POST', '/account/email/verification', undefined, { email: 'not an address' })), [400, 236])
 })
+
+t.test('the ?rest_route= form and the request\'s language', async (t) => {
+  const kit = await buildAccountApp(t)
+  const jwt = await kit.token()
+  const res = await kit.app.inject({ method: 'GET', url: '/?rest_route=/jwt-login/v1/account', headers: { authorization: `Bearer ${jwt}` } })
+  t.equal(res.statusCode, 200, res.body)
+  t.equal(res.json().data.user.ID, 1)
+  const german = await kit.app.inject({ method: 'POST', url: '/jwt-login/v1/account/email/verification', headers: { 'accept-language': 'de' }, payload: { email: 'nobody@example.org' } })
+  t.equal(german.statusCode, 200)
+  t.not(german.json().data.message, 'If the address belongs to an account that is not verified yet, a code has been sent to it.', 'in German')
+  t.same(errorOf(await kit.app.inject({ method: 'POST', url: '/jwt-login/v1/account/email/verify', headers: { 'accept-language': 'de' }, payload: {} })), [400, 203], 'a missing code is named')
+})
+
+t.test('authentication.requireVerifiedEmail: an unverified user\'s sign-in is refused with 403 / 231 after the password; registration does not sign in', async (t) => {
+  const kit = await buildAccountApp(t, { authentication: { requireVerifiedEmail: true }, users: { register: { enabled: true, signIn: true, verifyEmail: true } } })
+  const registered = await kit.call('POST', '/users', undefined, NEWBIE)
+  t.equal(registered.statusCode, 200, registered.body)
+  t.notOk('jwt' in registered.json().data, 'not signed in before verifying')
+  t.same(errorOf(await kit.signIn(NEWBIE.email, NEWBIE.password)), [403, 231])
+  t.same(errorOf(await kit.signIn(NEWBIE.email, 'a wrong password here')), [401, 48], 'a wrong password learns nothing')
+  const code = mailCode(await kit.mail.next())
+  t.equal((await kit.call('POST', '/account/email/verify', undefined, { email: NEWBIE.email, code })).statusCode, 200)
+  t.equal((await kit.signIn(NEWBIE.email, NEWBIE.password)).statusCode, 200, 'verified, it signs in')
+})
