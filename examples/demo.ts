@@ -2,8 +2,9 @@
  * The demo host platform: `npm start`. The plugin is mounted with every
  * feature switched on, on embedded defaults: in-memory users with a seeded
  * demo user, the memory store (or Redis when REDIS_URL is set), mail printed
- * to the console, the OpenAPI document and Swagger UI at /docs, and passkeys
- * (in memory) with a page to try them at http://localhost:<port>/passkeys.
+ * to the console, the OpenAPI document and Swagger UI at /docs, passkeys
+ * (in memory) with a page to try them at http://localhost:<port>/passkeys,
+ * and the account routes with a page at /account.
  *
  * The passkey page (examples/passkeys-page.html, a host route outside the
  * plugin's prefix) runs every ceremony with @simplewebauthn/browser, served
@@ -20,6 +21,17 @@
  * two-factor user, sign in with password and TOTP code, enrol, sign out, sign
  * in with the password and answer the second factor with the passkey.
  * test/browser/passkeys.ts does both in Chromium with a virtual authenticator.
+ *
+ * The account page (examples/account-page.html at /account, a host route
+ * too) calls the account routes (`account.enabled`): after a password
+ * sign-in (and its second factor, when on), it shows the account, sends and
+ * checks an email verification code, changes the password, enrols TOTP (the
+ * QR code and the secret; its first code; the backup codes), makes new
+ * backup codes, changes the email address and turns the second factor off.
+ * The seeded users' addresses are verified; a user registered there (or by
+ * `POST /users`) is mailed a code. Every code is mailed by the console
+ * mailer, printed on the console beside the banner. test/browser/account.ts
+ * clicks it through.
  */
 import { randomBytes } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
@@ -99,8 +111,9 @@ export interface DemoOptions {
 
 export async function buildDemo (options: DemoOptions = {}): Promise<FastifyInstance> {
   const users = new MemoryUserAdapter()
-  await users.addUser(DEMO_USER)
-  const twoFactorUser = await users.addUser(DEMO_2FA_USER)
+  // seeded as verified: their addresses are the demo's own (a user of POST /users starts unverified and is mailed a code)
+  await users.addUser({ ...DEMO_USER, emailVerified: true })
+  const twoFactorUser = await users.addUser({ ...DEMO_2FA_USER, emailVerified: true })
   const twoFactor = new MemoryTwoFactorStore()
   await twoFactor.setTotpSecret(twoFactorUser.ID, demoTotp.secret)
   twoFactor.enable(twoFactorUser.ID, 'totp')
@@ -122,9 +135,10 @@ export async function buildDemo (options: DemoOptions = {}): Promise<FastifyInst
       revoke: { enabled: true },
       sessions: { enabled: true },
       twoFactor: { rememberDevice: { enabled: true } },
-      users: { register: { enabled: true, signIn: true }, delete: { enabled: true } },
+      users: { register: { enabled: true, signIn: true, verifyEmail: true }, delete: { enabled: true } },
       resetPassword: { enabled: true, mail: { siteName: 'jwt-login demo' } },
       oauth: oauthSettings(options.oauth),
+      account: { enabled: true },
       passkeys: { enabled: true, rpName: 'jwt-login demo', rpId: 'localhost', origins: [passkeyOrigin(options.port ?? DEFAULT_PORT)] }
     },
     mailer,
@@ -139,6 +153,7 @@ export async function buildDemo (options: DemoOptions = {}): Promise<FastifyInst
     schema: { tags: ['host'], summary: 'The signed-in user (a host route behind the authenticate hook)', security: [{ [BEARER_SCHEME]: [] }] }
   }, async (request) => ({ user: request.jwtLogin?.user }))
   await registerPasskeyPage(app)
+  await registerAccountPage(app)
   return app
 }
 
@@ -149,14 +164,16 @@ export function passkeyOrigin (port: number): string {
 
 /** examples/passkeys-page.html, beside this file. */
 const PASSKEY_PAGE = new URL('./passkeys-page.html', import.meta.url)
+/** examples/account-page.html, beside this file. */
+const ACCOUNT_PAGE = new URL('./account-page.html', import.meta.url)
 /** @simplewebauthn/browser's UMD bundle (it defines `SimpleWebAuthnBrowser`), found from the package's own entry point. */
 const BROWSER_BUNDLE = join(dirname(createRequire(import.meta.url).resolve('@simplewebauthn/browser')), '..', 'dist', 'bundle', 'index.umd.min.js')
 
 const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', '\'': '&#39;' }
 const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c] as string)
 
-/** The page with its `{{name}}` placeholders filled: the plugin's prefix and the demo users' credentials. */
-function passkeyPage (template: string): string {
+/** A page with its `{{name}}` placeholders filled: the plugin's prefix and the demo users' credentials. */
+function fillPage (template: string): string {
   const values: Record<string, string> = {
     prefix: PREFIX,
     email: DEMO_USER.email,
@@ -164,7 +181,7 @@ function passkeyPage (template: string): string {
     twoFactorEmail: DEMO_2FA_USER.email,
     twoFactorPassword: DEMO_2FA_USER.password
   }
-  // every placeholder of the page has its value (test/examples/demo.test.ts finds none left)
+  // every placeholder of the pages has its value (test/examples/demo.test.ts finds none left)
   return Object.entries(values).reduce((page, [name, value]) => page.replaceAll(`{{${name}}}`, escapeHtml(value)), template)
 }
 
@@ -175,9 +192,20 @@ function passkeyPage (template: string): string {
  */
 async function registerPasskeyPage (app: FastifyInstance): Promise<void> {
   const [page, bundle] = await Promise.all([readFile(PASSKEY_PAGE, 'utf8'), readFile(BROWSER_BUNDLE, 'utf8')])
-  const html = passkeyPage(page)
+  const html = fillPage(page)
   app.get('/passkeys', { schema: { hide: true } }, async (_request, reply) => await reply.type('text/html; charset=utf-8').send(html))
   app.get('/passkeys/simplewebauthn-browser.js', { schema: { hide: true } }, async (_request, reply) => await reply.type('text/javascript; charset=utf-8').send(bundle))
+}
+
+/**
+ * The account page at GET /account, read once at start: plain HTML whose
+ * inline script calls the plugin's account routes (under its prefix, so
+ * the host's `/account` does not collide with them); hidden from the
+ * OpenAPI document.
+ */
+async function registerAccountPage (app: FastifyInstance): Promise<void> {
+  const html = fillPage(await readFile(ACCOUNT_PAGE, 'utf8'))
+  app.get('/account', { schema: { hide: true } }, async (_request, reply) => await reply.type('text/html; charset=utf-8').send(html))
 }
 
 /**
@@ -218,6 +246,8 @@ export function banner (base: string): string {
     '',
     `Passkeys: ${passkeyPageUrl(base)} (open it at localhost, the passkeys' relying party; not at 127.0.0.1)`,
     '',
+    `Your account: ${base}/account (email verification, password and email change, TOTP; the codes are mailed to this console)`,
+    '',
     'Demo credentials:',
     `  email: ${DEMO_USER.email}`,
     `  password: ${DEMO_USER.password}`,
@@ -229,6 +259,7 @@ export function banner (base: string): string {
     `  curl -s "${base}/?rest_route=/jwt-login/v1/auth/validate" -H "Authorization: Bearer $JWT"`,
     `  curl -s ${base}/me -H "Authorization: Bearer $JWT"`,
     `  curl -s ${prefix}/sessions -H "Authorization: Bearer $JWT"`,
+    `  curl -s ${prefix}/account -H "Authorization: Bearer $JWT"`,
     `  REFRESHED=$(${postJson(`${prefix}/auth/refresh`, '{"refresh_token":"$REFRESH"}')}); echo "$REFRESHED"`,
     `  JWT=$(echo "$REFRESHED" | ${pick('jwt')}); REFRESH=$(echo "$REFRESHED" | ${pick('refresh_token')})`,
     `  curl -s -X POST ${prefix}/auth/revoke -H "Authorization: Bearer $JWT"`,

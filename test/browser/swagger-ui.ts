@@ -10,7 +10,9 @@
  * through the API: a second session to end, a passkey (a software
  * authenticator, test/helpers/authenticator.ts) to rename, delete, step up
  * with and answer the second factor with, and the interim token of the
- * two-factor user, pasted into "Authorize" in place of the JWT. The demo
+ * two-factor user, pasted into "Authorize" in place of the JWT; the account
+ * routes run as a user registered for them (so the demo users stay as they
+ * are), with the codes the demo's console mailer prints. The demo
  * turns every feature on: an operation it answers 4xx (a switch turned off)
  * fails. Operations that end the token's session come last, each after a new sign-in.
  * One `ok - <METHOD> <path> <status>` line per operation, a summary, and a
@@ -35,6 +37,20 @@ const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', 
 const JWT = /"jwt":\s*"([\w-]+\.[\w-]+\.[\w-]+)"/
 const TIMEOUT = 30_000
 const PREFIX = '/jwt-login/v1'
+/** The user the account operations change: registered by the run, so that the demo users keep their password, address and second factor. */
+const ACCOUNT_USER = { email: 'swagger-ui@example.com', password: 'the account user password 1' }
+
+/** What the demo prints (the banner, and the console mailer's mails). */
+const printed: string[] = []
+
+/** The code `pattern` finds in the newest mail to `to` the demo printed (mails go after the answer: waits for it). */
+async function mailedCode (to: string, pattern: RegExp): Promise<string> {
+  for (const deadline = Date.now() + TIMEOUT; Date.now() < deadline; await sleep(50)) {
+    const code = printed.filter(text => text.includes(`--- mail to ${to} ---`)).map(text => pattern.exec(text)?.[1]).filter(found => found !== undefined).at(-1)
+    if (code !== undefined) return code
+  }
+  throw new Failed(`no mail to ${to} matching ${String(pattern)} on the demo's console`)
+}
 
 /** Swagger UI's "Try it out" on the login operation (tag `tokens`, operationId `jwtLoginAuth`); answers the response body shown. */
 async function tryLogin (page: Page, base: string): Promise<string> {
@@ -149,7 +165,7 @@ function plans (app: FastifyInstance, api: Api, start: string): Array<[string, P
   const settings = app.jwtLogin.settings
   const authenticator = new SoftAuthenticator({ origin: settings.passkeys.origins[0] as string, rpId: settings.passkeys.rpId })
   const demo = { token: start }
-  const state: { passkey?: string, twoFactorJwt?: string } = {}
+  const state: { passkey?: string, twoFactorJwt?: string, accountJwt?: string, totpSecret?: string, backupCodes?: string[], newEmail?: string } = {}
   const need = <T>(value: T | undefined, what: string): T => {
     if (value === undefined) throw new Failed(`needs ${what}, which an earlier operation did not give`)
     return value
@@ -207,6 +223,47 @@ function plans (app: FastifyInstance, api: Api, start: string): Array<[string, P
         return { token, params: { id: need(devices[0]?.id, 'a trusted device') } }
       }
     }],
+    [`GET ${PREFIX}/account`, { run: async () => demo }],
+    [`POST ${PREFIX}/account/2fa/totp`, {
+      // a user of its own, registered (and signed in) for the account operations
+      run: async () => {
+        state.accountJwt = (await api.call('POST', '/users', undefined, ACCOUNT_USER)).jwt as string
+        return { token: state.accountJwt, after: (shown) => { state.totpSecret = dataOf(shown).secret as string } }
+      }
+    }],
+    [`POST ${PREFIX}/account/2fa/totp/confirm`, {
+      run: async () => ({
+        token: need(state.accountJwt, 'the account user\'s JWT'),
+        body: { code: await generate({ secret: need(state.totpSecret, 'a pending TOTP secret') }) },
+        after: (shown) => { state.backupCodes = dataOf(shown).backup_codes as string[] }
+      })
+    }],
+    [`POST ${PREFIX}/account/2fa/backup-codes`, {
+      // with the second factor on, a sign-in that included it: the password and a backup code
+      run: async () => {
+        const interim = await api.signIn(ACCOUNT_USER)
+        const code = need(state.backupCodes?.[0], 'the backup codes of the TOTP enrolment')
+        state.accountJwt = (await api.call('POST', '/auth/2fa', interim, { code })).jwt as string
+        return { token: state.accountJwt }
+      }
+    }],
+    [`PUT ${PREFIX}/account/2fa`, { run: async () => ({ token: need(state.accountJwt, 'the account user\'s JWT') }) }],
+    [`POST ${PREFIX}/account/email`, {
+      run: async () => ({
+        token: need(state.accountJwt, 'the account user\'s JWT'),
+        after: (shown) => { state.newEmail = (JSON.parse(need(shown.prefilled, 'a prefilled body')) as { new_email: string }).new_email }
+      })
+    }],
+    [`POST ${PREFIX}/account/email/confirm`, {
+      run: async () => ({
+        token: need(state.accountJwt, 'the account user\'s JWT'),
+        body: { code: await mailedCode(need(state.newEmail, 'the new address'), /confirmation code is (\S+)\./) }
+      })
+    }],
+    [`PUT ${PREFIX}/account/password`, {
+      run: async () => ({ token: need(state.accountJwt, 'the account user\'s JWT'), body: { current_password: ACCOUNT_USER.password, new_password: 'a new account user password' } })
+    }],
+    [`DELETE ${PREFIX}/account/2fa`, { run: async () => ({ token: need(state.accountJwt, 'the account user\'s JWT') }) }],
     [`POST ${PREFIX}/auth/revoke`, { run: async () => ({ token: await api.signIn(DEMO_USER) }) }],
     [`DELETE ${PREFIX}/sessions`, { run: async () => ({ token: await api.signIn(DEMO_USER) }) }],
     [`DELETE ${PREFIX}/users`, {
@@ -246,7 +303,7 @@ async function run (): Promise<number> {
     console.error(`No Chromium at ${CHROMIUM}. Install it (Debian/Ubuntu: apt-get install -y chromium) or set CHROMIUM_PATH.`)
     return 1
   }
-  const app = await main({ PORT: '0' }, () => {})
+  const app = await main({ PORT: '0' }, (text) => { printed.push(text) })
   const address = app.server.address() as { port: number }
   const base = `http://127.0.0.1:${address.port}`
   const profile = await mkdtemp(join(tmpdir(), 'jwt-login-chromium-'))

@@ -24,7 +24,7 @@ t.test('the demo host: login with the demo user, validate, /me, refresh, revoke'
 
   const validate = await app.inject({ method: 'POST', url: `${PREFIX}/auth/validate`, headers: { authorization: `Bearer ${jwt as string}` } })
   t.equal(validate.statusCode, 200)
-  t.same(validate.json().data.user, { ID: 1, user_login: DEMO_USER.login, user_email: DEMO_USER.email, display_name: DEMO_USER.displayName, roles: DEMO_USER.roles })
+  t.same(validate.json().data.user, { ID: 1, user_login: DEMO_USER.login, user_email: DEMO_USER.email, display_name: DEMO_USER.displayName, roles: DEMO_USER.roles, email_verified: true }, 'the seeded user\'s address is verified')
 
   const me = await app.inject({ method: 'GET', url: '/me', headers: { authorization: `Bearer ${jwt as string}` } })
   t.equal(me.statusCode, 200)
@@ -47,7 +47,8 @@ t.test('the banner names the credentials, Swagger UI and a curl command per rout
   t.ok(text.split('\n').includes(`  email: ${DEMO_USER.email}`))
   t.ok(text.split('\n').includes(`  password: ${DEMO_USER.password}`))
   t.match(text, /^Passkeys: http:\/\/localhost:3000\/passkeys \(/m, 'the passkey page, named by localhost')
-  for (const route of ['/jwt-login/v1/auth ', '/jwt-login/v1/auth/validate', '/jwt-login/v1/auth/refresh', '/jwt-login/v1/auth/revoke', '/?rest_route=/jwt-login/v1/auth/validate', '/me', '/jwt-login/v1/sessions']) {
+  t.match(text, /^Your account: http:\/\/127\.0\.0\.1:3000\/account \(/m, 'the account page')
+  for (const route of ['/jwt-login/v1/auth ', '/jwt-login/v1/auth/validate', '/jwt-login/v1/auth/refresh', '/jwt-login/v1/auth/revoke', '/?rest_route=/jwt-login/v1/auth/validate', '/me', '/jwt-login/v1/sessions', '/jwt-login/v1/account']) {
     t.match(text, new RegExp(`curl -s[^\\n]*http://127\\.0\\.0\\.1:3000${route.replace(/[?/.]/g, (c) => `\\${c}`)}`), `a curl command for ${route}`)
   }
   for (const variable of ['LOGIN', 'JWT', 'REFRESH', 'REFRESHED', 'INTERIM', 'CODE']) {
@@ -78,14 +79,15 @@ t.test('the banner\'s commands run in order in a plain sh against the demo (curl
 
   // curl prints no newline after an answer: one echo after each command keeps the answers apart
   const tokens = (await sh(commands(text, 'Try (paste in order').join('\necho\n'))).split('\n').filter(line => line !== '')
-  t.equal(tokens.length, 7, 'login, validate, validate by rest_route, /me, sessions, refresh, revoke')
+  t.equal(tokens.length, 8, 'login, validate, validate by rest_route, /me, sessions, account, refresh, revoke')
   t.match(JSON.parse(tokens[0] as string), { success: true, data: { jwt: String, refresh_token: String } })
   t.match(JSON.parse(tokens[1] as string), { success: true, data: { user: { user_email: DEMO_USER.email } } })
   t.match(JSON.parse(tokens[2] as string), { success: true, data: { user: { user_email: DEMO_USER.email } } })
   t.match(JSON.parse(tokens[3] as string), { user: { user_email: DEMO_USER.email } })
   t.match(JSON.parse(tokens[4] as string), { success: true, data: { sessions: [{ current: true, method: 'password' }], devices: [] } }, 'the session just started, listed')
-  t.match(JSON.parse(tokens[5] as string), { success: true, data: { jwt: String, refresh_token: String } })
-  t.same(JSON.parse(tokens[6] as string), { success: true, data: { message: 'Token was revoked.' } }, 'the refreshed JWT was revoked')
+  t.match(JSON.parse(tokens[5] as string), { success: true, data: { user: { user_email: DEMO_USER.email, email_verified: true }, two_factor: { enabled: false }, sessions: 1 } }, 'the account')
+  t.match(JSON.parse(tokens[6] as string), { success: true, data: { jwt: String, refresh_token: String } })
+  t.same(JSON.parse(tokens[7] as string), { success: true, data: { message: 'Token was revoked.' } }, 'the refreshed JWT was revoked')
 
   const [ask, , complete] = commands(text, 'Password reset')
   t.same(JSON.parse(await sh(ask as string)).success, true)
@@ -159,6 +161,42 @@ t.test('the passkey page at /passkeys and its browser library, host routes outsi
   const paths = Object.keys((await app.inject({ method: 'GET', url: '/docs/json' })).json().paths)
   t.notOk(paths.some(path => path.startsWith('/passkeys')), 'the host\'s page routes are not in the OpenAPI document')
   t.ok(paths.includes('/jwt-login/v1/passkeys'), 'the plugin\'s own passkey routes are')
+})
+
+t.test('the account page at /account, a host route outside the plugin\'s prefix and the OpenAPI document', async (t) => {
+  const app = await buildDemo()
+  t.teardown(() => app.close())
+  const page = await app.inject({ method: 'GET', url: '/account' })
+  t.equal(page.statusCode, 200)
+  t.match(page.headers['content-type'], /^text\/html/)
+  const ids = [
+    'password-form', 'email', 'password', 'password-sign-in', 'use-two-factor-user', 'second-factor', 'code-form', 'code', 'submit-code', 'signed-in', 'sign-out',
+    'register-form', 'register-email', 'register-password', 'register',
+    'show-account', 'account-email', 'account-email-verified', 'account-two-factor', 'account-backup-codes-left',
+    'send-verification', 'verify-form', 'verification-code', 'verify-email',
+    'change-password-form', 'current-password', 'new-password', 'change-password',
+    'start-totp', 'totp-enrolment', 'totp-qr', 'totp-secret', 'totp-uri', 'totp-confirm-form', 'totp-code', 'confirm-totp',
+    'regenerate-backup-codes', 'disable-two-factor', 'backup-codes',
+    'email-change-form', 'new-email', 'request-email-change', 'email-confirm-form', 'email-change-code', 'confirm-email-change',
+    'answers'
+  ]
+  for (const id of ids) t.match(page.body, new RegExp(`id="${id}"`), `#${id} is on the page`)
+  t.equal(new Set([...page.body.matchAll(/\bid="([^"]+)"/g)].map(match => match[1])).size, [...page.body.matchAll(/\bid="/g)].length, 'no id twice')
+  for (const input of page.body.match(/<input\b[^>]*>/g) ?? []) t.match(page.body, new RegExp(`<label>[^<]*${input.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}</label>`), `${input} has its label`)
+  t.match(page.body, 'data-api="/jwt-login/v1"')
+  t.match(page.body, `value="${DEMO_USER.email}"`, 'the demo user is prefilled')
+  t.match(page.body, `value="${DEMO_USER.password}"`)
+  t.match(page.body, `data-email="${DEMO_2FA_USER.email}"`, 'the two-factor user is a click away')
+  t.notMatch(page.body, /\{\{\w+\}\}/, 'every placeholder filled')
+  t.notMatch(page.body, /<script src=/, 'no script but its own')
+
+  const paths = Object.keys((await app.inject({ method: 'GET', url: '/docs/json' })).json().paths)
+  t.notOk(paths.includes('/account'), 'the host\'s page is not in the OpenAPI document')
+  t.ok(paths.includes('/jwt-login/v1/account'), 'the plugin\'s account route is')
+  const jwt: string = (await app.inject({ method: 'POST', url: `${PREFIX}/auth`, payload: { email: DEMO_USER.email, password: DEMO_USER.password } })).json().data.jwt
+  const account = await app.inject({ method: 'GET', url: `${PREFIX}/account`, headers: { authorization: `Bearer ${jwt}` } })
+  t.equal(account.statusCode, 200, 'the plugin\'s account routes are on')
+  t.match(account.json().data, { user: { user_email: DEMO_USER.email, email_verified: true }, two_factor: { enabled: false, methods: ['email'] }, passkeys: 0, sessions: 1 })
 })
 
 t.test('passkeys on the demo: relying party localhost, accepted from http://localhost on the demo\'s port only', async (t) => {
