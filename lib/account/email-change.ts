@@ -1,6 +1,7 @@
 // Change of email: a code to the new address (nothing changes before it is entered), the change with a notice and a revert code to the old one, and the revert.
 import type { Call } from '../adapters/second-factor.js'
 import type { UserAdapter } from '../adapters/users.js'
+import { loggedError } from '../adapters/guard.js'
 import type { JwtLoginContext } from '../context/context.js'
 import { isEmail, isPlainEmail, sameEmail } from '../core/email.js'
 import { JwtLoginError } from '../core/errors.js'
@@ -93,8 +94,9 @@ export async function confirmEmailChange (ctx: JwtLoginContext, call: Call, auth
  * changed the address may have added them); the owner then resets the
  * password by mail. Revert codes issued before the last revert are dead,
  * so an address the account held in between cannot take it back. Order:
- * the code spent; that ending (a failure gives the code back: 503 / 242);
- * the floor for older revert codes; `setEmail` (taken meanwhile: 409 / 235).
+ * the code spent; that ending and `setEmail` (a failure gives the code
+ * back: 503 / 242; an address taken meanwhile: 409 / 235); then the floor
+ * for older revert codes (a failure is logged).
  */
 export async function revertEmail (ctx: JwtLoginContext, call: Call, input: { email: string, code: string }): Promise<void> {
   if (!isEmail(input.email)) throw new JwtLoginError('ERR_JWT_LOGIN_EMAIL_INVALID')
@@ -106,7 +108,6 @@ export async function revertEmail (ctx: JwtLoginContext, call: Call, input: { em
   const lifetimeMs = call.settings.account.email.revertLifetimeMs
   try {
     await resetCredentials(ctx, call, record.userId, user, 'email_reverted', true)
-    await ctx.store.set(accountKeys.revertFloor(record.userId), String(ctx.clock()), lifetimeMs)
     await setEmailOf(ctx)(user, record.email)
   } catch (error) {
     if (taken(error)) throw new JwtLoginError('ERR_JWT_LOGIN_EMAIL_TAKEN')
@@ -114,5 +115,8 @@ export async function revertEmail (ctx: JwtLoginContext, call: Call, input: { em
     throw new JwtLoginError('ERR_JWT_LOGIN_ACCOUNT_INCOMPLETE', { cause: error })
   }
   ctx.forgetUser(record.userId)
+  await ctx.store.set(accountKeys.revertFloor(record.userId), String(ctx.clock()), lifetimeMs).catch((error: unknown) => {
+    ctx.log.error({ userId: record.userId, err: loggedError(error) }, 'jwt-login: an email was put back, but the revert codes issued before could not be ended; they expire with their lifetime')
+  })
   ctx.events.emit('email.reverted', { userId: record.userId, ip: call.ip })
 }
