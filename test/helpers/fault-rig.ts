@@ -22,9 +22,14 @@ export const PREFIX = '/jwt-login/v1'
 /**
  * Adapter writes on which an `after` fault (the host did it, then errored) is tried too. The passkey
  * port's `create` and `recordUse` are among them: a host that stored the new passkey (or the use) and then
- * threw leaves it stored under a 503.
+ * threw leaves it stored under a 503. So are the account's: the user adapter's `setEmailVerified` and
+ * `setEmail`, the two-factor port's `setMethod`, `setTotpSecret` and `replaceBackupCodes` (its
+ * `countBackupCodes` is a read: an `after` fault there is its `before`).
  */
-export const ADAPTER_WRITES = new Set(['setPassword', 'consumeBackupCode', 'createUser', 'deleteUser', 'create', 'recordUse'])
+export const ADAPTER_WRITES = new Set([
+  'setPassword', 'consumeBackupCode', 'createUser', 'deleteUser', 'create', 'recordUse',
+  'setEmailVerified', 'setEmail', 'setMethod', 'setTotpSecret', 'replaceBackupCodes'
+])
 export const MANY = { max: 1_000_000 }
 
 /** Settings that keep every counter from triggering, refresh on. */
@@ -68,6 +73,19 @@ export class CapturingMailer implements Mailer {
     const deadline = Date.now() + 5000
     while (this.sent.length < count) {
       if (Date.now() > deadline) throw new Error(`expected ${count} mails, got ${this.sent.length}`)
+      await new Promise<void>((resolve) => {
+        this.#waiting.push(resolve)
+        setTimeout(resolve, 100).unref()
+      })
+    }
+  }
+
+  /** The first mail to `to` among those sent after the first `from`, waited for (5 s at most); `null` when none came. */
+  async mailTo (to: string, from: number): Promise<MailMessage | null> {
+    const deadline = Date.now() + 5000
+    for (;;) {
+      const found = this.sent.slice(from).find(message => message.to === to)
+      if (found !== undefined || Date.now() > deadline) return found ?? null
       await new Promise<void>((resolve) => {
         this.#waiting.push(resolve)
         setTimeout(resolve, 100).unref()
@@ -234,7 +252,9 @@ export function expect (t: Test, res: Response, status: number, code: number | n
  * `PUT /user/reset_password`, which says the password did not change but the
  * user's sessions may have ended; 503 / 226 on `DELETE /users`, which says
  * the user was not deleted but its sessions have ended; 503 / 227 on
- * `POST /users`, which says the user was created but not signed in.
+ * `POST /users`, which says the user was created but not signed in; 503 /
+ * 242 on the account's verification by code and address and its email
+ * revert, which say the change was not made but sessions may have ended.
  */
 export function checkAnswer (t: Test, res: Response, info: FaultInfo): void {
   if (ok(res)) return
@@ -245,7 +265,7 @@ export function checkAnswer (t: Test, res: Response, info: FaultInfo): void {
     body = res.body
   }
   t.match(body, { success: false, data: { message: String, errorCode: Number } }, `the answer is the error envelope [${where(info)}]`)
-  const code = res.statusCode === 503 && [205, 226, 227].includes(errorCodeOf(res) ?? 0) ? errorCodeOf(res) as number : 201
+  const code = res.statusCode === 503 && [205, 226, 227, 242].includes(errorCodeOf(res) ?? 0) ? errorCodeOf(res) as number : 201
   expect(t, res, 503, code, 'a failed dependency answers 503 / 201 (never a 500)', info)
 }
 
