@@ -30,6 +30,7 @@ import { generateBackupCodes } from '../../lib/index.js'
 import { MemoryPasskeyStore } from '../../lib/testing.js'
 import { createTotpSecret } from '../../lib/two-factor/methods/totp.js'
 import { SoftAuthenticator } from './authenticator.js'
+import { accountFlows, accountOptions, ACCOUNT_SETTINGS } from './fault-account.js'
 import {
   BASE, bearer, buildRig, checkListConsistent, dataOf, endAllSessions, endSession, errorCodeOf, expect, hashLogin, listedIds, listSessions,
   login, MANY, noted, ok, PASSWORD, post, PREFIX, refresh, registerUser, revoke, runFlow, session, setupData, setupLogin, sidOf, validate, where,
@@ -992,6 +993,13 @@ export function faultSuite (stores: readonly StoreName[]): void {
         await rig.port.setTotpSecret(second.ID, secret)
         rig.port.enable(second.ID, 'totp')
         for (const flow of passkeyFlows(rig, parts)) {
+          await t.test(`${store} ${flow.name}`, async (t) => { await runFlow(t, flow) })
+        }
+      })
+
+      await t.test(`${store} account`, async (t) => {
+        const rig = await buildRig(t, store, 'account', ACCOUNT_SETTINGS, accountOptions)
+        for (const flow of await accountFlows(rig)) {
           await t.test(`${store} ${flow.name}`, async (t) => { await runFlow(t, flow) })
         }
       })
