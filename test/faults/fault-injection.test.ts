@@ -82,4 +82,31 @@ t.test('the harness: adapters share a switch; sync toPublicUser is left alone', 
   t.equal(faults.disarm(), 0)
 })
 
+t.test('the harness: the ports\' optional account methods are counted and failable, and stay absent where a port lacks them', async (t) => {
+  const users = new MemoryUserAdapter()
+  const port = new MemoryTwoFactorStore()
+  const faults = new Faults()
+  const wrappedUsers = faultyAdapter(users, faults)
+  const wrappedPort = faultyAdapter(port, faults)
+  const user = await users.addUser({ login: 'o', email: 'o@example.com', password: 'a long enough password' })
+  faults.arm()
+  await wrappedUsers.setEmailVerified(user, false)
+  await wrappedUsers.setEmail(user, 'p@example.com')
+  await wrappedPort.setMethod(user.ID, 'totp')
+  t.equal(await wrappedPort.countBackupCodes(user.ID), 0)
+  faults.disarm()
+  t.same(faults.calls.map(c => `${c.method}:${c.key}`), ['setEmailVerified:user=1', 'setEmail:user=1', 'setMethod:1', 'countBackupCodes:1'])
+  t.same({ email: user.user_email, verified: user.emailVerified, method: await port.methodOf(user.ID) }, { email: 'p@example.com', verified: true, method: 'totp' }, 'they reach the inner port')
+
+  faults.arm({ k: 1, mode: 'after' })
+  await t.rejects(wrappedUsers.setEmailVerified(user, false), { name: 'InjectedFault', mode: 'after' })
+  faults.disarm()
+  t.equal(user.emailVerified, false, 'after: the write ran')
+
+  // the plugin asks `typeof port.setMethod === 'function'`: a port without the method must not grow one
+  const bare = faultyAdapter({ methodOf: async () => null } as Record<string, unknown>, faults)
+  t.equal(typeof bare.setMethod, 'undefined')
+  t.equal(typeof bare.countBackupCodes, 'undefined')
+})
+
 faultSuite(['memory', 'redis'])

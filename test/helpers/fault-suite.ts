@@ -18,360 +18,47 @@
  * The call sequence of every flow is printed as a test comment. A flow whose
  * first calls are another flow's, in the same order (the password check),
  * sweeps from its own first call (`sweepFrom`).
+ *
+ * The harness (the rig, the requests, the shared assertions, `runFlow`) is
+ * in fault-rig.ts; the account routes' flows are in fault-account.ts.
  */
 import { randomUUID } from 'node:crypto'
 import t from 'tap'
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
+import type { FastifyInstance } from 'fastify'
 import type { AuthenticationResponseJSON, PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON, RegistrationResponseJSON } from '@simplewebauthn/server'
-import { generateBackupCodes, type JwtLoginOptions, type Mailer, type MailMessage, type SettingsInput, type StateStore } from '../../lib/index.js'
-import { MemoryPasskeyStore, MemoryTwoFactorStore, MemoryUserAdapter } from '../../lib/testing.js'
+import { generateBackupCodes } from '../../lib/index.js'
+import { MemoryPasskeyStore } from '../../lib/testing.js'
 import { createTotpSecret } from '../../lib/two-factor/methods/totp.js'
-import { buildApp } from './app.js'
 import { SoftAuthenticator } from './authenticator.js'
-import { Faults, faultyAdapter, faultyStore, type FaultCall, type FaultMode } from './faults.js'
+import { accountFlows, accountOptions, ACCOUNT_SETTINGS } from './fault-account.js'
+import {
+  BASE, bearer, buildRig, checkListConsistent, dataOf, endAllSessions, endSession, errorCodeOf, expect, hashLogin, listedIds, listSessions,
+  login, MANY, noted, ok, PASSWORD, post, PREFIX, refresh, registerUser, revoke, runFlow, session, setupData, setupLogin, sidOf, validate, where,
+  type FaultInfo, type Flow, type Response, type Rig, type Session, type StoreName, type Test
+} from './fault-rig.js'
+import { faultyAdapter } from './faults.js'
 import { providers, TOKEN_URL } from './oauth.js'
 import { ACCOUNTS, CLIENTS, startIdp } from './oidc-provider.js'
-import { storeOf, type StoreKind } from './shared-stores.js'
 import { codeIn, RESET_URL } from './reset.js'
 import { totpAt } from './two-factor.js'
 
-type Test = Parameters<Parameters<typeof t.test>[0]>[0]
-type Response = LightMyRequestResponse
-type StoreName = StoreKind
-type Layer = 'store' | 'adapter'
-
 t.setTimeout(240_000)
 
-const PREFIX = '/jwt-login/v1'
 /** The refresh grace interval the design gives (`refresh.reuseInterval`, default 30 s); the clock moves past it. */
 const PAST_REUSE_INTERVAL_MS = 31_000
-/**
- * Adapter writes on which an `after` fault (the host did it, then errored) is tried too. The passkey
- * port's `create` and `recordUse` are among them: a host that stored the new passkey (or the use) and then
- * threw leaves it stored under a 503.
- */
-const ADAPTER_WRITES = new Set(['setPassword', 'consumeBackupCode', 'createUser', 'deleteUser', 'create', 'recordUse'])
-const MANY = { max: 1_000_000 }
-
-/** Settings that keep every counter from triggering, refresh on. */
-const BASE: Partial<SettingsInput> = {
-  refresh: { enabled: true },
-  // setup logins use password_hash to skip argon2 (see setupLogin)
-  login: { allowPasswordHash: true },
-  limits: { loginPerAccount: MANY, loginPerIp: MANY, requestsPerIp: MANY, signInsPerAccount: MANY },
-  // the sweep signs one user in hundreds of times: the session index then never has to check its families,
-  // so every run of a flow makes the probe's calls; the session routes on, so the flows can list and end sessions
-  sessions: { enabled: true, maxPerUser: 1000 },
-  twoFactor: { attemptsPerChallenge: 10, perAccount: MANY }
-}
 
 const idp = await startIdp()
 t.teardown(() => idp.close())
 
-/** Real time plus an offset the test moves forward (cutoffs compare session starts to the ms, so time must flow). */
-interface MovingClock {
-  (): number
-  advance: (ms: number) => void
-}
+// ---- requests only some flows make -----------------------------------------
 
-function movingClock (): MovingClock {
-  let offset = 0
-  return Object.assign(() => Date.now() + offset, { advance: (ms: number) => { offset += ms } })
-}
-
-/** A mailer that keeps what it is given (the mailer is not under test here). */
-class CapturingMailer implements Mailer {
-  readonly sent: MailMessage[] = []
-  readonly #waiting: Array<() => void> = []
-
-  async send (message: MailMessage): Promise<void> {
-    this.sent.push(message)
-    for (const wake of this.#waiting.splice(0)) wake()
-  }
-
-  /** Waits until `count` messages were sent in all (5 s at most). */
-  async waitFor (count: number): Promise<void> {
-    const deadline = Date.now() + 5000
-    while (this.sent.length < count) {
-      if (Date.now() > deadline) throw new Error(`expected ${count} mails, got ${this.sent.length}`)
-      await new Promise<void>((resolve) => {
-        this.#waiting.push(resolve)
-        setTimeout(resolve, 100).unref()
-      })
-    }
-  }
-
-  get last (): MailMessage {
-    const message = this.sent.at(-1)
-    if (message === undefined) throw new Error('no mail was sent')
-    return message
-  }
-}
-
-/** One app on one store, with the store and the host adapters behind fault switches. */
-interface Rig {
-  store: StoreName
-  app: FastifyInstance
-  /** The inner (unwrapped) user adapter, for setup. */
-  users: MemoryUserAdapter
-  /** The inner two-factor port, for setup. */
-  port: MemoryTwoFactorStore
-  mailer: CapturingMailer
-  clock: MovingClock
-  faults: Record<Layer, Faults>
-}
-
-async function buildRig (t: Test, store: StoreName, label: string, settings: Partial<SettingsInput>, options: (parts: { port: MemoryTwoFactorStore, mailer: CapturingMailer, faults: Faults }) => Partial<JwtLoginOptions> = () => ({})): Promise<Rig> {
-  const clock = movingClock()
-  const inner: StateStore = await storeOf(t, store, `faults-${label}`, clock)
-  const faults = { store: new Faults(), adapter: new Faults() }
-  const users = new MemoryUserAdapter()
-  const port = new MemoryTwoFactorStore()
-  const mailer = new CapturingMailer()
-  const { app } = await buildApp({ ...BASE, ...settings }, {
-    store: faultyStore(inner, faults.store),
-    users: faultyAdapter(users, faults.adapter),
-    clock,
-    ...options({ port, mailer, faults: faults.adapter })
-  })
-  t.teardown(() => app.close())
-  return { store, app, users, port, mailer, clock, faults }
-}
-
-// ---- requests --------------------------------------------------------------
-
-/**
- * The session of every token an answer handed to this client (final or
- * interim): a session listed but not among them was started by a request
- * whose answer never arrived, so no client holds it.
- */
-const delivered = new Set<string>()
-
-/** The session id (`sid`) of a JWT, read without verifying it. */
-function sidOf (jwt: string): string {
-  return (JSON.parse(Buffer.from(jwt.split('.')[1] as string, 'base64url').toString('utf8')) as { sid: string }).sid
-}
-
-/** Notes the session of the token a successful answer carries (see `delivered`). */
-function noted (res: Response): Response {
-  if (!ok(res)) return res
-  const jwt = (res.json() as { data?: { jwt?: unknown } }).data?.jwt
-  if (typeof jwt === 'string') delivered.add(sidOf(jwt))
-  return res
-}
-
-async function post (app: FastifyInstance, path: string, payload: Record<string, unknown>): Promise<Response> {
-  return noted(await app.inject({ method: 'POST', url: `${PREFIX}${path}`, payload }))
-}
-
-const login = async (app: FastifyInstance, email: string, password: string): Promise<Response> => await post(app, '/auth', { email, password })
-const validate = async (app: FastifyInstance, jwt: string): Promise<Response> => await post(app, '/auth/validate', { JWT: jwt })
-const refresh = async (app: FastifyInstance, token: string): Promise<Response> => await post(app, '/auth/refresh', { refresh_token: token })
-const revoke = async (app: FastifyInstance, jwt: string): Promise<Response> => await post(app, '/auth/revoke', { JWT: jwt })
 const submit2fa = async (app: FastifyInstance, jwt: string, code: string): Promise<Response> => await post(app, '/auth/2fa', { JWT: jwt, code })
 const requestReset = async (app: FastifyInstance, email: string): Promise<Response> => await app.inject({ method: 'POST', url: RESET_URL, payload: { email } })
 const completeReset = async (app: FastifyInstance, email: string, code: string, password: string): Promise<Response> =>
   await app.inject({ method: 'PUT', url: RESET_URL, payload: { email, code, new_password: password } })
 const oauthToken = async (app: FastifyInstance, payload: Record<string, string>): Promise<Response> => noted(await app.inject({ method: 'POST', url: TOKEN_URL, payload }))
-const bearer = (jwt: string): Record<string, string> => ({ authorization: `Bearer ${jwt}` })
-const listSessions = async (app: FastifyInstance, jwt: string): Promise<Response> => await app.inject({ method: 'GET', url: `${PREFIX}/sessions`, headers: bearer(jwt) })
-const endSession = async (app: FastifyInstance, jwt: string, id: string): Promise<Response> =>
-  await app.inject({ method: 'DELETE', url: `${PREFIX}/sessions/${encodeURIComponent(id)}`, headers: bearer(jwt) })
-const endAllSessions = async (app: FastifyInstance, jwt: string, keepCurrent = false): Promise<Response> =>
-  await app.inject({ method: 'DELETE', url: `${PREFIX}/sessions${keepCurrent ? '?keep_current=true' : ''}`, headers: bearer(jwt) })
-
-/** The session ids a `GET /sessions` answer lists, oldest first. */
-function listedIds (res: Response): string[] {
-  return dataOf<{ sessions: Array<{ id: string }> }>(res).sessions.map(session => session.id)
-}
-
-interface Session { jwt: string, refresh_token: string }
-
-function ok (res: Response): boolean {
-  return res.statusCode >= 200 && res.statusCode < 300
-}
-
-function dataOf<T = Record<string, any>> (res: Response): T {
-  return (res.json() as { data: T }).data
-}
-
-/**
- * A setup login that skips argon2: `password_hash` with the stored hash
- * (the rigs turn `login.allowPasswordHash` on for this). The flows under test
- * and the password checks of the reset invariants use real passwords.
- */
-async function setupLogin (rig: Rig, email: string): Promise<Response> {
-  const res = await hashLogin(rig, email)
-  if (res.statusCode !== 200) throw new Error(`setup login failed: ${res.body}`)
-  return res
-}
-
-/** `POST /auth` with `password_hash` (no argon2), whatever it answers: for flows whose subject is not the password check. */
-async function hashLogin (rig: Rig, email: string): Promise<Response> {
-  const user = await rig.users.findByEmail(email)
-  if (user === null) throw new Error(`no user ${email}`)
-  return await post(rig.app, '/auth', { email, password_hash: user.passwordHash })
-}
-
-async function session (rig: Rig, email: string): Promise<Session> {
-  return dataOf<Session>(await setupLogin(rig, email))
-}
-
-// ---- assertions ------------------------------------------------------------
-
-/** Where the fault was, for assertion messages and diagnostics. */
-interface FaultInfo {
-  layer: Layer
-  mode: FaultMode | 'clean'
-  k: number
-  call: FaultCall | null
-  log: string
-  /** The calls of the clean probe run of this flow and layer. */
-  sequence: readonly FaultCall[]
-}
-
-function where (info: FaultInfo): string {
-  if (info.call === null) return info.k === 0 ? `${info.layer} probe` : `${info.layer} clean k=${info.k}`
-  return `${info.layer}:${info.mode} k=${info.k} at ${info.call.method}:${info.call.key}`
-}
-
-function errorCodeOf (res: Response): number | undefined {
-  try {
-    return (res.json() as { data?: { errorCode?: number } }).data?.errorCode
-  } catch {
-    return undefined
-  }
-}
-
-/** Asserts a status (and error code); answers whether it held. */
-function expect (t: Test, res: Response, status: number, code: number | null, what: string, info: FaultInfo): boolean {
-  const got = code === null ? String(res.statusCode) : `${res.statusCode}/${String(errorCodeOf(res))}`
-  const want = code === null ? String(status) : `${status}/${code}`
-  return t.equal(got, want, `${what} [${where(info)}]`, { body: res.body.slice(0, 300), calls: info.log.split('\n') })
-}
-
-/**
- * Invariant 1: a 2xx, or the error envelope with 503 / 201 — or 503 / 205 on
- * `PUT /user/reset_password`, which says the password did not change but the
- * user's sessions may have ended; 503 / 226 on `DELETE /users`, which says
- * the user was not deleted but its sessions have ended; 503 / 227 on
- * `POST /users`, which says the user was created but not signed in.
- */
-function checkAnswer (t: Test, res: Response, info: FaultInfo): void {
-  if (ok(res)) return
-  let body: unknown
-  try {
-    body = res.json()
-  } catch {
-    body = res.body
-  }
-  t.match(body, { success: false, data: { message: String, errorCode: Number } }, `the answer is the error envelope [${where(info)}]`)
-  const code = res.statusCode === 503 && [205, 226, 227].includes(errorCodeOf(res) ?? 0) ? errorCodeOf(res) as number : 201
-  expect(t, res, 503, code, 'a failed dependency answers 503 / 201 (never a 500)', info)
-}
-
-/**
- * The session index against the token state, checked with faults off after
- * a flow that may have started sessions: of the final tokens the flow
- * produced (`candidates`), each that validates is listed and each listed
- * validates. The list is asked with the first candidate that validates, or
- * else with `lister`'s (a session of the same user). A listed session that
- * no answer delivered (a request started it, then failed) is held by no
- * client: it must at least end (`DELETE /sessions/{id}` answers 200).
- */
-async function checkListConsistent (t: Test, rig: Rig, info: FaultInfo, candidates: readonly string[], lister?: () => Promise<string>): Promise<void> {
-  const { app } = rig
-  const unique = [...new Map(candidates.map(jwt => [sidOf(jwt), jwt])).entries()]
-  const states = await Promise.all(unique.map(async ([sid, jwt]) => ({ sid, jwt, live: (await validate(app, jwt)).statusCode === 200 })))
-  const by = states.find(state => state.live)?.jwt ?? await lister?.()
-  if (!t.ok(by, `a live session of the user lists its sessions [${where(info)}]`) || by === undefined) return
-  const res = await listSessions(app, by)
-  if (!expect(t, res, 200, null, 'GET /sessions (clean) answers', info)) return
-  const listed = listedIds(res)
-  for (const { sid, live } of states) {
-    t.equal(listed.includes(sid), live, `${live ? 'a session that validates is listed' : 'a session that is refused is not listed'} [${where(info)}]`, { sid, listed, calls: info.log.split('\n') })
-  }
-  for (const sid of listed.filter(id => !delivered.has(id))) {
-    t.comment(`${where(info)}: listed, never delivered: ${sid}`)
-    expect(t, await endSession(app, by, sid), 200, null, `a listed session no answer delivered can be ended (${sid})`, info)
-  }
-}
-
-// ---- the runner ------------------------------------------------------------
-
-interface Flow<C> {
-  name: string
-  rig: Rig
-  /** Fresh state for one case, made with faults off. */
-  setup: () => Promise<C>
-  /** The one request made under faults. */
-  act: (c: C) => Promise<Response>
-  /** The invariants, checked with faults off after the faulty request. */
-  check: (t: Test, c: C, res: Response, info: FaultInfo) => Promise<void>
-  /**
-   * The first call whose fault this flow sweeps (default: every call): the
-   * calls before it are those of a flow that already sweeps them in the same
-   * order (the password check's limiter calls of `login`), so they are not
-   * swept again. With no call matching, every call is swept.
-   */
-  sweepFrom?: (call: FaultCall) => boolean
-}
-
-async function runFlow<C> (t: Test, flow: Flow<C>): Promise<void> {
-  const { rig } = flow
-  for (const layer of ['store', 'adapter'] as const) {
-    const faults = rig.faults[layer]
-
-    // N: the calls of one clean request (checked like any case, so stateful flows stay in step)
-    let calls: FaultCall[] = []
-    await t.test(`${rig.store} ${flow.name} ${layer}:probe`, async (t) => {
-      const c = await flow.setup()
-      faults.arm()
-      const res = await flow.act(c).finally(() => faults.disarm())
-      calls = [...faults.calls]
-      t.comment(`${rig.store} ${flow.name}: ${layer} calls (N=${calls.length})\n${faults.describe()}`)
-      const info: FaultInfo = { layer, mode: 'clean', k: 0, call: null, log: faults.describe(), sequence: calls }
-      expect(t, res, 200, null, 'the clean probe succeeds', info)
-      await flow.check(t, c, res, info)
-    })
-    const n = calls.length
-
-    const cases: Array<{ k: number, mode: FaultMode }> = []
-    const from = flow.sweepFrom === undefined ? 0 : Math.max(0, calls.findIndex(flow.sweepFrom))
-    for (const call of calls.slice(from)) {
-      cases.push({ k: call.n, mode: 'before' })
-      if (layer === 'store' || ADAPTER_WRITES.has(call.method)) cases.push({ k: call.n, mode: 'after' })
-    }
-    for (const { k, mode } of cases) {
-      await t.test(`${rig.store} ${flow.name} ${layer}:${mode} k=${k}`, async (t) => {
-        const c = await flow.setup()
-        faults.arm({ k, mode })
-        const res = await flow.act(c).finally(() => faults.disarm())
-        const info: FaultInfo = { layer, mode, k, call: faults.fired, log: faults.describe(), sequence: calls }
-        t.ok(info.call, `the fault fired [${layer}:${mode} k=${k}]`, { calls: info.log.split('\n') })
-        checkAnswer(t, res, info)
-        await flow.check(t, c, res, info)
-      })
-    }
-    await t.test(`${rig.store} ${flow.name} ${layer}:clean k=${n + 1}`, async (t) => {
-      const c = await flow.setup()
-      faults.arm({ k: Number.MAX_SAFE_INTEGER, mode: 'before' })
-      const res = await flow.act(c).finally(() => faults.disarm())
-      const info: FaultInfo = { layer, mode: 'clean', k: n + 1, call: faults.fired, log: faults.describe(), sequence: calls }
-      // the one call that depends on earlier cases: after a success the limiter
-      // writes `forgiven:` only when failures were recorded in the window
-      const shape = (list: readonly FaultCall[]): string[] => list.filter(call => !(call.method === 'set' && call.key.startsWith('forgiven:'))).map(call => call.method)
-      t.same(shape(faults.calls), shape(calls), 'a clean run makes the probe\'s calls', { calls: info.log.split('\n') })
-      t.equal(info.call, null, 'no fault fired')
-      expect(t, res, 200, null, 'the clean run succeeds', info)
-      await flow.check(t, c, res, info)
-    })
-  }
-}
 
 // ---- flows: login, validate, refresh, revoke --------------------------------
-
-const PASSWORD = 'a long and correct password'
 
 function coreFlows (rig: Rig, user: { email: string }): Array<Flow<any>> {
   const { app } = rig
@@ -463,7 +150,6 @@ function coreFlows (rig: Rig, user: { email: string }): Array<Flow<any>> {
 
 // ---- flows: users (register, delete) -------------------------------------------
 
-const registerUser = async (app: FastifyInstance, email: string): Promise<Response> => noted(await app.inject({ method: 'POST', url: `${PREFIX}/users`, payload: { email, password: PASSWORD } }))
 const deleteUser = async (app: FastifyInstance, jwt: string): Promise<Response> => await app.inject({ method: 'DELETE', url: `${PREFIX}/users`, headers: bearer(jwt) })
 
 function userFlows (rig: Rig): Array<Flow<any>> {
@@ -1033,14 +719,6 @@ function deviceFlows (rig: Rig, who: { email: string, secret: string }): Array<F
 
 /** The passkey rig's relying party: its id and the one page origin whose ceremonies it accepts. */
 const PASSKEYS = { enabled: true, rpId: 'example.com', origins: ['https://app.example.com'] }
-
-/** The `data` of a setup request (faults off), which must answer 200. */
-async function setupData<T = Record<string, any>> (what: string, request: Promise<Response>): Promise<T> {
-  const res = await request
-  if (res.statusCode !== 200) throw new Error(`setup ${what} failed: ${res.body}`)
-  return dataOf<T>(res)
-}
-
 /** Enrols a passkey of `email`'s user (no second factor yet) on `authenticator`, with faults off; answers its credential id. */
 async function enrolPasskey (rig: Rig, email: string, authenticator: SoftAuthenticator): Promise<string> {
   const { jwt } = await session(rig, email)
@@ -1315,6 +993,13 @@ export function faultSuite (stores: readonly StoreName[]): void {
         await rig.port.setTotpSecret(second.ID, secret)
         rig.port.enable(second.ID, 'totp')
         for (const flow of passkeyFlows(rig, parts)) {
+          await t.test(`${store} ${flow.name}`, async (t) => { await runFlow(t, flow) })
+        }
+      })
+
+      await t.test(`${store} account`, async (t) => {
+        const rig = await buildRig(t, store, 'account', ACCOUNT_SETTINGS, accountOptions)
+        for (const flow of await accountFlows(rig)) {
           await t.test(`${store} ${flow.name}`, async (t) => { await runFlow(t, flow) })
         }
       })
