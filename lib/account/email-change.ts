@@ -19,6 +19,17 @@ const revertSubject = (email: string): string => email.normalize('NFKC').toLower
 
 const setEmailOf = (ctx: JwtLoginContext): NonNullable<UserAdapter['setEmail']> => ctx.users.setEmail as NonNullable<UserAdapter['setEmail']>
 
+/** Whether a `setEmail` that threw made `email` the user's address all the same (read again past the user cache; a failed read: no). */
+async function landed (ctx: JwtLoginContext, userId: number, email: string): Promise<boolean> {
+  ctx.forgetUser(userId)
+  try {
+    const user = await ctx.users.findById(userId)
+    return user !== null && sameEmail(ctx.users.toPublicUser(user).user_email, email)
+  } catch {
+    return false
+  }
+}
+
 /** A taken address (the adapter's `UserExistsError`, 38 from the guard) answers 235, naming no account. */
 function taken (error: unknown): boolean {
   return error instanceof JwtLoginError && error.code === 'ERR_JWT_LOGIN_USER_EXISTS'
@@ -55,7 +66,8 @@ export async function requestEmailChange (ctx: JwtLoginContext, call: Call, auth
  * code spent (of concurrent confirms, one goes on); the old address's revert
  * code written (a failure gives the code back: nothing changed); the host's
  * `setEmail` (an address another account has meanwhile: 409 / 235, the code
- * spent; another failure gives it back). The notice with the revert code
+ * spent; another failure gives it back, unless the address is found changed
+ * all the same: then the change stands). The notice with the revert code
  * goes to the old address after the answer.
  */
 export async function confirmEmailChange (ctx: JwtLoginContext, call: Call, auth: Authenticated, code: string): Promise<void> {
@@ -72,8 +84,11 @@ export async function confirmEmailChange (ctx: JwtLoginContext, call: Call, auth
     await setEmailOf(ctx)(auth.user, newEmail)
   } catch (error) {
     if (taken(error)) throw new JwtLoginError('ERR_JWT_LOGIN_EMAIL_TAKEN')
-    await claim.giveBack()
-    throw error
+    // the host changed it, then threw: the change is made, so the code stays spent and the old address is told
+    if (!await landed(ctx, userId, newEmail)) {
+      await claim.giveBack()
+      throw error
+    }
   }
   ctx.forgetUser(userId)
   mailLater(ctx, call, {

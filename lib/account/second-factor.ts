@@ -1,6 +1,7 @@
 // The second factor from the account: TOTP enrolment (a pending secret until its first code), backup codes, the primary method, turning it off.
 import QRCode from 'qrcode'
 import type { Call } from '../adapters/second-factor.js'
+import { loggedError } from '../adapters/guard.js'
 import type { TwoFactorMethod, TwoFactorPort } from '../adapters/two-factor.js'
 import type { JwtLoginContext } from '../context/context.js'
 import { JwtLoginError } from '../core/errors.js'
@@ -54,19 +55,27 @@ export async function startTotp (ctx: JwtLoginContext, call: Call, auth: Authent
  * it signs nobody in). A wrong code stores nothing (400 / 239); no pending
  * secret is 409 / 240. Right: the secret replaces any earlier one (trusted
  * devices are forgotten), TOTP becomes the primary method when there was
- * none, and a user without unused backup codes gets 10, shown once.
+ * none, and a user without unused backup codes gets 10, shown once. A
+ * failure after the secret was stored answers 503 with the secret kept (the
+ * code is spent): the retry with the next code finds the secret stored and
+ * answers new backup codes, so none stays unseen.
  */
 export async function confirmTotp (ctx: JwtLoginContext, call: Call, auth: Authenticated, code: string): Promise<{ backupCodes: string[] | null }> {
   const userId = auth.publicUser.ID
   const twoFactor = moduleOf(ctx)
   const secret = await ctx.store.get(pendingKey(userId))
   if (secret === null) throw new JwtLoginError('ERR_JWT_LOGIN_TOTP_NOT_PENDING')
+  // the host holds this very secret already: an earlier confirmation of it failed after storing it, and no answer showed codes
+  const retried = await twoFactor.port.getTotpSecret(userId) === secret
   if (!await twoFactor.enrollment.confirmTotp(userId, secret, code)) throw new JwtLoginError('ERR_JWT_LOGIN_TOTP_CODE_WRONG')
   const method = await twoFactor.port.methodOf(userId, auth.user)
   if (method === null) await twoFactor.port.setMethod(userId, 'totp')
   const left = twoFactor.port.countBackupCodes === undefined ? (method === null ? 0 : 1) : await twoFactor.port.countBackupCodes(userId)
-  const backupCodes = left === 0 ? await twoFactor.enrollment.regenerateBackupCodes(userId) : null
-  await ctx.store.delete(pendingKey(userId))
+  const backupCodes = left === 0 || retried ? await twoFactor.enrollment.regenerateBackupCodes(userId) : null
+  // the enrolment is done: a pending secret left behind expires on its own and confirms nothing new
+  await ctx.store.delete(pendingKey(userId)).catch((error: unknown) => {
+    ctx.log.warn({ userId, err: loggedError(error) }, 'jwt-login: a confirmed TOTP secret could not leave the pending state; it expires in 10 minutes')
+  })
   ctx.events.emit('two_factor.totp_changed', { userId, ip: call.ip })
   if (method === null) ctx.events.emit('two_factor.enabled', { userId, method: 'totp', ip: call.ip })
   return { backupCodes }
