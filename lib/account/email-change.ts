@@ -126,8 +126,11 @@ export async function revertEmail (ctx: JwtLoginContext, call: Call, input: { em
     await setEmailOf(ctx)(user, record.email)
   } catch (error) {
     if (taken(error)) throw new JwtLoginError('ERR_JWT_LOGIN_EMAIL_TAKEN')
-    await claim.giveBack()
-    throw new JwtLoginError('ERR_JWT_LOGIN_ACCOUNT_INCOMPLETE', { cause: error })
+    // put back all the same (the host did it, then threw): the code stays spent
+    if (!await landed(ctx, record.userId, record.email)) {
+      await claim.giveBack()
+      throw new JwtLoginError('ERR_JWT_LOGIN_ACCOUNT_INCOMPLETE', { cause: error })
+    }
   }
   ctx.forgetUser(record.userId)
   await ctx.store.set(accountKeys.revertFloor(record.userId), String(ctx.clock()), lifetimeMs).catch((error: unknown) => {

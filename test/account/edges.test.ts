@@ -114,6 +114,12 @@ t.test('ports that fail: 503, the code given back, nothing half done', async (t)
   const change = mailCode(await kit.mail.next())
   const setEmail = kit.users.setEmail.bind(kit.users)
   kit.users.setEmail = async () => { throw new Error('database down') }
+  const findById = kit.users.findById.bind(kit.users)
+  let lookups = 0
+  // the token's own lookup goes through; the look after the failed change fails too
+  kit.users.findById = async (id: number) => { if (lookups++ > 0) throw new Error('database down'); return await findById(id) }
+  t.same(errorOf(await kit.call('POST', '/account/email/confirm', jwt, { code: change })), [503, 201], 'not known to have landed: given back')
+  kit.users.findById = findById
   t.same(errorOf(await kit.call('POST', '/account/email/confirm', jwt, { code: change })), [503, 201])
   t.equal((await kit.signIn(ALICE.email, ALICE.password)).statusCode, 200, 'the email is unchanged')
   kit.users.setEmail = setEmail
