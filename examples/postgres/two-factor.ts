@@ -19,8 +19,9 @@ export class PostgresTwoFactorStore implements TwoFactorPort {
   }
 
   /**
-   * The host's switch (a settings page): turns two-factor on with `method`
-   * as the primary one, or off with `null`. Enroll first: a TOTP user with
+   * The host's switch (a settings page, or the account routes' `PUT` and
+   * `DELETE /account/2fa`): turns two-factor on with `method` as the
+   * primary one, or off with `null`. Enroll first: a TOTP user with
    * no confirmed secret matches no code.
    */
   async setMethod (userId: number, method: TwoFactorMethod | null): Promise<void> {
@@ -64,6 +65,12 @@ export class PostgresTwoFactorStore implements TwoFactorPort {
       [userId, codeHash, claim]
     )
     return result.rowCount === 1
+  }
+
+  /** The user's unused backup codes, for `GET /account` (the account routes). */
+  async countBackupCodes (userId: number): Promise<number> {
+    const { rows } = await this.#pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${this.#backupCodes} WHERE user_id = $1 AND used_by IS NULL`, [userId])
+    return rows[0]?.n ?? 0
   }
 
   /**

@@ -239,8 +239,10 @@ t.test('TOTP two-factor through the PostgreSQL port: enroll, sign in, backup cod
   const codes = await enrollment.regenerateBackupCodes(erin.id)
   const count = async (): Promise<number> => (await pool.query(`SELECT count(*)::int AS n FROM ${qualified(schema, 'backup_codes')} WHERE user_id = $1 AND used_by IS NULL`, [erin.id])).rows[0].n
   t.equal(await count(), 10)
+  t.equal(await twoFactor.countBackupCodes(erin.id), 10, 'the port counts them too')
   t.equal((await submit(codes[0] as string)).statusCode, 200)
   t.equal(await count(), 9)
+  t.equal(await twoFactor.countBackupCodes(erin.id), 9)
   t.equal(errorCode(await submit(codes[0] as string)), 109, 'a used backup code fails')
   await enrollment.regenerateBackupCodes(erin.id)
   t.equal(await count(), 10, 'regenerating replaces the set')
