@@ -19,7 +19,6 @@ export const keys = {
   tries: (userId: number | null) => `reset-tries:${userId ?? 'none'}`
 }
 
-
 export function parseRecord (raw: string | null): CodeRecord | null {
   return raw === null || isClaimed(raw) ? null : JSON.parse(raw) as CodeRecord
 }
