@@ -32,6 +32,10 @@
  * `POST /users`) is mailed a code. Every code is mailed by the console
  * mailer, printed on the console beside the banner. test/browser/account.ts
  * clicks it through.
+ *
+ * The two pages share their script (the API calls, the signed-in state, the
+ * list of answers, the password sign-in and sign-out): examples/page-kit.js,
+ * plain browser JavaScript served as it is at /page-kit.js.
  */
 import { randomBytes } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
@@ -152,6 +156,7 @@ export async function buildDemo (options: DemoOptions = {}): Promise<FastifyInst
     preHandler: app.jwtLogin.authenticate,
     schema: { tags: ['host'], summary: 'The signed-in user (a host route behind the authenticate hook)', security: [{ [BEARER_SCHEME]: [] }] }
   }, async (request) => ({ user: request.jwtLogin?.user }))
+  await registerPageKit(app)
   await registerPasskeyPage(app)
   await registerAccountPage(app)
   return app
@@ -166,6 +171,8 @@ export function passkeyOrigin (port: number): string {
 const PASSKEY_PAGE = new URL('./passkeys-page.html', import.meta.url)
 /** examples/account-page.html, beside this file. */
 const ACCOUNT_PAGE = new URL('./account-page.html', import.meta.url)
+/** examples/page-kit.js, beside this file: the script both pages load before their own. */
+const PAGE_KIT = new URL('./page-kit.js', import.meta.url)
 /** @simplewebauthn/browser's UMD bundle (it defines `SimpleWebAuthnBrowser`), found from the package's own entry point. */
 const BROWSER_BUNDLE = join(dirname(createRequire(import.meta.url).resolve('@simplewebauthn/browser')), '..', 'dist', 'bundle', 'index.umd.min.js')
 
@@ -185,6 +192,12 @@ function fillPage (template: string): string {
   return Object.entries(values).reduce((page, [name, value]) => page.replaceAll(`{{${name}}}`, escapeHtml(value)), template)
 }
 
+/** The pages' shared script at GET /page-kit.js, read once at start; a host route hidden from the OpenAPI document. */
+async function registerPageKit (app: FastifyInstance): Promise<void> {
+  const script = await readFile(PAGE_KIT, 'utf8')
+  app.get('/page-kit.js', { schema: { hide: true } }, async (_request, reply) => await reply.type('text/javascript; charset=utf-8').send(script))
+}
+
 /**
  * The passkey page at GET /passkeys and the browser library it loads, read
  * once at start. Host routes: the plugin's own passkey routes are under its
@@ -199,9 +212,9 @@ async function registerPasskeyPage (app: FastifyInstance): Promise<void> {
 
 /**
  * The account page at GET /account, read once at start: plain HTML whose
- * inline script calls the plugin's account routes (under its prefix, so
- * the host's `/account` does not collide with them); hidden from the
- * OpenAPI document.
+ * script (its own, with /page-kit.js) calls the plugin's account routes
+ * (under its prefix, so the host's `/account` does not collide with them);
+ * hidden from the OpenAPI document.
  */
 async function registerAccountPage (app: FastifyInstance): Promise<void> {
   const html = fillPage(await readFile(ACCOUNT_PAGE, 'utf8'))

@@ -21,20 +21,13 @@
  * for a new code and verifies the address with it. One `ok - …` line per
  * step; the first failure ends the run non-zero.
  */
-import { existsSync } from 'node:fs'
-import { mkdtemp, rm } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { generate } from 'otplib'
-import { chromium, type Page } from 'playwright-core'
+import type { Page } from 'playwright-core'
 import { DEMO_USER, main } from '../../examples/demo.js'
+import { type Answer, amrText, CHROMIUM, claimsOf, click, expect, fill, inChromium, Mailbox, passwordSignIn, PREFIX, shown, signOut, step, steps, succeeded } from './kit.js'
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
-const TIMEOUT = 30_000
-const PREFIX = '/jwt-login/v1'
 /** Seconds per TOTP step (the demo's, and otplib's default). */
 const TOTP_PERIOD_MS = 30_000
 
@@ -42,57 +35,6 @@ const TOTP_PERIOD_MS = 30_000
 const NEW_PASSWORD = 'a changed demo password 789'
 const NEW_EMAIL = 'demo.changed@example.com'
 const NEW_USER = { email: 'new.user@example.com', password: 'a new user password 123' }
-
-/** The claims the page decodes from a JWT it was answered. */
-interface Claims { sub: string | number, sid: string, auth_time: number, amr: string[] }
-
-/** One entry of the page's list of answers (what its `show` wrote). */
-interface Answer {
-  action: string
-  ok: boolean
-  route?: string
-  status?: number
-  body?: { success: boolean, data?: Record<string, unknown> }
-  claims?: Claims
-  error?: string
-}
-
-/** A step that did not go as it should: its message is the `not ok` line's. */
-class StepFailed extends Error {}
-
-function expect (condition: boolean, message: string): void {
-  if (!condition) throw new StepFailed(message)
-}
-
-const shown = (value: unknown): string => JSON.stringify(value, null, 2)
-
-/**
- * The demo's console as a mailbox: the console mailer prints each mail as
- * `--- mail to <address> ---`, its subject and text, `--- end of mail ---`.
- */
-class Mailbox {
-  readonly #printed: string[] = []
-
-  /** The demo's `print`: everything it writes (the banner, the mails). */
-  readonly print = (text: string): void => { this.#printed.push(text) }
-
-  /** Where the next mail will be: `codeFor` reads only what came after. */
-  mark (): number {
-    return this.#printed.length
-  }
-
-  /** The code `pattern` finds in the newest mail to `to` since `mark` (mails go after the answer: waits for it). */
-  async codeFor (to: string, pattern: RegExp, mark: number): Promise<string> {
-    const deadline = Date.now() + TIMEOUT
-    for (;;) {
-      const mails = this.#printed.slice(mark).filter(text => text.includes(`--- mail to ${to} ---`))
-      const code = mails.map(text => pattern.exec(text)?.[1]).filter(found => found !== undefined).at(-1)
-      if (code !== undefined) return code
-      if (Date.now() > deadline) throw new StepFailed(`no mail to ${to} matching ${String(pattern)} on the demo's console; it printed:\n${this.#printed.slice(mark).join('\n')}`)
-      await sleep(50)
-    }
-  }
-}
 
 /** The demo's API, called directly (not through the page), to check what the page did. */
 class Api {
@@ -108,43 +50,6 @@ class Api {
   async signIn (email: string, password: string): Promise<{ status: number, body: { success: boolean, data: Record<string, unknown> } }> {
     return await this.call('POST', '/auth', { email, password })
   }
-}
-
-/** Clicks a button of the page and answers the entry it adds to the list of answers. */
-async function click (page: Page, id: string): Promise<Answer> {
-  const answers = page.locator('#answers > li')
-  const before = await answers.count()
-  await page.locator(`#${id}`).click()
-  const entry = answers.nth(before)
-  await entry.waitFor({ timeout: TIMEOUT })
-  return JSON.parse(await entry.locator('pre').innerText()) as Answer
-}
-
-/** Fails the step unless the answer succeeded. */
-function succeeded (answer: Answer): Answer {
-  if (!answer.ok) throw new StepFailed(`the page shows a failure:\n${shown(answer)}`)
-  return answer
-}
-
-/** The answer's claims when it succeeded with a final JWT; otherwise the step fails with the answer shown. */
-function claimsOf (answer: Answer): Claims {
-  if (!answer.ok || answer.claims === undefined || answer.body?.data?.two_factor_required === true) throw new StepFailed(`the page shows no final JWT:\n${shown(answer)}`)
-  return answer.claims
-}
-
-const amrText = (claims: Claims): string => `amr [${claims.amr.join(', ')}]`
-
-/** Runs one step and prints its `ok` line with the excerpt it answers. */
-async function step (name: string, work: () => Promise<string>): Promise<void> {
-  const excerpt = await work().catch((error: unknown) => {
-    throw new StepFailed(`${name}: ${error instanceof Error ? error.message : String(error)}`)
-  })
-  console.log(`ok - ${name}: ${excerpt}`)
-}
-
-/** Types `value` into the page's field `id`. */
-async function fill (page: Page, id: string, value: string): Promise<void> {
-  await page.locator(`#${id}`).fill(value)
 }
 
 /** The account as the page shows it after "Show my account": the summary's texts. */
@@ -178,17 +83,10 @@ async function nextTotpStep (step: number): Promise<number> {
   return Math.round(wait / 1000)
 }
 
-/** A password sign-in with the page's form, as `email` / `password`. */
-async function passwordSignIn (page: Page, email: string, password: string): Promise<Answer> {
-  await fill(page, 'email', email)
-  await fill(page, 'password', password)
-  return succeeded(await click(page, 'password-sign-in'))
-}
-
 /** The demo user's part: TOTP, backup codes, the password, the email, the second factor off. */
 async function demoUser (page: Page, api: Api, mailbox: Mailbox): Promise<void> {
   await step(`password sign-in as ${DEMO_USER.email}`, async () => {
-    const claims = claimsOf(await passwordSignIn(page, DEMO_USER.email, DEMO_USER.password))
+    const claims = claimsOf(await passwordSignIn(page, DEMO_USER))
     expect(claims.amr.includes('pwd'), `expected pwd in ${amrText(claims)}`)
     return `sub ${claims.sub}, ${amrText(claims)}`
   })
@@ -223,7 +121,7 @@ async function demoUser (page: Page, api: Api, mailbox: Mailbox): Promise<void> 
   })
 
   await step('sign in on the page with the password and the app\'s next code (auth, auth/2fa)', async () => {
-    const first = await passwordSignIn(page, DEMO_USER.email, DEMO_USER.password)
+    const first = await passwordSignIn(page, DEMO_USER)
     expect(first.body?.data?.two_factor_required === true, `expected two_factor_required:\n${shown(first)}`)
     expect(await page.locator('#second-factor').isVisible(), 'the second factor\'s form is not shown')
     // the enrolment spent its step's code: the app's next one signs in
@@ -278,7 +176,7 @@ async function demoUser (page: Page, api: Api, mailbox: Mailbox): Promise<void> 
     expect(answer.body.success && answer.body.data.two_factor_required === undefined && typeof answer.body.data.jwt === 'string', `expected a final JWT:\n${shown(answer)}`)
     return `second factor ${account.twoFactor}; a password sign-in through the API answers a final JWT`
   })
-  await step('sign out (auth/revoke)', async () => String(succeeded(await click(page, 'sign-out')).body?.data?.message))
+  await signOut(page)
 }
 
 /** A user registered on the page: unverified, mailed a code; a new code asked for, and the address verified with it. */
@@ -306,33 +204,16 @@ async function newUser (page: Page, mailbox: Mailbox): Promise<void> {
 }
 
 async function run (): Promise<number> {
-  if (!existsSync(CHROMIUM)) {
-    console.error(`No Chromium at ${CHROMIUM}. Install it (Debian/Ubuntu: apt-get install -y chromium) or set CHROMIUM_PATH.`)
-    return 1
-  }
   const mailbox = new Mailbox()
-  const app = await main({ PORT: '0' }, mailbox.print)
-  const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
-  const profile = await mkdtemp(join(tmpdir(), 'jwt-login-chromium-'))
-  const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: FLAGS, timeout: TIMEOUT })
-  try {
-    const page = context.pages()[0] ?? await context.newPage()
-    page.setDefaultTimeout(TIMEOUT)
-    page.on('pageerror', (error) => { console.error(`page error: ${error.message}`) })
+  return await inChromium(async () => await main({ PORT: '0' }, mailbox.print), async (page, app) => {
+    const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
     await page.goto(`${base}/account`)
     console.log(`demo at ${base}/account in ${CHROMIUM}; the console mailer's mails read from the demo's output`)
-    await demoUser(page, new Api(base), mailbox)
-    await newUser(page, mailbox)
-    return 0
-  } catch (error) {
-    if (!(error instanceof StepFailed)) throw error
-    console.error(`not ok - ${error.message}`)
-    return 1
-  } finally {
-    await context.close()
-    await app.close()
-    await rm(profile, { recursive: true, force: true })
-  }
+    return await steps(async () => {
+      await demoUser(page, new Api(base), mailbox)
+      await newUser(page, mailbox)
+    })
+  })
 }
 
 process.exitCode = await run()

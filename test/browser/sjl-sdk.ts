@@ -25,23 +25,17 @@
  * sets `withCredentials`: a page using the refresh cookie must set it itself,
  * as PAGE_SCRIPT does by wrapping `XMLHttpRequest.prototype.open`.
  */
-import { existsSync } from 'node:fs'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { rm } from 'node:fs/promises'
 import { createServer, type Server } from 'node:http'
 import { createRequire } from 'node:module'
 import type { AddressInfo } from 'node:net'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { build } from 'esbuild'
 import Fastify, { type FastifyInstance } from 'fastify'
-import { chromium, type BrowserContext, type Cookie, type Page } from 'playwright-core'
+import type { BrowserContext, Cookie, Page } from 'playwright-core'
 import jwtLogin, { type Mailer, type MailMessage, type SettingsInput } from '../../lib/index.js'
 import { MemoryUserAdapter } from '../../lib/testing.js'
+import { CHROMIUM, chromiumFound, launchChromium, newProfile, PREFIX as NAMESPACE, TIMEOUT } from './kit.js'
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
-const TIMEOUT = 30_000
-const NAMESPACE = '/jwt-login/v1'
 /** The SDK's default namespace (`/simple-jwt-login/v1`): the page passes `''`, and the SDK keeps its default. */
 const SDK_DEFAULT = ''
 const ALIAS = '/wp-json/simple-jwt-login/v1'
@@ -459,10 +453,6 @@ async function retryAfter (t: Checks, side: Browserside, api: Api, pageOrigin: s
   t.check('limits: a 429 reaches the page with Retry-After readable by xhr.getResponseHeader', answer.status === 429 && Number(answer.retryAfter) >= 1, answer)
 }
 
-async function openBrowser (profile: string): Promise<BrowserContext> {
-  return await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: FLAGS, timeout: TIMEOUT })
-}
-
 /** The checks in order: bearer mode, reset, register and delete, cookie mode (a settings reload), a disallowed origin, then the rate limit. */
 async function runChecks (t: Checks, context: BrowserContext, api: Api, [pagePort, otherPort]: [number, number], apiBase: string): Promise<void> {
   const pageOrigin = `http://localhost:${pagePort}`
@@ -487,10 +477,7 @@ async function runChecks (t: Checks, context: BrowserContext, api: Api, [pagePor
 }
 
 async function run (): Promise<number> {
-  if (!existsSync(CHROMIUM)) {
-    console.error(`No Chromium at ${CHROMIUM}. Install it (Debian/Ubuntu: apt-get install -y chromium) or set CHROMIUM_PATH.`)
-    return 1
-  }
+  if (!chromiumFound()) return 1
   const sdk = await bundleSdk()
   // the page's server, and a second one for another origin of the same site
   const pages = await startPageServer(sdk)
@@ -498,11 +485,11 @@ async function run (): Promise<number> {
   const pagePort = portOf(pages)
   const api = await startApi(settingsFor(`http://localhost:${pagePort}`, false))
   const apiBase = `http://localhost:${portOf(api.app.server)}`
-  const profile = await mkdtemp(join(tmpdir(), 'jwt-login-chromium-'))
+  const profile = await newProfile()
   const t = new Checks()
   try {
     console.log(`page at http://localhost:${pagePort}, API at ${apiBase}, in ${CHROMIUM}`)
-    const context = await openBrowser(profile)
+    const context = await launchChromium(profile)
     try {
       await runChecks(t, context, api, [pagePort, portOf(others)], apiBase)
     } finally {

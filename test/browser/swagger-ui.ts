@@ -19,38 +19,22 @@
  * non-zero exit on any failure. Chromium is the system's (`CHROMIUM_PATH`,
  * default /usr/bin/chromium): playwright's own browser downloads are not used.
  */
-import { existsSync } from 'node:fs'
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server'
 import type { FastifyInstance } from 'fastify'
 import { generate } from 'otplib'
-import { chromium, type Locator, type Page } from 'playwright-core'
+import type { Locator, Page } from 'playwright-core'
 import { DEMO_2FA_USER, DEMO_USER, demoTotp, main } from '../../examples/demo.js'
 import { BEARER_SCHEME } from '../../lib/index.js'
 import { SoftAuthenticator } from '../helpers/authenticator.js'
+import { CHROMIUM, inChromium, Mailbox, PREFIX, StepFailed, TIMEOUT } from './kit.js'
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
 const JWT = /"jwt":\s*"([\w-]+\.[\w-]+\.[\w-]+)"/
-const TIMEOUT = 30_000
-const PREFIX = '/jwt-login/v1'
 /** The user the account operations change: registered by the run, so that the demo users keep their password, address and second factor. */
 const ACCOUNT_USER = { email: 'swagger-ui@example.com', password: 'the account user password 1' }
 
-/** What the demo prints (the banner, and the console mailer's mails). */
-const printed: string[] = []
-
-/** The code `pattern` finds in the newest mail to `to` the demo printed (mails go after the answer: waits for it). */
-async function mailedCode (to: string, pattern: RegExp): Promise<string> {
-  for (const deadline = Date.now() + TIMEOUT; Date.now() < deadline; await sleep(50)) {
-    const code = printed.filter(text => text.includes(`--- mail to ${to} ---`)).map(text => pattern.exec(text)?.[1]).filter(found => found !== undefined).at(-1)
-    if (code !== undefined) return code
-  }
-  throw new Failed(`no mail to ${to} matching ${String(pattern)} on the demo's console`)
-}
+/** The demo's console (its banner and the console mailer's mails), read as a mailbox. */
+const mailbox = new Mailbox()
 
 /** Swagger UI's "Try it out" on the login operation (tag `tokens`, operationId `jwtLoginAuth`); answers the response body shown. */
 async function tryLogin (page: Page, base: string): Promise<string> {
@@ -67,9 +51,6 @@ async function tryLogin (page: Page, base: string): Promise<string> {
 
 /** What one "Execute" showed: the status, the response body, the curl command Swagger UI sent, and the body it had prefilled. */
 interface Shown { status: number, body: string, curl: string, prefilled: string | undefined }
-
-/** A step that went wrong: its message is the `not ok` line's. */
-class Failed extends Error {}
 
 /** The Swagger UI page with its Bearer token, as a user sets it: "Authorize", (Logout,) paste, Authorize, Close. */
 class SwaggerUi {
@@ -125,7 +106,7 @@ class Api {
     if (body !== undefined) headers['content-type'] = 'application/json'
     const res = await fetch(`${this.base}${PREFIX}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
     const answer = await res.json() as { data: Record<string, unknown> }
-    if (!res.ok) throw new Failed(`setup: ${method} ${path} answered ${res.status} ${JSON.stringify(answer)}`)
+    if (!res.ok) throw new StepFailed(`setup: ${method} ${path} answered ${res.status} ${JSON.stringify(answer)}`)
     return answer.data
   }
 
@@ -167,7 +148,7 @@ function plans (app: FastifyInstance, api: Api, start: string): Array<[string, P
   const demo = { token: start }
   const state: { passkey?: string, twoFactorJwt?: string, accountJwt?: string, totpSecret?: string, backupCodes?: string[], newEmail?: string } = {}
   const need = <T>(value: T | undefined, what: string): T => {
-    if (value === undefined) throw new Failed(`needs ${what}, which an earlier operation did not give`)
+    if (value === undefined) throw new StepFailed(`needs ${what}, which an earlier operation did not give`)
     return value
   }
   return [
@@ -257,7 +238,7 @@ function plans (app: FastifyInstance, api: Api, start: string): Array<[string, P
     [`POST ${PREFIX}/account/email/confirm`, {
       run: async () => ({
         token: need(state.accountJwt, 'the account user\'s JWT'),
-        body: { code: await mailedCode(need(state.newEmail, 'the new address'), /confirmation code is (\S+)\./) }
+        body: { code: await mailbox.codeFor(need(state.newEmail, 'the new address'), /confirmation code is (\S+)\./) }
       })
     }],
     [`PUT ${PREFIX}/account/password`, {
@@ -285,32 +266,23 @@ async function bearerOperations (base: string): Promise<string[]> {
     .map(([method]) => `${method.toUpperCase()} ${path}`))
 }
 
-/** One operation clicked through; throws `Failed` with what went wrong. */
+/** One operation clicked through; throws `StepFailed` with what went wrong. */
 async function tryOut (ui: SwaggerUi, name: string, plan: Plan): Promise<number> {
   const [method, path] = name.split(' ') as [string, string]
   const { token, params, body, after } = await plan.run()
   await ui.authorize(token)
   const shown = await ui.execute(method.toLowerCase(), path, { params, body })
-  if (shown.prefilled?.includes('"JWT"') === true) throw new Failed(`Swagger UI prefilled a JWT field: ${shown.prefilled}`)
-  if (!shown.curl.includes(`Authorization: Bearer ${token}`)) throw new Failed(`the request carried no Bearer header:\n${shown.curl}`)
-  if (!Number.isInteger(shown.status) || shown.status >= 400) throw new Failed(`answered ${shown.status}:\n${shown.body}\n${shown.curl}`)
+  if (shown.prefilled?.includes('"JWT"') === true) throw new StepFailed(`Swagger UI prefilled a JWT field: ${shown.prefilled}`)
+  if (!shown.curl.includes(`Authorization: Bearer ${token}`)) throw new StepFailed(`the request carried no Bearer header:\n${shown.curl}`)
+  if (!Number.isInteger(shown.status) || shown.status >= 400) throw new StepFailed(`answered ${shown.status}:\n${shown.body}\n${shown.curl}`)
   after?.(shown)
   return shown.status
 }
 
 async function run (): Promise<number> {
-  if (!existsSync(CHROMIUM)) {
-    console.error(`No Chromium at ${CHROMIUM}. Install it (Debian/Ubuntu: apt-get install -y chromium) or set CHROMIUM_PATH.`)
-    return 1
-  }
-  const app = await main({ PORT: '0' }, (text) => { printed.push(text) })
-  const address = app.server.address() as { port: number }
-  const base = `http://127.0.0.1:${address.port}`
-  const profile = await mkdtemp(join(tmpdir(), 'jwt-login-chromium-'))
-  const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: FLAGS, timeout: TIMEOUT })
-  try {
-    const page = context.pages()[0] ?? await context.newPage()
-    page.setDefaultTimeout(TIMEOUT)
+  return await inChromium(async () => await main({ PORT: '0' }, mailbox.print), async (page, app) => {
+    const address = app.server.address() as { port: number }
+    const base = `http://127.0.0.1:${address.port}`
     console.log(`demo at ${base}; Swagger UI at ${base}/docs in ${CHROMIUM}`)
     const shown = await tryLogin(page, base)
     const jwt = JWT.exec(shown)?.[1]
@@ -340,17 +312,13 @@ async function run (): Promise<number> {
         console.log(`ok - ${name} ${await tryOut(ui, name, plan)}`)
         counts.ok++
       } catch (error) {
-        console.log(`not ok - ${name}: ${error instanceof Failed ? error.message : String(error)}`)
+        console.log(`not ok - ${name}: ${error instanceof StepFailed ? error.message : String(error)}`)
         counts.failed++
       }
     }
     console.log(`# ${documented.length} operations with the Bearer scheme: ${counts.ok} answered 2xx, ${counts.failed} failed`)
     return counts.failed === 0 ? 0 : 1
-  } finally {
-    await context.close()
-    await app.close()
-    await rm(profile, { recursive: true, force: true })
-  }
+  })
 }
 
 process.exitCode = await run()

@@ -138,7 +138,7 @@ t.test('Swagger UI at /docs, and /docs/json is the OpenAPI document with the plu
   t.ok(result.valid, JSON.stringify(result.errors))
 })
 
-t.test('the passkey page at /passkeys and its browser library, host routes outside the plugin\'s prefix and the OpenAPI document', async (t) => {
+t.test('the passkey page at /passkeys, its browser library and the script the pages share, host routes outside the plugin\'s prefix and the OpenAPI document', async (t) => {
   const app = await buildDemo()
   t.teardown(() => app.close())
   const page = await app.inject({ method: 'GET', url: '/passkeys' })
@@ -152,14 +152,19 @@ t.test('the passkey page at /passkeys and its browser library, host routes outsi
   t.match(page.body, `data-email="${DEMO_2FA_USER.email}"`, 'the two-factor user is a click away')
   t.notMatch(page.body, /\{\{\w+\}\}/, 'every placeholder filled')
   t.match(page.body, '<script src="/passkeys/simplewebauthn-browser.js"></script>')
+  t.match(page.body, '<script src="/page-kit.js"></script>', 'the script the pages share')
 
   const library = await app.inject({ method: 'GET', url: '/passkeys/simplewebauthn-browser.js' })
   t.equal(library.statusCode, 200)
   t.match(library.headers['content-type'], /^text\/javascript/)
   t.match(library.body, 'SimpleWebAuthnBrowser', 'the UMD bundle of @simplewebauthn/browser')
+  const kit = await app.inject({ method: 'GET', url: '/page-kit.js' })
+  t.equal(kit.statusCode, 200)
+  t.match(kit.headers['content-type'], /^text\/javascript/)
+  t.match(kit.body, 'globalThis.pageKit = ', 'examples/page-kit.js, which defines pageKit')
 
   const paths = Object.keys((await app.inject({ method: 'GET', url: '/docs/json' })).json().paths)
-  t.notOk(paths.some(path => path.startsWith('/passkeys')), 'the host\'s page routes are not in the OpenAPI document')
+  t.notOk(paths.some(path => path.startsWith('/passkeys') || path === '/page-kit.js'), 'the host\'s page routes are not in the OpenAPI document')
   t.ok(paths.includes('/jwt-login/v1/passkeys'), 'the plugin\'s own passkey routes are')
 })
 
@@ -188,7 +193,7 @@ t.test('the account page at /account, a host route outside the plugin\'s prefix 
   t.match(page.body, `value="${DEMO_USER.password}"`)
   t.match(page.body, `data-email="${DEMO_2FA_USER.email}"`, 'the two-factor user is a click away')
   t.notMatch(page.body, /\{\{\w+\}\}/, 'every placeholder filled')
-  t.notMatch(page.body, /<script src=/, 'no script but its own')
+  t.same([...page.body.matchAll(/<script src="([^"]+)"/g)].map(match => match[1]), ['/page-kit.js'], 'no script but the one the pages share and its own')
 
   const paths = Object.keys((await app.inject({ method: 'GET', url: '/docs/json' })).json().paths)
   t.notOk(paths.includes('/account'), 'the host\'s page is not in the OpenAPI document')
