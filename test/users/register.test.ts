@@ -12,8 +12,8 @@ import { adapterWithout, assertNotLogged, collect, KEYS, loggingHost, registrati
 
 const CREATED = 'User was successfully created.'
 const NEWBIE = { email: 'newbie@example.org', password: 'a long enough new password' }
-/** The fields of a public user: never a hash. */
-const PUBLIC_FIELDS = ['ID', 'display_name', 'roles', 'user_email', 'user_login']
+/** The fields of a public user: never a hash; `email_verified` is false until the address is proven. */
+const PUBLIC_FIELDS = ['ID', 'display_name', 'email_verified', 'roles', 'user_email', 'user_login']
 
 /** `users.register` on, with these settings of its own. */
 const on = (register: Record<string, unknown> = {}): Partial<SettingsInput> => ({ users: { register: { enabled: true, ...register } } })
@@ -66,7 +66,7 @@ t.test('on: email and password create a subscriber whose login and name are the 
   t.strictSame(Object.keys(data).sort(), ['id', 'message', 'roles', 'user'], 'no jwt without signIn')
   t.equal(data.message, CREATED)
   t.equal(data.id, 2, 'alice is 1')
-  t.strictSame(data.user, { ID: 2, user_login: NEWBIE.email, user_email: NEWBIE.email, display_name: NEWBIE.email, roles: ['subscriber'] })
+  t.strictSame(data.user, { ID: 2, user_login: NEWBIE.email, user_email: NEWBIE.email, display_name: NEWBIE.email, roles: ['subscriber'], email_verified: false })
   t.strictSame(Object.keys(data.user).sort(), PUBLIC_FIELDS)
   t.strictSame(data.roles, ['subscriber'])
   t.notOk(res.body.includes('$argon2'), 'no hash in the answer')
@@ -86,7 +86,7 @@ t.test('user_login and display_name are used; display_name defaults to the login
   const kit = await buildKit(t, on())
   const named = await kit.register({ ...NEWBIE, user_login: 'newbie', display_name: 'New Bie' })
   t.equal(named.statusCode, 200, named.body)
-  t.strictSame(named.json().data.user, { ID: 2, user_login: 'newbie', user_email: NEWBIE.email, display_name: 'New Bie', roles: ['subscriber'] })
+  t.strictSame(named.json().data.user, { ID: 2, user_login: 'newbie', user_email: NEWBIE.email, display_name: 'New Bie', roles: ['subscriber'], email_verified: false })
   t.equal((await kit.signIn({ username: 'newbie', password: NEWBIE.password })).statusCode, 200, 'signs in by the login')
 
   const unnamed = await kit.register({ email: 'other@example.org', password: NEWBIE.password, user_login: 'other' })
@@ -464,7 +464,7 @@ t.test('createUser throwing: 503 / 201, user.register_failed, a log line with ne
   const body = { email: 'Secret.Person@Example.org', password: 'Pa55word-that-is-secret', user_login: 'secret-login-77', display_name: 'Secret Display' }
   const res = await kit.register(body)
   t.same(errorOf(res), [503, 201])
-  t.strictSame(users.received, [{ email: body.email, login: body.user_login, displayName: body.display_name, role: 'subscriber', password: body.password }], 'createUser got the new user')
+  t.strictSame(users.received, [{ email: body.email, login: body.user_login, displayName: body.display_name, role: 'subscriber', password: body.password, emailVerified: false }], 'createUser got the new user')
   t.strictSame(failed, [{ ip: '127.0.0.1', reason: 'ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', errorCode: 201 }])
   t.strictSame(registered, [])
   const log = kit.lines.join('')
