@@ -93,3 +93,21 @@ t.test('authentication.requireVerifiedEmail: an unverified user\'s sign-in is re
   t.equal((await kit.call('POST', '/account/email/verify', undefined, { email: NEWBIE.email, code })).statusCode, 200)
   t.equal((await kit.signIn(NEWBIE.email, NEWBIE.password)).statusCode, 200, 'verified, it signs in')
 })
+
+t.test('verify: no token and no address 400 / 236; a code for an address the account no longer has 234; a failing adapter with a session 503 / 201, the code kept; one address\'s own limit', async (t) => {
+  const kit = await buildAccountApp(t, { account: { enabled: true, limits: { perAccount: { max: 1 } } } })
+  t.same(errorOf(await kit.call('POST', '/account/email/verify', undefined, { code: 'ABCDEFGH' })), [400, 236])
+  await kit.call('POST', '/users', undefined, NEWBIE)
+  const jwt = await kit.token(NEWBIE.email, NEWBIE.password)
+  await kit.call('POST', '/account/email/verification', jwt, {})
+  const code = mailCode(await kit.mail.next())
+  const user = await kit.users.findByEmail(NEWBIE.email)
+  const setEmailVerified = kit.users.setEmailVerified.bind(kit.users)
+  kit.users.setEmailVerified = async () => { throw new Error('database down') }
+  t.same(errorOf(await kit.call('POST', '/account/email/verify', jwt, { code })), [503, 201])
+  kit.users.setEmailVerified = setEmailVerified
+  if (user !== null) user.user_email = 'moved@example.org'
+  t.same(errorOf(await kit.call('POST', '/account/email/verify', jwt, { code })), [400, 234], 'the code was for the address the account had')
+  t.equal((await kit.call('POST', '/account/email/verification', undefined, { email: 'nobody@example.org' })).statusCode, 200)
+  t.same(errorOf(await kit.call('POST', '/account/email/verification', undefined, { email: 'NOBODY@example.org' })), [429, 200], 'an address\'s own count, however it is spelt')
+})

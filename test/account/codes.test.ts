@@ -1,0 +1,53 @@
+// The account's parts without Fastify: a code matched twice is spent once; the credential reset without passkeys or a port that can turn the second factor off; a mail whose code cannot be withdrawn.
+import t from 'tap'
+import { makeCode, matchCode, spendCode, writeCode } from '../../lib/account/codes.js'
+import { resetCredentials } from '../../lib/account/credentials.js'
+import { mailLater } from '../../lib/account/mail.js'
+import { MemoryTwoFactorStore } from '../../lib/testing.js'
+import { collect, flowKit } from '../helpers/flows.js'
+
+t.test('of two requests that both matched a code, one spends it; the other answers 234', async (t) => {
+  const kit = await flowKit()
+  const call = kit.call()
+  const issued = makeCode(kit.ctx, call, 'change', kit.aliceId, { userId: kit.aliceId, email: 'new@example.org' }, 60_000)
+  await writeCode(kit.ctx, 'change', kit.aliceId, issued, 60_000)
+  const [first, second] = await Promise.all([matchCode(kit.ctx, call, 'change', kit.aliceId, issued.code), matchCode(kit.ctx, call, 'change', kit.aliceId, issued.code)])
+  t.equal((await spendCode(kit.ctx, first)).won, true)
+  await t.rejects(spendCode(kit.ctx, second), { code: 'ERR_JWT_LOGIN_ACCOUNT_CODE_INVALID' })
+})
+
+t.test('the credential reset without a passkey port, and with a two-factor port that cannot turn itself off', async (t) => {
+  const port = new MemoryTwoFactorStore()
+  const bare = {
+    methodOf: async (id: number) => await port.methodOf(id),
+    getTotpSecret: async (id: number) => await port.getTotpSecret(id),
+    setTotpSecret: async (id: number, secret: string) => { await port.setTotpSecret(id, secret) },
+    consumeBackupCode: async (id: number, hash: string, claim: string) => await port.consumeBackupCode(id, hash, claim),
+    replaceBackupCodes: async (id: number, hashes: string[]) => { await port.replaceBackupCodes(id, hashes) }
+  }
+  const kit = await flowKit({}, { twoFactor: { port: bare } })
+  port.enable(kit.aliceId, 'totp')
+  await port.replaceBackupCodes(kit.aliceId, ['h1', 'h2'])
+  const reset = collect(kit, 'account.credentials_reset')
+  await resetCredentials(kit.ctx, kit.call(), kit.aliceId, await kit.users.findById(kit.aliceId), 'password_reset', false)
+  t.strictSame(reset, [{ userId: kit.aliceId, passkeys: 0, secondFactor: true, reason: 'password_reset' }])
+  t.equal(port.backupCodesLeft(kit.aliceId), 0, 'the backup codes went')
+  t.equal(await port.methodOf(kit.aliceId), 'totp', 'without setMethod the method stays (the host\'s port cannot turn it off)')
+  const none = await flowKit()
+  await resetCredentials(none.ctx, none.call(), none.aliceId, null, 'email_verified', false)
+  t.pass('no two-factor and no passkey port: nothing to end')
+})
+
+t.test('a mail that is never sent, whose code cannot be withdrawn: both logged, without the code', async (t) => {
+  const kit = await flowKit({ resetPassword: { mail: { retries: 0 } } }, { mailer: { send: async () => { throw new Error('smtp down') } } })
+  const call = kit.call()
+  const issued = makeCode(kit.ctx, call, 'verify', kit.aliceId, { userId: kit.aliceId, email: 'alice@example.com' }, 60_000)
+  await writeCode(kit.ctx, 'verify', kit.aliceId, issued, 60_000)
+  kit.store.compareAndSet = async () => { throw new Error('store down') }
+  const failed = collect(kit, 'account.mail_failed')
+  mailLater(kit.ctx, call, { name: 'verifyEmail', to: 'alice@example.com', userId: kit.aliceId, code: issued, values: { display_name: 'Alice', email: 'alice@example.com', expires_in_minutes: '1' } })
+  for (let i = 0; i < 50 && failed.length === 0; i++) await new Promise(resolve => setTimeout(resolve, 10))
+  t.equal(failed.length, 1)
+  t.match(kit.log.map(line => line.message), ['jwt-login: an undelivered account code could not be withdrawn; it expires with its lifetime', 'jwt-login: an account mail could not be sent'])
+  t.notOk(JSON.stringify(kit.log).includes(issued.code), 'no code in the log')
+})
