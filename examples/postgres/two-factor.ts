@@ -70,7 +70,8 @@ export class PostgresTwoFactorStore implements TwoFactorPort {
   /** The user's unused backup codes, for `GET /account` (the account routes). */
   async countBackupCodes (userId: number): Promise<number> {
     const { rows } = await this.#pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${this.#backupCodes} WHERE user_id = $1 AND used_by IS NULL`, [userId])
-    return rows[0]?.n ?? 0
+    // count(*) always answers one row
+    return (rows[0] as { n: number }).n
   }
 
   /**

@@ -44,3 +44,11 @@ t.test('without current_password: a recent sign-in that was more than a password
   const stepped = kit.app.jwtLogin.sign({ ID: 1, user_login: 'alice', user_email: ALICE.email, display_name: 'Alice', roles: [] })
   t.same(errorOf(await kit.call('PUT', '/account/password', stepped, { new_password: NEW })), [401, 220], 'a token from sign() says no sign-in time')
 })
+
+t.test('the host\'s password policy refuses a new password: 400 / 204, nothing changes', async (t) => {
+  const kit = await buildAccountApp(t, {}, { passwordPolicy: (password) => !password.includes('forbidden') })
+  const jwt = await kit.token()
+  t.same(errorOf(await kit.call('PUT', '/account/password', jwt, { current_password: ALICE.password, new_password: 'a forbidden passphrase' })), [400, 204])
+  t.equal((await kit.signIn(ALICE.email, ALICE.password)).statusCode, 200)
+  t.equal((await kit.call('PUT', '/account/password', jwt, { current_password: ALICE.password, new_password: 'an allowed passphrase' })).statusCode, 200)
+})
