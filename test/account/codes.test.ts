@@ -51,3 +51,24 @@ t.test('a mail that is never sent, whose code cannot be withdrawn: both logged, 
   t.match(kit.log.map(line => line.message), ['jwt-login: an undelivered account code could not be withdrawn; it expires with its lifetime', 'jwt-login: an account mail could not be sent'])
   t.notOk(JSON.stringify(kit.log).includes(issued.code), 'no code in the log')
 })
+
+t.test('a spent code that cannot be given back is logged; a mail still retrying when the plugin closes gives up', async (t) => {
+  const kit = await flowKit()
+  const call = kit.call()
+  const issued = makeCode(kit.ctx, call, 'change', kit.aliceId, { userId: kit.aliceId, email: 'new@example.org' }, 60_000)
+  await writeCode(kit.ctx, 'change', kit.aliceId, issued, 60_000)
+  const claim = await spendCode(kit.ctx, await matchCode(kit.ctx, call, 'change', kit.aliceId, issued.code))
+  const compareAndSet = kit.store.compareAndSet.bind(kit.store)
+  kit.store.compareAndSet = async () => { throw new Error('store down') }
+  await claim.giveBack()
+  kit.store.compareAndSet = compareAndSet
+  t.match(kit.log.map(line => line.message), ['jwt-login: an account code could not be given back after a failure; the user needs a new one'])
+
+  const closing = await flowKit({ resetPassword: { mail: { retries: 5, retryDelay: 60 } } }, { mailer: { send: async () => { throw new Error('smtp down') } } })
+  const failed = collect(closing, 'account.mail_failed')
+  mailLater(closing.ctx, closing.call(), { name: 'passwordChanged', to: 'alice@example.com', userId: closing.aliceId, values: { display_name: 'Alice', email: 'alice@example.com' } })
+  await new Promise(resolve => setTimeout(resolve, 20))
+  closing.ctx.reset.stop.abort()
+  for (let i = 0; i < 50 && failed.length === 0; i++) await new Promise(resolve => setTimeout(resolve, 10))
+  t.strictSame(failed, [{ userId: closing.aliceId, mail: 'passwordChanged', attempts: 2 }], 'the close ends the wait: one more try, then it gives up')
+})
