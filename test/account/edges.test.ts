@@ -3,7 +3,7 @@ import t from 'tap'
 import { MemoryTwoFactorStore, MemoryUserAdapter, type MemoryUser } from '../../lib/testing.js'
 import { errorOf } from '../helpers/http.js'
 import { registrationRefusal } from '../helpers/app.js'
-import { ALICE, buildAccountApp, mailCode } from '../helpers/account.js'
+import { ALICE, buildAccountApp, mailCode, portWithout } from '../helpers/account.js'
 import { totpAt } from '../helpers/fixtures.js'
 import { MemoryStore, type MailMessage } from '../../lib/index.js'
 
@@ -176,15 +176,7 @@ t.test('revert: an address another account took meanwhile 409 / 235; an older re
 
 t.test('a two-factor port without countBackupCodes; the email method with a mailer; a passkey as the method; the overview with passkeys on', async (t) => {
   const port = new MemoryTwoFactorStore()
-  // the port without countBackupCodes (its methods called on the store itself: they use private fields)
-  const bare = {
-    methodOf: async (id: number) => await port.methodOf(id),
-    getTotpSecret: async (id: number) => await port.getTotpSecret(id),
-    setTotpSecret: async (id: number, secret: string) => { await port.setTotpSecret(id, secret) },
-    consumeBackupCode: async (id: number, hash: string, claim: string) => await port.consumeBackupCode(id, hash, claim),
-    replaceBackupCodes: async (id: number, hashes: string[]) => { await port.replaceBackupCodes(id, hashes) },
-    setMethod: async (id: number, method: Parameters<MemoryTwoFactorStore['setMethod']>[1]) => { await port.setMethod(id, method) }
-  }
+  const bare = portWithout(port, 'countBackupCodes')
   const kit = await buildAccountApp(t, { passkeys: { enabled: true, rpId: 'example.com', origins: ['https://app.example.com'] } }, { twoFactor: { port: bare, mailer: new FlakyMailer(0) } })
   const jwt = await kit.token()
   const overview = (await kit.call('GET', '/account', jwt)).json().data

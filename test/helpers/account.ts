@@ -2,6 +2,7 @@
 import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify'
 import type { Test } from 'tap'
 import jwtLogin, { type JwtLoginOptions, type MailMessage, type SettingsInput } from '../../lib/index.js'
+import type { TwoFactorPort } from '../../lib/index.js'
 import { MemoryPasskeyStore, MemoryTwoFactorStore, MemoryUserAdapter } from '../../lib/testing.js'
 import { ALICE, HS_SECRET, testClock } from './app.js'
 import { MailBox } from './mail-box.js'
@@ -73,4 +74,23 @@ export async function buildAccountApp (t: Test, settings: Partial<SettingsInput>
     return jwt
   }
   return { app, users, twoFactor, passkeys, mail, clock, lines, call, signIn, token }
+}
+
+/**
+ * The memory port seen without one of its optional methods, as a host's
+ * port may be: each method called on the store itself (they use its
+ * private fields, which a prototype copy would not reach).
+ */
+export function portWithout (port: MemoryTwoFactorStore, method: 'setMethod' | 'countBackupCodes'): TwoFactorPort {
+  const methods: TwoFactorPort = {
+    methodOf: async (id) => await port.methodOf(id),
+    getTotpSecret: async (id) => await port.getTotpSecret(id),
+    setTotpSecret: async (id, secret) => { await port.setTotpSecret(id, secret) },
+    consumeBackupCode: async (id, hash, claim) => await port.consumeBackupCode(id, hash, claim),
+    replaceBackupCodes: async (id, hashes) => { await port.replaceBackupCodes(id, hashes) },
+    setMethod: async (id, value) => { await port.setMethod(id, value) },
+    countBackupCodes: async (id) => await port.countBackupCodes(id)
+  }
+  delete methods[method]
+  return methods
 }
