@@ -61,16 +61,20 @@ export const TokenPayload = Type.Object({
   amr: Type.Optional(Type.Array(Type.String()))
 })
 
+/** A validated token as answered: the token, its decoded parts, and the seconds it has left. */
+const ValidatedToken = Type.Object({
+  token: Type.String(),
+  header: TokenHeader,
+  payload: TokenPayload,
+  expire_in: Type.Integer()
+})
+
 export const ValidateReply = Success({
   user: PublicUser,
   /** The user's roles, beside the user as Simple JWT Login 4.x answers. */
   roles: Type.Array(Type.String()),
-  jwt: Type.Array(Type.Object({
-    token: Type.String(),
-    header: TokenHeader,
-    payload: TokenPayload,
-    expire_in: Type.Integer()
-  }))
+  /** A list of one, as Simple JWT Login 3.x answers; one object, as 4.0 answers, with `validate.jwtAsObject`. */
+  jwt: Type.Union([Type.Array(ValidatedToken), ValidatedToken])
 })
 
 export const RefreshBody = Fields({ refresh_token: Field })
@@ -84,3 +88,14 @@ export const RefreshReply = Success({
 })
 
 export const MessageReply = Success({ message: Type.String() })
+
+/**
+ * `POST /auth/revoke`, as Simple JWT Login (3.x and 4.0) answers it: the
+ * message beside `data` too, and the revoked JWT in `data.jwt` (absent when
+ * the refresh cookie ended the session).
+ */
+export const RevokeReply = Type.Object({
+  success: Type.Literal(true),
+  message: Type.String(),
+  data: Type.Object({ message: Type.String(), jwt: Type.Optional(Type.Array(Type.String())) })
+})

@@ -10,10 +10,21 @@ export const Field = Type.Optional(Type.String({ maxLength: 4096 }))
 export const Fields = <T extends Parameters<typeof Type.Object>[0]>(properties: T, example?: Record<string, unknown>) =>
   Type.Object(properties, { additionalProperties: true, ...(example === undefined ? {} : { examples: [example] }) })
 
+/**
+ * The error envelope's `data`: the message, and the numeric code under both
+ * names clients read (`errorCode`, Simple JWT Login 3.x; `error_code`, 4.0),
+ * always the same number.
+ */
+export const ErrorData = (errorCodes: number[]) => Type.Object({
+  message: Type.String(),
+  errorCode: Type.Integer({ enum: errorCodes }),
+  error_code: Type.Integer({ enum: errorCodes, description: 'The same number as `errorCode`, under the name Simple JWT Login 4.0 gives it.' })
+})
+
 /** The error envelope of one status: the `errorCode` values it may carry, and what each means. */
 export const ErrorEnvelope = (errorCodes: number[], description: string) => Type.Object({
   success: Type.Literal(false),
-  data: Type.Object({ message: Type.String(), errorCode: Type.Integer({ enum: errorCodes }) })
+  data: ErrorData(errorCodes)
 }, { description })
 
 export const PublicUser = Type.Object({

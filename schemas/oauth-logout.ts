@@ -1,5 +1,5 @@
 import { Type, type TSchema } from '@sinclair/typebox'
-import { Fields } from './common.js'
+import { ErrorData, Fields } from './common.js'
 
 /** The longest logout token taken: as long as the longest ID token. */
 export const LOGOUT_TOKEN_MAX_LENGTH = 16384
@@ -25,7 +25,7 @@ export const LogoutRefusedReply = (malformedCode: number, malformedLine: string)
   error: Type.Optional(Type.Literal('invalid_request')),
   error_description: Type.Optional(Type.String()),
   success: Type.Optional(Type.Literal(false)),
-  data: Type.Optional(Type.Object({ message: Type.String(), errorCode: Type.Integer({ enum: [malformedCode] }) }))
+  data: Type.Optional(ErrorData([malformedCode]))
 }, {
   description: 'The logout token or the request is refused, and nothing was ended: `{ "error": "invalid_request", "error_description": "…" }` ' +
     '(OpenID Connect Back-Channel Logout 1.0, section 2.8). Only a multipart body that cannot be read (with `multipart` on) answers the error envelope:\n' +

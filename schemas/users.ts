@@ -17,12 +17,17 @@ export const RegisterUserBody = Fields({
 })
 
 /**
- * The new user, in Simple JWT Login's register answer (`id`, `roles`, `jwt`,
- * and the `user` object of its 3.x answer), with the public fields only.
+ * The new user, in Simple JWT Login's register answer (`id`, 4.0's user
+ * fields without their `user_` prefix, `roles`, `jwt`, and the `user`
+ * object of its 3.x answer), with the public fields only.
  */
 export const RegisterUserReply = Success({
   message: Type.String(),
   id: Type.Integer(),
+  /** The login, email and name, as Simple JWT Login 4.0 answers them beside `id`. */
+  login: Type.String(),
+  email: Type.String(),
+  display_name: Type.String(),
   user: PublicUser,
   roles: Type.Array(Type.String()),
   /** With `users.register.signIn`: the new user's JWT, as `POST /auth` answers it. */

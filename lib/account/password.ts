@@ -7,6 +7,7 @@ import { errorNumber, JwtLoginError } from '../core/errors.js'
 import { accountSubject } from '../services/limits.js'
 import { withinPasswordLengths } from '../services/password-lengths.js'
 import { requireRecentAuth, type Authenticated } from '../sessions/authenticate.js'
+import { keepFingerprint } from '../sessions/fingerprint.js'
 import { endAllSessions } from '../sessions/manage.js'
 import { mailLater } from './mail.js'
 
@@ -67,9 +68,15 @@ export async function changeOwnPassword (ctx: JwtLoginContext, call: Call, auth:
   await endAllSessions(ctx, call.settings, userId, 'password_changed', keep)
   await (ctx.users as Required<UserAdapter<any>>).setPassword(auth.user, input.newPassword)
   ctx.forgetUser(userId)
-  await endAllSessions(ctx, call.settings, userId, 'password_changed', keep, 'end-all').catch((error: unknown) => {
-    ctx.log.warn({ userId, err: loggedError(error) }, 'jwt-login: the password changed, but the second end of the other sessions failed; a sign-in that raced the change may stay')
-  })
+  await Promise.all([
+    endAllSessions(ctx, call.settings, userId, 'password_changed', keep, 'end-all').catch((error: unknown) => {
+      ctx.log.warn({ userId, err: loggedError(error) }, 'jwt-login: the password changed, but the second end of the other sessions failed; a sign-in that raced the change may stay')
+    }),
+    // the kept session records the new password fingerprint, or its next refresh would end it as a change made elsewhere
+    keepFingerprint(ctx, call.settings, userId, keep).catch((error: unknown) => {
+      ctx.log.warn({ userId, err: loggedError(error) }, 'jwt-login: the password changed, but the kept session could not record its new fingerprint; its next refresh ends it')
+    })
+  ])
   ctx.events.emit('password.changed', { userId, ip: call.ip, othersEnded: true })
   if (call.settings.account.password.notify) notify(ctx, call, auth.publicUser)
 }

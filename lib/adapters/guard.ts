@@ -114,7 +114,8 @@ const USER_METHODS: Record<keyof UserAdapter, MethodKind> = {
   createUser: 'optional',
   deleteUser: 'optional',
   setEmailVerified: 'optional',
-  setEmail: 'optional'
+  setEmail: 'optional',
+  passwordFingerprint: 'optional'
 }
 
 const TWO_FACTOR_METHODS: Record<keyof TwoFactorPort, MethodKind> = {

@@ -82,6 +82,17 @@ export interface UserAdapter<U = unknown> {
    * index, or a check under a lock). Needed for `account.email.enabled`.
    */
   setEmail? (user: U, email: string): Promise<void>
+  /**
+   * A value that changes whenever the user's password changes (the stored
+   * hash, or a part of it; `null` for a user without a password), for hosts
+   * whose users can change passwords outside jwt-login (the host's own
+   * pages, an admin screen, WordPress). Each session records its keyed hash
+   * at sign-in, and a refresh (and, with `sessions.checkPasswordOnValidate`,
+   * every check of an access token) whose user's value changed ends the
+   * session. The plugin never stores, sends or logs the value itself.
+   * Throwing means the store is unavailable (503).
+   */
+  passwordFingerprint? (user: U): string | null | Promise<string | null>
 }
 
 /**

@@ -187,14 +187,19 @@ export function isJwtLoginError (value: unknown): value is JwtLoginError {
   return value instanceof JwtLoginError
 }
 
+/**
+ * The error answer. The number travels twice: `errorCode`, as Simple JWT
+ * Login 3.x and its JavaScript SDK read it, and `error_code`, as Simple JWT
+ * Login 4.0 names it; both always hold the same number.
+ */
 export interface ErrorEnvelope {
   success: false
-  data: { message: string, errorCode: number }
+  data: { message: string, errorCode: number, error_code: number }
 }
 
 /** The envelope of an error; `message` in the request's language when given, else the error's own (English). */
 export function envelope (error: JwtLoginError, message: string = error.message): ErrorEnvelope {
-  return { success: false, data: { message, errorCode: error.errorCode } }
+  return { success: false, data: { message, errorCode: error.errorCode, error_code: error.errorCode } }
 }
 
 /** The numeric code of an error, as audit events report it. */

@@ -44,8 +44,8 @@ export async function stepUp (ctx: JwtLoginContext, call: Call, auth: Authentica
   const passed = passkey !== undefined
     ? await checkPasskey(ctx, call, auth, passkey)
     : await checkFactors(ctx, call, auth, password, code)
-  const { sid } = auth.verified.payload
-  const { token } = ctx.tokens.sign(call.settings, auth.publicUser, 'access', { sessionId: sid, auth: { at: ctx.clock(), methods: passed.amr } })
+  const { sid, pfp } = auth.verified.payload
+  const { token } = ctx.tokens.sign(call.settings, auth.publicUser, 'access', { sessionId: sid, auth: { at: ctx.clock(), methods: passed.amr }, fingerprint: pfp })
   ctx.events.emit('session.stepped_up', { userId: auth.publicUser.ID, sessionId: sid, method: passed.method, ip: call.ip })
   return { jwt: token }
 }

@@ -1,6 +1,6 @@
 import type { Static } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { JwtFields, LoginBody, LoginReply, MessageReply, RefreshBody, RefreshReply, ValidateReply } from '../../schemas/auth.js'
+import { JwtFields, LoginBody, LoginReply, RefreshBody, RefreshReply, RevokeReply, ValidateReply } from '../../schemas/auth.js'
 import { clearRefreshCookie, cookieMode, cookieOfSession, deliver, deviceCookieOf } from '../http/browser.js'
 import type { JwtLoginContext } from '../context/context.js'
 import type { JwtLoginError } from '../core/errors.js'
@@ -118,14 +118,14 @@ export function authRoutes (app: TypedScope, ctx: JwtLoginContext): void {
 
   app.post('/auth/revoke', {
     config: { jwtLogin: REVOKE, rateLimit: false },
-    schema: { ...REVOKE_DOC, body: JwtFields, response: { 200: MessageReply } }
+    schema: { ...REVOKE_DOC, body: JwtFields, response: { 200: RevokeReply } }
   }, async (request, reply) => {
     // the gate gave the cookie (sign-out ends the browser's session), or else the JWT
     const { call, token, refreshCookie } = stateOf(request)
     const { message, sessionId } = await forgetDeadCookie(reply, call.settings, refreshCookie, signOut(ctx, call, { token, refreshToken: refreshCookie }))
     // the browser forgets the cookie of that session, not one a later sign-in put there
     if (refreshCookie !== undefined || (cookieMode(call.settings) && cookieOfSession(request, sessionId))) clearRefreshCookie(reply, call.settings)
-    return succeed({ message })
+    return { success: true as const, message, data: token === undefined ? { message } : { message, jwt: [token] } }
   })
 }
 

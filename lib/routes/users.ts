@@ -75,7 +75,10 @@ export function userRoutes (app: TypedScope, ctx: JwtLoginContext): void {
       displayName: present(body.display_name),
       codeRole: codeRoleOf(request)
     }
-    const { signIn, ...registered } = await registerUser(ctx, call, input)
+    const { signIn, ...created } = await registerUser(ctx, call, input)
+    // Simple JWT Login 4.0's fields beside the id: the user's, without their `user_` prefix
+    const { user } = created
+    const registered = { ...created, login: user.user_login, email: user.user_email, display_name: user.display_name }
     return succeed(signIn === undefined ? registered : { ...registered, ...deliver(reply, call.settings, signIn) })
   })
 

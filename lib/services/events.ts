@@ -109,7 +109,8 @@ export type JwtLoginEventName = keyof JwtLoginEventMap
  * back-channel logout, the host (`endSession`, `endAllSessions`), or a user
  * gone from the host's store.
  */
-export type SessionEndReason = 'sign_out' | 'sign_out_everywhere' | 'reuse' | 'limit' | 'password_reset' | 'provider_logout' | 'host' | 'user_gone' | 'user_deleted' | AccountEndReason
+/** `password_changed_outside`: the adapter's `passwordFingerprint` of the user changed since the session started. */
+export type SessionEndReason = 'sign_out' | 'sign_out_everywhere' | 'reuse' | 'limit' | 'password_reset' | 'provider_logout' | 'host' | 'user_gone' | 'user_deleted' | 'password_changed_outside' | AccountEndReason
 
 /** Why the account routes end sessions: a password change, the mailbox proven by a code (what came before is ended), an email put back. */
 export type AccountEndReason = 'password_changed' | 'email_verified' | 'email_reverted'

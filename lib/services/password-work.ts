@@ -191,7 +191,8 @@ const MODES: Record<keyof UserAdapter, PasswordWorkMode | null> = {
   createUser: 'registration',
   deleteUser: null,
   setEmailVerified: null,
-  setEmail: null
+  setEmail: null,
+  passwordFingerprint: null
 }
 
 type AnyMethod = (...args: unknown[]) => unknown

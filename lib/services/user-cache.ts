@@ -28,7 +28,8 @@ const PASSED_THROUGH: Record<Exclude<keyof UserAdapter, 'findById'>, true> = {
   createUser: true,
   deleteUser: true,
   setEmailVerified: true,
-  setEmail: true
+  setEmail: true,
+  passwordFingerprint: true
 }
 
 interface Entry<U> {

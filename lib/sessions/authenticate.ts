@@ -6,6 +6,7 @@ import type { PublicUser } from '../adapters/users.js'
 import type { JwtLoginContext } from '../context/context.js'
 import { JwtLoginError, type JwtLoginErrorCode } from '../core/errors.js'
 import type { TokenClaims, TokenKind, VerifiedToken } from '../tokens/jwt.js'
+import { checkFingerprint } from './fingerprint.js'
 
 export interface Authenticated {
   verified: VerifiedToken
@@ -30,10 +31,16 @@ export const TOKEN_REFUSALS: readonly JwtLoginErrorCode[] = [
 
 /**
  * The one check of a presented token, for the routes, the host hook and the
- * public API: signature and claims, then `admitVerified`.
+ * public API: signature and claims, then `admitVerified`; an access token
+ * that carries its session's password fingerprint (`pfp`, with
+ * `sessions.checkPasswordOnValidate`) is refused once its user's password
+ * changed (401 / 55, as a revoked token); its session's next refresh ends it.
  */
 export async function authenticateToken (ctx: JwtLoginContext, call: Call, token: string, kind: TokenKind = 'access'): Promise<Authenticated> {
-  return await admitVerified(ctx, ctx.tokens.verify(call.settings, token, kind))
+  const admitted = await admitVerified(ctx, ctx.tokens.verify(call.settings, token, kind))
+  const { pfp, sub, sid } = admitted.verified.payload
+  if (typeof pfp === 'string') await checkFingerprint(ctx, call, { userId: Number(sub), sessionId: sid, recorded: pfp }, admitted.user, 'ERR_JWT_LOGIN_TOKEN_REVOKED', false)
+  return admitted
 }
 
 /** The checks after the signature, for every kind of token: revocation (401 / 55), then its user (401 / 24 when gone). */
@@ -65,18 +72,15 @@ export async function audited<T> (ctx: JwtLoginContext, call: Call, work: Promis
   }
 }
 
-/** `/auth/validate`'s answer: the user, the user's roles beside it (as Simple JWT Login 4.x answers), and the token read. */
+/** `/auth/validate`'s answer: the user, the user's roles beside it (as Simple JWT Login 4.x answers), and the token read (a list of one, or with `validate.jwtAsObject` the object, as 4.0 answers). */
 export type ValidateAnswer = Static<typeof ValidateReply>['data']
 
 /** `/auth/validate`: reads only (revocation, the user); a failure changes nothing. */
 export async function validateToken (ctx: JwtLoginContext, call: Call, token: string): Promise<ValidateAnswer> {
   const { verified, publicUser } = await audited(ctx, call, authenticateToken(ctx, call, token))
   const { header, payload } = verified
-  return {
-    user: publicUser,
-    roles: publicUser.roles,
-    jwt: [{ token, header, payload, expire_in: Math.max(0, payload.exp - Math.floor(ctx.clock() / 1000)) }]
-  }
+  const validated = { token, header, payload, expire_in: Math.max(0, payload.exp - Math.floor(ctx.clock() / 1000)) }
+  return { user: publicUser, roles: publicUser.roles, jwt: call.settings.validate.jwtAsObject ? validated : [validated] }
 }
 
 /**

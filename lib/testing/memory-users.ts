@@ -120,6 +120,11 @@ export class MemoryUserAdapter implements UserAdapter<MemoryUser> {
     return user.passwordHash
   }
 
+  /** The stored hash: it changes with every new password, so a session ends when the password is changed outside jwt-login. */
+  passwordFingerprint (user: MemoryUser): string {
+    return user.passwordHash
+  }
+
   toPublicUser (user: MemoryUser): PublicUser {
     const answer: PublicUser = {
       ID: user.ID,

@@ -34,6 +34,8 @@ export interface TokenClaims {
   auth_time?: number
   /** How (RFC 8176 values): `pwd`, `fed`, `hwk` (a passkey), `otp`, `user`, and `mfa` for two factors. */
   amr?: string[]
+  /** The keyed hash of the user's password fingerprint when the session started (`sessions.checkPasswordOnValidate`). */
+  pfp?: string
   [claim: string]: unknown
 }
 
@@ -71,6 +73,8 @@ export interface SignOptions {
   sessionId: string
   lifetimeMs?: number
   auth?: Authentication
+  /** The session's password fingerprint (keyed hash): written as `pfp` when `sessions.checkPasswordOnValidate` is on. */
+  fingerprint?: string
 }
 
 /** A token just signed, with the claims written into it. */
@@ -168,6 +172,7 @@ export class Jwt {
         claims.auth_time = Math.floor(options.auth.at / 1000)
         claims.amr = options.auth.methods
       }
+      if (options.fingerprint !== undefined && settings.sessions.checkPasswordOnValidate) claims.pfp = options.fingerprint
     }
     return { token: this.#sign(claims), claims }
   }

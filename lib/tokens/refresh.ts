@@ -8,7 +8,7 @@ import type { Settings } from '../config/settings.js'
 import { readMany } from '../store/read.js'
 import type { StateStore } from '../store/types.js'
 import { REVOKED, sessionEnded, stateKeys, type Revocation } from './revocation.js'
-import { isSessionId } from './session-id.js'
+import { isSessionId, sessionStart } from './session-id.js'
 import type { SessionIndex } from './session-index.js'
 import { decodeSession, encodeSession, type Session } from './session-record.js'
 
@@ -25,6 +25,15 @@ export function indexedLifetime (lifetimeMs: number): number {
 /** What reuse detection reports. */
 export interface RefreshReuse { uid: number, sid: string }
 
+/** What `lookUp` answers for a session's user: the user, and the password fingerprint to record (see `checkFingerprint`). */
+export interface LookedUp<U> {
+  user: U
+  fingerprint?: string
+}
+
+/** Looks up the user of a session being refreshed, given what the session recorded of its password; throws to refuse. */
+export type SessionLookUp<U> = (userId: number, sessionId: string, fingerprint: string | undefined) => Promise<LookedUp<U>>
+
 /** What a rotation answers: the session's user and the successor token. */
 export interface RefreshResult<U = unknown> {
   userId: number
@@ -34,6 +43,8 @@ export interface RefreshResult<U = unknown> {
   refreshToken: string
   /** How the session's user signed in; absent for a session from before 0.3. */
   amr: string[] | undefined
+  /** The session's password fingerprint (keyed hash) as now recorded. */
+  fingerprint: string | undefined
 }
 
 /**
@@ -151,11 +162,11 @@ export class RefreshFamilies {
    * its family (`write`), for the caller to send with its other writes. Only
    * the token's hash is stored.
    */
-  newRefreshToken (settings: Settings, userId: number, sessionId: string, amr?: string[]): { token: string, write: () => Promise<void> } {
+  newRefreshToken (settings: Settings, userId: number, sessionId: string, amr?: string[], fingerprint?: string): { token: string, write: () => Promise<void> } {
     const secret = newSecret(settings, sessionId)
     const { lifetimeMs } = settings.refresh
     this.#revocation.sessionIssued(lifetimeMs)
-    const session: Session = { userId, currentHash: sha256Base64url(secret), indexedUntil: this.#clock() + indexedLifetime(lifetimeMs), amr }
+    const session: Session = { userId, currentHash: sha256Base64url(secret), indexedUntil: this.#clock() + indexedLifetime(lifetimeMs), amr, fingerprint }
     return { token: refreshTokenOf(sessionId, secret, userId), write: async () => { await this.#store.set(stateKeys.session(sessionId), encodeSession(session), lifetimeMs) } }
   }
 
@@ -175,29 +186,30 @@ export class RefreshFamilies {
    * reuse: the session ends and `onReuse` is told; a made-up one is refused
    * and ends nothing.
    */
-  async rotateRefreshToken<U> (settings: Settings, token: string, lookUp: (userId: number, sessionId: string) => Promise<U>, onReuse: (reuse: RefreshReuse) => void): Promise<RefreshResult<U>> {
+  async rotateRefreshToken<U> (settings: Settings, token: string, lookUp: SessionLookUp<U>, onReuse: (reuse: RefreshReuse) => void): Promise<RefreshResult<U>> {
     const presented = parseRefreshToken(token)
     const { sessionId, secret } = presented
     for (let attempt = 0; attempt < 3; attempt++) {
       const open = await this.#readSession(presented)
-      const { userId, sealedCurrent, rotatedAt, amr } = open.session
+      const { userId, sealedCurrent, rotatedAt, amr, fingerprint: recorded } = open.session
       const { refresh } = settings
       const now = this.#clock()
       if (open.presented === 'current') {
-        const user = await lookUp(userId, sessionId)
+        const { user, fingerprint } = await lookUp(userId, sessionId, recorded)
         const indexedUntil = await this.#keepIndexed(open.session, sessionId, now, refresh.lifetimeMs)
         const next = newSecret(settings, sessionId)
-        const rotated: Session = { userId, currentHash: sha256Base64url(next), previousHash: presented.hash, sealedCurrent: seal(sessionId, secret, next), rotatedAt: now, indexedUntil, amr }
+        const rotated: Session = { userId, currentHash: sha256Base64url(next), previousHash: presented.hash, sealedCurrent: seal(sessionId, secret, next), rotatedAt: now, indexedUntil, amr, fingerprint }
         this.#revocation.sessionIssued(refresh.lifetimeMs)
         if (await this.#store.compareAndSet(stateKeys.session(sessionId), open.raw, encodeSession(rotated), refresh.lifetimeMs)) {
-          return { userId, user, sessionId, refreshToken: refreshTokenOf(sessionId, next, userId), amr }
+          return { userId, user, sessionId, refreshToken: refreshTokenOf(sessionId, next, userId), amr, fingerprint }
         }
         continue // the session changed under us (a concurrent use or a revoke): decide again
       }
       const retry = open.presented === 'previous' && sealedCurrent !== undefined && rotatedAt !== undefined &&
         refresh.reuseIntervalMs > 0 && now - rotatedAt <= refresh.reuseIntervalMs
       if (retry) {
-        return { userId, user: await lookUp(userId, sessionId), sessionId, refreshToken: refreshTokenOf(sessionId, unseal(sessionId, secret, sealedCurrent), userId), amr }
+        const { user, fingerprint } = await lookUp(userId, sessionId, recorded)
+        return { userId, user, sessionId, refreshToken: refreshTokenOf(sessionId, unseal(sessionId, secret, sealedCurrent), userId), amr, fingerprint }
       }
       // a token this session never had (made up under its id) is refused, and the session goes on
       if (open.presented === null && !issuedHere(settings, sessionId, secret)) throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID')
@@ -238,6 +250,25 @@ export class RefreshFamilies {
     if (which === null) throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID')
     await this.#revocation.revokeSession(settings, presented.sessionId)
     return { userId: session.userId, sessionId: presented.sessionId }
+  }
+
+  /**
+   * Records a new password fingerprint in a live session (the one a
+   * password change through jwt-login keeps), without moving its end: one
+   * compare-and-set, tried again if a rotation came between. A session
+   * without a refresh family (refresh off), or ended, has none to record.
+   */
+  async recordFingerprint (settings: Settings, sessionId: string, fingerprint: string): Promise<void> {
+    const key = stateKeys.session(sessionId)
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const raw = await this.#store.get(key)
+      if (raw === null || raw === REVOKED) return
+      const session = decodeSession(raw)
+      const ttlMs = (session.rotatedAt ?? sessionStart(sessionId)) + settings.refresh.lifetimeMs - this.#clock()
+      if (ttlMs <= 0) return
+      if (await this.#store.compareAndSet(key, raw, encodeSession({ ...session, fingerprint }), ttlMs)) return
+    }
+    throw new JwtLoginError('ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', { cause: new Error('the session kept changing while its fingerprint was recorded') })
   }
 
   /**

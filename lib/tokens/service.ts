@@ -7,7 +7,7 @@ import type { StateStore } from '../store/types.js'
 import type { PublicUser } from '../adapters/users.js'
 import { jwksOf, type KeyMaterial } from './keys.js'
 import { Jwt, type SignedToken, type SignOptions, type TokenClaims, type TokenKind, type VerifiedToken } from './jwt.js'
-import { RefreshFamilies, type RefreshReuse, type RefreshResult } from './refresh.js'
+import { RefreshFamilies, type RefreshReuse, type RefreshResult, type SessionLookUp } from './refresh.js'
 import { newSessionId } from './session-id.js'
 import { Revocation, type UserCutoff } from './revocation.js'
 import { SessionIndex } from './session-index.js'
@@ -115,8 +115,8 @@ export class TokenService {
   }
 
   /** The refresh token of a new session and the write that starts its family; its tokens will say how its user signed in (`amr`). */
-  newRefreshToken (settings: Settings, userId: number, sessionId: string, amr?: string[]): { token: string, write: () => Promise<void> } {
-    return this.#refresh.newRefreshToken(settings, userId, sessionId, amr)
+  newRefreshToken (settings: Settings, userId: number, sessionId: string, amr?: string[], fingerprint?: string): { token: string, write: () => Promise<void> } {
+    return this.#refresh.newRefreshToken(settings, userId, sessionId, amr, fingerprint)
   }
 
   /** Starts the refresh family of a new session and answers its refresh token (`newRefreshToken`, written at once). */
@@ -137,8 +137,13 @@ export class TokenService {
   }
 
   /** Spends a refresh token and answers its successor; a reuse ends the session and tells `onReuse`. */
-  rotateRefreshToken<U> (settings: Settings, token: string, lookUp: (userId: number, sessionId: string) => Promise<U>, onReuse: (reuse: RefreshReuse) => void): Promise<RefreshResult<U>> {
+  rotateRefreshToken<U> (settings: Settings, token: string, lookUp: SessionLookUp<U>, onReuse: (reuse: RefreshReuse) => void): Promise<RefreshResult<U>> {
     return this.#refresh.rotateRefreshToken(settings, token, lookUp, onReuse)
+  }
+
+  /** Records a new password fingerprint in a live session (see `RefreshFamilies.recordFingerprint`). */
+  recordFingerprint (settings: Settings, sessionId: string, fingerprint: string): Promise<void> {
+    return this.#refresh.recordFingerprint(settings, sessionId, fingerprint)
   }
 
   /** Ends the session of a refresh token, its current or its previous one (sign-out through the refresh cookie). */

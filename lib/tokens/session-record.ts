@@ -21,6 +21,8 @@ export interface Session {
   indexedUntil?: number
   /** How its user signed in (`amr`), for the access tokens each rotation issues; absent in records from before 0.3. */
   amr?: string[]
+  /** The keyed hash of its user's password fingerprint when it started (see `passwordFingerprint`); absent when the adapter has none. */
+  fingerprint?: string
 }
 
 /** A session as stored: one per session, so the names are short; stores in use hold this format. */
@@ -32,17 +34,18 @@ interface SessionRecord {
   t?: number
   x?: number
   m?: string[]
+  f?: string
 }
 
 /** The session a stored record holds. */
 export function decodeSession (raw: string): Session {
   const record = JSON.parse(raw) as SessionRecord
-  return { userId: record.u, currentHash: record.h, previousHash: record.p, sealedCurrent: record.n, rotatedAt: record.t, indexedUntil: record.x, amr: record.m }
+  return { userId: record.u, currentHash: record.h, previousHash: record.p, sealedCurrent: record.n, rotatedAt: record.t, indexedUntil: record.x, amr: record.m, fingerprint: record.f }
 }
 
 /** The record to store for a session; the fields it lacks are not written. */
 export function encodeSession (session: Session): string {
-  const record: SessionRecord = { u: session.userId, h: session.currentHash, p: session.previousHash, n: session.sealedCurrent, t: session.rotatedAt, x: session.indexedUntil, m: session.amr }
+  const record: SessionRecord = { u: session.userId, h: session.currentHash, p: session.previousHash, n: session.sealedCurrent, t: session.rotatedAt, x: session.indexedUntil, m: session.amr, f: session.fingerprint }
   // JSON.stringify leaves out the fields that are undefined, and keeps this order
   return JSON.stringify(record)
 }

@@ -5,6 +5,7 @@ import type { JwtLoginContext } from '../context/context.js'
 import { JwtLoginError } from '../core/errors.js'
 import { subjectKey, type Hold, type Reservable } from '../services/limits.js'
 import { admitVerified } from '../sessions/authenticate.js'
+import { fingerprintOf } from '../sessions/fingerprint.js'
 import { PASSWORD, prepareSession, type NewSession } from '../sessions/sign-in.js'
 import { throwFirstFailure } from '../core/settled.js'
 import { trustDevice } from '../sessions/devices.js'
@@ -154,7 +155,8 @@ export async function completeTwoFactor (ctx: JwtLoginContext, call: Call, input
     }
     if (raw === null || raw === undefined || isClaimed(raw)) throw new JwtLoginError('ERR_JWT_LOGIN_CHALLENGE_CLOSED')
     const user = ctx.users.toPublicUser(found.value)
-    return await secondStep(ctx, twoFactor, call, { claims, user, code, raw, holds, remember: input.rememberDevice === true, known: { totpLast, emailCode }, index: index ?? null }, settle)
+    const fingerprint = await fingerprintOf(ctx, call.settings, found.value)
+    return await secondStep(ctx, twoFactor, call, { claims, user, fingerprint, code, raw, holds, remember: input.rememberDevice === true, known: { totpLast, emailCode }, index: index ?? null }, settle)
   } catch (error) {
     // not evaluated (the token or the challenge refused, or a dependency failed): the attempt is given back, on the challenge too
     if (!settled) await ctx.limiter.release(holds)
@@ -189,6 +191,8 @@ type Answer = { code: string } | { passkey: AuthenticationResponseJSON }
 interface SecondStep {
   claims: TokenClaims
   user: PublicUser
+  /** The user's password fingerprint to record in the session (`fingerprintOf`). */
+  fingerprint: string | undefined
   code: Answer
   /** The challenge as read (open). */
   raw: string
@@ -205,7 +209,7 @@ async function secondStep (
   ctx: JwtLoginContext,
   twoFactor: TwoFactor,
   call: Call,
-  { claims, user, code, raw, holds, remember, known, index }: SecondStep,
+  { claims, user, fingerprint, code, raw, holds, remember, known, index }: SecondStep,
   settle: (outcome: 'failed' | 'succeeded') => Promise<void>
 ): Promise<{ jwt: string, refresh_token?: string, device_token?: string }> {
   const userId = Number(claims.sub)
@@ -223,7 +227,7 @@ async function secondStep (
   // change between the two steps ends it too; it joins its user's index while
   // the challenge is claimed, before anything is spent, so a session that
   // validates is always listed
-  const session = prepareSession(ctx, call, user, sessionStart(claims.sid), { ...challenge.o ?? PASSWORD, secondFactor: checked.method })
+  const session = prepareSession(ctx, call, user, sessionStart(claims.sid), { ...challenge.o ?? PASSWORD, secondFactor: checked.method }, fingerprint)
   const giveBack = await startAndClaim(ctx, { key, raw, claims, session, checked, index })
   if (giveBack === null) return await rejected()
   let spent: boolean

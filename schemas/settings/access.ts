@@ -76,7 +76,13 @@ export const ACCESS_SETTINGS = {
   }),
 
   validate: Group({
-    enabled: Flag(true)
+    enabled: Flag(true),
+    /**
+     * `data.jwt` of a validate answer as Simple JWT Login 4.0 answers it, one
+     * object (`{ token, header, payload, expire_in }`), instead of a list of
+     * one, as 3.x answers it (the default).
+     */
+    jwtAsObject: Flag(false)
   }),
 
   revoke: Group({
@@ -139,6 +145,14 @@ export const SESSION_SETTINGS = {
      * so a sign-in that checked the old password on a slower clock ends too.
      * `0` (the default) for one instance or clocks kept in step.
      */
-    clockSkew: Type.Optional(Type.Union([Type.Literal(0), ...DurationSchema.anyOf], { default: 0 }))
+    clockSkew: Type.Optional(Type.Union([Type.Literal(0), ...DurationSchema.anyOf], { default: 0 })),
+    /**
+     * With a user adapter that has `passwordFingerprint`: end a session at
+     * the next check of its access token (validate, the routes, the host's
+     * hook) once its user's password changed outside jwt-login, not only at
+     * its next refresh. Access tokens then carry a keyed hash of the
+     * fingerprint (`pfp`), and each check asks the adapter once more.
+     */
+    checkPasswordOnValidate: Flag(false)
   })
 }

@@ -89,7 +89,7 @@ t.test('isJwtLoginError', async (t) => {
 
 t.test('envelope: the answer body, message and number only', async (t) => {
   const body = envelope(new JwtLoginError('ERR_JWT_LOGIN_RATE_LIMITED', { retryAfter: 5, cause: new Error('secret detail') }))
-  t.same(body, { success: false, data: { message: 'Too many requests; retry later.', errorCode: 200 } })
+  t.same(body, { success: false, data: { message: 'Too many requests; retry later.', errorCode: 200, error_code: 200 } })
   t.notMatch(JSON.stringify(body), /secret detail|retryAfter|ERR_JWT_LOGIN/)
 })
 

@@ -234,7 +234,9 @@ export function where (info: FaultInfo): string {
 
 export function errorCodeOf (res: Response): number | undefined {
   try {
-    return (res.json() as { data?: { errorCode?: number } }).data?.errorCode
+    const data = (res.json() as { data?: { errorCode?: number, error_code?: number } }).data
+    // both names carry the same number, or the answer counts as no envelope
+    return data?.error_code === data?.errorCode ? data?.errorCode : undefined
   } catch {
     return undefined
   }
@@ -264,7 +266,7 @@ export function checkAnswer (t: Test, res: Response, info: FaultInfo): void {
   } catch {
     body = res.body
   }
-  t.match(body, { success: false, data: { message: String, errorCode: Number } }, `the answer is the error envelope [${where(info)}]`)
+  t.match(body, { success: false, data: { message: String, errorCode: Number, error_code: Number } }, `the answer is the error envelope [${where(info)}]`)
   const code = res.statusCode === 503 && [205, 226, 227, 242].includes(errorCodeOf(res) ?? 0) ? errorCodeOf(res) as number : 201
   expect(t, res, 503, code, 'a failed dependency answers 503 / 201 (never a 500)', info)
 }

@@ -39,10 +39,10 @@ export function multipart (fields: Record<string, string>, files: Record<string,
   }
 }
 
-/** The error envelope's errorCode, checking the envelope's shape on the way. */
+/** The error envelope's errorCode, checking the envelope's shape on the way (and that `error_code` is the same number). */
 export function errorCode (res: LightMyRequestResponse): number | undefined {
   const body = res.json() as Envelope
-  if (body.success !== false || typeof body.data?.message !== 'string') return undefined
+  if (body.success !== false || typeof body.data?.message !== 'string' || body.data.error_code !== body.data.errorCode) return undefined
   return body.data.errorCode
 }
 

@@ -26,5 +26,6 @@ export async function buildResetApp (port: number, reset: ResetInput = {}, setti
 export { codeIn } from './fixtures.js'
 
 export function errorOf (res: LightMyRequestResponse): { status: number, errorCode: number } {
-  return { status: res.statusCode, errorCode: res.json().data.errorCode }
+  const { errorCode, error_code: sameCode } = res.json().data
+  return { status: res.statusCode, errorCode: sameCode === errorCode ? errorCode : NaN }
 }

@@ -213,7 +213,7 @@ t.test('without @fastify/swagger nothing changes: the same routes, the same answ
   t.notOk(without.hasDecorator('swagger'))
   t.equal(without.printRoutes(), withSwagger.printRoutes())
   t.same(await answers(without), await answers(withSwagger))
-  t.same((await answers(without)).slice(2, 6), [401, { success: false, data: { message: 'Wrong user credentials.', errorCode: 48 } }, 400, { success: false, data: { message: 'The JWT is missing.', errorCode: 53 } }])
+  t.same((await answers(without)).slice(2, 6), [401, { success: false, data: { message: 'Wrong user credentials.', errorCode: 48, error_code: 48 } }, 400, { success: false, data: { message: 'The JWT is missing.', errorCode: 53, error_code: 53 } }])
 })
 
 t.test('a host that registers @fastify/swagger after the plugin gets a document without the plugin\'s routes', async (t) => {

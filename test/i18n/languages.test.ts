@@ -18,7 +18,7 @@ import { buildTwoFactorApp, PREFIX } from '../helpers/two-factor.js'
 const DE = { 'accept-language': 'de-DE,de;q=0.9,en;q=0.8' }
 
 /** Whether `message` is the catalogue's message of an error with this number and status (a malformed field's phrase may follow). */
-function isMessageOf (catalogue: Catalogue, body: { errorCode: number, message: string }, status: number): boolean {
+function isMessageOf (catalogue: Catalogue, body: { errorCode: number, message: string, error_code: number }, status: number): boolean {
   return (Object.keys(errorDefinitions) as JwtLoginErrorCode[]).some(code => {
     const definition = errorDefinitions[code]
     if (definition.errorCode !== body.errorCode || definition.statusCode !== status) return false
@@ -96,7 +96,7 @@ t.test('a malformed field is named in the language; a host route guarded by auth
   const english = await app.inject({ method: 'POST', url: `${PREFIX}/auth`, payload: { username: 7, password: 'x' } })
   t.equal(english.json().data.message, 'The request is malformed: body field `username`: expected string.', 'English as before')
   const host = await app.inject({ method: 'GET', url: '/me', headers: DE })
-  t.same([host.statusCode, host.json().data], [401, { message: de.errors.ERR_JWT_LOGIN_BEARER_MISSING, errorCode: 53 }])
+  t.same([host.statusCode, host.json().data], [401, { message: de.errors.ERR_JWT_LOGIN_BEARER_MISSING, errorCode: 53, error_code: 53 }])
 })
 
 t.test('success messages in the language', async (t) => {

@@ -231,7 +231,7 @@ t.test('revokeUserTokens: sessions started before the cutoff are refused, later 
 
   const verifiedBefore = tokens.verify(SETTINGS, before.token, 'access')
   t.equal(await tokens.isRevoked(verifiedBefore.payload), true, 'an older session is refused')
-  await t.rejects(tokens.rotateRefreshToken(SETTINGS, beforeRefresh, async () => null, () => {}), { code: 'ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID' }, 'its refresh token too')
+  await t.rejects(tokens.rotateRefreshToken(SETTINGS, beforeRefresh, async () => ({ user: null }), () => {}), { code: 'ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID' }, 'its refresh token too')
   t.equal(await tokens.isRevoked(tokens.verify(SETTINGS, other.token, 'access').payload), false, 'another user is not touched')
 
   // a session that starts after the cutoff, even in the same second (iat equal)
@@ -240,7 +240,7 @@ t.test('revokeUserTokens: sessions started before the cutoff are refused, later 
   t.equal(after.claims.iat, before.claims.iat, 'same whole second as the refused token')
   t.equal(await tokens.isRevoked(tokens.verify(SETTINGS, after.token, 'access').payload), false, 'a later session is accepted')
   const afterRefresh = await tokens.issueRefreshToken(SETTINGS, USER.ID, after.claims.sid)
-  const rotated = await tokens.rotateRefreshToken(SETTINGS, afterRefresh, async () => null, () => {})
+  const rotated = await tokens.rotateRefreshToken(SETTINGS, afterRefresh, async () => ({ user: null }), () => {})
   t.equal(rotated.sessionId, after.claims.sid)
 })
 
@@ -355,5 +355,5 @@ t.test('a revocation outlives every token issued before a reload shortened the l
   await tokens.revokeUserTokens(short, 2)
   clock.advance(20 * 60 * 1000)
   t.equal(await tokens.isRevoked(tokens.verify(short, other.token, 'access').payload), true, 'a user cutoff outlives it too')
-  await t.rejects(tokens.rotateRefreshToken(short, refresh, async () => null, () => {}), { code: 'ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID' }, 'and the session refresh family is gone')
+  await t.rejects(tokens.rotateRefreshToken(short, refresh, async () => ({ user: null }), () => {}), { code: 'ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID' }, 'and the session refresh family is gone')
 })

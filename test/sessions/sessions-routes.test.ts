@@ -80,7 +80,7 @@ t.test('sessions.enabled off (the default): 403 / 212 on the four routes, nothin
   const routes: Array<['GET' | 'DELETE', string]> = [['GET', SESSIONS], ['DELETE', `${SESSIONS}/${other.sid}`], ['DELETE', SESSIONS], ['DELETE', `${PREFIX}/devices/abc`]]
   for (const [method, url] of routes) {
     const res = await app.inject({ method, url, headers: bearer(session.jwt) })
-    t.strictSame(res.json(), { success: false, data: { message: 'Session management is not enabled.', errorCode: 212 } }, `${method} ${url}`)
+    t.strictSame(res.json(), { success: false, data: { message: 'Session management is not enabled.', errorCode: 212, error_code: 212 } }, `${method} ${url}`)
     t.equal(res.statusCode, 403)
     noStore(t, res, `${method} ${url}`)
     t.same(errorOf(await app.inject({ method, url })), [403, 212], 'the switch before the token')
@@ -154,7 +154,7 @@ t.test('DELETE /sessions/{id} ends exactly that session; another user\'s, an end
   t.same(await listedIds(app, a.jwt), [a.sid, c.sid])
   t.strictSame(ended, [{ userId: 1, sessionId: b.sid, reason: 'sign_out' }])
 
-  const notFound = { success: false, data: { message: 'No such session.', errorCode: 213 } }
+  const notFound = { success: false, data: { message: 'No such session.', errorCode: 213, error_code: 213 } }
   const bobsId = await endOne(app, a.jwt, bobs.sid)
   t.same([bobsId.statusCode, bobsId.json()], [404, notFound], 'another user\'s session')
   noStore(t, bobsId, '404')
@@ -257,7 +257,7 @@ t.test('the token: Bearer or the JWT field (query, or body on DELETE); missing 4
   const routes: Array<['GET' | 'DELETE', string]> = [['GET', SESSIONS], ['DELETE', `${SESSIONS}/${b.sid}`], ['DELETE', SESSIONS], ['DELETE', `${PREFIX}/devices/abc`]]
   for (const [method, url] of routes) {
     const missing = await app.inject({ method, url })
-    t.same([missing.statusCode, missing.json()], [400, { success: false, data: { message: 'The JWT is missing.', errorCode: 53 } }], `${method} ${url} without a token`)
+    t.same([missing.statusCode, missing.json()], [400, { success: false, data: { message: 'The JWT is missing.', errorCode: 53, error_code: 53 } }], `${method} ${url} without a token`)
     noStore(t, missing, 'no token')
     t.same(errorOf(await app.inject({ method, url, headers: bearer('a.b.c') })), [401, 22], 'a token that is no JWT')
   }

@@ -453,7 +453,7 @@ t.test('a failing store makes login answer 503 / 201 (rate limit store fails fir
   t.teardown(() => app.close())
   const res = await app.inject({ method: 'POST', url: '/jwt-login/v1/auth', payload: { email: ALICE.email, password: ALICE.password } })
   t.equal(res.statusCode, 503)
-  t.same(res.json(), { success: false, data: { message: 'A dependency is unavailable; nothing was changed.', errorCode: 201 } })
+  t.same(res.json(), { success: false, data: { message: 'A dependency is unavailable; nothing was changed.', errorCode: 201, error_code: 201 } })
 })
 
 t.test('a store that fails only on reads makes login answer 503 / 201 from the flow', async (t) => {
@@ -478,7 +478,7 @@ t.test('request rate limit per IP: 429 / 200 with Retry-After', async (t) => {
   t.equal((await login()).statusCode, 400)
   const limited = await login()
   t.equal(limited.statusCode, 429)
-  t.same(limited.json(), { success: false, data: { message: 'Too many requests; retry later.', errorCode: 200 } })
+  t.same(limited.json(), { success: false, data: { message: 'Too many requests; retry later.', errorCode: 200, error_code: 200 } })
   const retryAfter = Number(limited.headers['retry-after'])
   t.ok(retryAfter >= 1 && retryAfter <= 60, `Retry-After is ${retryAfter}`)
   const other = await app.inject({ method: 'POST', url: '/jwt-login/v1/auth', remoteAddress: '10.0.0.9' })

@@ -25,7 +25,7 @@ t.test(`${ROTATIONS} rotations of one session leave one store entry (memory stor
   t.same(store.counts, { state: 1, counters: 0 })
   for (let i = 0; i < ROTATIONS; i++) {
     clock.advance(1000)
-    token = (await tokens.rotateRefreshToken(settings, token, async () => null, () => { throw new Error('not a reuse') })).refreshToken
+    token = (await tokens.rotateRefreshToken(settings, token, async () => ({ user: null }), () => { throw new Error('not a reuse') })).refreshToken
   }
   t.same(store.counts, { state: 1, counters: 0 }, 'still one entry: the session record')
   // the bound holds for the record's size too: it names two generations, never the history
@@ -67,7 +67,7 @@ t.test('1,000 rotations of one session leave one key in Redis', async (t) => {
   let token = await tokens.issueRefreshToken(settings, 1, sessionId)
   for (let i = 0; i < 1000; i++) {
     clock.advance(1000)
-    token = (await tokens.rotateRefreshToken(settings, token, async () => null, () => { throw new Error('not a reuse') })).refreshToken
+    token = (await tokens.rotateRefreshToken(settings, token, async () => ({ user: null }), () => { throw new Error('not a reuse') })).refreshToken
   }
   const { Redis } = await import('ioredis')
   const admin = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379')

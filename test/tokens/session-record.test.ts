@@ -31,9 +31,9 @@ t.test('the service stores a new and a rotated session in the stored format', as
   const indexedUntil = clock.now + settings.refresh.lifetimeMs * 1.5
   t.match(await store.get(`session:${sessionId}`), new RegExp(`^\\{"u":12,"h":"${HASH}","x":${indexedUntil}\\}$`), 'how long the index keeps it, as `x`: one and a half lifetimes')
   clock.advance(1000)
-  const rotated = await tokens.rotateRefreshToken(settings, token, async () => null, () => { throw new Error('not a reuse') })
+  const rotated = await tokens.rotateRefreshToken(settings, token, async () => ({ user: null }), () => { throw new Error('not a reuse') })
   t.match(await store.get(`session:${sessionId}`), new RegExp(`^\\{"u":12,"h":"${HASH}","p":"${HASH}","n":"${SEALED}","t":${clock.now},"x":${indexedUntil}\\}$`), 'a rotation within half a lifetime leaves `x`')
   clock.advance(settings.refresh.lifetimeMs / 2)
-  await tokens.rotateRefreshToken(settings, rotated.refreshToken, async () => null, () => { throw new Error('not a reuse') })
+  await tokens.rotateRefreshToken(settings, rotated.refreshToken, async () => ({ user: null }), () => { throw new Error('not a reuse') })
   t.match(await store.get(`session:${sessionId}`), new RegExp(`"x":${clock.now + settings.refresh.lifetimeMs * 1.5}\\}$`), 'once the family would outlive its index entry, the entry is moved, and `x` with it')
 })

@@ -45,7 +45,7 @@ t.test('an interim token is refused with 401 / 110 wherever a final token belong
   for (const { name, ...request } of attempts) {
     const res = await app.inject(request)
     t.equal(res.statusCode, 401, name)
-    t.same(res.json(), { success: false, data: { message: 'An interim token cannot be used here; complete the two-factor step first.', errorCode: 110 } }, name)
+    t.same(res.json(), { success: false, data: { message: 'An interim token cannot be used here; complete the two-factor step first.', errorCode: 110, error_code: 110 } }, name)
   }
   t.equal((await app.jwtLogin.verify(token).catch((error: JwtLoginError) => error) as JwtLoginError).errorCode, 110, 'fastify.jwtLogin.verify')
   t.equal((await app.jwtLogin.revoke(token).catch((error: JwtLoginError) => error) as JwtLoginError).errorCode, 110, 'fastify.jwtLogin.revoke')

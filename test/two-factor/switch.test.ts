@@ -36,7 +36,7 @@ t.test('switched off: a user with a second factor is refused after the password,
 
   const refused = await login()
   t.same(errorOf(refused), [403, 206])
-  t.same(refused.json(), { success: false, data: { message: 'Two-factor sign-in is switched off; this account needs it.', errorCode: 206 } })
+  t.same(refused.json(), { success: false, data: { message: 'Two-factor sign-in is switched off; this account needs it.', errorCode: 206, error_code: 206 } })
   t.notOk(refused.body.includes('jwt'), 'no token of any kind')
 
   const alice = await login(ALICE)
