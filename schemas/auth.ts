@@ -73,8 +73,15 @@ export const ValidateReply = Success({
   user: PublicUser,
   /** The user's roles, beside the user as Simple JWT Login 4.x answers. */
   roles: Type.Array(Type.String()),
-  /** A list of one, as Simple JWT Login 3.x answers; one object, as 4.0 answers, with `validate.jwtAsObject`. */
-  jwt: Type.Union([Type.Array(ValidatedToken), ValidatedToken])
+  /**
+   * A list of one, as Simple JWT Login 3.x answers; one object, as 4.0
+   * answers, with `validate.jwtAsObject`. One schema of no fixed type
+   * (Swagger 2 has no `anyOf`), documented by its description.
+   */
+  jwt: Type.Unsafe<Array<Static<typeof ValidatedToken>> | Static<typeof ValidatedToken>>(Type.Any({
+    description: 'The token read: `[{ token, header, payload, expire_in }]` (a list of one, as Simple JWT Login 3.x answers), ' +
+      'or with `validate.jwtAsObject` that one object, as Simple JWT Login 4.0 answers. `expire_in`: the seconds the token has left.'
+  }))
 })
 
 export const RefreshBody = Fields({ refresh_token: Field })

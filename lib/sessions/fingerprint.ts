@@ -1,24 +1,41 @@
-// Sessions that end when their user's password changes outside jwt-login: the keyed hash of the adapter's password fingerprint, recorded and compared.
+// Sessions that end when their user's password changes outside jwt-login: the adapter's password fingerprint, hashed per session, recorded and compared.
 import type { Call } from '../adapters/second-factor.js'
 import type { JwtLoginContext } from '../context/context.js'
 import type { Settings } from '../config/settings.js'
+import { safeEqual, sha256Base64url } from '../core/crypto.js'
 import { JwtLoginError, type JwtLoginErrorCode } from '../core/errors.js'
-import { CodeHasher } from '../services/code-hash.js'
-
-const hasher = new CodeHasher('password fingerprint')
-
-/** What is hashed: the value, told apart from a user without a password (`null`). */
-const marked = (value: string | null): string => value === null ? 'none' : `password:${value}`
 
 /**
- * The keyed hash of the user's password fingerprint, to record in a new
- * session (and its access tokens); `undefined` when the adapter has no
- * `passwordFingerprint`. Under the first signing key: `matches` tries every
- * key, so a session outlives a key rotation while its key stays configured.
+ * The user's password fingerprint as the adapter answers it, told apart
+ * from a user without a password (`null`); `undefined` when the adapter has
+ * no `passwordFingerprint`. It stays in memory: sessions keep `sealed`.
  */
-export async function fingerprintOf (ctx: Pick<JwtLoginContext, 'users'>, settings: Settings, user: unknown): Promise<string | undefined> {
+export async function fingerprintOf (ctx: Pick<JwtLoginContext, 'users'>, user: unknown): Promise<string | undefined> {
   if (ctx.users.passwordFingerprint === undefined) return undefined
-  return hasher.first(settings.tokens, marked(await ctx.users.passwordFingerprint(user)))
+  const value = await ctx.users.passwordFingerprint(user)
+  return value === null ? 'none' : `password:${value}`
+}
+
+/**
+ * What a session records of a fingerprint (and its access tokens carry, as
+ * `pfp`): a SHA-256 over the session's id and the value, so that neither
+ * the store nor a token shows the value, no two sessions share one, and no
+ * signing key is involved (a session outlives any key rotation).
+ */
+export function sealed (sessionId: string, fingerprint: string): string {
+  return sha256Base64url(`jwt-login password fingerprint\n${sessionId}\n${fingerprint}`)
+}
+
+/**
+ * After jwt-login itself changed the user's password for a session it keeps
+ * (`PUT /account/password`): that session records the new fingerprint, so
+ * its refresh goes on. The user is read again, as the adapter now has it.
+ */
+export async function keepFingerprint (ctx: JwtLoginContext, settings: Settings, userId: number, sessionId: string): Promise<void> {
+  if (ctx.users.passwordFingerprint === undefined) return
+  const user: unknown = await ctx.users.findById(userId)
+  if (user === null) return
+  await ctx.tokens.recordFingerprint(settings, sessionId, sealed(sessionId, await fingerprintOf(ctx, user) as string))
 }
 
 /**
@@ -31,18 +48,6 @@ export async function fingerprintOf (ctx: Pick<JwtLoginContext, 'users'>, settin
  * jwt-login that kept the session recorded the new fingerprint there, and
  * the session's next refresh decides.
  */
-/**
- * After jwt-login itself changed the user's password for a session it keeps
- * (`PUT /account/password`): that session records the new fingerprint, so
- * its refresh goes on. The user is read again, as the adapter now has it.
- */
-export async function keepFingerprint (ctx: JwtLoginContext, settings: Settings, userId: number, sessionId: string): Promise<void> {
-  if (ctx.users.passwordFingerprint === undefined) return
-  const user: unknown = await ctx.users.findById(userId)
-  if (user === null) return
-  await ctx.tokens.recordFingerprint(settings, sessionId, await fingerprintOf(ctx, settings, user) as string)
-}
-
 export async function checkFingerprint (
   ctx: JwtLoginContext,
   call: Call,
@@ -51,13 +56,12 @@ export async function checkFingerprint (
   refusal: JwtLoginErrorCode,
   end = true
 ): Promise<string | undefined> {
-  const { settings } = call
-  if (ctx.users.passwordFingerprint === undefined) return session.recorded
-  const value = marked(await ctx.users.passwordFingerprint(user))
-  if (session.recorded === undefined) return hasher.first(settings.tokens, value)
-  if (hasher.matches(settings.tokens, { hash: session.recorded }, value)) return session.recorded
+  const fingerprint = await fingerprintOf(ctx, user)
+  if (fingerprint === undefined) return session.recorded
+  const now = sealed(session.sessionId, fingerprint)
+  if (session.recorded === undefined || safeEqual(now, session.recorded)) return now
   if (!end) throw new JwtLoginError(refusal)
-  await ctx.tokens.revokeSession(settings, session.sessionId)
+  await ctx.tokens.revokeSession(call.settings, session.sessionId)
   ctx.events.emit('session.ended', { userId: session.userId, sessionId: session.sessionId, reason: 'password_changed_outside' })
   throw new JwtLoginError(refusal)
 }

@@ -7,7 +7,7 @@ import { JwtLoginError } from '../core/errors.js'
 import { throwFirstFailure } from '../core/settled.js'
 import { countInWindow, subjectKey } from '../services/limits.js'
 import { loggedError } from '../adapters/guard.js'
-import { fingerprintOf } from './fingerprint.js'
+import { fingerprintOf, sealed } from './fingerprint.js'
 import { indexedLifetime } from '../tokens/refresh.js'
 import { amrOf } from '../tokens/jwt.js'
 
@@ -50,19 +50,20 @@ export interface NewSession {
  * only once the sign-in is final, so a sign-in that fails ends no other
  * session. The session starts at `startedAt` (default: when the request
  * started), and records `fingerprint`, its user's password fingerprint
- * (`fingerprintOf`), when the adapter has one.
+ * (`fingerprintOf`), sealed, when the adapter has one.
  */
 export function prepareSession (ctx: JwtLoginContext, call: Call, user: PublicUser, startedAt: number = call.startedAt, origin: SessionOrigin = PASSWORD, fingerprint?: string): NewSession {
   const { settings } = call
   const sessionId = ctx.tokens.newSessionId(startedAt)
   const amr = amrOf(origin)
-  const { token } = ctx.tokens.sign(settings, user, 'access', { sessionId, auth: { at: startedAt, methods: amr }, fingerprint })
+  const recorded = fingerprint === undefined ? undefined : sealed(sessionId, fingerprint)
+  const { token } = ctx.tokens.sign(settings, user, 'access', { sessionId, auth: { at: startedAt, methods: amr }, fingerprint: recorded })
   const family = settings.refresh.enabled
   // a refresh family slides with each rotation: its index entry has half a lifetime of headroom (see `indexedUntil`)
   const lifetimeMs = family ? indexedLifetime(settings.refresh.lifetimeMs) : settings.tokens.lifetimeMs
   const userId = user.ID
   const { maxPerUser } = settings.sessions
-  const refresh = family ? ctx.tokens.newRefreshToken(settings, userId, sessionId, amr, fingerprint) : null
+  const refresh = family ? ctx.tokens.newRefreshToken(settings, userId, sessionId, amr, recorded) : null
   // how many entries the index held once this session joined: over the bound, settling trims it
   let joined = 0
   const start = async (knownIndex?: string | null): Promise<void> => {
@@ -150,7 +151,7 @@ export async function completeSignIn (ctx: JwtLoginContext, call: Call, user: un
   // a passkey verified with its user's PIN or biometrics is two factors already: no gate is asked
   const gated = ctx.secondFactor === null || origin.secondFactor !== undefined ? null : await ctx.secondFactor(user, publicUser, { ...call, startedAt }, origin)
   if (gated !== null && 'jwt' in gated) return gated
-  const fingerprint = await fingerprintOf(ctx, call.settings, user)
+  const fingerprint = await fingerprintOf(ctx, user)
   const session = prepareSession(ctx, call, publicUser, startedAt, gated === null ? origin : { ...origin, secondFactor: gated.passed }, fingerprint)
   const [counted, started] = await Promise.allSettled([countSignIn(ctx, call, publicUser.ID, signInKey(publicUser.ID)), session.start(knownIndex)])
   if (counted.status === 'rejected' || started.status === 'rejected') {

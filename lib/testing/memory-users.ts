@@ -8,6 +8,8 @@ export interface MemoryUser {
   display_name: string
   roles: string[]
   passwordHash: string
+  /** How many times the password was set since the user was added: its password fingerprint. */
+  passwordChanges?: number
   /** `undefined` for a user added without saying: `toPublicUser` then leaves `email_verified` out. */
   emailVerified?: boolean
 }
@@ -83,6 +85,7 @@ export class MemoryUserAdapter implements UserAdapter<MemoryUser> {
 
   async setPassword (user: MemoryUser, password: string): Promise<void> {
     user.passwordHash = await hashPassword(password)
+    user.passwordChanges = (user.passwordChanges ?? 0) + 1
   }
 
   async setEmailVerified (user: MemoryUser, verified: boolean): Promise<void> {
@@ -120,9 +123,13 @@ export class MemoryUserAdapter implements UserAdapter<MemoryUser> {
     return user.passwordHash
   }
 
-  /** The stored hash: it changes with every new password, so a session ends when the password is changed outside jwt-login. */
+  /**
+   * How many times the password was set: it changes with every new
+   * password, so a session ends when the password is changed outside
+   * jwt-login, and instances that seeded the same users agree on it.
+   */
   passwordFingerprint (user: MemoryUser): string {
-    return user.passwordHash
+    return String(user.passwordChanges ?? 0)
   }
 
   toPublicUser (user: MemoryUser): PublicUser {

@@ -34,7 +34,7 @@ export interface TokenClaims {
   auth_time?: number
   /** How (RFC 8176 values): `pwd`, `fed`, `hwk` (a passkey), `otp`, `user`, and `mfa` for two factors. */
   amr?: string[]
-  /** The keyed hash of the user's password fingerprint when the session started (`sessions.checkPasswordOnValidate`). */
+  /** The user's password fingerprint when the session started, sealed (`sessions.checkPasswordOnValidate`). */
   pfp?: string
   [claim: string]: unknown
 }
@@ -73,7 +73,7 @@ export interface SignOptions {
   sessionId: string
   lifetimeMs?: number
   auth?: Authentication
-  /** The session's password fingerprint (keyed hash): written as `pfp` when `sessions.checkPasswordOnValidate` is on. */
+  /** The session's password fingerprint, sealed: written as `pfp` when `sessions.checkPasswordOnValidate` is on. */
   fingerprint?: string
 }
 

@@ -43,7 +43,7 @@ export interface RefreshResult<U = unknown> {
   refreshToken: string
   /** How the session's user signed in; absent for a session from before 0.3. */
   amr: string[] | undefined
-  /** The session's password fingerprint (keyed hash) as now recorded. */
+  /** The session's password fingerprint, sealed, as now recorded. */
   fingerprint: string | undefined
 }
 

@@ -21,7 +21,7 @@ export interface Session {
   indexedUntil?: number
   /** How its user signed in (`amr`), for the access tokens each rotation issues; absent in records from before 0.3. */
   amr?: string[]
-  /** The keyed hash of its user's password fingerprint when it started (see `passwordFingerprint`); absent when the adapter has none. */
+  /** Its user's password fingerprint when it started, sealed (see `passwordFingerprint`); absent when the adapter has none. */
   fingerprint?: string
 }
 

@@ -155,7 +155,7 @@ export async function completeTwoFactor (ctx: JwtLoginContext, call: Call, input
     }
     if (raw === null || raw === undefined || isClaimed(raw)) throw new JwtLoginError('ERR_JWT_LOGIN_CHALLENGE_CLOSED')
     const user = ctx.users.toPublicUser(found.value)
-    const fingerprint = await fingerprintOf(ctx, call.settings, found.value)
+    const fingerprint = await fingerprintOf(ctx, found.value)
     return await secondStep(ctx, twoFactor, call, { claims, user, fingerprint, code, raw, holds, remember: input.rememberDevice === true, known: { totpLast, emailCode }, index: index ?? null }, settle)
   } catch (error) {
     // not evaluated (the token or the challenge refused, or a dependency failed): the attempt is given back, on the challenge too

@@ -55,7 +55,7 @@ t.test('a revoke through one instance is refused by the other at once', async (t
   const { data: tokens } = await login(a, ALICE)
   t.equal((await call(b, '/auth/validate', { JWT: tokens.jwt })).status, 200)
   const revoked = await call(a, '/auth/revoke', { JWT: tokens.jwt })
-  t.same(revoked, { status: 200, data: { message: 'Token was revoked.' }, retryAfter: null })
+  t.same(revoked, { status: 200, data: { message: 'Token was revoked.', jwt: [tokens.jwt] }, retryAfter: null })
 
   const validated = await call(b, '/auth/validate', { JWT: tokens.jwt })
   t.same([validated.status, validated.data.errorCode], [401, 55])

@@ -294,7 +294,7 @@ t.test('revoke with only the cookie and the CSRF token ends that session and cle
 
   const res = await revokeWithCookie(app, session.cookie, session.csrf)
   t.equal(res.statusCode, 200, res.body)
-  t.same(res.json(), { success: true, data: { message: 'Token was revoked.' } })
+  t.same(res.json(), { success: true, message: 'Token was revoked.', data: { message: 'Token was revoked.' } }, 'no data.jwt: the cookie ended the session')
   t.ok(clearsCookie(res))
   t.same(errorOf(await post(app, '/auth/validate', { JWT: session.jwt })), [401, 55], 'its JWT is revoked')
   const dead = await refresh(app, session.cookie, session.csrf)

@@ -41,7 +41,7 @@ t.test('a password changed outside jwt-login ends the session at its next refres
 })
 
 t.test('sessions.checkPasswordOnValidate: the access token carries a keyed hash, and is refused at once after a change', async (t) => {
-  const { app, users } = await buildApp({ ...ON, sessions: { checkPasswordOnValidate: true } })
+  const { app, users } = await buildApp({ ...ON, sessions: { enabled: true, checkPasswordOnValidate: true } })
   t.teardown(() => app.close())
   const first = await loginTokens(app)
   const pfp = claimsOf(first.jwt).pfp

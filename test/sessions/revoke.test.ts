@@ -15,7 +15,7 @@ t.test('revoke by body JWT: the token and its session refresh token stop working
 
   const res = await post(app, '/auth/revoke', { JWT: session.jwt })
   t.equal(res.statusCode, 200)
-  t.same(res.json(), { success: true, data: { message: 'Token was revoked.' } })
+  t.same(res.json(), { success: true, message: 'Token was revoked.', data: { message: 'Token was revoked.', jwt: [session.jwt] } })
 
   const validate = await post(app, '/auth/validate', { JWT: session.jwt })
   t.equal(validate.statusCode, 401)
