@@ -1,11 +1,14 @@
 import { generateKeyPairSync } from 'node:crypto'
 import { readFileSync } from 'node:fs'
+import type { LightMyRequestResponse } from 'fastify'
 import t, { type Test } from 'tap'
 import { resolveSettings } from '../../lib/config/settings.js'
 import { JwtLoginSettingsError } from '../../lib/core/errors.js'
 import { buildKeyMaterial } from '../../lib/tokens/keys.js'
 import { fromSimpleJwtLoginSettings, type ImportedSettings } from '../../lib/wordpress/settings-import.js'
+import { ALICE, buildApp } from '../helpers/app.js'
 import { HS_SECRET } from '../helpers/fixtures.js'
+import { errorOf, PREFIX } from '../helpers/http.js'
 
 type Export = Record<string, unknown>
 
@@ -210,6 +213,30 @@ t.test('the 3.6.6 fixture: refresh, validate and revoke stay on, and auth_requir
   t.same(names(result), ['jwt_auth_refresh_ttl', 'route_namespace'])
   t.match(reasonOf(result, 'jwt_auth_refresh_ttl'), /refresh\.lifetime.*refreshes with the refresh_token its sign-in answers, not with the JWT/)
   accepted(t, result)
+})
+
+t.test('the 3.6.6 fixture\'s settings in the plugin: the auth code on /auth, refresh and revoke, a bare Authorization header, a stale code refused at registration', async (t) => {
+  const { settings } = fromSimpleJwtLoginSettings(V3X_TEXT)
+  // password reset needs a mailer, which is not what this test is about
+  const { app } = await buildApp({ ...settings, resetPassword: { enabled: false } })
+  t.teardown(() => app.close())
+  const post = async (path: string, payload: Record<string, unknown>, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> =>
+    await app.inject({ method: 'POST', url: `${PREFIX}${path}`, payload, headers })
+  const credentials = { email: ALICE.email, password: ALICE.password }
+  t.same(errorOf(await post('/auth', credentials)), [400, 94], '/auth needs the code')
+  const signedIn = await post('/auth', { ...credentials, AUTH_KEY: 'ios-app-5b8d2e7f' })
+  t.equal(signedIn.statusCode, 200, signedIn.body)
+  const { refresh_token: refreshToken } = signedIn.json().data
+  t.type(refreshToken, 'string', 'refresh is on: the sign-in answers a refresh token')
+  t.same(errorOf(await post('/auth/refresh', { refresh_token: refreshToken })), [400, 94], 'refresh needs the code')
+  const refreshed = await post('/auth/refresh', { refresh_token: refreshToken, AUTH_KEY: 'ios-app-5b8d2e7f' })
+  t.equal(refreshed.statusCode, 200, refreshed.body)
+  const fresh = refreshed.json().data.jwt as string
+  const validated = await app.inject({ method: 'GET', url: `${PREFIX}/auth/validate`, headers: { authorization: fresh } })
+  t.equal(validated.statusCode, 200, 'validate takes no code, and a JWT without Bearer')
+  t.same(errorOf(await post('/auth/revoke', {}, { authorization: fresh })), [400, 94], 'revoke needs the code')
+  t.equal((await post('/auth/revoke', { AUTH_KEY: 'ios-app-5b8d2e7f' }, { authorization: fresh })).statusCode, 200)
+  t.same(errorOf(await post('/users', { email: 'new@example.net', password: 'a long enough new password', AUTH_KEY: 'beta-editors-1c4f9a3e' })), [401, 27], 'an expired code is refused at registration')
 })
 
 t.test('a 3.x export: refresh follows authentication; its one auth-code rule covers refresh and revoke, not validate', async (t) => {
