@@ -31,8 +31,8 @@ const LEFT_WHEN_ON: ReadonlyArray<readonly [string, string]> = [
   ['register.random_password', 'gives new users a random password; jwt-login registers users with the password the client sends'],
   ['register.force_login', 'opens a WordPress cookie session after registration, which jwt-login does not offer (users.register.signIn answers a JWT instead)'],
   ['register.send_welcome_email', 'sends a welcome mail, which jwt-login does not: the host can send it on the user.registered event'],
-  ['reset_password.return_jwt', 'sets a new password on the strength of a JWT alone; jwt-login resets a password only with an emailed one-time code, and a signed-in user changes it at PUT /account/password (account.password) with the current password or a recent sign-in'],
-  ['reset_password.send_password_changed_email', 'mails the user after a password change, which jwt-login does not: the host can send it on the reset.completed event'],
+  ['reset_password.return_jwt', 'sets a new password on the strength of a JWT alone; jwt-login resets a password only with an emailed one-time code, and a signed-in user changes it at PUT /account/password (account.password) with the current password (or a recent sign-in that was not by password alone)'],
+  ['reset_password.send_password_changed_email', 'mails the user after a password reset, which jwt-login does not (it mails a notice only after PUT /account/password): the host can send it on the reset.completed event'],
   ['protect_endpoint.enabled', 'guards WordPress endpoints with the JWT; jwt-login guards only the routes the host wires to its authenticate hook'],
   ['audit_log.enabled', 'keeps an audit log in WordPress; jwt-login emits events (fastify.jwtLogin.events) for the host to store'],
   ['api_keys.enabled', 'accepts API keys, which jwt-login does not have']

@@ -175,6 +175,7 @@ t.test('the v2 fixture: a sectioned export', async (t) => {
   t.match(reasonOf(result, 'reset_password.flow'), /reset link/)
   t.match(reasonOf(result, 'cors.allow_origin'), /https:\/\/admin\.example\.com\/dashboard/)
   t.match(reasonOf(result, 'register.new_user_profile'), /they get subscriber only/)
+  t.match(reasonOf(result, 'register.allowed_user_meta'), /the email, login, display name and password only/)
   accepted(t, result)
 })
 
@@ -498,6 +499,7 @@ t.test('registration', async (t) => {
 
   const flags = v1({ allow_register: true, random_password: true, register_force_login: 1, register_send_welcome_email: '1', random_password_length: 12 })
   t.same(names(flags), ['random_password', 'register_force_login', 'register_send_welcome_email'])
+  t.match(reasonOf(flags, 'register_send_welcome_email'), /user\.registered event/)
   for (const result of [plain, longRole, domains, none, many, flags]) accepted(t, result)
 })
 
@@ -517,6 +519,8 @@ t.test('password reset flows', async (t) => {
   t.same(names(v2({ reset_password: { enabled: false, flow: 0, email_subject: 'Code {{CODE}}' } })), [], 'off')
   const flags = v2({ reset_password: { enabled: false, return_jwt: true, send_password_changed_email: true } })
   t.same(names(flags), ['reset_password.return_jwt', 'reset_password.send_password_changed_email'])
+  t.match(reasonOf(flags, 'reset_password.return_jwt'), /emailed one-time code.*PUT \/account\/password/)
+  t.match(reasonOf(flags, 'reset_password.send_password_changed_email'), /after a password reset.*reset\.completed/)
   accepted(t, flags)
 })
 
