@@ -16,6 +16,7 @@ export const SETTING_MEANINGS: Record<string, string> = {
   'authCodes.requireFor.oauth': 'whether `/oauth/token` requires the code; not given, it follows `requireFor.auth`. Set it only to gate `/oauth/token` apart from `/auth`',
   'login.allowPasswordHash': 'accept `password_hash` instead of `password`. **This is pass-the-hash**: whoever holds a copy of the stored hash can log in. Leave it off unless a legacy client needs it',
   'bearer.enabled': 'read the JWT from `Authorization: Bearer` on the plugin\'s routes',
+  'bearer.allowBareToken': 'also take `Authorization: <jwt>` (the JWT without the `Bearer ` scheme, as Simple JWT Login takes it) on the plugin\'s routes (with `bearer.enabled`) and in the `authenticate` hook. Only one whole JWT (three dot-separated base64url parts) is taken so; any other value is refused as without it (400 / 203 on the routes, 401 / 2 in the hook)',
   'refresh.enabled': 'issue refresh tokens and serve `/auth/refresh` (off: 403 / 81)',
   'refresh.lifetime': 'lifetime of a refresh token (renewed on each rotation)',
   'refresh.reuseInterval': 'how long after a rotation the previous refresh token may be presented again and get the same successor (a client whose answer was lost retries); later, a reuse ends the session. At most 5 minutes; `0` turns it off',

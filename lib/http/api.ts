@@ -208,10 +208,10 @@ export function buildApi (ctx: JwtLoginContext, settings: SettingsHolder): JwtLo
       // a host route's gate: authentication on
       checkSwitches(call.settings, {}, ports)
       // a protected host route: no token is 401 / 53 with a bare challenge, a header
-      // that is not `Bearer <token>` is 401 / 2 with invalid_request (RFC 6750 §3.1)
+      // that is not `Bearer <token>` (or, with bearer.allowBareToken, one bare JWT) is 401 / 2 with invalid_request (RFC 6750 §3.1)
       const header = request.headers.authorization
       if (header === undefined) throw new JwtLoginError('ERR_JWT_LOGIN_BEARER_MISSING')
-      const auth = await authenticateToken(ctx, call, parseBearer(header, 'ERR_JWT_LOGIN_AUTHORIZATION_MALFORMED'))
+      const auth = await authenticateToken(ctx, call, parseBearer(header, 'ERR_JWT_LOGIN_AUTHORIZATION_MALFORMED', call.settings.bearer.allowBareToken))
       const claims = auth.verified.payload
       if (maxAgeMs !== null) requireRecentAuth(claims, maxAgeMs, ctx.clock())
       if (!amr.every(method => claims.amr?.includes(method) === true)) throw new JwtLoginError('ERR_JWT_LOGIN_REAUTHENTICATION_REQUIRED')

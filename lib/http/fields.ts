@@ -45,28 +45,40 @@ export function stringField (fields: Fields, name: string, maxLength = MAX_FIELD
 }
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i
+/** One whole JWT: three base64url parts, the token `bearer.allowBareToken` takes without the scheme. */
+const BARE_JWT = /^\s*([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)\s*$/
 
-/** The token of an `Authorization: Bearer <token>` header; any other value throws `malformed`. */
-export function parseBearer (header: string, malformed: JwtLoginErrorCode): string {
-  const match = BEARER.exec(header)
+/** How the `Authorization` header is read (the `bearer` settings group). */
+export interface BearerDelivery {
+  enabled: boolean
+  allowBareToken: boolean
+}
+
+/**
+ * The token of an `Authorization: Bearer <token>` header, or with
+ * `allowBareToken` of an `Authorization: <jwt>` one (one whole JWT, as
+ * Simple JWT Login takes it); any other value throws `malformed`.
+ */
+export function parseBearer (header: string, malformed: JwtLoginErrorCode, allowBareToken = false): string {
+  const match = BEARER.exec(header) ?? (allowBareToken ? BARE_JWT.exec(header) : null)
   if (match === null) throw new JwtLoginError(malformed)
   return match[1] as string
 }
 
-/** The token from `Authorization: Bearer`, when that delivery is on. */
-export function bearerToken (request: FastifyRequest, enabled: boolean): string | undefined {
+/** The token from the `Authorization` header, when that delivery is on. */
+export function bearerToken (request: FastifyRequest, bearer: BearerDelivery): string | undefined {
   const header = request.headers.authorization
-  if (!enabled || header === undefined) return undefined
-  return parseBearer(header, 'ERR_JWT_LOGIN_BAD_REQUEST')
+  if (!bearer.enabled || header === undefined) return undefined
+  return parseBearer(header, 'ERR_JWT_LOGIN_BAD_REQUEST', bearer.allowBareToken)
 }
 
 /**
- * The JWT from the `JWT` field (body, then query) or the Bearer header. Both
- * given and different is a malformed request.
+ * The JWT from the `JWT` field (body, then query) or the `Authorization`
+ * header. Both given and different is a malformed request.
  */
-export function presentedJwt (request: FastifyRequest, bearerEnabled: boolean): string | undefined {
+export function presentedJwt (request: FastifyRequest, bearer: BearerDelivery): string | undefined {
   const field = stringField(bodyOf(request), 'JWT') ?? stringField(queryOf(request), 'JWT')
-  const header = bearerToken(request, bearerEnabled)
+  const header = bearerToken(request, bearer)
   if (field !== undefined && header !== undefined && field !== header) {
     throw new JwtLoginError('ERR_JWT_LOGIN_BAD_REQUEST')
   }

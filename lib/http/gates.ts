@@ -33,6 +33,12 @@ export interface RouteGate {
    * never in a URL), `query` for GET, `body-or-query` elsewhere.
    */
   authCodeFrom?: 'body' | 'query' | 'body-or-query'
+  /**
+   * Check a code that is given even where none is required: a wrong or
+   * expired one is refused (401 / 27), as Simple JWT Login refuses it at
+   * registration, rather than ignored.
+   */
+  authCodeWhenGiven?: boolean
   /** The token the route takes: read (not yet verified) into the request state, or its documented error. */
   token?: 'access' | 'interim'
   audit?: GateAudit
@@ -157,10 +163,12 @@ function checkGate (ctx: JwtLoginContext, request: FastifyRequest, gate: RouteGa
   let stage: 'switch' | 'auth_code' = 'switch'
   try {
     checkSwitches(settings, gate, ports)
-    if (gate.authCode !== undefined && authCodeRequired(settings, gate.authCode)) {
+    const required = gate.authCode !== undefined && authCodeRequired(settings, gate.authCode)
+    if (required || (gate.authCode !== undefined && gate.authCodeWhenGiven === true)) {
       stage = 'auth_code'
       const name = gate.authCode === 'oauth' ? settings.authCodes.oauthParameter : settings.authCodes.parameter
-      checkAuthCode(presentedCode(request, name, gate.authCodeFrom), settings.authCodes.codes, state.call.startedAt)
+      const presented = presentedCode(request, name, gate.authCodeFrom)
+      if (required || presented !== undefined) checkAuthCode(presented, settings.authCodes.codes, state.call.startedAt)
     }
   } catch (error) {
     gate.audit?.(ctx.events, state.call, error as JwtLoginError, stage)
@@ -169,7 +177,7 @@ function checkGate (ctx: JwtLoginContext, request: FastifyRequest, gate: RouteGa
   const use = gate.refreshCookie
   const cookies = use !== undefined && cookieMode(settings)
   if (cookies) checkOrigin(request, settings)
-  if (gate.token !== undefined) state.token = presentedJwt(request, settings.bearer.enabled)
+  if (gate.token !== undefined) state.token = presentedJwt(request, settings.bearer)
   if (cookies && use !== 'issues') {
     const own = gate.token === undefined ? stringField(bodyOf(request), 'refresh_token') : state.token
     state.refreshCookie = cookieCredential(request, settings, use, own)

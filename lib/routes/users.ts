@@ -19,6 +19,7 @@ const REGISTER: RouteGate = {
   feature: 'register',
   authCode: 'register',
   authCodeFrom: 'body',
+  authCodeWhenGiven: true,
   audit: auditRegisterGate,
   refreshCookie: 'issues',
   errors: [
@@ -40,7 +41,7 @@ const REGISTER_DOC: RouteDoc = {
   operationId: 'jwtLoginRegister',
   summary: 'Register a user',
   description: 'Creates a user through the host\'s adapter: `email` and `password` (the reset password policy applies), optionally `user_login` (else the email) and `display_name`. ' +
-    'The role is `users.register.defaultRole`, or the role of the auth code presented. With `users.register.signIn`, answers the new user\'s JWT too. ' +
+    'The role is `users.register.defaultRole`, or the role of the auth code presented; a code that is wrong or expired answers 401 / 27, required or not (as in Simple JWT Login). With `users.register.signIn`, answers the new user\'s JWT too. ' +
     'A `user_login` that WordPress\'s sanitize_user would change, or that holds an `@` but is not the registrant\'s own email, answers 400 / 229; `display_name` is stored without markup. ' +
     'An email that is not plain ASCII (a look-alike of another address: a full-width letter, the Kelvin sign) answers 400 / 230. ' +
     'An email or login that has an account answers 409 / 38, also when a concurrent registration of it won. ' +
@@ -53,12 +54,13 @@ const DELETE_DOC: RouteDoc = {
   description: 'Needs a final access token whose sign-in is within `users.delete.recentAuth`. Ends every session of the user, then deletes the user through the host\'s adapter.'
 }
 
-/** The auth code presented on `POST /users`, when it is a live code with a role: the new user gets that role (as in Simple JWT Login). */
+/** The role of the auth code presented on `POST /users` (the gate refused a wrong or expired one): the new user gets that role (as in Simple JWT Login). */
 function codeRoleOf (request: FastifyRequest): string | null {
   const { settings, startedAt } = stateOf(request).call
   const presented = stringField(bodyOf(request), settings.authCodes.parameter)
   if (presented === undefined) return null
-  return matchAuthCode(presented, settings.authCodes.codes, startedAt)?.role ?? null
+  const code = matchAuthCode(presented, settings.authCodes.codes, startedAt) as (typeof settings.authCodes.codes)[number]
+  return code.role ?? null
 }
 
 export function userRoutes (app: TypedScope, ctx: JwtLoginContext): void {

@@ -51,7 +51,14 @@ export const ACCESS_SETTINGS = {
 
   /** Read tokens from `Authorization: Bearer` on the plugin's routes. */
   bearer: Group({
-    enabled: Flag(true)
+    enabled: Flag(true),
+    /**
+     * Also take `Authorization: <jwt>`, the token without the `Bearer `
+     * scheme, as Simple JWT Login does (on the plugin's routes and in the
+     * `authenticate` hook). Only one whole JWT is taken so; anything else
+     * is refused as before.
+     */
+    allowBareToken: Flag(false)
   }),
 
   refresh: Group({

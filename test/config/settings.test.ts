@@ -27,7 +27,7 @@ t.test('defaults: every group resolved, durations in ms', async (t) => {
     requireFor: { auth: false, validate: false, refresh: false, revoke: false, oauth: false }
   })
   t.same(s.login, { allowPasswordHash: false })
-  t.same(s.bearer, { enabled: true })
+  t.same(s.bearer, { enabled: true, allowBareToken: false })
   t.same(s.refresh, { enabled: false, lifetimeMs: 14 * 24 * 3600_000, reuseIntervalMs: 30_000, cookie: { enabled: false, sameSite: 'strict' } })
   t.same(s.cors, { enabled: false, origins: [], credentials: false, maxAgeMs: 600_000 })
   t.same(s.validate, { enabled: true })

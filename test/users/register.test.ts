@@ -270,7 +270,7 @@ t.test('requireAuthCode: without the code 400 / 94, a wrong one 401 / 27 (both u
   assertNotLogged(t, kit.lines, ['let-me-in'])
 })
 
-t.test('an auth code with a role gives that role, required or not; an expired one, or a wrong one, the default role', async (t) => {
+t.test('an auth code with a role gives that role, required or not; an expired or a wrong one is refused with 401 / 27 even when not required', async (t) => {
   const clock = testClock()
   const codes = [
     { code: 'editor-code', role: 'editor' },
@@ -285,11 +285,15 @@ t.test('an auth code with a role gives that role, required or not; an expired on
   }
   t.strictSame(await roleOf('editor@example.org', { INVITE: 'editor-code' }), ['editor'], 'not required, yet the code\'s role')
   t.strictSame((await kit.users.findByEmail('editor@example.org'))?.roles, ['editor'], 'stored with it')
-  t.strictSame(await roleOf('expired@example.org', { INVITE: 'expired-author' }), ['subscriber'], 'an expired code: the default role')
   t.strictSame(await roleOf('plain@example.org', { INVITE: 'plain-code' }), ['subscriber'], 'a code without a role')
-  t.strictSame(await roleOf('wrong@example.org', { INVITE: 'no-such-code' }), ['subscriber'], 'a wrong code, not required: the default role')
   t.strictSame(await roleOf('other-name@example.org', { AUTH_KEY: 'editor-code' }), ['subscriber'], 'only authCodes.parameter is read')
+  t.strictSame(await roleOf('blank@example.org', { INVITE: '' }), ['subscriber'], 'an empty code is no code (the field rule), and none is required')
+  const failed = collect(kit.app, 'user.register_failed')
+  t.same(errorOf(await kit.register({ email: 'expired@example.org', password: NEWBIE.password, INVITE: 'expired-author' })), [401, 27], 'not required: an expired code is refused')
+  t.same(errorOf(await kit.register({ email: 'wrong@example.org', password: NEWBIE.password, INVITE: 'no-such-code' })), [401, 27], 'not required: a wrong code is refused')
   t.same(errorOf(await kit.register({ email: 'null@example.org', password: NEWBIE.password, INVITE: 42 })), [400, 203], 'a code that is no string is a malformed request')
+  t.strictSame(failed.map(event => event.errorCode), [27, 27, 203], 'each refusal is a user.register_failed')
+  for (const email of ['expired@example.org', 'wrong@example.org', 'null@example.org']) t.equal(await kit.users.findByEmail(email), null, `${email}: not created`)
 
   const required = await buildKit(t, { ...on({ requireAuthCode: true, defaultRole: 'customer' }), authCodes: { codes } }, { clock })
   t.same(errorOf(await required.register({ ...NEWBIE, AUTH_KEY: 'expired-author' })), [401, 27], 'required: an expired code is refused')

@@ -1,23 +1,29 @@
 import { generateKeyPairSync } from 'node:crypto'
 import { readFileSync } from 'node:fs'
+import type { LightMyRequestResponse } from 'fastify'
 import t, { type Test } from 'tap'
 import { resolveSettings } from '../../lib/config/settings.js'
 import { JwtLoginSettingsError } from '../../lib/core/errors.js'
 import { buildKeyMaterial } from '../../lib/tokens/keys.js'
 import { fromSimpleJwtLoginSettings, type ImportedSettings } from '../../lib/wordpress/settings-import.js'
+import { ALICE, buildApp } from '../helpers/app.js'
 import { HS_SECRET } from '../helpers/fixtures.js'
+import { errorOf, PREFIX } from '../helpers/http.js'
 
 type Export = Record<string, unknown>
 
 const V1_TEXT = readFileSync(new URL('../fixtures/sjl-settings-v1.json', import.meta.url), 'utf8')
 const V2_TEXT = readFileSync(new URL('../fixtures/sjl-settings-v2.json', import.meta.url), 'utf8')
+/** An export of Simple JWT Login 3.6.6, with the keys its settings screens save. */
+const V3X_TEXT = readFileSync(new URL('../fixtures/sjl-settings-3.6.6.json', import.meta.url), 'utf8')
 
-/** The secrets of the two fixtures: none may appear in a reason or a setting name. */
+/** The secrets of the fixtures: none may appear in a reason or a setting name. */
 const SECRETS = [
   'Wq7mZp2Lx9Rb', 'Rf5Tk8Qz1Mv4Hx7Pn2Lc', '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3',
   'mobile-app-4d9e2b7c', 'editors-8f3a6c1d', 'spring-campaign-2b5e9f0a',
   'SHE0WnQ4TG0yVng2UGM5UmIzTmY3V2QxS3M1SmcwWWU4VWEyVGlRbw==', 'Hq4Zt8Lm2Vx6Pc9Rb3Nf7Wd1Ks5Jg0Ye8Ua2TiQo',
-  'Zx3Cv6Bn9Ma2Sd5Fg8Hj', '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e', 'pos-terminal-7c2e9a4f', 'black-friday-3e8d1b6a'
+  'Zx3Cv6Bn9Ma2Sd5Fg8Hj', '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e', 'pos-terminal-7c2e9a4f', 'black-friday-3e8d1b6a',
+  'Lk3Vb8Nq2Wz7Rt5Yp1Mc9Xs4Hd6Fg0Ja', 'ios-app-5b8d2e7f', 'beta-editors-1c4f9a3e'
 ]
 
 /** A v1 export with a usable key and no JWT in URLs: small tests list only what they add. */
@@ -59,7 +65,7 @@ const rsa = (modulusLength: number): { privateKey: string, publicKey: string } =
   generateKeyPairSync('rsa', { modulusLength, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } })
 const base64 = (text: string): string => Buffer.from(text).toString('base64')
 
-t.test('the v1 fixture: a flat export', async (t) => {
+t.test('the v1 fixture: a flat export that has the switches of 4.x beside its 3.x keys reads them', async (t) => {
   const result = fromSimpleJwtLoginSettings(V1_TEXT)
   t.same(result.settings, {
     authentication: { enabled: true },
@@ -73,7 +79,7 @@ t.test('the v1 fixture: a flat export', async (t) => {
       requireFor: { auth: true, validate: false, refresh: false, revoke: true }
     },
     login: { allowPasswordHash: false },
-    bearer: { enabled: true },
+    bearer: { enabled: true, allowBareToken: true },
     refresh: { enabled: true, lifetime: '20160m' },
     validate: { enabled: true },
     revoke: { enabled: true },
@@ -109,6 +115,8 @@ t.test('the v1 fixture: a flat export', async (t) => {
   t.match(reasonOf(result, 'route_namespace'), /aliases: \['\/wp-json\/simple-jwt-login\/v1'\]/)
   t.match(reasonOf(result, 'cors.allow_origin'), /\(\*\)/)
   t.match(reasonOf(result, 'jwt_payload'), /id and site/)
+  t.match(reasonOf(result, 'request_jwt_url'), /on every request; jwt-login's own routes that take a JWT \(validate, revoke, DELETE \/users, .*\) read it from the Authorization header or a JWT field in the body or the query string, and the host's routes \(the authenticate hook\) read the Authorization header only/)
+  t.match(reasonOf(result, 'request_jwt_cookie'), /Authorization header or a JWT field \(body or query string\) on its own routes/)
   t.equal(result.settings.tokens.keys, undefined, 'no key: the settings are not complete')
   accepted(t, result)
 })
@@ -126,7 +134,7 @@ t.test('the v2 fixture: a sectioned export', async (t) => {
       requireFor: { auth: false, validate: false, refresh: false, revoke: false }
     },
     login: { allowPasswordHash: false },
-    bearer: { enabled: true },
+    bearer: { enabled: true, allowBareToken: false },
     refresh: { enabled: true, lifetime: '10080m' },
     validate: { enabled: true },
     revoke: { enabled: false },
@@ -167,11 +175,112 @@ t.test('the v2 fixture: a sectioned export', async (t) => {
   t.match(reasonOf(result, 'reset_password.flow'), /reset link/)
   t.match(reasonOf(result, 'cors.allow_origin'), /https:\/\/admin\.example\.com\/dashboard/)
   t.match(reasonOf(result, 'register.new_user_profile'), /they get subscriber only/)
+  t.match(reasonOf(result, 'register.allowed_user_meta'), /the email, login, display name and password only/)
   accepted(t, result)
 })
 
+t.test('the 3.6.6 fixture: refresh, validate and revoke stay on, and auth_requires_auth_code gates /auth, refresh and revoke, as in 3.x', async (t) => {
+  const result = fromSimpleJwtLoginSettings(V3X_TEXT)
+  t.same(result.settings, {
+    authentication: { enabled: true },
+    authCodes: {
+      codes: [
+        { code: 'ios-app-5b8d2e7f' },
+        { code: 'beta-editors-1c4f9a3e', role: 'editor', expiresAt: '2025-12-31T23:59:59Z' }
+      ],
+      parameter: 'AUTH_KEY',
+      requireFor: { auth: true, validate: false, refresh: true, revoke: true }
+    },
+    login: { allowPasswordHash: false },
+    bearer: { enabled: true, allowBareToken: true },
+    refresh: { enabled: true, lifetime: '10080m' },
+    validate: { enabled: true },
+    revoke: { enabled: true },
+    tokens: {
+      algorithm: 'HS256',
+      lifetime: '60m',
+      issuer: 'https://www.example.net',
+      claims: { email: true, login: true },
+      keys: [{ kid: 'imported', secret: 'Lk3Vb8Nq2Wz7Rt5Yp1Mc9Xs4Hd6Fg0Ja' }]
+    },
+    resetPassword: { enabled: true, requireAuthCode: true },
+    users: {
+      register: { enabled: true, requireAuthCode: true, signIn: false, defaultRole: 'subscriber', allowedDomains: ['example.net'] },
+      delete: { enabled: true, requireAuthCode: true }
+    },
+    oauth: { providers: {} },
+    cors: { enabled: false, origins: [] }
+  })
+  t.same(names(result), ['jwt_auth_refresh_ttl', 'route_namespace'])
+  t.match(reasonOf(result, 'jwt_auth_refresh_ttl'), /refresh\.lifetime.*refreshes with the refresh_token its sign-in answers, not with the JWT/)
+  accepted(t, result)
+})
+
+t.test('the 3.6.6 fixture\'s settings in the plugin: the auth code on /auth, refresh and revoke, a bare Authorization header, a stale code refused at registration', async (t) => {
+  const { settings } = fromSimpleJwtLoginSettings(V3X_TEXT)
+  // password reset needs a mailer, which is not what this test is about
+  const { app } = await buildApp({ ...settings, resetPassword: { enabled: false } })
+  t.teardown(() => app.close())
+  const post = async (path: string, payload: Record<string, unknown>, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> =>
+    await app.inject({ method: 'POST', url: `${PREFIX}${path}`, payload, headers })
+  const credentials = { email: ALICE.email, password: ALICE.password }
+  t.same(errorOf(await post('/auth', credentials)), [400, 94], '/auth needs the code')
+  const signedIn = await post('/auth', { ...credentials, AUTH_KEY: 'ios-app-5b8d2e7f' })
+  t.equal(signedIn.statusCode, 200, signedIn.body)
+  const { refresh_token: refreshToken } = signedIn.json().data
+  t.type(refreshToken, 'string', 'refresh is on: the sign-in answers a refresh token')
+  t.same(errorOf(await post('/auth/refresh', { refresh_token: refreshToken })), [400, 94], 'refresh needs the code')
+  const refreshed = await post('/auth/refresh', { refresh_token: refreshToken, AUTH_KEY: 'ios-app-5b8d2e7f' })
+  t.equal(refreshed.statusCode, 200, refreshed.body)
+  const fresh = refreshed.json().data.jwt as string
+  const validated = await app.inject({ method: 'GET', url: `${PREFIX}/auth/validate`, headers: { authorization: fresh } })
+  t.equal(validated.statusCode, 200, 'validate takes no code, and a JWT without Bearer')
+  t.same(errorOf(await post('/auth/revoke', {}, { authorization: fresh })), [400, 94], 'revoke needs the code')
+  t.equal((await post('/auth/revoke', { AUTH_KEY: 'ios-app-5b8d2e7f' }, { authorization: fresh })).statusCode, 200)
+  t.same(errorOf(await post('/users', { email: 'new@example.net', password: 'a long enough new password', AUTH_KEY: 'beta-editors-1c4f9a3e' })), [401, 27], 'an expired code is refused at registration')
+})
+
+t.test('a 3.x export: refresh follows authentication; its one auth-code rule covers refresh and revoke, not validate', async (t) => {
+  const off = v1({ allow_authentication: '0', auth_requires_auth_code: true })
+  t.same(off.settings.refresh, { enabled: false }, 'authentication off: refresh off too')
+  t.same(names(off), [], 'nothing to say when refresh is off')
+  t.same(off.settings.authCodes?.requireFor, { auth: true, validate: false, refresh: true, revoke: true })
+
+  const open = v1({ allow_authentication: 1, jwt_auth_refresh_ttl: 'often' })
+  t.same(open.settings.refresh, { enabled: true }, 'on, with the default lifetime when the window is no number')
+  t.same(open.settings.authCodes?.requireFor, { auth: false, validate: false, refresh: false, revoke: false })
+  t.same(names(open), ['jwt_auth_refresh_ttl', 'jwt_auth_refresh_ttl'], 'the window (not minutes) and the way clients refresh')
+  t.same({ validate: open.settings.validate, revoke: open.settings.revoke }, { validate: { enabled: true }, revoke: { enabled: true } })
+
+  const switched = v1({ allow_authentication: 1, auth_requires_auth_code: 1, allow_refresh_token: '0', refresh_requires_auth_code: false, revoke_requires_auth_code: '0', allow_validate_token: '0', allow_revoke_token: 0 })
+  t.same(switched.settings.refresh, { enabled: false }, 'a flat switch that is there is read')
+  t.same(switched.settings.authCodes?.requireFor, { auth: true, validate: false, refresh: false, revoke: false })
+  t.same({ validate: switched.settings.validate, revoke: switched.settings.revoke }, { validate: { enabled: false }, revoke: { enabled: false } })
+  t.same(names(switched), [])
+  for (const result of [off, open, switched]) accepted(t, result)
+})
+
+t.test('a 4.x export: a switch or an auth-code rule that is absent is off', async (t) => {
+  const result = v2({ authorization: { enabled: '1', auth_code: true } })
+  t.same(result.settings.refresh, { enabled: false })
+  t.same({ validate: result.settings.validate, revoke: result.settings.revoke }, { validate: { enabled: false }, revoke: { enabled: false } })
+  t.same(result.settings.authCodes?.requireFor, { auth: true, validate: false, refresh: false, revoke: false })
+  t.same(names(result), [])
+  accepted(t, result)
+})
+
+t.test('Authorization without Bearer: carried as bearer.allowBareToken where Simple JWT Login took it', async (t) => {
+  const bearer = (result: ImportedSettings): unknown => result.settings.bearer
+  t.same(bearer(v1({})), { enabled: true, allowBareToken: true }, '3.x takes it always')
+  t.same(bearer(v1({ request_jwt_header: 0 })), { enabled: false, allowBareToken: false }, 'no header read, nothing to take')
+  t.same(bearer(v1({ request_jwt_header_require_bearer: true })), { enabled: true, allowBareToken: false })
+  t.same(bearer(v2({}, { request_jwt_header_require_bearer: false })), { enabled: true, allowBareToken: true }, '4.x: off unless Bearer is required')
+  t.same(bearer(v2({}, { request_jwt_header_require_bearer: '1' })), { enabled: true, allowBareToken: false })
+  t.same(names(v2({}, { request_jwt_header: 0, request_jwt_header_require_bearer: true })), [], 'read, never unknown')
+})
+
 t.test('no reason and no setting name quotes a secret', async (t) => {
-  for (const text of [V1_TEXT, V2_TEXT]) {
+  for (const text of [V1_TEXT, V2_TEXT, V3X_TEXT]) {
     for (const { setting, reason } of fromSimpleJwtLoginSettings(text).leftBehind) {
       const quoted = SECRETS.filter(secret => reason.includes(secret) || setting.includes(secret))
       t.same(quoted, [], setting)
@@ -180,7 +289,7 @@ t.test('no reason and no setting name quotes a secret', async (t) => {
 })
 
 t.test('the JSON string, the parsed object and the wp-cli output give one result', async (t) => {
-  for (const text of [V1_TEXT, V2_TEXT]) {
+  for (const text of [V1_TEXT, V2_TEXT, V3X_TEXT]) {
     const parsed = JSON.parse(text) as Export
     const result = fromSimpleJwtLoginSettings(text)
     t.same(fromSimpleJwtLoginSettings(parsed), result)
@@ -228,7 +337,7 @@ t.test('an empty export: Simple JWT Login defaults', async (t) => {
   t.same(names(result), ['request_jwt_url', 'tokens.keys'], 'the JWT comes from the URL unless turned off; no key')
   t.match(result.settings, {
     authentication: { enabled: false },
-    bearer: { enabled: true },
+    bearer: { enabled: true, allowBareToken: true },
     validate: { enabled: true },
     revoke: { enabled: true },
     refresh: { enabled: false },
@@ -390,6 +499,7 @@ t.test('registration', async (t) => {
 
   const flags = v1({ allow_register: true, random_password: true, register_force_login: 1, register_send_welcome_email: '1', random_password_length: 12 })
   t.same(names(flags), ['random_password', 'register_force_login', 'register_send_welcome_email'])
+  t.match(reasonOf(flags, 'register_send_welcome_email'), /user\.registered event/)
   for (const result of [plain, longRole, domains, none, many, flags]) accepted(t, result)
 })
 
@@ -409,6 +519,8 @@ t.test('password reset flows', async (t) => {
   t.same(names(v2({ reset_password: { enabled: false, flow: 0, email_subject: 'Code {{CODE}}' } })), [], 'off')
   const flags = v2({ reset_password: { enabled: false, return_jwt: true, send_password_changed_email: true } })
   t.same(names(flags), ['reset_password.return_jwt', 'reset_password.send_password_changed_email'])
+  t.match(reasonOf(flags, 'reset_password.return_jwt'), /emailed one-time code.*PUT \/account\/password/)
+  t.match(reasonOf(flags, 'reset_password.send_password_changed_email'), /after a password reset.*reset\.completed/)
   accepted(t, flags)
 })
 

@@ -9,6 +9,10 @@ const RESET_FLOWS: Readonly<Record<string, string>> = {
   1: "sends WordPress's own reset link; jwt-login mails a one-time code instead, so give it a mailer"
 }
 
+/** Where jwt-login's own routes take a JWT besides the `Authorization` header. */
+const JWT_FIELD = 'jwt-login\'s own routes that take a JWT (validate, revoke, DELETE /users, the account, session and passkey routes, /auth/2fa) read it from the Authorization header or a JWT field in the body or the query string'
+const JWT_FIELD_SHORT = 'a JWT field in the body or the query string of its own routes that take a JWT'
+
 const TEMPLATE = 'is a mail template written for Simple JWT Login ({{CODE}}, {{NAME}}, …); jwt-login templates use {{code}}, {{display_name}}, {{email}}, {{site_name}} and {{expires_in_minutes}}: rewrite it as resetPassword.mail'
 
 /** Whether a value is an origin exactly as browsers send it. */
@@ -44,11 +48,11 @@ export function readGeneral (r: Reader): void {
     r.leave('general.route_namespace', `served the routes under ${alias} and /?rest_route=${prefix}; jwt-login serves them under its prefix option (default /jwt-login/v1): pass the option aliases: ['${alias}'] to keep both URLs clients call`)
   }
   if (r.onUnlessOff('general.request_jwt_url')) {
-    r.leave('general.request_jwt_url', 'reads the JWT from the URL query; jwt-login reads it from the Authorization header (and the JWT parameter of /auth/validate only), as a token in a URL ends up in logs')
+    r.leave('general.request_jwt_url', `reads the JWT from the URL query on every request; ${JWT_FIELD}, and the host's routes (the authenticate hook) read the Authorization header only, as a token in a URL ends up in logs`)
   }
   const header = text(r.from.value('general.request_keys.header'))
   if (header !== undefined && header.trim().toLowerCase() !== 'authorization') {
-    r.leave('general.request_keys.header', `reads the JWT from the ${header.trim()} header; jwt-login reads it from Authorization: Bearer only`)
+    r.leave('general.request_keys.header', `reads the JWT from the ${header.trim()} header; jwt-login reads the Authorization header only (and ${JWT_FIELD_SHORT})`)
   }
 }
 
@@ -56,16 +60,20 @@ export function readGeneral (r: Reader): void {
  * `auth_codes.codes` (v1 `auth_codes`): each a string (old exports) or
  * `{ code, role, expiration_date }`; `auth_codes.key` (v1
  * `auth_code_key`) names the parameter. Where each is required comes
- * from the `authorization` section.
+ * from the `authorization` section. Simple JWT Login 3.x (the flat layout)
+ * has one rule for three routes: `auth_requires_auth_code` gates `/auth`,
+ * refresh and revoke (validate takes no code there); 4.x has a rule for
+ * each, off when absent.
  */
 export function readAuthCodes (r: Reader): AuthCodes {
+  const auth = r.on('authorization.auth_code')
   const group: AuthCodes = {
     codes: readCodes(r),
     requireFor: {
-      auth: r.on('authorization.auth_code'),
+      auth,
       validate: r.on('authorization.validate_auth_code'),
-      refresh: r.on('authorization.refresh_auth_code'),
-      revoke: r.on('authorization.revoke_auth_code')
+      refresh: r.flag('authorization.refresh_auth_code', r.from.flat && auth),
+      revoke: r.flag('authorization.revoke_auth_code', r.from.flat && auth)
     }
   }
   const parameter = text(r.from.value('auth_codes.key'))
@@ -92,11 +100,48 @@ export function readCodes (r: Reader): AuthCode[] {
   return codes
 }
 
+/**
+ * `authorization.refresh_token_enabled` (4.x, off when absent). Simple JWT
+ * Login 3.x (the flat layout) has no such switch: its `/auth/refresh`
+ * works whenever authentication does, and refreshes the JWT itself, sent
+ * back within `jwt_auth_refresh_ttl` minutes of its expiry. Refresh stays
+ * on, and the way clients refresh, which differs, is listed.
+ */
 export function readRefresh (r: Reader): NonNullable<SettingsInput['refresh']> {
-  const refresh: NonNullable<SettingsInput['refresh']> = { enabled: r.on('authorization.refresh_token_enabled') }
+  const switched = r.from.value('authorization.refresh_token_enabled') !== undefined
+  const enabled = r.flag('authorization.refresh_token_enabled', r.from.flat && r.on('authorization.enabled'))
+  const refresh: NonNullable<SettingsInput['refresh']> = { enabled }
   const lifetime = r.minutes('authorization.refresh_ttl')
   if (lifetime !== undefined) refresh.lifetime = lifetime
+  if (enabled && !switched) {
+    r.leave('authorization.refresh_ttl', 'is how long Simple JWT Login 3.x refreshes an expired JWT sent back to /auth/refresh; ' +
+      'jwt-login keeps refresh on (this is refresh.lifetime) but refreshes with the refresh_token its sign-in answers, not with the JWT: clients that send the JWT there must send refresh_token instead')
+  }
   return refresh
+}
+
+/**
+ * `/auth/validate` and `/auth/revoke`: Simple JWT Login 3.x (the flat
+ * layout) serves both whenever authentication is on (as jwt-login's
+ * switches do under `authentication.enabled`); 4.x serves each only when
+ * its switch is on.
+ */
+export function readTokenRoutes (r: Reader): Pick<SettingsInput, 'validate' | 'revoke'> {
+  return {
+    validate: { enabled: r.flag('authorization.validate_token_enabled', r.from.flat) },
+    revoke: { enabled: r.flag('authorization.revoke_token_enabled', r.from.flat) }
+  }
+}
+
+/**
+ * `Authorization` without the `Bearer ` scheme: Simple JWT Login takes it
+ * unless `request_jwt_header_require_bearer` (4.x, off when absent) is on;
+ * 3.x always takes it. Carried only where the header is read.
+ */
+export function readBearer (r: Reader): NonNullable<SettingsInput['bearer']> {
+  const enabled = r.onUnlessOff('general.request_jwt_header')
+  const requireScheme = r.on('general.request_jwt_header_require_bearer')
+  return { enabled, allowBareToken: enabled && !requireScheme }
 }
 
 /**

@@ -14,7 +14,7 @@ import { JwtLoginSettingsError } from '../../core/errors.js'
 const V1_PATHS: ReadonlyMap<string, string> = new Map([
   ...['route_namespace', 'jwt_algorithm', 'decryption_source', 'decryption_key', 'decryption_key_base64',
     'decryption_key_public', 'decryption_key_private', 'request_jwt_url', 'request_jwt_cookie',
-    'request_jwt_header', 'request_jwt_session', 'api_middleware', 'request_keys', 'security'
+    'request_jwt_header', 'request_jwt_session', 'request_jwt_header_require_bearer', 'api_middleware', 'request_keys', 'security'
   ].map(key => [key, `general.${key}`] as const),
   ['allow_autologin', 'login.enabled'],
   ['require_login_auth', 'login.auth_code'],
@@ -126,12 +126,18 @@ interface Leaf {
  * Each read marks the values it returns, and what no read took is unknown.
  */
 export class SettingsExport {
+  /**
+   * Whether the export has the flat layout of Simple JWT Login 3.x (schema
+   * v1): its absent keys mean what 3.x made of them, not what 4.x does.
+   */
+  readonly flat: boolean
   readonly #leaves = new Map<string, Leaf>()
   /** v2 path prefixes and the names they have in the export. */
   readonly #names: Array<readonly [string, string]> = []
 
   constructor (input: Record<string, unknown>) {
     const v2 = Number(input._schema_version) >= 2
+    this.flat = !v2
     if (v2 && 'applications' in input) this.#names.push(['integrations', 'applications'])
     if (!v2) for (const [key, path] of V1_PATHS) this.#names.push([path, key])
     for (const [key, value] of Object.entries(input)) {

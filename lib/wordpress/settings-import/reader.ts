@@ -51,8 +51,13 @@ export class Reader {
 
   /** A flag Simple JWT Login reads as on when the export does not have it. */
   onUnlessOff (path: string): boolean {
+    return this.flag(path, true)
+  }
+
+  /** A flag, or what Simple JWT Login made of it when the export does not have it. */
+  flag (path: string, absent: boolean): boolean {
     const value = this.from.value(path)
-    return value === undefined || isOn(value)
+    return value === undefined ? absent : isOn(value)
   }
 
   /** A lifetime in minutes (Simple JWT Login's unit) as a duration. */
