@@ -124,11 +124,12 @@ export function readRefresh (r: Reader): NonNullable<SettingsInput['refresh']> {
  * `/auth/validate` and `/auth/revoke`: Simple JWT Login 3.x (the flat
  * layout) serves both whenever authentication is on (as jwt-login's
  * switches do under `authentication.enabled`); 4.x serves each only when
- * its switch is on.
+ * its switch is on. Validate answers its `data.jwt` as the version did:
+ * 4.x (the sectioned layout) one object, 3.x a list of one.
  */
 export function readTokenRoutes (r: Reader): Pick<SettingsInput, 'validate' | 'revoke'> {
   return {
-    validate: { enabled: r.flag('authorization.validate_token_enabled', r.from.flat) },
+    validate: { enabled: r.flag('authorization.validate_token_enabled', r.from.flat), jwtAsObject: !r.from.flat },
     revoke: { enabled: r.flag('authorization.revoke_token_enabled', r.from.flat) }
   }
 }
