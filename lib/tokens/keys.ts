@@ -18,9 +18,10 @@ export interface KeyMaterial {
  * One public key of the `/jwks` answer (RFC 7517): the members Node writes for
  * its type (RSA: `n`, `e`; EC: `crv`, `x`, `y`; OKP: `crv`, `x`), then ours.
  * The package's own type, not `node:crypto`'s `JsonWebKey`, which not every
- * `@types/node` release exports.
+ * `@types/node` release exports; a type, not an interface, so that it is
+ * still assignable to that `JsonWebKey` where a host has it.
  */
-export interface PublicJwk {
+export type PublicJwk = {
   kty: string
   kid: string
   alg: string
