@@ -131,6 +131,7 @@ export { hashPassword, verifyPasswordHash, ARGON2_OPTIONS, type NewProviderUser,
 export { UserExistsError, USER_EXISTS_CODE } from './adapters/users.js'
 export { JwtLoginEvents, type JwtLoginEventMap, type JwtLoginEventName, type SessionEndReason } from './services/events.js'
 export type { TokenClaims, TokenKind } from './tokens/jwt.js'
+export type { PublicJwk } from './tokens/keys.js'
 export type { Clock } from './core/clock.js'
 export type { Mailer, MailMessage } from './mail/types.js'
 export { DEFAULT_RESET_TEMPLATES, escapeHtml, renderTemplate, type MailTemplates, type ResetMailValues } from './mail/templates.js'

@@ -1,5 +1,5 @@
 // Key material: the configured keys checked against the algorithm at start, the key a token names, and the JWKS.
-import { createPublicKey, createPrivateKey, type KeyObject, type JsonWebKey } from 'node:crypto'
+import { createPublicKey, createPrivateKey, type KeyObject } from 'node:crypto'
 import type { Algorithm } from '../../schemas/settings.js'
 import { JwtLoginError, JwtLoginSettingsError } from '../core/errors.js'
 import type { Settings } from '../config/settings.js'
@@ -12,6 +12,25 @@ export interface KeyMaterial {
   /** What signs: the HMAC secret or the private key PEM; `null` for a key kept only to verify. */
   signKey: string | null
   publicKey: KeyObject | null
+}
+
+/**
+ * One public key of the `/jwks` answer (RFC 7517): the members Node writes for
+ * its type (RSA: `n`, `e`; EC: `crv`, `x`, `y`; OKP: `crv`, `x`), then ours.
+ * The package's own type, not `node:crypto`'s `JsonWebKey`, which not every
+ * `@types/node` release exports; a type, not an interface, so that it is
+ * still assignable to that `JsonWebKey` where a host has it.
+ */
+export type PublicJwk = {
+  kty: string
+  kid: string
+  alg: string
+  use: 'sig'
+  n?: string
+  e?: string
+  crv?: string
+  x?: string
+  y?: string
 }
 
 /** A key as the service uses it: its place in the list picks its verifiers. */
@@ -94,11 +113,12 @@ export function buildKeyMaterial (tokens: Settings['tokens']): KeyMaterial[] {
 }
 
 /** The public keys as a JWKS, or `null` for HMAC keys; keys change only with a restart, so it is built once. */
-export function jwksOf (keys: KeyMaterial[], algorithm: Algorithm): { keys: JsonWebKey[] } | null {
+export function jwksOf (keys: KeyMaterial[], algorithm: Algorithm): { keys: PublicJwk[] } | null {
   if (algorithm.startsWith('HS')) return null
   return {
     keys: keys.map(key => ({
-      ...(key.publicKey as KeyObject).export({ format: 'jwk' }),
+      // a public key's JWK: Node writes its `kty` and no private member
+      ...(key.publicKey as KeyObject).export({ format: 'jwk' }) as Omit<PublicJwk, 'kid' | 'alg' | 'use'>,
       kid: key.kid,
       alg: algorithm,
       use: 'sig'

@@ -1,11 +1,10 @@
 // The token service the plugin holds: one object over the keys, the JWTs, revocation and refresh families.
-import type { JsonWebKey } from 'node:crypto'
 import type { Algorithm } from '../../schemas/settings.js'
 import type { Clock } from '../core/clock.js'
 import type { Settings } from '../config/settings.js'
 import type { StateStore } from '../store/types.js'
 import type { PublicUser } from '../adapters/users.js'
-import { jwksOf, type KeyMaterial } from './keys.js'
+import { jwksOf, type KeyMaterial, type PublicJwk } from './keys.js'
 import { Jwt, type SignedToken, type SignOptions, type TokenClaims, type TokenKind, type VerifiedToken } from './jwt.js'
 import { RefreshFamilies, type RefreshReuse, type RefreshResult, type SessionLookUp } from './refresh.js'
 import { newSessionId } from './session-id.js'
@@ -20,7 +19,7 @@ import { TrustedDevices } from './trusted-devices.js'
  */
 export class TokenService {
   readonly #algorithm: Algorithm
-  readonly #jwks: { keys: JsonWebKey[] } | null
+  readonly #jwks: { keys: PublicJwk[] } | null
   readonly #clock: Clock
   readonly #jwt: Jwt
   readonly #revocation: Revocation
@@ -47,7 +46,7 @@ export class TokenService {
   }
 
   /** The public keys as a JWKS, or `null` for HMAC keys. */
-  jwks (): { keys: JsonWebKey[] } | null {
+  jwks (): { keys: PublicJwk[] } | null {
     return this.#jwks
   }
 

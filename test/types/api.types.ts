@@ -3,7 +3,7 @@
 // types by module augmentation once a host imports 'jwt-login'.
 import type { JsonWebKey } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { EndAllSessionsOptions, JwtLoginApi, JwtLoginEventMap, JwtLoginErrorCode, JwtLoginEventName, JwtLoginEvents, JwtLoginRequestState, PublicUser, Settings, TokenClaims, TokenKind, TwoFactorEnrollment } from '../../lib/index.js'
+import type { EndAllSessionsOptions, JwtLoginApi, JwtLoginEventMap, JwtLoginErrorCode, JwtLoginEventName, JwtLoginEvents, JwtLoginRequestState, PublicJwk, PublicUser, Settings, TokenClaims, TokenKind, TwoFactorEnrollment } from '../../lib/index.js'
 import { expectType, type Equal } from './expect.js'
 
 declare const fastify: FastifyInstance
@@ -19,7 +19,9 @@ expectType<Equal<typeof api.revoke, (token: string) => Promise<void>>>(true)
 expectType<Equal<typeof api.forgetUser, (userId: number) => void>>(true)
 expectType<Equal<typeof api.authenticate, (request: FastifyRequest, reply: FastifyReply) => Promise<void>>>(true)
 expectType<Equal<typeof api.reloadSettings, () => Promise<void>>>(true)
-expectType<Equal<ReturnType<typeof api.jwks>, { keys: JsonWebKey[] } | null>>(true)
+expectType<Equal<ReturnType<typeof api.jwks>, { keys: PublicJwk[] } | null>>(true)
+// still assignable to node:crypto's JsonWebKey where a host's @types/node exports it (20 does, 25 no longer)
+expectType<JsonWebKey[]>(api.jwks()?.keys ?? [])
 expectType<Equal<typeof api.twoFactor, TwoFactorEnrollment | null>>(true)
 expectType<JwtLoginEvents>(api.events)
 
