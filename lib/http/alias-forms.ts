@@ -12,31 +12,34 @@ export function aliasRoute (alias: string): string {
 }
 
 /**
- * The paths before an alias's route that answer, in their exact case as
- * WordPress's rewrite rules match them: `/wp-json` and `/index.php/wp-json`
- * for an alias under `/wp-json/`, nothing for another alias (its whole path
- * is its route).
+ * The Fastify paths of an alias's path forms, matching its route in any
+ * letter case (anyCasePath): under `/wp-json` and `/index.php/wp-json`, in
+ * their exact case as WordPress's rewrite rules match them, for an alias
+ * under `/wp-json/`; the whole alias for another (its whole path is its route).
  */
-export function aliasBases (alias: string): string[] {
-  return alias === aliasRoute(alias) ? [''] : [WP_JSON, `${INDEX_PHP}${WP_JSON}`]
-}
-
-/** A letter as a pattern of both its cases; `.` and `-` escaped, the other characters of an alias as they are. */
-const anyCaseChar = (char: string): string => {
-  if (char === '.' || char === '-') return `\\${char}`
-  const upper = char.toUpperCase()
-  return upper === char.toLowerCase() ? char : `[${char.toLowerCase()}${upper}]`
+export function anyCasePaths (alias: string): string[] {
+  const route = aliasRoute(alias)
+  return route === alias ? [anyCasePath(route)] : [WP_JSON, `${INDEX_PHP}${WP_JSON}`].map(base => base + anyCasePath(route))
 }
 
 /**
  * The route of an alias as a Fastify path matching it in any letter case, as
- * WordPress matches a REST route: each segment with a letter becomes a path
- * parameter whose pattern allows both cases of each letter (`[vV]1`).
+ * WordPress matches a REST route: each run of letters becomes a path
+ * parameter whose pattern allows both cases of each letter, the other
+ * characters stay as they are (`v1` is `:jwtLoginAlias0([vV])1`).
  */
 export function anyCasePath (route: string): string {
-  return route.split('/').map((segment, index) => /[A-Za-z]/.test(segment)
-    ? `:jwtLoginAlias${index}(${[...segment].map(anyCaseChar).join('')})`
-    : segment).join('/')
+  let count = 0
+  const bothCases = (letters: string): string => [...letters].map(letter => `[${letter.toLowerCase()}${letter.toUpperCase()}]`).join('')
+  return route.replace(/[A-Za-z]+/g, (letters) => `:jwtLoginAlias${count++}(${bothCases(letters)})`)
+}
+
+/**
+ * A path as Fastify's router tells routes apart: without the patterns of its
+ * parameters (two routes that differ only in them are one route to it).
+ */
+export function routerKey (path: string): string {
+  return path.replace(/:jwtLoginAlias\d+\([^)]*\)/g, '()')
 }
 
 /** The path without its trailing slashes, as WordPress's `untrailingslashit` leaves a REST route. */

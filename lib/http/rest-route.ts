@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods, onRequestHookHandler } from 'fastify'
 import { JwtLoginSettingsError } from '../core/errors.js'
-import { aliasBases, aliasRest, aliasRoute, anyCasePath, INDEX_PHP, routeCase, skipSegments, untrailed, type RouteShapes } from './alias-forms.js'
+import { aliasRest, aliasRoute, anyCasePaths, INDEX_PHP, routeCase, routerKey, skipSegments, untrailed, type RouteShapes } from './alias-forms.js'
 
 export const DEFAULT_PREFIX = '/jwt-login/v1'
 
@@ -242,16 +242,15 @@ export function serveRestRoute (fastify: FastifyInstance, namespaces: readonly R
 export function serveAliases (fastify: FastifyInstance, prefix: string, aliases: readonly string[], shapes: RouteShapes): void {
   const target = fastify.prefix + trimPrefix(prefix)
   for (const alias of aliases) {
-    const route = aliasRoute(alias)
-    for (const base of aliasBases(alias)) {
+    for (const path of anyCasePaths(alias)) {
       // the alias and the prefix sit in the same scope: under the host's prefix, when it registered the plugin under one
-      const skip = skipSegments((fastify.prefix + base + route).split('/').length - 1)
+      const skip = skipSegments((fastify.prefix + path).split('/').length - 1)
       fastify.register(async (scope) => {
         redactRequestLogs(scope)
         scope.addHook('onRequest', forwardHook(fastify, (url) => target + aliasRest(url, skip, shapes)))
         scope.route({ method: scope.supportedMethods as HTTPMethods[], url: '/*', exposeHeadRoute: false, schema: { hide: true } as object, handler: notFound })
         scope.setNotFoundHandler(notFound)
-      }, { prefix: base + anyCasePath(route) })
+      }, { prefix: path })
     }
   }
 }
@@ -259,12 +258,15 @@ export function serveAliases (fastify: FastifyInstance, prefix: string, aliases:
 /**
  * An alias: a path of its own (not the prefix, not `/`, not another alias,
  * letter case aside, since an alias answers in any case), without a trailing
- * slash, a query or route syntax.
+ * slash, a query or route syntax. Two aliases whose letters alone differ,
+ * where the other characters sit at the same places (`/wp-json/abc/v1`,
+ * `/wp-json/xyz/v1`), are one route to Fastify's router in every case: refused too.
  */
 export function checkAliases (aliases: unknown, prefix: string): string[] {
   if (aliases === undefined) return []
   if (!Array.isArray(aliases)) throw new JwtLoginSettingsError('aliases', "must be an array of paths, such as ['/wp-json/simple-jwt-login/v1']", 'option')
   const seen = new Set<string>([trimPrefix(prefix).toLowerCase()])
+  const routes = new Map<string, number>()
   return aliases.map((alias: unknown, index) => {
     if (typeof alias !== 'string' || !/^(\/[A-Za-z0-9._~-]+)+$/.test(alias)) {
       throw new JwtLoginSettingsError(`aliases/${index}`, 'must be a path such as /wp-json/simple-jwt-login/v1: segments of letters, digits, ".", "_", "~" or "-", no trailing slash, query or route parameter', 'option')
@@ -272,6 +274,14 @@ export function checkAliases (aliases: unknown, prefix: string): string[] {
     const key = alias.toLowerCase()
     if (seen.has(key)) throw new JwtLoginSettingsError(`aliases/${index}`, 'is the prefix or another alias (in any letter case: an alias answers in every case)', 'option')
     seen.add(key)
+    for (const path of anyCasePaths(alias)) {
+      const route = routerKey(path)
+      const other = routes.get(route)
+      if (other !== undefined) {
+        throw new JwtLoginSettingsError(`aliases/${index}`, `differs from aliases/${other} in its letters only: answering both in every letter case, Fastify's router cannot tell them apart (${route}, a run of letters as "()"); keep one of them`, 'option')
+      }
+      routes.set(route, index)
+    }
     return alias
   })
 }

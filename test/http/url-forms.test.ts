@@ -231,6 +231,18 @@ t.test('aliases that differ only in letter case are refused, as the prefix is', 
   t.match(await registrationThrew({ aliases: ['/WP-JSON/simple-jwt-login/v1', WP] }), { name: 'JwtLoginSettingsError', path: 'aliases/1', message: /in any letter case/ })
   t.match(await registrationThrew({ aliases: ['/JWT-Login/v1'] }), { name: 'JwtLoginSettingsError', path: 'aliases/0' })
   t.equal(await registrationThrew({ aliases: ['/wp-json/jwt-login/v1', '/Api/v1.0/my_auth~x/2'] }), null, 'the prefix\'s namespace under /wp-json, and the characters of a path')
+  t.match(await registrationThrew({ aliases: [WP, '/wp-json/jwt-auth/v1', '/wp-json/sjl-api/v1'] }), {
+    name: 'JwtLoginSettingsError',
+    path: 'aliases/2',
+    message: 'jwt-login: invalid option aliases/2: differs from aliases/1 in its letters only: answering both in every letter case, Fastify\'s router cannot tell them apart (/wp-json/()-()/()1, a run of letters as "()"); keep one of them'
+  })
+
+  const several = await buildApp({}, { aliases: [WP, '/wp-json/simple-jwt-login/v2', '/wp-json/jwt-auth/v1'] })
+  t.teardown(() => several.app.close())
+  for (const url of ['/wp-json/SIMPLE-jwt-login/V1/auth', '/wp-json/simple-JWT-login/v2/auth/', '/index.php/wp-json/JWT-Auth/v1/auth']) {
+    t.same(await signIn(several.app, url), [200, undefined], `POST ${url}: several aliases under /wp-json`)
+  }
+  t.equal((await several.app.inject({ method: 'POST', url: '/wp-json/simple-jwt-login/V3/auth', payload: credentials })).statusCode, 404, 'and only them')
   const { app } = await buildApp({}, { aliases: ['/Api/v1.0/my_auth~x/2'] })
   t.teardown(() => app.close())
   for (const url of ['/api/V1.0/MY_AUTH~X/2/auth/', '/Api/v1.0/my_auth~x/2/auth', '/?rest_route=/API/v1.0/my_auth~x/2/Auth']) {
