@@ -115,9 +115,9 @@ export function routeCase (path: string, shapes: RouteShapes): string {
 }
 
 /**
- * What a path form of an alias passes on: the URL after the alias (its
- * first `segments` path segments, as many as the alias and the scope's prefix
- * have, whatever their case or encoding), the trailing slashes cut and the
+ * What a path form of an alias passes on: the URL after the alias (`skip`
+ * cuts as many path segments as the scope's prefix and the alias have,
+ * whatever their case or encoding), its trailing slashes cut and in the
  * route's case, then its query as sent.
  */
 export function aliasRest (url: string, skip: RegExp, shapes: RouteShapes): string {

@@ -163,10 +163,9 @@ function restRouteConflict (door: string, method: string, url: string, owner: st
   return new JwtLoginSettingsError('restRoute', `${what} is already declared by ${owner}, and ${WHY[kind](door)}`, 'option')
 }
 
-/** One door of the query form: the route's `url` in the scope, what its messages call it, and the host URLs that would answer it too. */
+/** One door of the query form: the route's `url` in the scope (what its messages call it), and the host URLs that would answer it too. */
 interface Door {
   url: string
-  name: string
   urls: string[]
 }
 
@@ -175,7 +174,7 @@ interface Door {
  * host has its URL too (see serveRestRoute), then served for every method.
  */
 function serveDoor (fastify: FastifyInstance, door: Door, preflight: boolean, targetOf: (url: string) => string | null): void {
-  const { urls, name } = door
+  const { url: name, urls } = door
   const hostHas = (method: string): boolean => urls.some(url => fastify.hasRoute({ method, url }))
   for (const url of urls) {
     for (const method of REST_ROUTE_METHODS) {
@@ -185,7 +184,7 @@ function serveDoor (fastify: FastifyInstance, door: Door, preflight: boolean, ta
   // a host that answers OPTIONS on the door itself (its own CORS) keeps doing so, for the query form too
   const refused = preflight && !hostHas(PREFLIGHT) ? [...REST_ROUTE_METHODS, PREFLIGHT] : REST_ROUTE_METHODS
   const others = (fastify.supportedMethods as HTTPMethods[]).filter(method => !refused.includes(method) && !hostHas(method))
-  forwardingRoute(fastify, door.url, [...refused, ...others], targetOf)
+  forwardingRoute(fastify, name, [...refused, ...others], targetOf)
   const own = urls[0]
   fastify.addHook('onRoute', (route) => {
     if (!urls.includes(route.url)) return
@@ -223,8 +222,8 @@ export function serveRestRoute (fastify: FastifyInstance, namespaces: readonly R
   const toPath = ({ target, alias }: RestNamespace, rest: string): string => scope + target + (alias === undefined ? rest : routeCase(untrailed(rest), shapes))
   const targetOf = (url: string): string | null => rewriteRestRoute(url, doors, namespaces, toPath)
   // a wildcard at the root (a single-page-app fallback, @fastify/static) answers `/` too, and would lose it to this route
-  serveDoor(fastify, { url: '/', name: '/', urls: root === '/' ? ['/', '/*', '*'] : [root] }, preflight, targetOf)
-  serveDoor(fastify, { url: INDEX_PHP, name: INDEX_PHP, urls: [index] }, preflight, targetOf)
+  serveDoor(fastify, { url: '/', urls: root === '/' ? ['/', '/*', '*'] : [root] }, preflight, targetOf)
+  serveDoor(fastify, { url: INDEX_PHP, urls: [index] }, preflight, targetOf)
 }
 
 /**
