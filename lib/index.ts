@@ -8,6 +8,7 @@ import { acceptReload, checkOptions, checkSettings, refuseSecondRegistration, ty
 import { logStartProblem, storeLoggerFor, watchFailures } from './http/fallback-log.js'
 import { JwtLoginSettingsError } from './core/errors.js'
 import { checkAliases, DEFAULT_PREFIX, redactedRequest, restNamespaces, serveAliases, serveRestRoute, trimPrefix } from './http/rest-route.js'
+import { collectRouteShapes, type RouteShapes } from './http/alias-forms.js'
 import { registerRoutes } from './routes/index.js'
 import { setUpScope } from './http/scope.js'
 import { SettingsHolder } from './config/holder.js'
@@ -64,7 +65,8 @@ async function checkStoreAtReady (fastify: FastifyInstance, store: StateStore, s
 /**
  * The plugin: options checked, settings read, one frozen context built,
  * the routes registered in an encapsulated scope under the prefix, the
- * public API decorated, and `/?rest_route=` served on the host's `/`.
+ * public API decorated, and `/?rest_route=` served on the host's `/` (and
+ * `/index.php`).
  * The request path: gate hooks → route (HTTP to typed input) → flow → ports.
  */
 async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Promise<void> {
@@ -92,7 +94,10 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
   })
   fastify.addHook('onReady', async () => { await checkStoreAtReady(fastify, store, options.startDegraded === true) })
 
+  // the paths of the plugin's routes, which the aliases' forms reach in any letter case
+  const shapes: RouteShapes = []
   await fastify.register(async function jwtLoginRoutes (instance) {
+    collectRouteShapes(instance, shapes)
     addGateHooks(instance, ctx, settings)
     await setUpScope(instance, {
       bodyLimit: initial.bodyLimit,
@@ -108,8 +113,8 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
   }, { prefix, logSerializers: SCOPE_SERIALIZERS })
 
   // the query form's and the aliases' preflights reach the plugin only when its CORS answers them
-  if (options.restRoute !== false) serveRestRoute(fastify, restNamespaces(prefix, aliases), initial.cors.enabled)
-  serveAliases(fastify, prefix, aliases)
+  if (options.restRoute !== false) serveRestRoute(fastify, restNamespaces(prefix, aliases), initial.cors.enabled, shapes)
+  serveAliases(fastify, prefix, aliases, shapes)
 }
 
 export default fp(jwtLogin, { name: 'fastify-jwt-login', fastify: '5.x' })

@@ -42,14 +42,17 @@ export interface JwtLoginOptions extends HostPorts {
   prefix?: string
   /**
    * More paths that answer as the prefix does, such as
-   * `['/wp-json/simple-jwt-login/v1']` for clients of a WordPress site, each
-   * with its `/?rest_route=` form (without `/wp-json`, as WordPress names
-   * it). The OpenAPI document lists the prefix only.
+   * `['/wp-json/simple-jwt-login/v1']` for clients of a WordPress site, in
+   * every form WordPress answers: with its `/?rest_route=` and
+   * `/index.php?rest_route=` forms (without `/wp-json`, as WordPress names
+   * it), under `/index.php/wp-json/`, the route in any letter case and with
+   * trailing slashes. The OpenAPI document lists the prefix only.
    */
   aliases?: string[]
   /**
-   * Serve `/?rest_route=/jwt-login/v1/<path>` as WordPress clients call it
-   * (default true). Turn it off when the host owns `/`, and use `restRouteRewrite`.
+   * Serve `/?rest_route=/jwt-login/v1/<path>` and `/index.php?rest_route=…`
+   * as WordPress clients call them (default true). Turn it off when the host
+   * owns `/` or `/index.php`, and use `restRouteRewrite`.
    */
   restRoute?: boolean
   /** Accept `multipart/form-data` bodies (default false): its reader runs on every plugin request once on. */
