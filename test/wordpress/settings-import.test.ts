@@ -136,7 +136,7 @@ t.test('the v2 fixture: a sectioned export', async (t) => {
     login: { allowPasswordHash: false },
     bearer: { enabled: true, allowBareToken: false },
     refresh: { enabled: true, lifetime: '10080m' },
-    validate: { enabled: true },
+    validate: { enabled: true, jwtAsObject: true },
     revoke: { enabled: false },
     tokens: {
       algorithm: 'HS256',
@@ -263,7 +263,7 @@ t.test('a 3.x export: refresh follows authentication; its one auth-code rule cov
 t.test('a 4.x export: a switch or an auth-code rule that is absent is off', async (t) => {
   const result = v2({ authorization: { enabled: '1', auth_code: true } })
   t.same(result.settings.refresh, { enabled: false })
-  t.same({ validate: result.settings.validate, revoke: result.settings.revoke }, { validate: { enabled: false }, revoke: { enabled: false } })
+  t.same({ validate: result.settings.validate, revoke: result.settings.revoke }, { validate: { enabled: false, jwtAsObject: true }, revoke: { enabled: false } })
   t.same(result.settings.authCodes?.requireFor, { auth: true, validate: false, refresh: false, revoke: false })
   t.same(names(result), [])
   accepted(t, result)

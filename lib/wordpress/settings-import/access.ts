@@ -129,7 +129,7 @@ export function readRefresh (r: Reader): NonNullable<SettingsInput['refresh']> {
  */
 export function readTokenRoutes (r: Reader): Pick<SettingsInput, 'validate' | 'revoke'> {
   return {
-    validate: { enabled: r.flag('authorization.validate_token_enabled', r.from.flat), jwtAsObject: !r.from.flat },
+    validate: { enabled: r.flag('authorization.validate_token_enabled', r.from.flat), ...(r.from.flat ? {} : { jwtAsObject: true }) },
     revoke: { enabled: r.flag('authorization.revoke_token_enabled', r.from.flat) }
   }
 }
