@@ -56,10 +56,11 @@ function publicUserOf (answer: PublicUser): PublicUser {
 
 /**
  * How each method of a port is called: `async` (Promise-only), `sync`
- * (`toPublicUser`), or `optional` (Promise-only, and present on the guard
- * only while the port has it: the plugin checks for it).
+ * (`toPublicUser`), `optional` (Promise-only, and present on the guard
+ * only while the port has it: the plugin checks for it), or `optionalSync`
+ * (`passwordFingerprint`: sync, and present only while the port has it).
  */
-type MethodKind = 'async' | 'sync' | 'optional'
+type MethodKind = 'async' | 'sync' | 'optional' | 'optionalSync'
 
 /**
  * One guard per method, made once: it calls the method on the port as it is
@@ -67,7 +68,7 @@ type MethodKind = 'async' | 'sync' | 'optional'
  * arguments only when the method failed.
  */
 function guardMethod (port: string, method: string, target: Record<string, AnyMethod>, kind: MethodKind): AnyMethod {
-  if (kind === 'sync') {
+  if (kind === 'sync' || kind === 'optionalSync') {
     return (...args: unknown[]) => {
       try {
         return (target[method] as AnyMethod).call(target, ...args)
@@ -91,7 +92,7 @@ function guardPort<T extends object> (port: string, target: T, methods: Record<s
   const guarded: Record<string, unknown> = {}
   for (const [method, kind] of Object.entries(methods)) {
     const guard = guardMethod(port, method, methodsOf, kind)
-    if (kind === 'optional') Object.defineProperty(guarded, method, { enumerable: true, get: () => typeof methodsOf[method] === 'function' ? guard : undefined })
+    if (kind === 'optional' || kind === 'optionalSync') Object.defineProperty(guarded, method, { enumerable: true, get: () => typeof methodsOf[method] === 'function' ? guard : undefined })
     else guarded[method] = guard
   }
   return guarded as T
@@ -108,7 +109,9 @@ const USER_METHODS: Record<keyof UserAdapter, MethodKind> = {
   findByLogin: 'async',
   findById: 'async',
   verifyPassword: 'async',
+  rehashPassword: 'optional',
   getPasswordHash: 'optional',
+  passwordFingerprint: 'optionalSync',
   toPublicUser: 'sync',
   setPassword: 'optional',
   createUser: 'optional',

@@ -185,7 +185,10 @@ const MODES: Record<keyof UserAdapter, PasswordWorkMode | null> = {
   findByLogin: null,
   findById: null,
   verifyPassword: 'sign-in',
+  // a sign-in's upgrade writes a new hash: it waits in the new passwords' queue, never refused
+  rehashPassword: 'new-password',
   getPasswordHash: null,
+  passwordFingerprint: null,
   toPublicUser: null,
   setPassword: 'new-password',
   createUser: 'registration',

@@ -112,6 +112,17 @@ export async function hashWordPressPassword (password: string, format: WordPress
   }
 }
 
+/**
+ * `text` as WordPress slashes what a form or a REST request sends
+ * (`wp_slash`, PHP's `addslashes`): a backslash before each `'`, `"` and
+ * `\`, and a NUL as the two characters `\0`. WordPress's sign-in,
+ * profile and reset forms hash and check a password so slashed (the
+ * request's fields are slashed at start by `wp_magic_quotes`), trimmed after.
+ */
+export function wordPressSlash (text: string): string {
+  return text.replace(/[\\'"\0]/g, (character) => character === '\0' ? '\\0' : `\\${character}`)
+}
+
 /** `text` without PHP's trimmed characters at either end. */
 function phpTrim (text: string): string {
   let start = 0
