@@ -458,6 +458,18 @@ t.test('the guards keep the ports as they are', async (t) => {
     t.match(twoFactor, { issuer: 'Example', mailer: undefined }, 'a two-factor option without a mailer keeps none')
   })
 
+  t.test('passwordFingerprint stays synchronous and comes and goes with the adapter\'s; a throw is redacted', async (t) => {
+    const users = new MemoryUserAdapter()
+    const alice = await users.addUser(secretPerson())
+    const guarded = guardPorts({ users }).users
+    t.equal(guarded.passwordFingerprint, undefined, 'absent while the adapter lacks it')
+    const fingerprinted = users as MemoryUserAdapter & { passwordFingerprint?: (user: MemoryUser) => string | null }
+    fingerprinted.passwordFingerprint = (user) => user.passwordHash
+    t.equal(guarded.passwordFingerprint?.(alice), alice.passwordHash, 'no promise')
+    fingerprinted.passwordFingerprint = (user) => { throw new Error(`no fingerprint for ${user.user_email}`) }
+    t.throws(() => guarded.passwordFingerprint?.(alice), { name: 'HostPortError', message: 'users.passwordFingerprint failed: Error: no fingerprint for [redacted]' })
+  })
+
   t.test('what a port may throw besides an Error', async (t) => {
     const email = `Secret.Person+${unique()}@example.com`
     const users = new MemoryUserAdapter()
