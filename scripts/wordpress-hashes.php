@@ -17,17 +17,17 @@
  *
  * 1. Let jwt-login write hashes, in each form it writes: with hashWordPressPassword
  *    (the password as given), and as the WordPress user adapter's setPassword and
- *    createUser write them (hashTypedPassword: slashed as WordPress's forms slash it):
+ *    createUser write them (hashTypedWordPressPassword: slashed as WordPress's forms slash it):
  *
  *    node --import tsx --input-type=module -e "
  *      import { hashWordPressPassword } from './lib/wordpress/hashes.ts'
- *      import { hashTypedPassword } from './lib/wordpress/user-passwords.ts'
+ *      import { hashTypedWordPressPassword } from './lib/wordpress/user-passwords.ts'
  *      const passwords = ['jwt-login wrote this', 'pässwörd ✓ 日本', ' \t padded \n', 'x'.repeat(71) + 'ä tail']
  *      const typed = ['it\'s \"q\"\\\\x', 'O\'Brien', 'C:\\\\dir\\\\file', ' \'quoted\' ', 'plain, no quote']
  *      const written = []
  *      for (const write of ['wordpress', 'bcrypt', 'argon2id']) {
  *        for (const password of passwords) written.push({ write, via: 'hashWordPressPassword', password, hash: await hashWordPressPassword(password, write) })
- *        for (const password of typed) written.push({ write, via: 'setPassword', password, hash: await hashTypedPassword(password, write) })
+ *        for (const password of typed) written.push({ write, via: 'setPassword', password, hash: await hashTypedWordPressPassword(password, write) })
  *      }
  *      console.log(JSON.stringify(written))" > /tmp/jwt-login-hashes.json
  *

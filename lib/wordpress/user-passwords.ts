@@ -37,7 +37,7 @@ const WORDPRESS_FORMATS: ReadonlySet<WordPressHashFormat> = new Set(['wordpress'
  * and the two checks, run side by side, take about the time of one (bcrypt
  * runs on libuv's pool; phpass and MD5 are cheap).
  */
-export async function verifyTypedPassword (password: string, hash: string): Promise<boolean> {
+export async function verifyTypedWordPressPassword (password: string, hash: string): Promise<boolean> {
   if (typeof password !== 'string' || !WORDPRESS_FORMATS.has(wordPressHashFormat(hash))) return await verifyWordPressHash(password, hash)
   const slashed = wordPressSlash(password)
   if (slashed === password) return await verifyWordPressHash(password, hash)
@@ -53,7 +53,7 @@ export async function verifyTypedPassword (password: string, hash: string): Prom
  * password as typed. Throws as `hashWordPressPassword` does (over 4096
  * bytes once slashed and trimmed).
  */
-export async function hashTypedPassword (password: string, write: WordPressHashWrite): Promise<string> {
+export async function hashTypedWordPressPassword (password: string, write: WordPressHashWrite): Promise<string> {
   return await hashWordPressPassword(write === 'argon2id' ? password : wordPressSlash(password), write)
 }
 
@@ -79,18 +79,18 @@ interface HashedUser {
 }
 
 /**
- * Rewrites the user's hash in the form `write` (see `hashTypedPassword`)
+ * Rewrites the user's hash in the form `write` (see `hashTypedWordPressPassword`)
  * when it is due (`rehashDue`), only if the row still holds the hash the
  * user was read with (a compare-and-set: a concurrent password change
  * wins), and then updates `user.user_pass`. `password` must be one
- * `verifyTypedPassword` has just accepted for that hash. Throws when the
+ * `verifyTypedWordPressPassword` has just accepted for that hash. Throws when the
  * update fails (a database user without UPDATE on the users table, a lost
  * connection); a row changed meanwhile, or gone, is no failure.
  */
 export async function rehashTypedPassword (pool: Pool, sql: Statements, write: WordPressHashWrite, user: HashedUser, password: string): Promise<void> {
   const hash = user.user_pass
   if (!rehashDue(hash, password, write)) return
-  const next = await hashTypedPassword(password, write)
+  const next = await hashTypedWordPressPassword(password, write)
   const [result] = await pool.execute<ResultSetHeader>(sql.upgradeHash, [next, user.ID, hash])
   if (result.affectedRows === 1) user.user_pass = next
 }

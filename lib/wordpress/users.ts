@@ -7,7 +7,7 @@ import { isWordPressLogin } from './names.js'
 import { parseCapabilities } from './roles.js'
 import { insertUser } from './user-create.js'
 import { inTransaction, underLock } from './user-lock.js'
-import { hashTypedPassword, rehashTypedPassword, verifyTypedPassword, WRITTEN_FORMAT } from './user-passwords.js'
+import { hashTypedWordPressPassword, rehashTypedPassword, verifyTypedWordPressPassword, WRITTEN_FORMAT } from './user-passwords.js'
 import { EMAIL_VERIFIED_KEY, emailVerifiedOf, statementsFor, type Statements, type UserRow, type WordPressUser } from './user-sql.js'
 
 export { nicenameOf } from './names.js'
@@ -30,7 +30,7 @@ export interface WordPressUserAdapterOptions {
    * Which hash setPassword, createUser (and upgrades) write (default
    * 'wordpress'; 'bcrypt' while a WordPress before 6.8 shares the tables):
    * in a WordPress form of the password as WordPress slashes it, as
-   * 'argon2id' of the password as typed (see hashTypedPassword).
+   * 'argon2id' of the password as typed (see hashTypedWordPressPassword).
    */
   hashes?: WordPressHashWrite
   /**
@@ -141,11 +141,11 @@ export class WordPressUserAdapter implements UserAdapter<WordPressUser> {
    * Whether `password`, as typed, matches the stored hash, in any form
    * WordPress has written (see verifyWordPressHash): a WordPress form
    * checked against the password as WordPress's forms slash it and as typed
-   * (see verifyTypedPassword), argon2id as typed. False, never a throw, for
+   * (see verifyTypedWordPressPassword), argon2id as typed. False, never a throw, for
    * a wrong one. Changes nothing: `rehashPassword` upgrades the hash.
    */
   async verifyPassword (user: WordPressUser, password: string): Promise<boolean> {
-    return await verifyTypedPassword(password, user.user_pass)
+    return await verifyTypedWordPressPassword(password, user.user_pass)
   }
 
   /**
@@ -178,7 +178,7 @@ export class WordPressUserAdapter implements UserAdapter<WordPressUser> {
    * wp_set_password does. Throws when the user's row is gone.
    */
   async setPassword (user: WordPressUser, newPassword: string): Promise<void> {
-    const hash = await hashTypedPassword(newPassword, this.#hashes)
+    const hash = await hashTypedWordPressPassword(newPassword, this.#hashes)
     const [result] = await this.#pool.execute<ResultSetHeader>(this.#sql.setPassword, [hash, user.ID])
     if (result.affectedRows === 0) throw new Error(`WordPress user ${user.ID} no longer exists; the password was not changed`)
     user.user_pass = hash
@@ -198,7 +198,7 @@ export class WordPressUserAdapter implements UserAdapter<WordPressUser> {
    */
   async createUser (input: NewUser): Promise<WordPressUser> {
     if (!isWordPressLogin(input.login)) throw new Error('WordPressUserAdapter: WordPress would store another login than the one given (see isCleanLogin)')
-    const hash = await hashTypedPassword(input.password ?? randomBytes(32).toString('base64url'), this.#hashes)
+    const hash = await hashTypedWordPressPassword(input.password ?? randomBytes(32).toString('base64url'), this.#hashes)
     return await underLock(this.#pool, this.#sql, this.#lockName, 'createUser', async (connection) => await insertUser(connection, this.#sql, { capabilities: this.#capabilitiesKey, userLevel: this.#userLevelKey }, input, hash))
   }
 

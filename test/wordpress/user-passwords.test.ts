@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs'
 import t from 'tap'
 import { verifyWordPressHash, wordPressHashFormat, wordPressSlash, type WordPressHashFormat, type WordPressHashWrite } from '../../lib/wordpress/hashes.js'
-import { hashTypedPassword, verifyTypedPassword } from '../../lib/wordpress/user-passwords.js'
+import { hashTypedWordPressPassword, verifyTypedWordPressPassword } from '../../lib/wordpress/user-passwords.js'
 
 /** A hash WordPress's code made of a password with characters it slashes, and the verdicts of wp-login.php and of a check of the password as given. */
 interface SlashedFixture {
@@ -59,14 +59,14 @@ t.test('the fixture holds both kinds of hash, in each form WordPress reads', asy
 for (const entry of fixture.slashed) {
   t.test(`${entry.name}: ${entry.writer}`, async (t) => {
     t.equal(wordPressHashFormat(entry.hash), entry.format, 'form')
-    t.equal(await verifyTypedPassword(entry.password, entry.hash), true, 'the typed password signs in through jwt-login')
-    t.equal(await verifyTypedPassword(entry.wrong, entry.hash), false, 'a wrong one does not')
+    t.equal(await verifyTypedWordPressPassword(entry.password, entry.hash), true, 'the typed password signs in through jwt-login')
+    t.equal(await verifyTypedWordPressPassword(entry.wrong, entry.hash), false, 'a wrong one does not')
     if (entry.slashedWhenHashed) {
       t.equal(await verifyWordPressHash(entry.password, entry.hash), false, 'checked only as typed (jwt-login before), the typed password was refused')
     }
     for (const signIn of entry.signIns) {
       // accepted: what wp-login.php accepts, or what the hash is of (the password as given)
-      t.equal(await verifyTypedPassword(signIn.password, entry.hash), signIn.wpLogin || signIn.asGiven, JSON.stringify(signIn.password))
+      t.equal(await verifyTypedWordPressPassword(signIn.password, entry.hash), signIn.wpLogin || signIn.asGiven, JSON.stringify(signIn.password))
     }
   })
 }
@@ -82,34 +82,34 @@ t.test('hashes the adapter writes: wp-login.php accepts the typed password (Word
       // argon2id is for WordPress gone: of the password as typed, which WordPress would slash
       t.equal(signIn.wpLogin68, right && (entry.write !== 'argon2id' || !quoted), `${tried}: wp-login.php of WordPress 6.8`)
       t.equal(signIn.wpLoginBefore68, right && entry.write === 'bcrypt', `${tried}: wp-login.php before 6.8 (it reads neither $wp nor argon2)`)
-      t.equal(await verifyTypedPassword(signIn.password, entry.hash), right || (entry.write !== 'argon2id' && signIn.password === wordPressSlash(entry.password)), `${tried}: jwt-login`)
+      t.equal(await verifyTypedWordPressPassword(signIn.password, entry.hash), right || (entry.write !== 'argon2id' && signIn.password === wordPressSlash(entry.password)), `${tried}: jwt-login`)
     }
   }
 })
 
-t.test('hashTypedPassword: a WordPress form of the slashed password, argon2id of the typed one', async (t) => {
+t.test('hashTypedWordPressPassword: a WordPress form of the slashed password, argon2id of the typed one', async (t) => {
   for (const write of ['wordpress', 'bcrypt'] as const) {
-    const hash = await hashTypedPassword(ISSUE_PASSWORD, write)
+    const hash = await hashTypedWordPressPassword(ISSUE_PASSWORD, write)
     t.equal(await verifyWordPressHash(wordPressSlash(ISSUE_PASSWORD), hash), true, `${write}: of the slashed password, as wp-login.php checks it`)
     t.equal(await verifyWordPressHash(ISSUE_PASSWORD, hash), false, `${write}: not of the typed one`)
-    t.equal(await verifyTypedPassword(ISSUE_PASSWORD, hash), true, `${write}: the typed password signs in`)
+    t.equal(await verifyTypedWordPressPassword(ISSUE_PASSWORD, hash), true, `${write}: the typed password signs in`)
   }
-  const argon = await hashTypedPassword(ISSUE_PASSWORD, 'argon2id')
+  const argon = await hashTypedWordPressPassword(ISSUE_PASSWORD, 'argon2id')
   t.equal(await verifyWordPressHash(ISSUE_PASSWORD, argon), true, 'argon2id: of the typed password')
-  t.equal(await verifyTypedPassword(ISSUE_PASSWORD, argon), true)
-  t.equal(await verifyTypedPassword(wordPressSlash(ISSUE_PASSWORD), argon), false, 'argon2id is checked as typed only')
+  t.equal(await verifyTypedWordPressPassword(ISSUE_PASSWORD, argon), true)
+  t.equal(await verifyTypedWordPressPassword(wordPressSlash(ISSUE_PASSWORD), argon), false, 'argon2id is checked as typed only')
 
-  const nul = await hashTypedPassword('nul\0inside', 'bcrypt')
-  t.equal(await verifyTypedPassword('nul\0inside', nul), true, 'plain bcrypt takes a NUL inside once slashed (as \\0)')
-  t.equal(await verifyTypedPassword('nul', nul), false)
-  await t.rejects(hashTypedPassword(`'${'x'.repeat(4094)}'`, 'wordpress'), /4096 bytes/, 'over 4096 bytes once slashed')
-  t.ok(await hashTypedPassword(`'${'x'.repeat(4094)}'`, 'argon2id'), '4096 bytes as typed, for argon2id')
+  const nul = await hashTypedWordPressPassword('nul\0inside', 'bcrypt')
+  t.equal(await verifyTypedWordPressPassword('nul\0inside', nul), true, 'plain bcrypt takes a NUL inside once slashed (as \\0)')
+  t.equal(await verifyTypedWordPressPassword('nul', nul), false)
+  await t.rejects(hashTypedWordPressPassword(`'${'x'.repeat(4094)}'`, 'wordpress'), /4096 bytes/, 'over 4096 bytes once slashed')
+  t.ok(await hashTypedWordPressPassword(`'${'x'.repeat(4094)}'`, 'argon2id'), '4096 bytes as typed, for argon2id')
 })
 
 t.test('a password WordPress does not slash is checked once, as it always was', async (t) => {
-  const hash = await hashTypedPassword('plain password', 'wordpress')
-  t.equal(await verifyTypedPassword('plain password', hash), true)
-  t.equal(await verifyTypedPassword('plain passwor', hash), false)
-  t.equal(await verifyTypedPassword(42 as unknown as string, hash), false, 'not a string')
-  t.equal(await verifyTypedPassword(ISSUE_PASSWORD, 'not a hash'), false, 'a hash no password matches')
+  const hash = await hashTypedWordPressPassword('plain password', 'wordpress')
+  t.equal(await verifyTypedWordPressPassword('plain password', hash), true)
+  t.equal(await verifyTypedWordPressPassword('plain passwor', hash), false)
+  t.equal(await verifyTypedWordPressPassword(42 as unknown as string, hash), false, 'not a string')
+  t.equal(await verifyTypedWordPressPassword(ISSUE_PASSWORD, 'not a hash'), false, 'a hash no password matches')
 })
