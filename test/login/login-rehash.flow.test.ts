@@ -1,10 +1,15 @@
 // The adapter's rehashPassword at a password sign-in: awaited before the session starts, never failing the sign-in.
 import t from 'tap'
 import type { SignInResult } from '../../lib/adapters/second-factor.js'
+import type { UserAdapter } from '../../lib/adapters/users.js'
+import { resolveSettings } from '../../lib/config/settings.js'
+import { buildContext } from '../../lib/http/context.js'
+import { Messages } from '../../lib/i18n/messages.js'
 import { passwordLogin, type LoginInput } from '../../lib/login/flow.js'
-import type { MemoryUser } from '../../lib/testing.js'
+import { MemoryStore } from '../../lib/store/memory.js'
+import { MemoryUserAdapter, type MemoryUser } from '../../lib/testing.js'
 import { sessionIndexKey } from '../../lib/tokens/session-index.js'
-import { ALICE } from '../helpers/fixtures.js'
+import { ALICE, HS_SECRET, testClock } from '../helpers/fixtures.js'
 import { collect, flowKit, type FlowKit } from '../helpers/flows.js'
 
 /** A login as the route reads it: the fields given, the others absent. */
@@ -104,4 +109,32 @@ t.test('an adapter without rehashPassword signs in as before', async (t) => {
   t.equal(kit.ctx.users.rehashPassword, undefined, 'the guard shows none')
   t.ok(finalJwt(await passwordLogin(kit.ctx, kit.call(), RIGHT)))
   t.same(kit.log, [])
+})
+
+t.test('with the user cache on, a rehashed user is read again: the cache holds the new hash', async (t) => {
+  const clock = testClock()
+  const memory = new MemoryUserAdapter()
+  const alice = await memory.addUser(ALICE)
+  // a store that answers copies, as a database does: what the cache keeps is not the record the sign-in changes
+  const copy = (user: MemoryUser | null): MemoryUser | null => user === null ? null : { ...user, roles: [...user.roles] }
+  const users: UserAdapter<MemoryUser> = {
+    findByEmail: async (email) => copy(await memory.findByEmail(email)),
+    findByLogin: async (login) => copy(await memory.findByLogin(login)),
+    findById: async (id) => copy(await memory.findById(id)),
+    verifyPassword: async (user, password) => await memory.verifyPassword(user, password),
+    toPublicUser: (user) => memory.toPublicUser(user),
+    rehashPassword: async (user, password) => {
+      await memory.setPassword(user, password)
+      ;(await memory.findById(user.ID) as MemoryUser).passwordHash = user.passwordHash
+    }
+  }
+  const settings = resolveSettings({ tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }] } })
+  const store = new MemoryStore({ clock })
+  const ctx = await buildContext({ users }, { log: console as never, cacheLimits: { ttlMs: 60_000, max: 10 }, initial: settings, store, clock, messages: new Messages() })
+  const before = (await ctx.users.findById(alice.ID))?.passwordHash
+  t.equal((await ctx.users.findById(alice.ID))?.passwordHash, before, 'cached')
+  finalJwt(await passwordLogin(ctx, { settings, ip: '203.0.113.7', startedAt: clock() }, RIGHT))
+  const after = (await ctx.users.findById(alice.ID))?.passwordHash
+  t.not(after, before, 'the cache forgot the user: the new hash is read')
+  t.equal(after, (await memory.findById(alice.ID))?.passwordHash)
 })
