@@ -354,6 +354,14 @@ t.test('passwords with characters WordPress slashes: set, created and verified a
   t.equal(await verifyWordPressHash(wordPressSlash(typed), phpassUser.user_pass), true, 'into the 6.8 form: of the slashed password, which wp-login.php checks')
 })
 
+t.test('passwordFingerprint reads the user only: no query', async (t) => {
+  // a pool any query on would throw: the fingerprint is the record's own hash
+  const adapter = new WordPressUserAdapter({ pool: new Proxy({}, { get: () => { throw new Error('no query expected') } }) as unknown as Pool })
+  const user: WordPressUser = { ID: 7, user_login: 'u', user_email: 'u@example.com', display_name: 'U', user_pass: fixture('wordpress').hash, roles: [], email_verified: true }
+  t.equal(adapter.passwordFingerprint(user), fixture('wordpress').hash)
+  t.not(adapter.passwordFingerprint({ ...user, user_pass: fixture('bcrypt').hash }), adapter.passwordFingerprint(user), 'another hash, another fingerprint')
+})
+
 t.test('passwordFingerprint: the whole stored hash, changed by every new password', async (t) => {
   const db = await createWordPressDb(t)
   const adapter = adapterOn(db, { upgradeOnSignIn: true })
