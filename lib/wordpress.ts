@@ -6,5 +6,6 @@
  * Simple JWT Login's settings.
  */
 export { WordPressUserAdapter, type WordPressUser, type WordPressUserAdapterOptions } from './wordpress/users.js'
-export { hashWordPressPassword, verifyWordPressHash, wordPressHashFormat, WORDPRESS_BCRYPT_COST, type WordPressHashFormat, type WordPressHashWrite } from './wordpress/hashes.js'
+export { hashWordPressPassword, verifyWordPressHash, wordPressHashFormat, wordPressSlash, WORDPRESS_BCRYPT_COST, type WordPressHashFormat, type WordPressHashWrite } from './wordpress/hashes.js'
+export { hashTypedWordPressPassword, verifyTypedWordPressPassword } from './wordpress/user-passwords.js'
 export { fromSimpleJwtLoginSettings, type ImportedSettings, type LeftBehind } from './wordpress/settings-import.js'

@@ -15,14 +15,19 @@
  *
  * Regenerating takes two steps, from the project's root:
  *
- * 1. Let jwt-login write hashes, in each form it writes:
+ * 1. Let jwt-login write hashes, in each form it writes: with hashWordPressPassword
+ *    (the password as given), and as the WordPress user adapter's setPassword and
+ *    createUser write them (hashTypedWordPressPassword: slashed as WordPress's forms slash it):
  *
  *    node --import tsx --input-type=module -e "
  *      import { hashWordPressPassword } from './lib/wordpress/hashes.ts'
+ *      import { hashTypedWordPressPassword } from './lib/wordpress/user-passwords.ts'
  *      const passwords = ['jwt-login wrote this', 'pässwörd ✓ 日本', ' \t padded \n', 'x'.repeat(71) + 'ä tail']
+ *      const typed = ['it\'s \"q\"\\\\x', 'O\'Brien', 'C:\\\\dir\\\\file', ' \'quoted\' ', 'plain, no quote']
  *      const written = []
  *      for (const write of ['wordpress', 'bcrypt', 'argon2id']) {
- *        for (const password of passwords) written.push({ write, password, hash: await hashWordPressPassword(password, write) })
+ *        for (const password of passwords) written.push({ write, via: 'hashWordPressPassword', password, hash: await hashWordPressPassword(password, write) })
+ *        for (const password of typed) written.push({ write, via: 'setPassword', password, hash: await hashTypedWordPressPassword(password, write) })
  *      }
  *      console.log(JSON.stringify(written))" > /tmp/jwt-login-hashes.json
  *
@@ -41,6 +46,16 @@
  * - WordPress before 6.8: at most 32 characters is MD5 hex, anything else
  *   goes to phpass's CheckPassword, which reads "$P$" and "$H$" itself and
  *   hands every other hash to crypt() (plain bcrypt, but not "$wp", argon2).
+ *
+ * What reaches these checks at wp-login.php is slashed: wp-settings.php runs
+ * wp_magic_quotes(), which runs PHP's addslashes over $_POST (a backslash before
+ * ', " and \, a NUL as \0), and wp_signon hands $_POST['pwd'] on as it is; the
+ * reset form (wp-login.php?action=rp, reset_password, wp_set_password) and the
+ * profile form (edit_user, wp_update_user) hash $_POST['pass1'] as slashed too
+ * (the profile form refuses a \ in a new password). WP-CLI and code calling
+ * wp_set_password with a string of their own hash it unslashed. The "slashed"
+ * hashes below are of both kinds, with the verdicts of wp-login.php (the typed
+ * password slashed) and of code checking the password as given.
  *
  * bcrypt reads at most 72 bytes of what it is given, and PHP's stops at a
  * NUL. A plain bcrypt hash ("$2y$") therefore accepts any password that shares
@@ -157,8 +172,62 @@ foreach ($passwords as $name => $entry) {
   }
 }
 
+/** The passwords with characters WordPress slashes, each with a wrong one and more to try. */
+$quoted = [
+  'the issue\'s' => ['password' => 'it\'s "q"\\x', 'wrong' => 'its "q"\\x', 'more' => ['it\'s "q"x', "it's \"q\"\\\\x", 'it\\\'s \\"q\\"\\\\x']],
+  'apostrophe' => ['password' => "O'Brien", 'wrong' => 'OBrien', 'more' => ["O\\'Brien", " O'Brien\t"]],
+  'backslashes' => ['password' => 'C:\\dir\\file', 'wrong' => 'C:dirfile', 'more' => ['C:\\\\dir\\\\file']],
+  'double quotes' => ['password' => 'say "hi"', 'wrong' => "say 'hi'", 'more' => ['say \\"hi\\"']],
+];
+/** Who hashed it: WordPress's forms (the password slashed) or WP-CLI and code (as given), in each form WordPress reads. */
+$slashWriters = [
+  'wordpress, slashed' => ['wordpress', true, 'wp_set_password(wp_slash(…)) of WordPress 6.8: the reset and profile forms'],
+  'phpass, slashed' => ['phpass', true, 'wp_set_password(wp_slash(…)) before 6.8 (phpass, $P$)'],
+  'bcrypt, slashed' => ['bcrypt', true, 'password_hash of the slashed password ($2y$, a plugin on the forms)'],
+  'md5, slashed' => ['md5', true, 'md5 of the slashed password, WordPress before 2.5'],
+  'wordpress, as given' => ['wordpress', false, 'wp_set_password(…) unslashed, WordPress 6.8 (WP-CLI, code)'],
+  'phpass, as given' => ['phpass', false, 'wp_set_password(…) unslashed before 6.8 (WP-CLI, code)'],
+];
+$slashed = [];
+foreach ($quoted as $name => $entry) {
+  foreach ($slashWriters as $writerName => [$form, $slash, $writer]) {
+    $hash = $writers[$form][2]($slash ? addslashes($entry['password']) : $entry['password']);
+    $signIns = [];
+    foreach (array_unique(array_merge([$entry['password'], $entry['wrong'], addslashes($entry['password'])], $entry['more'])) as $typed) {
+      $signIns[] = [
+        'password' => $typed,
+        'wpLogin' => signs_in_68(addslashes($typed), $hash),
+        'asGiven' => signs_in_68($typed, $hash),
+      ];
+    }
+    $slashed[] = [
+      'name' => "$name, $writerName",
+      'writer' => $writer,
+      'format' => $writers[$form][0],
+      'slashedWhenHashed' => $slash,
+      'password' => $entry['password'],
+      'wrong' => $entry['wrong'],
+      'hash' => $hash,
+      'signIns' => $signIns,
+    ];
+  }
+}
+
 $written = [];
+$writtenForForms = [];
 foreach (json_decode(file_get_contents($writtenFile), true, 8, JSON_THROW_ON_ERROR) as $entry) {
+  if ($entry['via'] === 'setPassword') {
+    $signIns = [];
+    foreach (array_unique([$entry['password'], trim($entry['password']), addslashes($entry['password']), 'WRONG' . $entry['password']]) as $typed) {
+      $signIns[] = [
+        'password' => $typed,
+        'wpLogin68' => signs_in_68(addslashes($typed), $entry['hash']),
+        'wpLoginBefore68' => signs_in_before_68(addslashes($typed), $entry['hash']),
+      ];
+    }
+    $writtenForForms[] = ['write' => $entry['write'], 'password' => $entry['password'], 'hash' => $entry['hash'], 'signIns' => $signIns];
+    continue;
+  }
   $signIns = [];
   foreach (array_unique([$entry['password'], trim($entry['password']), 'WRONG' . $entry['password']]) as $typed) {
     $signIns[] = [
@@ -176,4 +245,6 @@ echo json_encode([
   'phpass' => "wp-includes/class-phpass.php of WordPress $wp_version",
   'hashes' => $hashes,
   'writtenByJwtLogin' => $written,
+  'slashed' => $slashed,
+  'writtenForWordPressForms' => $writtenForForms,
 ], JSON_PRETTY_PRINT | JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE | JSON_THROW_ON_ERROR), "\n";

@@ -108,6 +108,7 @@ const USER_METHODS: Record<keyof UserAdapter, MethodKind> = {
   findByLogin: 'async',
   findById: 'async',
   verifyPassword: 'async',
+  rehashPassword: 'optional',
   getPasswordHash: 'optional',
   toPublicUser: 'sync',
   setPassword: 'optional',

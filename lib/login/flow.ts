@@ -1,4 +1,5 @@
 import { clientKey } from '../core/client-key.js'
+import { loggedError } from '../adapters/logged-error.js'
 import type { Call, SignInResult } from '../adapters/second-factor.js'
 import type { GateAudit, JwtLoginContext } from '../context/context.js'
 import { safeEqual } from '../core/crypto.js'
@@ -81,6 +82,8 @@ export async function passwordLogin (ctx: JwtLoginContext, call: Call, input: Lo
   const settling = ctx.limiter.succeeded(holds)
   let result: SignInResult
   try {
+    // the upgraded hash first: the new session records the password as it is stored now
+    if (password !== undefined) await rehash(ctx, user, password, userId as number, ip)
     result = await completeSignIn(ctx, call, user, call.startedAt, PASSWORD, index)
   } finally {
     await settling
@@ -104,6 +107,24 @@ async function findNamed (ctx: JwtLoginContext, input: LoginInput, identifier: s
   if (input.login === undefined || !identifier.includes('@')) return await users.findByLogin(identifier)
   const [byLogin, byEmail] = await Promise.all([users.findByLogin(identifier), users.findByEmail(identifier)])
   return byLogin ?? byEmail
+}
+
+/**
+ * The adapter's upgrade of a user's hash after a right password, when it
+ * has `rehashPassword`; the user cache then reads the user again, with the
+ * hash as it is stored now. A failure never fails the sign-in: it is logged
+ * (as every port's failure is, without the call's values) and reported as
+ * `password.rehash_failed`; the old hash stays for the next sign-in.
+ */
+async function rehash (ctx: JwtLoginContext, user: unknown, password: string, userId: number, ip: string): Promise<void> {
+  if (ctx.users.rehashPassword === undefined) return
+  try {
+    await ctx.users.rehashPassword(user, password)
+    ctx.forgetUser(userId)
+  } catch (error) {
+    ctx.log.warn({ userId, err: loggedError(error) }, 'jwt-login: the user\'s password hash could not be upgraded; the sign-in goes on with the old one, and the next sign-in tries again')
+    ctx.events.emit('password.rehash_failed', { userId, ip })
+  }
 }
 
 /** The password (or its hash, when allowed) against the user; an unknown user spends the same time. */

@@ -85,6 +85,8 @@ export interface JwtLoginEventMap {
   /** What an account held before its address was proven ended: by a verification without its session, or a password reset. */
   'account.credentials_reset': { userId: number, passkeys: number, secondFactor: boolean, reason: 'email_verified' | 'password_reset' | 'email_reverted' }
   'password.changed': { userId: number, ip: string, othersEnded: boolean }
+  /** A password sign-in's upgrade of the user's hash (the adapter's `rehashPassword`) failed; the sign-in went on with the old hash. */
+  'password.rehash_failed': { userId: number, ip: string }
   /** A code was mailed to a new address; nothing changed yet. */
   'email.change_requested': { userId: number, ip: string }
   'email.changed': { userId: number, ip: string }

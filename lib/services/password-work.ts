@@ -185,6 +185,8 @@ const MODES: Record<keyof UserAdapter, PasswordWorkMode | null> = {
   findByLogin: null,
   findById: null,
   verifyPassword: 'sign-in',
+  // a sign-in's upgrade writes a new hash: it waits in the new passwords' queue, never refused
+  rehashPassword: 'new-password',
   getPasswordHash: null,
   toPublicUser: null,
   setPassword: 'new-password',

@@ -22,6 +22,7 @@ const PASSED_THROUGH: Record<Exclude<keyof UserAdapter, 'findById'>, true> = {
   findByEmail: true,
   findByLogin: true,
   verifyPassword: true,
+  rehashPassword: true,
   getPasswordHash: true,
   toPublicUser: true,
   setPassword: true,

@@ -56,8 +56,11 @@ export function wordPressHashFormat (hash: string): WordPressHashFormat {
 }
 
 /**
- * Whether `password` matches `hash` as WordPress checks it at sign-in; false
- * (never a throw) for a wrong password or an unreadable hash.
+ * Whether `password` matches `hash` as WordPress's `wp_check_password`
+ * checks the string it is given; false (never a throw) for a wrong password
+ * or an unreadable hash. WordPress's sign-in hands it the password slashed
+ * (see wordPressSlash); `verifyTypedWordPressPassword` checks what a person
+ * types, in both forms.
  *
  * As WordPress does, the password loses the spaces, tabs, line ends, NULs and
  * vertical tabs around it (PHP's `trim`, no other space), an empty one never
@@ -88,7 +91,9 @@ export async function verifyWordPressHash (password: string, hash: string): Prom
 }
 
 /**
- * A new hash of `password`, trimmed as WordPress trims it, in the form
+ * A new hash of `password` as given (as `wp_set_password` hashes the string
+ * it is given: WP-CLI's, not a form's, which is slashed; see
+ * `hashTypedWordPressPassword`), trimmed as WordPress trims it, in the form
  * `format` asks (see `WordPressHashWrite`), bcrypt at cost
  * `WORDPRESS_BCRYPT_COST`. Throws when the trimmed password is over 4096
  * UTF-8 bytes (WordPress would refuse it), or when plain bcrypt is asked
@@ -110,6 +115,17 @@ export async function hashWordPressPassword (password: string, format: WordPress
     default:
       throw new Error(`unknown WordPress hash form "${String(format)}": use 'wordpress', 'bcrypt' or 'argon2id'`)
   }
+}
+
+/**
+ * `text` as WordPress slashes what a form or a REST request sends
+ * (`wp_slash`, PHP's `addslashes`): a backslash before each `'`, `"` and
+ * `\`, and a NUL as the two characters `\0`. WordPress's sign-in,
+ * profile and reset forms hash and check a password so slashed (the
+ * request's fields are slashed at start by `wp_magic_quotes`), trimmed after.
+ */
+export function wordPressSlash (text: string): string {
+  return text.replace(/[\\'"\0]/g, (character) => character === '\0' ? '\\0' : `\\${character}`)
 }
 
 /** `text` without PHP's trimmed characters at either end. */

@@ -41,6 +41,19 @@ export function defaultMeta (login: string): Array<[string, string]> {
   ]
 }
 
+/** A WordPress user as the adapter reads it: a row of `<prefix>users`, the roles of its capabilities meta and its email-verified meta. */
+export interface WordPressUser {
+  ID: number
+  user_login: string
+  user_email: string
+  display_name: string
+  /** The stored hash, in any form WordPress wrote it. */
+  user_pass: string
+  roles: string[]
+  /** From the `jwt_login_email_verified` meta: '1' or no row (a user WordPress made) is true, '0' false. */
+  email_verified: boolean
+}
+
 /** A row of a find: the user's columns, the capabilities meta and the email-verified meta (each null when the user has none). */
 export interface UserRow extends RowDataPacket {
   ID: number | string

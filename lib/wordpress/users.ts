@@ -2,34 +2,21 @@ import { randomBytes } from 'node:crypto'
 import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2/promise'
 import { UserExistsError, type NewUser, type PublicUser, type UserAdapter } from '../adapters/users.js'
 import { requirePeer } from '../core/peer.js'
-import { hashWordPressPassword, verifyWordPressHash, wordPressHashFormat, type WordPressHashFormat, type WordPressHashWrite } from './hashes.js'
-import { isWordPressLogin, nicenameOf, wordPressDisplayName } from './names.js'
-import { parseCapabilities, serializeCapabilities, userLevel } from './roles.js'
-import { ignore, inTransaction, underLock } from './user-lock.js'
-import { defaultMeta, EMAIL_VERIFIED_KEY, emailVerifiedOf, statementsFor, utcNow, type Statements, type UserRow } from './user-sql.js'
+import type { WordPressHashWrite } from './hashes.js'
+import { isWordPressLogin } from './names.js'
+import { parseCapabilities } from './roles.js'
+import { insertUser } from './user-create.js'
+import { inTransaction, underLock } from './user-lock.js'
+import { hashTypedWordPressPassword, rehashTypedPassword, verifyTypedWordPressPassword, WRITTEN_FORMAT } from './user-passwords.js'
+import { EMAIL_VERIFIED_KEY, emailVerifiedOf, statementsFor, type Statements, type UserRow, type WordPressUser } from './user-sql.js'
 
 export { nicenameOf } from './names.js'
+export type { WordPressUser } from './user-sql.js'
 
 const mysql = requirePeer<typeof import('mysql2/promise')>('mysql2/promise', 'fastify-jwt-login/wordpress')
 
-/** What bcrypt reads of a password. */
-const BCRYPT_MAX_BYTES = 72
-
 /** The longest email WordPress stores (its user_email column; wp_insert_user refuses a longer one). */
 const MAX_EMAIL_LENGTH = 100
-
-/** A WordPress user as the adapter reads it: a row of `<prefix>users`, the roles of its capabilities meta and its email-verified meta. */
-export interface WordPressUser {
-  ID: number
-  user_login: string
-  user_email: string
-  display_name: string
-  /** The stored hash, in any form WordPress wrote it. */
-  user_pass: string
-  roles: string[]
-  /** From the `jwt_login_email_verified` meta: '1' or no row (a user WordPress made) is true, '0' false. */
-  email_verified: boolean
-}
 
 /** Where the WordPress database is, and how the adapter writes passwords. */
 export interface WordPressUserAdapterOptions {
@@ -39,18 +26,20 @@ export interface WordPressUserAdapterOptions {
   uri?: string
   /** WordPress's $table_prefix (default 'wp_'); letters, digits and underscores only (refuse anything else at construction: it is put into SQL). */
   tablePrefix?: string
-  /** Which hash setPassword, createUser (and upgrades) write (default 'wordpress'); see hashWordPressPassword. */
+  /**
+   * Which hash setPassword, createUser (and upgrades) write (default
+   * 'wordpress'; 'bcrypt' while a WordPress before 6.8 shares the tables):
+   * in a WordPress form of the password as WordPress slashes it, as
+   * 'argon2id' of the password as typed (see hashTypedWordPressPassword).
+   */
   hashes?: WordPressHashWrite
-  /** After a successful sign-in with a hash not in the `hashes` form (phpass, MD5, plain bcrypt, …), rewrite it in that form (default false). */
+  /**
+   * After a successful password sign-in with a hash not in the `hashes` form
+   * (phpass, MD5, plain bcrypt, …), rewrite it in that form (default false):
+   * the adapter then has `rehashPassword`, which the sign-in calls.
+   */
   upgradeOnSignIn?: boolean
 }
-
-/** The form `wordPressHashFormat` names for each hash the adapter can write. */
-const WRITTEN_FORMAT: Readonly<Record<WordPressHashWrite, WordPressHashFormat>> = Object.freeze({
-  wordpress: 'wordpress',
-  bcrypt: 'bcrypt',
-  argon2id: 'argon2'
-})
 
 /** A table prefix WordPress accepts: it is put into SQL, so nothing else passes. */
 const TABLE_PREFIX = /^[A-Za-z0-9_]+$/
@@ -93,7 +82,21 @@ export class WordPressUserAdapter implements UserAdapter<WordPressUser> {
   readonly #userLevelKey: string
   readonly #lockName: string
   readonly #hashes: WordPressHashWrite
-  readonly #upgradeOnSignIn: boolean
+
+  /**
+   * With `upgradeOnSignIn` only (else absent, and the sign-in asks nothing):
+   * rewrites the hash of a user whose `password` `verifyPassword` has just
+   * accepted in the `hashes` form (a WordPress form of the password
+   * slashed, argon2id of it as typed), when it is in another form, only if
+   * the row still holds the hash the user was read with (a concurrent
+   * password change wins), and then updates `user.user_pass`. A plain
+   * bcrypt hash is not rewritten from a password bcrypt read only in part
+   * (over 72 bytes, or with a NUL). Throws when the update fails (a
+   * database user without UPDATE, say): the sign-in goes on with the old
+   * hash, warns and emits `password.rehash_failed`, and the next one tries
+   * again.
+   */
+  readonly rehashPassword?: (user: WordPressUser, password: string) => Promise<void>
 
   constructor (options: WordPressUserAdapterOptions) {
     if ((options.pool === undefined) === (options.uri === undefined)) {
@@ -111,9 +114,11 @@ export class WordPressUserAdapter implements UserAdapter<WordPressUser> {
     if (!Object.hasOwn(WRITTEN_FORMAT, this.#hashes)) {
       throw new Error('WordPressUserAdapter: the option "hashes" must be "wordpress", "bcrypt" or "argon2id"')
     }
-    this.#upgradeOnSignIn = options.upgradeOnSignIn ?? false
     this.#owned = options.pool === undefined
     this.#pool = options.pool ?? mysql.createPool({ ...POOL_DEFAULTS, uri: options.uri })
+    if (options.upgradeOnSignIn === true) {
+      this.rehashPassword = async (user, password) => { await rehashTypedPassword(this.#pool, this.#sql, this.#hashes, user, password) }
+    }
   }
 
   /** The user with this email (case-insensitive through the column's collation), the lowest ID of several, or null. */
@@ -133,25 +138,26 @@ export class WordPressUserAdapter implements UserAdapter<WordPressUser> {
   }
 
   /**
-   * Whether `password` matches the stored hash, in any form WordPress has
-   * written (see verifyWordPressHash); false, never a throw, for a wrong one.
-   * With `upgradeOnSignIn`, a right password whose hash is not in the
-   * `hashes` form is rehashed in that form, only if the row still holds the
-   * hash just checked, so a concurrent password change wins. An upgrade that
-   * fails does not fail the sign-in: the old hash stays and the next sign-in
-   * tries again. A plain bcrypt hash reads only the first 72 bytes of a
-   * password, up to a NUL: a longer password (or one with a NUL) may differ
-   * from the one it was made of, so it is not rehashed from.
+   * Whether `password`, as typed, matches the stored hash, in any form
+   * WordPress has written (see verifyWordPressHash): a WordPress form
+   * checked against the password as WordPress's forms slash it and as typed
+   * (see verifyTypedWordPressPassword), argon2id as typed. False, never a throw, for
+   * a wrong one. Changes nothing: `rehashPassword` upgrades the hash.
    */
   async verifyPassword (user: WordPressUser, password: string): Promise<boolean> {
-    const hash = user.user_pass
-    if (!await verifyWordPressHash(password, hash)) return false
-    const format = wordPressHashFormat(hash)
-    const exact = format !== 'bcrypt' || (Buffer.byteLength(password) <= BCRYPT_MAX_BYTES && !password.includes('\0'))
-    if (this.#upgradeOnSignIn && exact && format !== WRITTEN_FORMAT[this.#hashes]) {
-      await this.#upgradeHash(user, password, hash).catch(ignore)
-    }
-    return true
+    return await verifyTypedWordPressPassword(password, user.user_pass)
+  }
+
+  /**
+   * The user's whole stored hash: it changes with every new password (each
+   * hash has a fresh salt), whoever sets it (WordPress, WP-CLI, jwt-login's
+   * reset or upgrade), as WordPress's own cookies end when a part of it
+   * changes. The plugin keeps only a keyed hash of it. Never null: every
+   * WordPress user row holds a `user_pass` (even '', which no password
+   * matches, and which a new password changes too).
+   */
+  passwordFingerprint (user: WordPressUser): string {
+    return user.user_pass
   }
 
   /** The fields a client may see: never the hash. */
@@ -172,7 +178,7 @@ export class WordPressUserAdapter implements UserAdapter<WordPressUser> {
    * wp_set_password does. Throws when the user's row is gone.
    */
   async setPassword (user: WordPressUser, newPassword: string): Promise<void> {
-    const hash = await hashWordPressPassword(newPassword, this.#hashes)
+    const hash = await hashTypedWordPressPassword(newPassword, this.#hashes)
     const [result] = await this.#pool.execute<ResultSetHeader>(this.#sql.setPassword, [hash, user.ID])
     if (result.affectedRows === 0) throw new Error(`WordPress user ${user.ID} no longer exists; the password was not changed`)
     user.user_pass = hash
@@ -192,8 +198,8 @@ export class WordPressUserAdapter implements UserAdapter<WordPressUser> {
    */
   async createUser (input: NewUser): Promise<WordPressUser> {
     if (!isWordPressLogin(input.login)) throw new Error('WordPressUserAdapter: WordPress would store another login than the one given (see isCleanLogin)')
-    const hash = await hashWordPressPassword(input.password ?? randomBytes(32).toString('base64url'), this.#hashes)
-    return await underLock(this.#pool, this.#sql, this.#lockName, 'createUser', async (connection) => await this.#insertUser(connection, input, hash))
+    const hash = await hashTypedWordPressPassword(input.password ?? randomBytes(32).toString('base64url'), this.#hashes)
+    return await underLock(this.#pool, this.#sql, this.#lockName, 'createUser', async (connection) => await insertUser(connection, this.#sql, { capabilities: this.#capabilitiesKey, userLevel: this.#userLevelKey }, input, hash))
   }
 
   /**
@@ -269,51 +275,10 @@ export class WordPressUserAdapter implements UserAdapter<WordPressUser> {
     }
   }
 
-  /** Rewrites the hash in the `hashes` form if the row still holds `hash`. */
-  async #upgradeHash (user: WordPressUser, password: string, hash: string): Promise<void> {
-    const next = await hashWordPressPassword(password, this.#hashes)
-    const [result] = await this.#pool.execute<ResultSetHeader>(this.#sql.upgradeHash, [next, user.ID, hash])
-    if (result.affectedRows === 1) user.user_pass = next
-  }
-
   /** Replaces the user's email-verified meta rows by one (under the lock, in the transaction); throws when the user's row is gone. */
   async #writeEmailVerified (connection: PoolConnection, id: number, verified: boolean): Promise<void> {
     await connection.execute(this.#sql.deleteEmailVerified, [id, EMAIL_VERIFIED_KEY])
     const [inserted] = await connection.execute<ResultSetHeader>(this.#sql.insertEmailVerified, [EMAIL_VERIFIED_KEY, verified ? '1' : '0', id])
     if (inserted.affectedRows === 0) throw new Error(`WordPress user ${id} no longer exists; nothing was changed`)
-  }
-
-  /** Inserts the row and the meta of a new user (under the lock, in the transaction). */
-  async #insertUser (connection: PoolConnection, input: NewUser, hash: string): Promise<WordPressUser> {
-    const [taken] = await connection.execute<RowDataPacket[]>(this.#sql.taken, [input.email, input.login])
-    if (taken.length > 0) throw new UserExistsError()
-    const nicename = await this.#freeNicename(connection, nicenameOf(input.login))
-    const displayName = wordPressDisplayName(input.displayName, input.login)
-    const [inserted] = await connection.execute<ResultSetHeader>(this.#sql.insertUser, [
-      input.login, hash, nicename, input.email, utcNow(), displayName
-    ])
-    const ID = inserted.insertId
-    const meta: Array<[string, string]> = [
-      ...defaultMeta(input.login),
-      [this.#capabilitiesKey, serializeCapabilities([input.role])],
-      [this.#userLevelKey, String(userLevel([input.role]))],
-      ...(input.emailVerified === undefined ? [] : [[EMAIL_VERIFIED_KEY, input.emailVerified ? '1' : '0'] as [string, string]])
-    ]
-    await connection.execute(
-      this.#sql.insertMeta + meta.map(() => '(?, ?, ?)').join(', '),
-      meta.flatMap(([key, value]) => [ID, key, value])
-    )
-    return { ID, user_login: input.login, user_email: input.email, display_name: displayName, user_pass: hash, roles: [input.role], email_verified: input.emailVerified ?? true }
-  }
-
-  /** `nicename`, or, when another user has it, the first free of nicename-2, nicename-3… (each at most 50 characters), as WordPress picks. */
-  async #freeNicename (connection: PoolConnection, nicename: string): Promise<string> {
-    const taken = async (candidate: string): Promise<boolean> =>
-      (await connection.execute<RowDataPacket[]>(this.#sql.nicenameTaken, [candidate]))[0].length > 0
-    let candidate = nicename
-    for (let suffix = 2; await taken(candidate); suffix++) {
-      candidate = `${nicename.slice(0, 49 - String(suffix).length)}-${suffix}`
-    }
-    return candidate
   }
 }

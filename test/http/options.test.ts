@@ -102,14 +102,14 @@ t.test('startDegraded must be a boolean', async (t) => {
 })
 
 t.test('a user adapter method that looks like a misspelt optional method is refused with the method it is near', async (t) => {
-  const cases: Array<[string, string]> = [['setPasword', 'setPassword'], ['createUsr', 'createUser'], ['getPaswordHash', 'getPasswordHash'], ['deleteUsr', 'deleteUser'], ['SetPassword', 'setPassword']]
+  const cases: Array<[string, string]> = [['setPasword', 'setPassword'], ['createUsr', 'createUser'], ['getPaswordHash', 'getPasswordHash'], ['deleteUsr', 'deleteUser'], ['SetPassword', 'setPassword'], ['rehashPasword', 'rehashPassword'], ['passwordFingerprnt', 'passwordFingerprint']]
   for (const [typo, method] of cases) {
     class Adapter extends MemoryUserAdapter {}
     Object.defineProperty(Adapter.prototype, method, { value: undefined })
     Object.defineProperty(Adapter.prototype, typo, { value: async () => {} })
     const error = await refusal({ users: new Adapter() })
     t.equal(error.path, `users/${typo}`, typo)
-    t.equal(error.message, `jwt-login: invalid option users/${typo}: is not a method of the user adapter (UserAdapter); did you mean \`${method}\`? (optional: getPasswordHash, setPassword, createUser, deleteUser, setEmailVerified, setEmail)`, typo)
+    t.equal(error.message, `jwt-login: invalid option users/${typo}: is not a method of the user adapter (UserAdapter); did you mean \`${method}\`? (optional: getPasswordHash, setPassword, createUser, deleteUser, setEmailVerified, setEmail, rehashPassword, passwordFingerprint)`, typo)
   }
   // on a plain object too
   const users = new MemoryUserAdapter()

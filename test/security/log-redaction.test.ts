@@ -460,6 +460,24 @@ t.test('the guards keep the ports as they are', async (t) => {
     t.match(twoFactor, { issuer: 'Example', mailer: undefined }, 'a two-factor option without a mailer keeps none')
   })
 
+  t.test('passwordFingerprint comes and goes with the adapter\'s, sync or not; a throw or a rejection is redacted', async (t) => {
+    const users = new MemoryUserAdapter()
+    const alice = await users.addUser(secretPerson())
+    const guarded = guardPorts({ users }).users
+    const fingerprint = (value: ((user: MemoryUser) => unknown) | undefined): void => { Object.defineProperty(users, 'passwordFingerprint', { value, configurable: true }) }
+    fingerprint(undefined)
+    t.equal(guarded.passwordFingerprint, undefined, 'absent while the adapter lacks it')
+    fingerprint((user) => user.passwordHash)
+    t.equal(await guarded.passwordFingerprint?.(alice), alice.passwordHash, 'a value')
+    fingerprint(async (user) => user.passwordHash)
+    t.equal(await guarded.passwordFingerprint?.(alice), alice.passwordHash, 'or a promise of one')
+    const refusal = { name: 'HostPortError', message: 'users.passwordFingerprint failed: Error: no fingerprint for [redacted]' }
+    fingerprint((user) => { throw new Error(`no fingerprint for ${user.user_email}`) })
+    await t.rejects(async () => await guarded.passwordFingerprint?.(alice), refusal, 'a throw')
+    fingerprint(async (user) => { throw new Error(`no fingerprint for ${user.user_email}`) })
+    await t.rejects(async () => await guarded.passwordFingerprint?.(alice), refusal, 'a rejection')
+  })
+
   t.test('what a port may throw besides an Error', async (t) => {
     const email = `Secret.Person+${unique()}@example.com`
     const users = new MemoryUserAdapter()

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify'
-import type { RowDataPacket } from 'mysql2/promise'
+import mysql, { type RowDataPacket } from 'mysql2/promise'
 import { serialize } from 'php-serialize'
 import t, { type Test } from 'tap'
 import jwtLogin, { type JwtLoginOptions, type SettingsInput } from '../../lib/index.js'
@@ -15,7 +15,7 @@ import { claimsOf, errorOf, PREFIX } from '../helpers/http.js'
 import { MailBox } from '../helpers/mail-box.js'
 import { providers, TOKEN_URL } from '../helpers/oauth.js'
 import { CLIENTS, startIdp, type TestIdp } from '../helpers/oidc-provider.js'
-import { createWordPressDb, type WordPressDb } from '../helpers/wordpress-db.js'
+import { createWordPressDb, MYSQL_URL, type WordPressDb } from '../helpers/wordpress-db.js'
 
 /** A real hash of `password` written by PHP and WordPress's own code, and a password it does not match. */
 interface HashFixture { name: string, rules: string, password: string, hash: string, format: string, wrong: string }
@@ -321,4 +321,44 @@ t.test('upgradeOnSignIn with argon2id: an old hash is rewritten at sign-in, and 
     t.equal(await storedPass(host.db, id), upgraded, `${format}: and rewrites nothing again`)
     t.same(errorOf(await host.signIn({ email, password: wrong })), [401, 48], `${format}: a wrong password is still refused`)
   }
+})
+
+t.test('upgradeOnSignIn on a database user without UPDATE: the sign-in answers 200, warns once and emits password.rehash_failed', async (t) => {
+  const db = await createWordPressDb(t)
+  const admin = await mysql.createConnection(MYSQL_URL)
+  const name = `jwt_ro_${db.database.slice(-12)}`
+  const secret = `ro-${randomUUID()}`
+  await admin.query(`CREATE USER '${name}'@'%' IDENTIFIED BY '${secret}'`)
+  await admin.query(`GRANT SELECT ON \`${db.database}\`.* TO '${name}'@'%'`)
+  t.teardown(async () => {
+    await admin.query(`DROP USER IF EXISTS '${name}'@'%'`)
+    await admin.end()
+  })
+  const uri = new URL(db.uri)
+  uri.username = name
+  uri.password = secret
+  const users = new WordPressUserAdapter({ uri: uri.toString(), upgradeOnSignIn: true, hashes: 'argon2id' })
+  const lines: string[] = []
+  const app = Fastify({ logger: { level: 'info', stream: { write: (line: string) => { lines.push(line) } } } })
+  t.teardown(async () => {
+    await app.close()
+    await users.close()
+  })
+  await app.register(jwtLogin, { users, settings: KEYS })
+  const failures: unknown[] = []
+  app.jwtLogin.events.on('password.rehash_failed', (payload) => { failures.push(payload) })
+  const { password, hash } = fixture('phpass')
+  const id = await db.insertUser({ login: 'read-only', email: 'read-only@example.com', pass: hash })
+
+  const res = await app.inject({ method: 'POST', url: `${PREFIX}/auth`, payload: { email: 'read-only@example.com', password }, remoteAddress: '198.51.100.9' })
+  jwtOf(t, res, 'the right password signs in')
+  t.equal(await storedPass(db, id), hash, 'the row keeps its hash')
+  t.same(failures, [{ userId: id, ip: '198.51.100.9' }], 'password.rehash_failed')
+  const warnings = lines.map((line) => JSON.parse(line) as { level: number, msg: string }).filter((line) => line.level === 40)
+  t.equal(warnings.length, 1, 'one warning')
+  t.match(warnings[0]?.msg, /password hash could not be upgraded/)
+  const logged = lines.join('\n')
+  t.match(logged, /users\.rehashPassword failed: Error \(ER_TABLEACCESS_DENIED_ERROR\)/, 'the database\'s refusal, by its code')
+  t.notOk(logged.includes(password), 'never the password')
+  t.notOk(logged.includes(hash), 'never the hash')
 })

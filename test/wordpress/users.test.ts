@@ -3,10 +3,10 @@ import mysql, { type ExecuteValues, type Pool, type PoolConnection, type RowData
 import { serialize } from 'php-serialize'
 import t from 'tap'
 import { UserExistsError } from '../../lib/index.js'
-import { verifyWordPressHash, wordPressHashFormat } from '../../lib/wordpress/hashes.js'
+import { hashWordPressPassword, verifyWordPressHash, wordPressHashFormat, wordPressSlash } from '../../lib/wordpress/hashes.js'
 import { MAX_CAPABILITIES_BYTES } from '../../lib/wordpress/roles.js'
 import { nicenameOf, WordPressUserAdapter, type WordPressUser, type WordPressUserAdapterOptions } from '../../lib/wordpress/users.js'
-import { createWordPressDb, type WordPressDb } from '../helpers/wordpress-db.js'
+import { createWordPressDb, MYSQL_URL, type WordPressDb } from '../helpers/wordpress-db.js'
 
 /** A real hash of `password` written by PHP and WordPress's own code, and a password it does not match. */
 interface HashFixture { name: string, rules: string, password: string, hash: string, format: string, wrong: string }
@@ -14,6 +14,9 @@ interface HashFixture { name: string, rules: string, password: string, hash: str
 /** The hashes WordPress 6.8 accepts at sign-in, of the four forms a WordPress database holds. */
 const fixtures = (JSON.parse(readFileSync(new URL('../fixtures/wordpress-hashes.json', import.meta.url), 'utf8')) as { hashes: HashFixture[] }).hashes
   .filter((entry) => entry.rules === '6.8' && ['wordpress', 'bcrypt', 'phpass', 'md5'].includes(entry.format))
+
+/** Hashes WordPress's code made of passwords with characters it slashes (see test/wordpress/user-passwords.test.ts). */
+const slashedFixtures = (JSON.parse(readFileSync(new URL('../fixtures/wordpress-hashes.json', import.meta.url), 'utf8')) as { slashed: Array<{ name: string, password: string, hash: string }> }).slashed
 
 /** The first fixture of `format` (an ASCII password). */
 function fixture (format: string): HashFixture {
@@ -184,31 +187,51 @@ t.test('roles from the capabilities meta', async (t) => {
   }
 })
 
-t.test('upgradeOnSignIn rewrites an old hash in the configured form', async (t) => {
+/** A sign-in as the flow makes it: the password verified, then (with upgradeOnSignIn) the hash upgraded. */
+async function signIn (adapter: WordPressUserAdapter, user: WordPressUser, password: string): Promise<boolean> {
+  if (!await adapter.verifyPassword(user, password)) return false
+  await adapter.rehashPassword?.(user, password)
+  return true
+}
+
+t.test('upgradeOnSignIn: rehashPassword rewrites an old hash in the configured form; verifyPassword changes nothing', async (t) => {
   const db = await createWordPressDb(t)
   const { password, hash } = fixture('phpass')
   const adapter = adapterOn(db, { upgradeOnSignIn: true })
   const id = await db.insertUser({ login: 'old', email: 'old@example.com', pass: hash })
   const user = await mustFind(adapter, id)
   t.equal(await adapter.verifyPassword(user, password), true)
+  t.equal((await db.readUser(id))?.user_pass, hash, 'verifying writes nothing')
+  await adapter.rehashPassword?.(user, password)
   const stored = (await db.readUser(id))?.user_pass ?? ''
   t.equal(wordPressHashFormat(stored), 'wordpress', 'the row now holds a $wp$ hash')
   t.match(stored, /^\$wp\$2y\$/)
   t.equal(user.user_pass, stored, 'the user in memory holds it too')
   t.equal(await verifyWordPressHash(password, stored), true, 'the new hash verifies the password')
-  t.equal(await adapter.verifyPassword(await mustFind(adapter, id), password), true, 'the next sign-in verifies')
+  t.equal(await signIn(adapter, await mustFind(adapter, id), password), true, 'the next sign-in verifies')
   t.equal((await db.readUser(id))?.user_pass, stored, 'a hash in the configured form is not rewritten')
-  t.equal(await adapter.verifyPassword(await mustFind(adapter, id), fixture('phpass').wrong), false, 'a wrong password still fails')
+  t.equal(await signIn(adapter, await mustFind(adapter, id), fixture('phpass').wrong), false, 'a wrong password still fails')
 
   for (const [hashes, format, from] of [['bcrypt', 'bcrypt', 'md5'], ['argon2id', 'argon2', 'wordpress']] as const) {
     const other = adapterOn(db, { upgradeOnSignIn: true, hashes })
     const old = fixture(from)
     const otherId = await db.insertUser({ login: `to-${hashes}`, email: `${hashes}@example.com`, pass: old.hash })
-    t.equal(await other.verifyPassword(await mustFind(other, otherId), old.password), true)
+    t.equal(await signIn(other, await mustFind(other, otherId), old.password), true)
     const rewritten = (await db.readUser(otherId))?.user_pass ?? ''
     t.equal(wordPressHashFormat(rewritten), format, `hashes '${hashes}': a ${from} hash becomes ${format}`)
     t.equal(await verifyWordPressHash(old.password, rewritten), true)
   }
+
+  const unknown = await db.insertUser({ login: 'locked', email: 'locked@example.com', pass: '*' })
+  await adapter.rehashPassword?.(await mustFind(adapter, unknown), 'anything')
+  t.equal((await db.readUser(unknown))?.user_pass, '*', 'a hash no password matches is never rewritten')
+})
+
+t.test('without upgradeOnSignIn the adapter has no rehashPassword', async (t) => {
+  const db = await createWordPressDb(t)
+  t.equal(adapterOn(db).rehashPassword, undefined)
+  t.equal(adapterOn(db, { upgradeOnSignIn: false }).rehashPassword, undefined)
+  t.equal(typeof adapterOn(db, { upgradeOnSignIn: true }).rehashPassword, 'function')
 })
 
 t.test('a plain bcrypt hash is not rehashed from a password bcrypt reads only in part', async (t) => {
@@ -217,20 +240,28 @@ t.test('a plain bcrypt hash is not rehashed from a password bcrypt reads only in
   // bcrypt reads 72 bytes: a longer password that shares them signs in, but is not the password the hash was made of
   const long = fixtures.find(entry => entry.format === 'bcrypt' && Buffer.byteLength(entry.password) > 72) as HashFixture
   const longId = await db.insertUser({ login: 'long', email: 'long@example.com', pass: long.hash })
-  t.equal(await adapter.verifyPassword(await mustFind(adapter, longId), long.password), true, 'the long password signs in')
+  t.equal(await signIn(adapter, await mustFind(adapter, longId), long.password), true, 'the long password signs in')
   t.equal((await db.readUser(longId))?.user_pass, long.hash, 'and the hash stays: an argon2id of it would refuse the password as first set')
   const nul = await db.insertUser({ login: 'nul', email: 'nul@example.com', pass: fixture('bcrypt').hash })
   const withNul = `${fixture('bcrypt').password}\0tail`
-  if (await adapter.verifyPassword(await mustFind(adapter, nul), withNul)) {
-    t.equal((await db.readUser(nul))?.user_pass, fixture('bcrypt').hash, 'a password with a NUL is not rehashed from either')
-  }
+  t.equal(await signIn(adapter, await mustFind(adapter, nul), withNul), true, 'bcrypt stops at the NUL')
+  t.equal((await db.readUser(nul))?.user_pass, fixture('bcrypt').hash, 'a password with a NUL is not rehashed from either')
+  // 70 bytes typed, 72 once slashed: within what bcrypt reads either way
+  const quoted = `'${'q'.repeat(68)}'`
+  const quotedId = await db.insertUser({ login: 'quoted', email: 'quoted@example.com', pass: await hashWordPressPassword(wordPressSlash(quoted), 'bcrypt') })
+  t.equal(await signIn(adapter, await mustFind(adapter, quotedId), quoted), true)
+  t.equal(wordPressHashFormat((await db.readUser(quotedId))?.user_pass ?? ''), 'argon2', 'slashed, it fits in 72 bytes: rehashed')
+  const over = `'${'q'.repeat(69)}'`
+  const overId = await db.insertUser({ login: 'over', email: 'over@example.com', pass: await hashWordPressPassword(over, 'bcrypt') })
+  t.equal(await signIn(adapter, await mustFind(adapter, overId), over), true, 'a hash of the typed password (WP-CLI) signs in')
+  t.equal(wordPressHashFormat((await db.readUser(overId))?.user_pass ?? ''), 'bcrypt', '73 bytes once slashed: either form may be what bcrypt read in part, so not rehashed')
   const exact = fixture('bcrypt')
   const exactId = await db.insertUser({ login: 'exact', email: 'exact@example.com', pass: exact.hash })
-  t.equal(await adapter.verifyPassword(await mustFind(adapter, exactId), exact.password), true)
+  t.equal(await signIn(adapter, await mustFind(adapter, exactId), exact.password), true)
   t.equal(wordPressHashFormat((await db.readUser(exactId))?.user_pass ?? ''), 'argon2', 'a short password without a NUL is rehashed')
 })
 
-t.test('an upgrade loses to a concurrent password change and never fails the sign-in', async (t) => {
+t.test('an upgrade loses to a concurrent password change; a failed one throws and leaves the old hash', async (t) => {
   const db = await createWordPressDb(t)
   const { password, hash } = fixture('phpass')
   const changed = fixture('bcrypt').hash
@@ -239,7 +270,7 @@ t.test('an upgrade loses to a concurrent password change and never fails the sig
   const user = await mustFind(adapter, id)
   // a reset lands between the find and the sign-in
   await db.pool.execute('UPDATE wp_users SET user_pass = ? WHERE ID = ?', [changed, id])
-  t.equal(await adapter.verifyPassword(user, password), true, 'the sign-in checked the hash it read')
+  t.equal(await signIn(adapter, user, password), true, 'the sign-in checked the hash it read')
   t.equal((await db.readUser(id))?.user_pass, changed, 'the concurrent change is not overwritten')
   t.equal(user.user_pass, hash, 'the user in memory keeps the hash it was read with')
 
@@ -247,8 +278,105 @@ t.test('an upgrade loses to a concurrent password change and never fails the sig
   const again = await db.insertUser({ login: 'stranded', email: 'stranded@example.com', pass: hash })
   const stranded = await mustFind(own, again)
   await own.close()
-  t.equal(await own.verifyPassword(stranded, password), true, 'the upgrade fails on the ended pool, the sign-in does not')
+  t.equal(await own.verifyPassword(stranded, password), true, 'verifying needs no database')
+  await t.rejects(own.rehashPassword?.(stranded, password) ?? Promise.resolve(), 'the upgrade on the ended pool throws')
+  t.equal(stranded.user_pass, hash, 'the user in memory keeps the old hash')
   t.equal((await db.readUser(again))?.user_pass, hash, 'the old hash stays for the next sign-in to upgrade')
+})
+
+t.test('a database user without UPDATE: the upgrade throws, the row stays, reading works', async (t) => {
+  const db = await createWordPressDb(t)
+  const admin = await mysql.createConnection(MYSQL_URL)
+  const name = `jwt_ro_${db.database.slice(-12)}`
+  await admin.query(`CREATE USER '${name}'@'%' IDENTIFIED BY 'ro-secret'`)
+  await admin.query(`GRANT SELECT ON \`${db.database}\`.* TO '${name}'@'%'`)
+  t.teardown(async () => {
+    await admin.query(`DROP USER IF EXISTS '${name}'@'%'`)
+    await admin.end()
+  })
+  const { password, hash } = fixture('phpass')
+  const id = await db.insertUser({ login: 'reader', email: 'reader@example.com', pass: hash })
+  const url = new URL(db.uri)
+  url.username = name
+  url.password = 'ro-secret'
+  const reader = new WordPressUserAdapter({ uri: url.toString(), upgradeOnSignIn: true })
+  t.teardown(async () => { await reader.close() })
+  const user = await mustFind(reader, id)
+  t.equal(await reader.verifyPassword(user, password), true, 'the password verifies')
+  await t.rejects(reader.rehashPassword?.(user, password) ?? Promise.resolve(), { code: 'ER_TABLEACCESS_DENIED_ERROR' }, 'the UPDATE is denied')
+  t.equal((await db.readUser(id))?.user_pass, hash, 'the row keeps its hash')
+  t.equal(user.user_pass, hash)
+})
+
+t.test('passwords with characters WordPress slashes: set, created and verified as WordPress\'s forms do', async (t) => {
+  const db = await createWordPressDb(t)
+  const typed = 'it\'s "q"\\x'
+  for (const hashes of ['wordpress', 'bcrypt'] as const) {
+    const adapter = adapterOn(db, { hashes })
+    const created = await adapter.createUser({ email: `slash-${hashes}@example.com`, login: `slash-${hashes}`, displayName: 'S', role: 'subscriber', password: typed })
+    const stored = (await db.readUser(created.ID))?.user_pass ?? ''
+    t.equal(await verifyWordPressHash(wordPressSlash(typed), stored), true, `${hashes}: createUser stores a hash wp-login.php accepts for the typed password`)
+    t.equal(await adapter.verifyPassword(await mustFind(adapter, created.ID), typed), true, `${hashes}: and jwt-login signs it in`)
+    const reset = `O'Brien "${hashes}"`
+    await adapter.setPassword(created, reset)
+    const after = (await db.readUser(created.ID))?.user_pass ?? ''
+    t.equal(await verifyWordPressHash(wordPressSlash(reset), after), true, `${hashes}: setPassword (the reset) likewise`)
+    t.equal(await verifyWordPressHash(reset, after), false, `${hashes}: not of the typed password`)
+    t.equal(await adapter.verifyPassword(await mustFind(adapter, created.ID), reset), true)
+    t.equal(await adapter.verifyPassword(await mustFind(adapter, created.ID), typed), false, 'the old password is gone')
+  }
+  // hashes WordPress's forms wrote (slashed) and WP-CLI wrote (as given) both sign in with the typed password
+  const adapter = adapterOn(db)
+  const byForm = await db.insertUser({ login: 'by-form', email: 'by-form@example.com', pass: await hashWordPressPassword(wordPressSlash(typed)) })
+  const byCli = await db.insertUser({ login: 'by-cli', email: 'by-cli@example.com', pass: await hashWordPressPassword(typed) })
+  t.equal(await adapter.verifyPassword(await mustFind(adapter, byForm), typed), true, 'a hash of WordPress\'s forms')
+  t.equal(await adapter.verifyPassword(await mustFind(adapter, byCli), typed), true, 'a hash of WP-CLI')
+  t.equal(await adapter.verifyPassword(await mustFind(adapter, byCli), 'its "q"\\x'), false, 'a wrong password')
+
+  const argon = adapterOn(db, { hashes: 'argon2id' })
+  const gone = await argon.createUser({ email: 'argon@example.com', login: 'argon', displayName: 'A', role: 'subscriber', password: typed })
+  t.equal(await verifyWordPressHash(typed, (await db.readUser(gone.ID))?.user_pass ?? ''), true, 'argon2id: of the typed password')
+  t.equal(await argon.verifyPassword(await mustFind(argon, gone.ID), wordPressSlash(typed)), false, 'argon2id is checked as typed only')
+
+  // an upgrade from a WordPress form to argon2id hashes what the user typed; into a WordPress form, the slashed password
+  const upgrading = adapterOn(db, { hashes: 'argon2id', upgradeOnSignIn: true })
+  const slashedUser = await mustFind(upgrading, byForm)
+  t.equal(await signIn(upgrading, slashedUser, typed), true)
+  t.equal(wordPressHashFormat(slashedUser.user_pass), 'argon2')
+  t.equal(await verifyWordPressHash(typed, slashedUser.user_pass), true, 'argon2id of the typed password')
+  const slashedPhpass = slashedFixtures.find((entry) => entry.name === 'the issue\'s, phpass, slashed') as { password: string, hash: string }
+  t.equal(slashedPhpass.password, typed, 'WordPress\'s phpass hash of the issue\'s password, slashed (fixture)')
+  const phpassId = await db.insertUser({ login: 'phpass-quoted', email: 'phpass-quoted@example.com', pass: slashedPhpass.hash })
+  const toWordPress = adapterOn(db, { upgradeOnSignIn: true })
+  const phpassUser = await mustFind(toWordPress, phpassId)
+  t.equal(await signIn(toWordPress, phpassUser, typed), true)
+  t.equal(wordPressHashFormat(phpassUser.user_pass), 'wordpress')
+  t.equal(await verifyWordPressHash(wordPressSlash(typed), phpassUser.user_pass), true, 'into the 6.8 form: of the slashed password, which wp-login.php checks')
+})
+
+t.test('passwordFingerprint reads the user only: no query', async (t) => {
+  // a pool any query on would throw: the fingerprint is the record's own hash
+  const adapter = new WordPressUserAdapter({ pool: new Proxy({}, { get: () => { throw new Error('no query expected') } }) as unknown as Pool })
+  const user: WordPressUser = { ID: 7, user_login: 'u', user_email: 'u@example.com', display_name: 'U', user_pass: fixture('wordpress').hash, roles: [], email_verified: true }
+  t.equal(adapter.passwordFingerprint(user), fixture('wordpress').hash)
+  t.not(adapter.passwordFingerprint({ ...user, user_pass: fixture('bcrypt').hash }), adapter.passwordFingerprint(user), 'another hash, another fingerprint')
+})
+
+t.test('passwordFingerprint: the whole stored hash, changed by every new password', async (t) => {
+  const db = await createWordPressDb(t)
+  const adapter = adapterOn(db, { upgradeOnSignIn: true })
+  const { password, hash } = fixture('phpass')
+  const id = await db.insertUser({ login: 'printed', email: 'printed@example.com', pass: hash })
+  const user = await mustFind(adapter, id)
+  t.equal(adapter.passwordFingerprint(user), hash)
+  await signIn(adapter, user, password)
+  const upgraded = adapter.passwordFingerprint(user)
+  t.not(upgraded, hash, 'jwt-login\'s own upgrade changes it')
+  t.equal(adapter.passwordFingerprint(await mustFind(adapter, id)), upgraded, 'as the row reads back')
+  await adapter.setPassword(user, password)
+  t.not(adapter.passwordFingerprint(user), upgraded, 'the same password set again: a new salt, a new fingerprint')
+  await db.pool.execute('UPDATE wp_users SET user_pass = \'\' WHERE ID = ?', [id])
+  t.equal(adapter.passwordFingerprint(await mustFind(adapter, id)), '', 'an empty hash is a value too, never null')
 })
 
 t.test('setPassword writes a $wp$ hash and clears the activation key', async (t) => {
