@@ -147,3 +147,19 @@ t.test('a kept session whose fingerprint cannot be recorded is logged, and the c
   Object.defineProperty(users, 'findById', { value: findById, configurable: true })
   t.same(errorOf(await post(app, '/auth/refresh', { refresh_token: mine.refresh_token })), [401, 51], 'its next refresh ends it, as the log says')
 })
+
+t.test('a copy that differs is read again past the user cache: a stale copy ends nothing, a user gone since ends the session', async (t) => {
+  const { app, users } = await buildApp(ON)
+  t.teardown(() => app.close())
+  const first = await loginTokens(app)
+  const findById = users.findById.bind(users)
+  const answers: Array<MemoryUser | null | 'real'> = []
+  Object.defineProperty(users, 'findById', { value: async (id: number) => { const next = answers.length > 0 ? answers.shift() : 'real'; return next === 'real' ? await findById(id) : next }, configurable: true })
+  const stale = { ...(await findById(1) as MemoryUser), passwordChanges: 7 }
+  answers.push(stale, 'real')
+  const kept = await post(app, '/auth/refresh', { refresh_token: first.refresh_token })
+  t.equal(kept.statusCode, 200, 'the second read agrees with the session: it goes on')
+  app.jwtLogin.forgetUser(1)
+  answers.push(stale, null)
+  t.same(errorOf(await post(app, '/auth/refresh', { refresh_token: kept.json().data.refresh_token })), [401, 51], 'no user on the second read: the session ends')
+})
