@@ -362,3 +362,23 @@ t.test('upgradeOnSignIn on a database user without UPDATE: the sign-in answers 2
   t.notOk(logged.includes(password), 'never the password')
   t.notOk(logged.includes(hash), 'never the hash')
 })
+
+t.test('a password WordPress changes ends jwt-login\'s sessions at their refresh; an upgrade jwt-login makes at sign-in does not', async (t) => {
+  const host = await buildHost(t, { refresh: { enabled: true } }, { upgradeOnSignIn: true, hashes: 'argon2id' })
+  const { password, hash } = fixture('phpass')
+  const id = await host.db.insertUser({ login: 'moved', email: 'moved@example.com', pass: hash })
+  const signedIn = await host.signIn({ email: 'moved@example.com', password })
+  jwtOf(t, signedIn, 'the phpass password signs in, and is upgraded')
+  t.ok((await storedPass(host.db, id)).startsWith('$argon2id$'), 'the row holds the upgrade')
+  const refreshed = await host.app.inject({ method: 'POST', url: `${PREFIX}/auth/refresh`, payload: { refresh_token: signedIn.json().data.refresh_token } })
+  t.equal(refreshed.statusCode, 200, 'the session started after the upgrade: its refresh works')
+
+  // WordPress's profile page (or wp_set_password) writes a new user_pass
+  const other = fixture('bcrypt')
+  await host.db.pool.execute(`UPDATE ${host.db.prefix}users SET user_pass = ? WHERE ID = ?`, [other.hash, id])
+  host.app.jwtLogin.forgetUser(id)
+  const ended = await host.app.inject({ method: 'POST', url: `${PREFIX}/auth/refresh`, payload: { refresh_token: refreshed.json().data.refresh_token } })
+  t.same(errorOf(ended), [401, 51], 'the refresh after WordPress changed the password is refused')
+  t.same(errorOf(await host.validate(refreshed.json().data.jwt)), [401, 55], 'and the session\'s access token with it')
+  t.notOk(host.lines.some(line => line.includes(other.hash) || line.includes(hash)), 'no hash in the log')
+})
