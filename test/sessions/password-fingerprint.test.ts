@@ -1,3 +1,4 @@
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import t from 'tap'
 import type { MemoryUser } from '../../lib/testing.js'
 import { buildAccountApp } from '../helpers/account.js'
@@ -9,6 +10,16 @@ const ON = { refresh: { enabled: true } }
 /** Alice's password changed as a host's own page would: through the adapter, with jwt-login not told. */
 async function changeOutside (users: { findById: (id: number) => Promise<MemoryUser | null>, setPassword: (user: MemoryUser, password: string) => Promise<void> }, password = 'a new password set elsewhere'): Promise<void> {
   await users.setPassword(await users.findById(1) as MemoryUser, password)
+}
+
+/** `PUT /account/password` with alice's password, by the session of `jwt`. */
+async function changeOwnPassword (app: FastifyInstance, jwt: string): Promise<LightMyRequestResponse> {
+  return await app.inject({
+    method: 'PUT',
+    url: '/jwt-login/v1/account/password',
+    headers: { authorization: `Bearer ${jwt}` },
+    payload: { current_password: ALICE.password, new_password: 'another long new password' }
+  })
 }
 
 t.test('a password changed outside jwt-login ends the session at its next refresh; a retry and the access token end with it', async (t) => {
@@ -115,12 +126,7 @@ t.test('a password change through PUT /account/password keeps the caller\'s sess
   const { app } = kit
   const mine = await loginTokens(app)
   const other = await loginTokens(app)
-  const changed = await app.inject({
-    method: 'PUT',
-    url: '/jwt-login/v1/account/password',
-    headers: { authorization: `Bearer ${mine.jwt}` },
-    payload: { current_password: ALICE.password, new_password: 'another long new password' }
-  })
+  const changed = await changeOwnPassword(app, mine.jwt)
   t.equal(changed.statusCode, 200, changed.body)
   t.same(errorOf(await post(app, '/auth/validate', { JWT: mine.jwt })), [401, 55], 'the token that carried the old fingerprint is refused')
   const refreshed = await post(app, '/auth/refresh', { refresh_token: mine.refresh_token })
@@ -137,12 +143,7 @@ t.test('a kept session whose fingerprint cannot be recorded is logged, and the c
   let reads = 0
   // the change reads the user once for the token; the read for the fingerprint fails
   Object.defineProperty(users, 'findById', { value: async (id: number) => { reads++; if (reads > 1) throw new Error('db down'); return await findById(id) }, configurable: true })
-  const changed = await app.inject({
-    method: 'PUT',
-    url: '/jwt-login/v1/account/password',
-    headers: { authorization: `Bearer ${mine.jwt}` },
-    payload: { current_password: ALICE.password, new_password: 'another long new password' }
-  })
+  const changed = await changeOwnPassword(app, mine.jwt)
   t.equal(changed.statusCode, 200, changed.body)
   Object.defineProperty(users, 'findById', { value: findById, configurable: true })
   t.same(errorOf(await post(app, '/auth/refresh', { refresh_token: mine.refresh_token })), [401, 51], 'its next refresh ends it, as the log says')

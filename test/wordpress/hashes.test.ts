@@ -1,35 +1,11 @@
 import { createHash } from 'node:crypto'
-import { readFileSync } from 'node:fs'
 import bcrypt from 'bcrypt'
 import t from 'tap'
 import { ARGON2_OPTIONS, hashPassword } from '../../lib/adapters/users.js'
 import { hashWordPressPassword, verifyWordPressHash, WORDPRESS_BCRYPT_COST, wordPressHashFormat, type WordPressHashFormat, type WordPressHashWrite } from '../../lib/wordpress/hashes.js'
+import { wordPressHashes, type FixtureHash } from '../helpers/wordpress-hashes.js'
 
-/** A hash made by PHP and WordPress's code, with what WordPress answered for each password tried on it. */
-interface FixtureHash {
-  name: string
-  writer: string
-  format: WordPressHashFormat
-  /** Which WordPress's sign-in jwt-login follows for this hash. */
-  rules: '6.8' | 'before 6.8'
-  password: string
-  wrong: string
-  hash: string
-  signIns: Array<{ password: string, accepted: boolean }>
-}
-
-/** A hash jwt-login wrote, with what WordPress 6.8 and earlier answered for each password tried on it. */
-interface FixtureWritten {
-  write: WordPressHashWrite
-  password: string
-  hash: string
-  signIns: Array<{ password: string, wordpress68: boolean, wordpressBefore68: boolean }>
-}
-
-const fixture = JSON.parse(readFileSync(new URL('../fixtures/wordpress-hashes.json', import.meta.url), 'utf8')) as {
-  hashes: FixtureHash[]
-  writtenByJwtLogin: FixtureWritten[]
-}
+const fixture = wordPressHashes
 
 /** The fixture's hash named `name`. */
 function fixtureHash (name: string): string {

@@ -2,7 +2,6 @@
 // password sign-in on every hash form WordPress wrote, a malformed capabilities meta, password reset, registration,
 // OpenID auto-registration, account deletion and the hash upgrade on sign-in.
 import { randomUUID } from 'node:crypto'
-import { readFileSync } from 'node:fs'
 import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify'
 import mysql, { type RowDataPacket } from 'mysql2/promise'
 import { serialize } from 'php-serialize'
@@ -16,19 +15,17 @@ import { MailBox } from '../helpers/mail-box.js'
 import { providers, TOKEN_URL } from '../helpers/oauth.js'
 import { CLIENTS, startIdp, type TestIdp } from '../helpers/oidc-provider.js'
 import { createWordPressDb, MYSQL_URL, type WordPressDb } from '../helpers/wordpress-db.js'
-
-/** A real hash of `password` written by PHP and WordPress's own code, and a password it does not match. */
-interface HashFixture { name: string, rules: string, password: string, hash: string, format: string, wrong: string }
+import { wordPressHashes, type FixtureHash } from '../helpers/wordpress-hashes.js'
 
 /** The four hash forms a WordPress database holds. */
 const FORMS = ['wordpress', 'bcrypt', 'phpass', 'md5']
 
 /** The hashes WordPress 6.8 accepts at sign-in, of those four forms. */
-const fixtures = (JSON.parse(readFileSync(new URL('../fixtures/wordpress-hashes.json', import.meta.url), 'utf8')) as { hashes: HashFixture[] }).hashes
+const fixtures = wordPressHashes.hashes
   .filter((entry) => entry.rules === '6.8' && FORMS.includes(entry.format))
 
 /** The first fixture of `format` (an ASCII password). */
-function fixture (format: string): HashFixture {
+function fixture (format: string): FixtureHash {
   const found = fixtures.find((entry) => entry.format === format)
   if (found === undefined) throw new Error(`no fixture of the format ${format}`)
   return found

@@ -1,34 +1,10 @@
 // The WordPress user adapter's passwords as a person types them: WordPress's forms slash them (wp_magic_quotes), WP-CLI does not.
-import { readFileSync } from 'node:fs'
 import t from 'tap'
-import { verifyWordPressHash, wordPressHashFormat, wordPressSlash, type WordPressHashFormat, type WordPressHashWrite } from '../../lib/wordpress/hashes.js'
+import { verifyWordPressHash, wordPressHashFormat, wordPressSlash } from '../../lib/wordpress/hashes.js'
 import { hashTypedWordPressPassword, verifyTypedWordPressPassword } from '../../lib/wordpress/user-passwords.js'
+import { wordPressHashes } from '../helpers/wordpress-hashes.js'
 
-/** A hash WordPress's code made of a password with characters it slashes, and the verdicts of wp-login.php and of a check of the password as given. */
-interface SlashedFixture {
-  name: string
-  writer: string
-  format: WordPressHashFormat
-  /** Hashed as WordPress's forms hash it (wp_slash first), or as WP-CLI and code do (as given). */
-  slashedWhenHashed: boolean
-  password: string
-  wrong: string
-  hash: string
-  signIns: Array<{ password: string, wpLogin: boolean, asGiven: boolean }>
-}
-
-/** A hash jwt-login wrote as the adapter's setPassword and createUser write it, with wp-login.php's verdicts (6.8, and before). */
-interface WrittenForFormsFixture {
-  write: WordPressHashWrite
-  password: string
-  hash: string
-  signIns: Array<{ password: string, wpLogin68: boolean, wpLoginBefore68: boolean }>
-}
-
-const fixture = JSON.parse(readFileSync(new URL('../fixtures/wordpress-hashes.json', import.meta.url), 'utf8')) as {
-  slashed: SlashedFixture[]
-  writtenForWordPressForms: WrittenForFormsFixture[]
-}
+const fixture = wordPressHashes
 
 /** The issue's example: a password with each character WordPress slashes. */
 const ISSUE_PASSWORD = 'it\'s "q"\\x'
