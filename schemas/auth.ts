@@ -62,7 +62,7 @@ export const TokenPayload = Type.Object({
 })
 
 /** A validated token as answered: the token, its decoded parts, and the seconds it has left. */
-const ValidatedToken = Type.Object({
+export const ValidatedToken = Type.Object({
   token: Type.String(),
   header: TokenHeader,
   payload: TokenPayload,
