@@ -148,10 +148,11 @@ export async function completeSignIn (ctx: JwtLoginContext, call: Call, user: un
   const publicUser = ctx.users.toPublicUser(user)
   // after the first factor was right, so the refusal tells nothing to whoever does not hold it
   if (call.settings.authentication.requireVerifiedEmail && publicUser.email_verified === false) throw new JwtLoginError('ERR_JWT_LOGIN_EMAIL_NOT_VERIFIED')
+  // asked before the gate, which may spend a trusted device's token: a failure here spends nothing
+  const fingerprint = await fingerprintOf(ctx, user)
   // a passkey verified with its user's PIN or biometrics is two factors already: no gate is asked
   const gated = ctx.secondFactor === null || origin.secondFactor !== undefined ? null : await ctx.secondFactor(user, publicUser, { ...call, startedAt }, origin)
   if (gated !== null && 'jwt' in gated) return gated
-  const fingerprint = await fingerprintOf(ctx, user)
   const session = prepareSession(ctx, call, publicUser, startedAt, gated === null ? origin : { ...origin, secondFactor: gated.passed }, fingerprint)
   const [counted, started] = await Promise.allSettled([countSignIn(ctx, call, publicUser.ID, signInKey(publicUser.ID)), session.start(knownIndex)])
   if (counted.status === 'rejected' || started.status === 'rejected') {

@@ -30,7 +30,7 @@ t.test('defaults: every group resolved, durations in ms', async (t) => {
   t.same(s.bearer, { enabled: true, allowBareToken: false })
   t.same(s.refresh, { enabled: false, lifetimeMs: 14 * 24 * 3600_000, reuseIntervalMs: 30_000, cookie: { enabled: false, sameSite: 'strict' } })
   t.same(s.cors, { enabled: false, origins: [], credentials: false, maxAgeMs: 600_000 })
-  t.same(s.validate, { enabled: true })
+  t.same(s.validate, { enabled: true, jwtAsObject: false })
   t.same(s.revoke, { enabled: true })
   t.same(s.tokens, {
     algorithm: 'HS256',
@@ -47,7 +47,7 @@ t.test('defaults: every group resolved, durations in ms', async (t) => {
     requestsPerIp: { max: 300, windowMs: 60_000 },
     signInsPerAccount: { max: 100, windowMs: 3_600_000 }
   })
-  t.same(s.sessions, { enabled: false, maxPerUser: 50, clockSkewMs: 0 })
+  t.same(s.sessions, { enabled: false, maxPerUser: 50, clockSkewMs: 0, checkPasswordOnValidate: false })
   t.equal(s.bodyLimit, 16384)
 })
 
