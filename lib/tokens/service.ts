@@ -119,8 +119,8 @@ export class TokenService {
   }
 
   /** Starts the refresh family of a new session and answers its refresh token (`newRefreshToken`, written at once). */
-  async issueRefreshToken (settings: Settings, userId: number, sessionId: string, amr?: string[]): Promise<string> {
-    const { token, write } = this.newRefreshToken(settings, userId, sessionId, amr)
+  async issueRefreshToken (settings: Settings, userId: number, sessionId: string, amr?: string[], fingerprint?: string): Promise<string> {
+    const { token, write } = this.newRefreshToken(settings, userId, sessionId, amr, fingerprint)
     await write()
     return token
   }

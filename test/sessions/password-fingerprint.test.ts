@@ -164,3 +164,23 @@ t.test('a copy that differs is read again past the user cache: a stale copy ends
   answers.push(stale, null)
   t.same(errorOf(await post(app, '/auth/refresh', { refresh_token: kept.json().data.refresh_token })), [401, 51], 'no user on the second read: the session ends')
 })
+
+t.test('PUT /account/password records nothing without passwordFingerprint, nor for a user gone meanwhile', async (t) => {
+  await t.test('no passwordFingerprint', async (t) => {
+    const { app, users } = await buildAccountApp(t)
+    Object.defineProperty(users, 'passwordFingerprint', { value: undefined, configurable: true })
+    const mine = await loginTokens(app)
+    t.equal((await changeOwnPassword(app, mine.jwt)).statusCode, 200)
+    t.equal((await post(app, '/auth/refresh', { refresh_token: mine.refresh_token })).statusCode, 200, 'the kept session refreshes')
+  })
+  await t.test('the user gone when the fingerprint is read', async (t) => {
+    const { app, users } = await buildAccountApp(t)
+    const mine = await loginTokens(app)
+    const setPassword = users.setPassword.bind(users)
+    const findById = users.findById.bind(users)
+    let gone = false
+    Object.defineProperty(users, 'setPassword', { value: async (user: MemoryUser, password: string) => { await setPassword(user, password); gone = true }, configurable: true })
+    Object.defineProperty(users, 'findById', { value: async (id: number) => gone ? null : await findById(id), configurable: true })
+    t.equal((await changeOwnPassword(app, mine.jwt)).statusCode, 200, 'the change stands')
+  })
+})

@@ -408,7 +408,7 @@ t.test('register without signIn in cookie mode sets no cookie', async (t) => {
   const res = await kit.register(NEWBIE)
   t.equal(res.statusCode, 200, res.body)
   t.equal(res.headers['set-cookie'], undefined)
-  t.strictSame(Object.keys(res.json().data).sort(), ['id', 'message', 'roles', 'user'])
+  t.strictSame(Object.keys(res.json().data).sort(), ['display_name', 'email', 'id', 'login', 'message', 'roles', 'user'])
 })
 
 t.test('authentication.enabled false does not switch register off, but nothing signs in: no token even with signIn', async (t) => {
