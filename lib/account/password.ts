@@ -57,7 +57,9 @@ async function proveHolder (ctx: JwtLoginContext, call: Call, auth: Authenticate
  * caller's session; a failure changes nothing); the host sets the password;
  * the cutoff written again, so a sign-in with the old password that raced
  * the change ends too (a failure there is logged: only such a race
- * survives it). The notice mail goes after the answer.
+ * survives it); then the kept session records the new password
+ * fingerprint (a failure is logged: that session ends at its next
+ * refresh). The notice mail goes after the answer.
  */
 export async function changeOwnPassword (ctx: JwtLoginContext, call: Call, auth: Authenticated, input: PasswordChangeInput): Promise<void> {
   const userId = auth.publicUser.ID
@@ -68,15 +70,14 @@ export async function changeOwnPassword (ctx: JwtLoginContext, call: Call, auth:
   await endAllSessions(ctx, call.settings, userId, 'password_changed', keep)
   await (ctx.users as Required<UserAdapter<any>>).setPassword(auth.user, input.newPassword)
   ctx.forgetUser(userId)
-  await Promise.all([
-    endAllSessions(ctx, call.settings, userId, 'password_changed', keep, 'end-all').catch((error: unknown) => {
-      ctx.log.warn({ userId, err: loggedError(error) }, 'jwt-login: the password changed, but the second end of the other sessions failed; a sign-in that raced the change may stay')
-    }),
-    // the kept session records the new password fingerprint, or its next refresh would end it as a change made elsewhere
-    keepFingerprint(ctx, call.settings, userId, keep).catch((error: unknown) => {
-      ctx.log.warn({ userId, err: loggedError(error) }, 'jwt-login: the password changed, but the kept session could not record its new fingerprint; its next refresh ends it')
-    })
-  ])
+  await endAllSessions(ctx, call.settings, userId, 'password_changed', keep, 'end-all').catch((error: unknown) => {
+    ctx.log.warn({ userId, err: loggedError(error) }, 'jwt-login: the password changed, but the second end of the other sessions failed; a sign-in that raced the change may stay')
+  })
+  // then the kept session records the new password fingerprint, or its next refresh would end it as a change made elsewhere
+  // (one after the other, so the store sees the same calls in the same order each time)
+  await keepFingerprint(ctx, call.settings, userId, keep).catch((error: unknown) => {
+    ctx.log.warn({ userId, err: loggedError(error) }, 'jwt-login: the password changed, but the kept session could not record its new fingerprint; its next refresh ends it')
+  })
   ctx.events.emit('password.changed', { userId, ip: call.ip, othersEnded: true })
   if (call.settings.account.password.notify) notify(ctx, call, auth.publicUser)
 }
