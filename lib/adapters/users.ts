@@ -42,13 +42,15 @@ export interface UserAdapter<U = unknown> {
    * `password` at a password sign-in (`POST /auth` with `password`, never
    * `password_hash`): an adapter that upgrades old hashes as users sign in
    * writes the new hash here (only when it is due, and only if the stored
-   * hash is still the one verified), and updates `user` to hold it. The
-   * sign-in awaits it before the session starts. Throwing never fails the
-   * sign-in: the plugin logs a warning (the error as every port's is
-   * logged, with the call's values cut out) and emits
+   * hash is still the one verified), updates `user` to hold it, and
+   * resolves `true`; `false` when it wrote nothing (no upgrade due, or
+   * another write came first), so the plugin keeps its cached copy of the
+   * user. The sign-in awaits it before the session starts. Throwing never
+   * fails the sign-in: the plugin logs a warning (the error as every port's
+   * is logged, with the call's values cut out) and emits
    * `password.rehash_failed`.
    */
-  rehashPassword? (user: U, password: string): Promise<void>
+  rehashPassword? (user: U, password: string): Promise<boolean>
   /** The stored password hash; needed only when `login.allowPasswordHash` is on. */
   getPasswordHash? (user: U): Promise<string | null>
   /** The public view of the user; its `ID` as `PublicUser.ID` says. */

@@ -111,16 +111,16 @@ async function findNamed (ctx: JwtLoginContext, input: LoginInput, identifier: s
 
 /**
  * The adapter's upgrade of a user's hash after a right password, when it
- * has `rehashPassword`; the user cache then reads the user again, with the
- * hash as it is stored now. A failure never fails the sign-in: it is logged
+ * has `rehashPassword`; when it wrote a new hash, the user cache reads the
+ * user again, with the hash as it is stored now (a sign-in with nothing to
+ * upgrade keeps the cached copy). A failure never fails the sign-in: it is logged
  * (as every port's failure is, without the call's values) and reported as
  * `password.rehash_failed`; the old hash stays for the next sign-in.
  */
 async function rehash (ctx: JwtLoginContext, user: unknown, password: string, userId: number, ip: string): Promise<void> {
   if (ctx.users.rehashPassword === undefined) return
   try {
-    await ctx.users.rehashPassword(user, password)
-    ctx.forgetUser(userId)
+    if (await ctx.users.rehashPassword(user, password)) ctx.forgetUser(userId)
   } catch (error) {
     ctx.log.warn({ userId, err: loggedError(error) }, 'jwt-login: the user\'s password hash could not be upgraded; the sign-in goes on with the old one, and the next sign-in tries again')
     ctx.events.emit('password.rehash_failed', { userId, ip })

@@ -46,9 +46,10 @@ export async function keepFingerprint (ctx: JwtLoginContext, settings: Settings,
  * the session ends too (`session.ended`, reason `password_changed_outside`).
  * An access token's copy (`pfp`) is only refused: a password change through
  * jwt-login that kept the session recorded the new fingerprint there, and
- * the session's next refresh decides. A user that differs is read again
- * past the user cache first (another instance may have cached it before a
- * change made through jwt-login), so a stale copy ends nothing.
+ * the session's next refresh decides, so a check of an access token costs
+ * no second read. At a refresh, a user that differs is read again past the
+ * user cache first (another instance may have cached it before a change
+ * made through jwt-login), so a stale copy ends nothing.
  */
 export async function checkFingerprint (
   ctx: JwtLoginContext,
@@ -62,11 +63,12 @@ export async function checkFingerprint (
   if (fingerprint === undefined) return session.recorded
   const now = sealed(session.sessionId, fingerprint)
   if (session.recorded === undefined || safeEqual(now, session.recorded)) return now
+  // an access token's copy is refused at once, with no second read: the session's next refresh decides
+  if (!end) throw new JwtLoginError(refusal)
   ctx.forgetUser(session.userId)
   const fresh: unknown = await ctx.users.findById(session.userId)
   const again = fresh === null ? undefined : await fingerprintOf(ctx, fresh)
   if (again !== undefined && safeEqual(sealed(session.sessionId, again), session.recorded)) return session.recorded
-  if (!end) throw new JwtLoginError(refusal)
   await ctx.tokens.revokeSession(call.settings, session.sessionId)
   ctx.events.emit('session.ended', { userId: session.userId, sessionId: session.sessionId, reason: 'password_changed_outside' })
   throw new JwtLoginError(refusal)

@@ -82,15 +82,18 @@ interface HashedUser {
  * Rewrites the user's hash in the form `write` (see `hashTypedWordPressPassword`)
  * when it is due (`rehashDue`), only if the row still holds the hash the
  * user was read with (a compare-and-set: a concurrent password change
- * wins), and then updates `user.user_pass`. `password` must be one
+ * wins), and then updates `user.user_pass`: true when it wrote, false when
+ * nothing was due or the row had changed. `password` must be one
  * `verifyTypedWordPressPassword` has just accepted for that hash. Throws when the
  * update fails (a database user without UPDATE on the users table, a lost
  * connection); a row changed meanwhile, or gone, is no failure.
  */
-export async function rehashTypedPassword (pool: Pool, sql: Statements, write: WordPressHashWrite, user: HashedUser, password: string): Promise<void> {
+export async function rehashTypedPassword (pool: Pool, sql: Statements, write: WordPressHashWrite, user: HashedUser, password: string): Promise<boolean> {
   const hash = user.user_pass
-  if (!rehashDue(hash, password, write)) return
+  if (!rehashDue(hash, password, write)) return false
   const next = await hashTypedWordPressPassword(password, write)
   const [result] = await pool.execute<ResultSetHeader>(sql.upgradeHash, [next, user.ID, hash])
-  if (result.affectedRows === 1) user.user_pass = next
+  if (result.affectedRows !== 1) return false
+  user.user_pass = next
+  return true
 }

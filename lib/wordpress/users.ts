@@ -96,7 +96,7 @@ export class WordPressUserAdapter implements UserAdapter<WordPressUser> {
    * hash, warns and emits `password.rehash_failed`, and the next one tries
    * again.
    */
-  readonly rehashPassword?: (user: WordPressUser, password: string) => Promise<void>
+  readonly rehashPassword?: (user: WordPressUser, password: string) => Promise<boolean>
 
   constructor (options: WordPressUserAdapterOptions) {
     if ((options.pool === undefined) === (options.uri === undefined)) {
@@ -117,7 +117,7 @@ export class WordPressUserAdapter implements UserAdapter<WordPressUser> {
     this.#owned = options.pool === undefined
     this.#pool = options.pool ?? mysql.createPool({ ...POOL_DEFAULTS, uri: options.uri })
     if (options.upgradeOnSignIn === true) {
-      this.rehashPassword = async (user, password) => { await rehashTypedPassword(this.#pool, this.#sql, this.#hashes, user, password) }
+      this.rehashPassword = async (user, password) => await rehashTypedPassword(this.#pool, this.#sql, this.#hashes, user, password)
     }
   }
 

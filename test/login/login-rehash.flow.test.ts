@@ -21,7 +21,7 @@ const RIGHT = input({ email: ALICE.email, password: ALICE.password })
 const WRONG = { code: 'ERR_JWT_LOGIN_WRONG_CREDENTIALS', errorCode: 48, statusCode: 401 }
 
 /** The memory adapter with a `rehashPassword` of the test's (the guard finds it at the time of the call). */
-type Rehash = (user: MemoryUser, password: string) => Promise<void>
+type Rehash = (user: MemoryUser, password: string) => Promise<boolean>
 function giveRehash (kit: FlowKit, rehash: Rehash | undefined): void {
   (kit.users as unknown as { rehashPassword?: Rehash }).rehashPassword = rehash
 }
@@ -51,6 +51,7 @@ t.test('a right password: rehashPassword gets the user and the password, and the
     await held
     // an upgrade stores a new hash: the session that starts next sees the user as it is now
     await kit.users.setPassword(user, password)
+    return true
   })
   const started = collect(kit, 'session.started')
   let answered = false
@@ -69,7 +70,7 @@ t.test('a right password: rehashPassword gets the user and the password, and the
 t.test('no rehash for a wrong password, an unknown user or a password_hash sign-in', async (t) => {
   const kit = await flowKit({ login: { allowPasswordHash: true } })
   const calls: string[] = []
-  giveRehash(kit, async (_user, password) => { calls.push(password) })
+  giveRehash(kit, async (_user, password) => { calls.push(password); return false })
   await t.rejects(passwordLogin(kit.ctx, kit.call(), input({ email: ALICE.email, password: 'wrong' })), WRONG)
   await t.rejects(passwordLogin(kit.ctx, kit.call(), input({ email: 'nobody@example.com', password: ALICE.password })), WRONG)
   const hash = (await kit.users.findByEmail(ALICE.email))?.passwordHash as string
@@ -111,12 +112,13 @@ t.test('an adapter without rehashPassword signs in as before', async (t) => {
   t.same(kit.log, [])
 })
 
-t.test('with the user cache on, a rehashed user is read again: the cache holds the new hash', async (t) => {
+t.test('with the user cache on, a rehashed user is read again: the cache holds the new hash; a sign-in with nothing to upgrade keeps the cached copy', async (t) => {
   const clock = testClock()
   const memory = new MemoryUserAdapter()
   const alice = await memory.addUser(ALICE)
   // a store that answers copies, as a database does: what the cache keeps is not the record the sign-in changes
   const copy = (user: MemoryUser | null): MemoryUser | null => user === null ? null : { ...user, roles: [...user.roles] }
+  let due = true
   const users: UserAdapter<MemoryUser> = {
     findByEmail: async (email) => copy(await memory.findByEmail(email)),
     findByLogin: async (login) => copy(await memory.findByLogin(login)),
@@ -124,8 +126,10 @@ t.test('with the user cache on, a rehashed user is read again: the cache holds t
     verifyPassword: async (user, password) => await memory.verifyPassword(user, password),
     toPublicUser: (user) => memory.toPublicUser(user),
     rehashPassword: async (user, password) => {
+      if (!due) return false
       await memory.setPassword(user, password)
       ;(await memory.findById(user.ID) as MemoryUser).passwordHash = user.passwordHash
+      return true
     }
   }
   const settings = resolveSettings({ tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }] } })
@@ -137,4 +141,9 @@ t.test('with the user cache on, a rehashed user is read again: the cache holds t
   const after = (await ctx.users.findById(alice.ID))?.passwordHash
   t.not(after, before, 'the cache forgot the user: the new hash is read')
   t.equal(after, (await memory.findById(alice.ID))?.passwordHash)
+
+  due = false
+  const cached = await ctx.users.findById(alice.ID)
+  finalJwt(await passwordLogin(ctx, { settings, ip: '203.0.113.7', startedAt: clock() }, RIGHT))
+  t.equal(await ctx.users.findById(alice.ID), cached, 'nothing upgraded: the cached copy stays')
 })

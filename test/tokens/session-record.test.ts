@@ -1,6 +1,6 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { MemoryStore } from '../../lib/index.js'
-import { resolveSettings } from '../../lib/config/settings.js'
+import { resolveSettings, type Settings } from '../../lib/config/settings.js'
 import { buildKeyMaterial } from '../../lib/tokens/keys.js'
 import { decodeSession, encodeSession } from '../../lib/tokens/session-record.js'
 import { TokenService } from '../../lib/tokens/service.js'
@@ -20,12 +20,17 @@ t.test('a record written before the split decodes, and encodes back to the same 
   t.equal(encodeSession(decodeSession(rotated)), rotated)
 })
 
-t.test('the service stores a new and a rotated session in the stored format', async (t) => {
+/** A token service on a memory store and a test clock, with refresh on; the store closes with `t`. */
+function serviceKit (t: Test): { settings: Settings, clock: ReturnType<typeof testClock>, store: MemoryStore, tokens: TokenService } {
   const settings = resolveSettings({ tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }] }, refresh: { enabled: true } })
   const clock = testClock()
   const store = new MemoryStore({ clock })
   t.teardown(async () => { await store.close() })
-  const tokens = new TokenService(buildKeyMaterial(settings.tokens), settings.tokens.algorithm, store, clock)
+  return { settings, clock, store, tokens: new TokenService(buildKeyMaterial(settings.tokens), settings.tokens.algorithm, store, clock) }
+}
+
+t.test('the service stores a new and a rotated session in the stored format', async (t) => {
+  const { settings, clock, store, tokens } = serviceKit(t)
   const sessionId = tokens.newSessionId()
   const token = await tokens.issueRefreshToken(settings, 12, sessionId)
   const indexedUntil = clock.now + settings.refresh.lifetimeMs * 1.5
@@ -39,11 +44,7 @@ t.test('the service stores a new and a rotated session in the stored format', as
 })
 
 t.test('a session records its password fingerprint as `f`; recordFingerprint replaces it without moving the end, and leaves ended or expired sessions be', async (t) => {
-  const settings = resolveSettings({ tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }] }, refresh: { enabled: true } })
-  const clock = testClock()
-  const store = new MemoryStore({ clock })
-  t.teardown(async () => { await store.close() })
-  const tokens = new TokenService(buildKeyMaterial(settings.tokens), settings.tokens.algorithm, store, clock)
+  const { settings, clock, store, tokens } = serviceKit(t)
   const sessionId = tokens.newSessionId()
   await tokens.issueRefreshToken(settings, 12, sessionId, ['pwd'], 'first')
   t.match(await store.get(`session:${sessionId}`), /,"m":\["pwd"\],"f":"first"\}$/, 'written last, as `f`')
@@ -73,11 +74,7 @@ t.test('a session records its password fingerprint as `f`; recordFingerprint rep
 })
 
 t.test('recordFingerprint gives up, 503, when the session keeps changing under it', async (t) => {
-  const settings = resolveSettings({ tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }] }, refresh: { enabled: true } })
-  const clock = testClock()
-  const store = new MemoryStore({ clock })
-  t.teardown(async () => { await store.close() })
-  const tokens = new TokenService(buildKeyMaterial(settings.tokens), settings.tokens.algorithm, store, clock)
+  const { settings, store, tokens } = serviceKit(t)
   const sessionId = tokens.newSessionId()
   await tokens.issueRefreshToken(settings, 12, sessionId)
   Object.defineProperty(store, 'compareAndSet', { value: async () => false })

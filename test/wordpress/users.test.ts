@@ -202,7 +202,7 @@ t.test('upgradeOnSignIn: rehashPassword rewrites an old hash in the configured f
   const user = await mustFind(adapter, id)
   t.equal(await adapter.verifyPassword(user, password), true)
   t.equal((await db.readUser(id))?.user_pass, hash, 'verifying writes nothing')
-  await adapter.rehashPassword?.(user, password)
+  t.equal(await adapter.rehashPassword?.(user, password), true, 'it says it wrote')
   const stored = (await db.readUser(id))?.user_pass ?? ''
   t.equal(wordPressHashFormat(stored), 'wordpress', 'the row now holds a $wp$ hash')
   t.match(stored, /^\$wp\$2y\$/)
@@ -210,6 +210,11 @@ t.test('upgradeOnSignIn: rehashPassword rewrites an old hash in the configured f
   t.equal(await verifyWordPressHash(password, stored), true, 'the new hash verifies the password')
   t.equal(await signIn(adapter, await mustFind(adapter, id), password), true, 'the next sign-in verifies')
   t.equal((await db.readUser(id))?.user_pass, stored, 'a hash in the configured form is not rewritten')
+  t.equal(await adapter.rehashPassword?.(await mustFind(adapter, id), password), false, 'and it says it wrote nothing')
+  const raced = await mustFind(adapter, id)
+  raced.user_pass = hash
+  t.equal(await adapter.rehashPassword?.(raced, password), false, 'a row that no longer holds the hash read is left alone, and it says so')
+  t.equal((await db.readUser(id))?.user_pass, stored)
   t.equal(await signIn(adapter, await mustFind(adapter, id), fixture('phpass').wrong), false, 'a wrong password still fails')
 
   for (const [hashes, format, from] of [['bcrypt', 'bcrypt', 'md5'], ['argon2id', 'argon2', 'wordpress']] as const) {
@@ -223,7 +228,7 @@ t.test('upgradeOnSignIn: rehashPassword rewrites an old hash in the configured f
   }
 
   const unknown = await db.insertUser({ login: 'locked', email: 'locked@example.com', pass: '*' })
-  await adapter.rehashPassword?.(await mustFind(adapter, unknown), 'anything')
+  t.equal(await adapter.rehashPassword?.(await mustFind(adapter, unknown), 'anything'), false)
   t.equal((await db.readUser(unknown))?.user_pass, '*', 'a hash no password matches is never rewritten')
 })
 
@@ -279,7 +284,7 @@ t.test('an upgrade loses to a concurrent password change; a failed one throws an
   const stranded = await mustFind(own, again)
   await own.close()
   t.equal(await own.verifyPassword(stranded, password), true, 'verifying needs no database')
-  await t.rejects(own.rehashPassword?.(stranded, password) ?? Promise.resolve(), 'the upgrade on the ended pool throws')
+  await t.rejects(own.rehashPassword?.(stranded, password) ?? Promise.resolve(false), 'the upgrade on the ended pool throws')
   t.equal(stranded.user_pass, hash, 'the user in memory keeps the old hash')
   t.equal((await db.readUser(again))?.user_pass, hash, 'the old hash stays for the next sign-in to upgrade')
 })
@@ -303,7 +308,7 @@ t.test('a database user without UPDATE: the upgrade throws, the row stays, readi
   t.teardown(async () => { await reader.close() })
   const user = await mustFind(reader, id)
   t.equal(await reader.verifyPassword(user, password), true, 'the password verifies')
-  await t.rejects(reader.rehashPassword?.(user, password) ?? Promise.resolve(), { code: 'ER_TABLEACCESS_DENIED_ERROR' }, 'the UPDATE is denied')
+  await t.rejects(reader.rehashPassword?.(user, password) ?? Promise.resolve(false), { code: 'ER_TABLEACCESS_DENIED_ERROR' }, 'the UPDATE is denied')
   t.equal((await db.readUser(id))?.user_pass, hash, 'the row keeps its hash')
   t.equal(user.user_pass, hash)
 })
