@@ -8,7 +8,7 @@ import { acceptReload, checkOptions, checkSettings, refuseSecondRegistration, ty
 import { logStartProblem, storeLoggerFor, watchFailures } from './http/fallback-log.js'
 import { JwtLoginSettingsError } from './core/errors.js'
 import { checkAliases, DEFAULT_PREFIX, redactedRequest, restNamespaces, serveAliases, serveRestRoute, trimPrefix } from './http/rest-route.js'
-import { collectRouteShapes, type RouteShapes } from './http/alias-forms.js'
+import { collectRouteShapes, RouteShapes } from './http/alias-forms.js'
 import { registerRoutes } from './routes/index.js'
 import { setUpScope } from './http/scope.js'
 import { SettingsHolder } from './config/holder.js'
@@ -95,7 +95,7 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
   fastify.addHook('onReady', async () => { await checkStoreAtReady(fastify, store, options.startDegraded === true) })
 
   // the paths of the plugin's routes, which the aliases' forms reach in any letter case
-  const shapes: RouteShapes = []
+  const shapes = new RouteShapes()
   await fastify.register(async function jwtLoginRoutes (instance) {
     collectRouteShapes(instance, shapes)
     addGateHooks(instance, ctx, settings)

@@ -47,19 +47,29 @@ export function untrailed (path: string): string {
   return path.replace(/\/+$/, '')
 }
 
-/** The plugin's routes as the segments of their path under the prefix (`['', 'sessions', ':id']`). */
-export type RouteShapes = string[][]
+/**
+ * The plugin's routes: each as the segments of its path under the prefix
+ * (`['', 'sessions', ':id']`), and the paths without a parameter or a
+ * wildcard, which a request in the route's own case names exactly (what
+ * nearly every client sends: answered without a scan of the routes).
+ */
+export class RouteShapes {
+  readonly shapes: string[][] = []
+  readonly exact = new Set<string>()
+  readonly #seen = new Set<string>()
+
+  add (path: string): void {
+    if (this.#seen.has(path)) return
+    this.#seen.add(path)
+    this.shapes.push(path.split('/'))
+    if (!/[:*]/.test(path)) this.exact.add(path)
+  }
+}
 
 /** Collects into `shapes` the path of each route declared in the plugin's scope `instance` (or in a scope under it). */
 export function collectRouteShapes (instance: FastifyInstance, shapes: RouteShapes): void {
-  const seen = new Set<string>()
   const prefix = instance.prefix
-  instance.addHook('onRoute', (route) => {
-    const path = route.url.slice(prefix.length)
-    if (seen.has(path)) return
-    seen.add(path)
-    shapes.push(path.split('/'))
-  })
+  instance.addHook('onRoute', (route) => { shapes.add(route.url.slice(prefix.length)) })
 }
 
 const STATIC = 0
@@ -99,10 +109,12 @@ function moreSpecific (rank: readonly number[], than: readonly number[]): boolea
  * takes as sent (a passkey's or a session's id keeps its case). A path no
  * route matches is kept as sent, for the plugin's 404.
  */
-export function routeCase (path: string, shapes: RouteShapes): string {
+export function routeCase (path: string, routes: RouteShapes): string {
+  // a static route named in its own case is its own most specific match
+  if (routes.exact.has(path)) return path
   const sent = path.split('/')
   let best: { shape: readonly string[], rank: number[] } | null = null
-  for (const shape of shapes) {
+  for (const shape of routes.shapes) {
     const rank = rankOf(shape, sent)
     if (rank !== null && (best === null || moreSpecific(rank, best.rank))) best = { shape, rank }
   }

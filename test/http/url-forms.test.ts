@@ -4,7 +4,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import t from 'tap'
 import jwtLogin, { restRouteRewrite } from '../../lib/index.js'
 import { MemoryUserAdapter } from '../../lib/testing.js'
-import { collectRouteShapes, routeCase, type RouteShapes } from '../../lib/http/alias-forms.js'
+import { collectRouteShapes, routeCase, RouteShapes } from '../../lib/http/alias-forms.js'
 import { ALICE, buildApp, buildHost, HS_SECRET, registrationThrew } from '../helpers/app.js'
 import { claimsOf, errorCode, errorOf } from '../helpers/http.js'
 
@@ -149,7 +149,7 @@ t.test('a route parameter keeps its case: only the route\'s own segments take th
   const ended = await app.inject({ method: 'DELETE', url: `/index.php/wp-json/Simple-JWT-Login/v1/SESSIONS/${sid}/`, headers })
   t.equal(ended.statusCode, 200, 'the id as sent, under the route in any case, ends it')
 
-  const shapes: RouteShapes = []
+  const shapes = new RouteShapes()
   const host = Fastify()
   await host.register(async (scope) => {
     collectRouteShapes(scope, shapes)
@@ -162,14 +162,16 @@ t.test('a route parameter keeps its case: only the route\'s own segments take th
   }, { prefix: '/p' })
   await host.ready()
   t.teardown(() => host.close())
-  t.equal(shapes.length, 5, 'each path once')
+  t.equal(shapes.shapes.length, 5, 'each path once')
+  t.same([...shapes.exact], ['/passkeys', '/passkeys/register'], 'the static paths, for the exact match')
   t.equal(routeCase('/PASSKEYS/Register', shapes), '/passkeys/register', 'a static segment rather than a parameter')
   t.equal(routeCase('/Passkeys/AbC_d-9', shapes), '/passkeys/AbC_d-9', 'a parameter as sent')
   t.equal(routeCase('/PASSKEYS/', shapes), '/PASSKEYS/', 'an empty segment is no parameter: the catch-all takes it as sent')
   t.equal(routeCase('/Files/A/B', shapes), '/files/A/B', 'what a wildcard takes, as sent')
   t.equal(routeCase('/Nothing/Here', shapes), '/Nothing/Here', 'the catch-all: as sent')
-  t.equal(routeCase('/Nothing', []), '/Nothing', 'no route: as sent')
+  t.equal(routeCase('/Nothing', new RouteShapes()), '/Nothing', 'no route: as sent')
   t.equal(routeCase('', shapes), '', 'the prefix itself')
+  t.equal(routeCase('/passkeys/register', shapes), '/passkeys/register', 'a static route in its own case: as sent, without a scan')
 })
 
 t.test('under a host prefix, every form sits under it', async (t) => {
