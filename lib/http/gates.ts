@@ -188,30 +188,37 @@ function checkGate (ctx: JwtLoginContext, request: FastifyRequest, gate: RouteGa
 }
 
 /**
- * The two hooks of every plugin route: `onRequest` takes the request's one
- * settings snapshot; `preHandler` (after the body is parsed and validated)
- * checks the route's declared gate. Both are synchronous.
+ * The gate hooks of the plugin's routes. One `onRequest` hook for every
+ * request of the scope (its 404s too) takes the request's one settings
+ * snapshot and marks the answer `no-store` (a route may set its own
+ * Cache-Control). Each route that declares a gate gets its own
+ * `preHandler`, made once at registration, which checks it after the body
+ * is parsed and validated: a route without one runs no gate at all, and no
+ * request looks its route's options up. Both are synchronous.
  */
 export function addGateHooks (instance: FastifyInstance, ctx: JwtLoginContext, settings: SettingsHolder): void {
   const ports: PortsGiven = { twoFactor: ctx.twoFactor !== null, passkeys: ctx.passkeys !== null }
   instance.decorateRequest(kState, null as unknown as RequestState)
-  instance.addHook('onRequest', (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
+  instance.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
     const { headers } = request
     request[kState] = { call: { settings: settings.current, ip: request.ip, startedAt: ctx.clock(), userAgent: headers['user-agent'], acceptLanguage: headers['accept-language'] }, token: undefined }
+    // no cache keeps a token answer or an error (RFC 6749 §5.1); only /jwks sets its own, public, Cache-Control
+    reply.header('cache-control', 'no-store').header('pragma', 'no-cache')
     done()
   })
-  instance.addHook('preHandler', (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
-    const gate = request.routeOptions.config.jwtLogin
-    if (gate === undefined) {
+  instance.addHook('onRoute', (route) => {
+    const gate = route.config?.jwtLogin
+    if (gate === undefined) return
+    const check = (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void => {
+      try {
+        checkGate(ctx, request, gate, request[kState], ports)
+      } catch (error) {
+        done(error as Error)
+        return
+      }
       done()
-      return
     }
-    try {
-      checkGate(ctx, request, gate, request[kState], ports)
-    } catch (error) {
-      done(error as Error)
-      return
-    }
-    done()
+    // the gate first: a route's own preHandler runs on a request its gate let through
+    route.preHandler = route.preHandler === undefined ? check : [check, ...[route.preHandler].flat()]
   })
 }

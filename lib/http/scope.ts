@@ -102,13 +102,6 @@ export async function setUpScope (instance: FastifyInstance, options: ScopeOptio
   })
   setErrorHandling(instance, bodyFault, options.messages, options.settings)
 
-  // token answers and errors are never stored by a cache (RFC 6749 §5.1), on
-  // every route of the plugin; only /jwks sets its own, public, Cache-Control
-  instance.addHook('onSend', (_request, reply, payload, done) => {
-    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store').header('pragma', 'no-cache')
-    done(null, payload)
-  })
-
   // unknown paths and methods under the prefix answer the envelope, counted by the per-IP limit
   if (options.ownNotFound) {
     instance.setNotFoundHandler({ preHandler: instance.rateLimit() }, notFound)

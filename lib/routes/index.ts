@@ -39,7 +39,7 @@ export function registerRoutes (instance: FastifyInstance, ctx: JwtLoginContext)
   if (jwks !== null) {
     // public keys: cacheable, and not counted by the per-IP limit (verifiers fetch them freely)
     instance.get('/jwks', { config: { rateLimit: false }, schema: { ...JWKS_DOC, response: { 200: JwksReply } } }, async (_request, reply) => {
-      reply.header('cache-control', JWKS_CACHE_CONTROL)
+      reply.header('cache-control', JWKS_CACHE_CONTROL).removeHeader('pragma')
       return jwks
     })
   }

@@ -213,14 +213,21 @@ export function boundUsers<U> (users: UserAdapter<U>, hashing: Hashing): UserAda
   for (const [name, mode] of Object.entries(MODES)) {
     const call: AnyMethod = (...args) => (methods[name] as AnyMethod).apply(users, args)
     // a user a provider's sign-in creates has no password: nothing to hash, no slot taken
-    const wrapped: AnyMethod = mode === null
-      ? call
-      : async (...args) => name === 'createUser' && (args[0] as { password?: string }).password === undefined
-        ? await call(...args)
-        : await hashing(async () => await call(...args), mode)
+    const wrapped: AnyMethod = async (...args) => name === 'createUser' && (args[0] as { password?: string }).password === undefined
+      ? await call(...args)
+      : await hashing(async () => await call(...args), mode as PasswordWorkMode)
+    // a method that hashes nothing is the adapter's own, bound (findById is on every authenticated request)
+    let own: unknown
+    let bound: AnyMethod | undefined
     Object.defineProperty(bounded, name, {
       enumerable: true,
-      get: () => typeof methods[name] === 'function' ? wrapped : undefined
+      get: () => {
+        const method = methods[name]
+        if (typeof method !== 'function') return undefined
+        if (mode !== null) return wrapped
+        if (method !== own) [own, bound] = [method, (method as AnyMethod).bind(users)]
+        return bound
+      }
     })
   }
   return bounded as UserAdapter<U>

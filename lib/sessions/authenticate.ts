@@ -37,10 +37,15 @@ export const TOKEN_REFUSALS: readonly JwtLoginErrorCode[] = [
  * changed (401 / 55, as a revoked token); its session's next refresh ends it.
  */
 export async function authenticateToken (ctx: JwtLoginContext, call: Call, token: string, kind: TokenKind = 'access'): Promise<Authenticated> {
-  const admitted = await admitVerified(ctx, ctx.tokens.verify(call.settings, token, kind))
-  const { pfp, sub, sid } = admitted.verified.payload
-  if (typeof pfp === 'string') await checkFingerprint(ctx, call, { userId: Number(sub), sessionId: sid, recorded: pfp }, admitted.user, 'ERR_JWT_LOGIN_TOKEN_REVOKED', false)
-  return admitted
+  const verified = ctx.tokens.verify(call.settings, token, kind)
+  // admitVerified's checks, here rather than awaited from it: the path of every authenticated request
+  if (await ctx.tokens.isRevoked(verified.payload)) throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_REVOKED')
+  const { pfp, sub, sid } = verified.payload
+  const user = await ctx.users.findById(Number(sub))
+  if (user === null) throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_USER_GONE')
+  const publicUser = ctx.users.toPublicUser(user)
+  if (typeof pfp === 'string') await checkFingerprint(ctx, call, { userId: Number(sub), sessionId: sid, recorded: pfp }, user, 'ERR_JWT_LOGIN_TOKEN_REVOKED', false)
+  return { verified, user, publicUser }
 }
 
 /** The checks after the signature, for every kind of token: revocation (401 / 55), then its user (401 / 24 when gone). */
@@ -65,11 +70,16 @@ export async function audited<T> (ctx: JwtLoginContext, call: Call, work: Promis
   try {
     return await work
   } catch (error) {
-    if (error instanceof JwtLoginError && error.statusCode === 401) {
-      ctx.events.emit('validation.failed', { ip: call.ip, errorCode: error.errorCode })
-    }
-    throw error
+    throw reported(ctx, call, error)
   }
+}
+
+/** `audited`'s report of a refusal: answers the error, to throw on. */
+function reported (ctx: JwtLoginContext, call: Call, error: unknown): unknown {
+  if (error instanceof JwtLoginError && error.statusCode === 401) {
+    ctx.events.emit('validation.failed', { ip: call.ip, errorCode: error.errorCode })
+  }
+  return error
 }
 
 /** `/auth/validate`'s answer: the user, the user's roles beside it (as Simple JWT Login 4.x answers), and the token read (a list of one, or with `validate.jwtAsObject` the object, as 4.0 answers). */
@@ -77,8 +87,13 @@ export type ValidateAnswer = Static<typeof ValidateReply>['data']
 
 /** `/auth/validate`: reads only (revocation, the user); a failure changes nothing. */
 export async function validateToken (ctx: JwtLoginContext, call: Call, token: string): Promise<ValidateAnswer> {
-  const { verified, publicUser } = await audited(ctx, call, authenticateToken(ctx, call, token))
-  const { header, payload } = verified
+  let authenticated: Authenticated
+  try {
+    authenticated = await authenticateToken(ctx, call, token)
+  } catch (error) {
+    throw reported(ctx, call, error)
+  }
+  const { verified: { header, payload }, publicUser } = authenticated
   const validated = { token, header, payload, expire_in: Math.max(0, payload.exp - Math.floor(ctx.clock() / 1000)) }
   return { user: publicUser, roles: publicUser.roles, jwt: call.settings.validate.jwtAsObject ? validated : [validated] }
 }

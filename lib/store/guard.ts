@@ -11,21 +11,34 @@ function unavailable (error: unknown): never {
 /** The store as flows see it: any failure becomes 503 / errorCode 201, so requests fail closed. */
 export function guardStore (store: StateStore): StateStore {
   const guarded: StateStore = {
-    get: async (key) => await store.get(key).catch(unavailable),
-    set: async (key, value, ttlMs) => await store.set(key, value, ttlMs).catch(unavailable),
-    consume: async (key) => await store.consume(key).catch(unavailable),
-    increment: async (key, ttlMs) => await store.increment(key, ttlMs).catch(unavailable),
-    compareAndSet: async (key, expected, value, ttlMs) => await store.compareAndSet(key, expected, value, ttlMs).catch(unavailable),
-    delete: async (key) => await store.delete(key).catch(unavailable),
+    get: (key) => mapFailure(() => store.get(key)),
+    set: (key, value, ttlMs) => mapFailure(() => store.set(key, value, ttlMs)),
+    consume: (key) => mapFailure(() => store.consume(key)),
+    increment: (key, ttlMs) => mapFailure(() => store.increment(key, ttlMs)),
+    compareAndSet: (key, expected, value, ttlMs) => mapFailure(() => store.compareAndSet(key, expected, value, ttlMs)),
+    delete: (key) => mapFailure(() => store.delete(key)),
     close: async () => { await store.close?.() },
     ordered: store.ordered === true
   }
   // only when the store has it: without it, readers fall back to one get per key
   if (store.getMany !== undefined) {
     const batched = store as Required<Pick<StateStore, 'getMany'>>
-    guarded.getMany = async (keys) => await batched.getMany(keys).catch(unavailable)
+    guarded.getMany = (keys) => mapFailure(() => batched.getMany(keys))
   }
   return guarded
+}
+
+/**
+ * A store call's promise with its failure mapped, without another async
+ * step (every authenticated request reads through here); a store that
+ * throws before it answers a promise fails alike.
+ */
+function mapFailure<T> (call: () => Promise<T>): Promise<T> {
+  try {
+    return call().catch(unavailable)
+  } catch (error) {
+    return Promise.reject(error).catch(unavailable)
+  }
 }
 
 /** Driver codes of a server that could not be reached (Node's, and PostgreSQL's "cannot connect now"). */
