@@ -70,11 +70,15 @@ async function registered ({ users, store, maxPerUser = 50, passkeys, twoFactor,
   return app
 }
 
-/** jwt-login with the bench user in a `MemoryUserAdapter` (see `registered` for the settings). */
-export async function subjectApp (store?: StateStore, maxPerUser = 50, passkeys?: PasskeyPort): Promise<FastifyInstance> {
+/**
+ * jwt-login with the bench user in a `MemoryUserAdapter` (see `registered`
+ * for the settings); `hashingConcurrency`: `passwordHashing.concurrency`,
+ * the default when absent.
+ */
+export async function subjectApp (store?: StateStore, maxPerUser = 50, passkeys?: PasskeyPort, hashingConcurrency?: number): Promise<FastifyInstance> {
   const users = new MemoryUserAdapter()
   await users.addUser(USER)
-  return await registered({ users, store, maxPerUser, passkeys })
+  return await registered({ users, store, maxPerUser, passkeys, hashingConcurrency })
 }
 
 /**
@@ -281,13 +285,54 @@ export async function bareValidateApp (answerBytes: number, read?: SessionRead):
   return app
 }
 
-/** `POST /argon2`: one argon2id verification of the login body's password against the user's hash. */
-export async function bareArgon2App (): Promise<FastifyInstance> {
+/**
+ * At most `limit` tasks at once, the others waiting first in, first out: a
+ * bare semaphore written for the bench (no package), the least a host would
+ * write to bound its hashing as jwt-login's `passwordHashing.concurrency`
+ * does, without the plugin's two queues, their bounds and its refusals.
+ */
+class FifoSemaphore {
+  readonly #limit: number
+  readonly #waiting: Array<() => void> = []
+  #running = 0
+
+  constructor (limit: number) {
+    if (!Number.isInteger(limit) || limit < 1) throw new Error(`a semaphore needs a positive integer limit, not ${limit}`)
+    this.#limit = limit
+  }
+
+  /** Runs `task` in a slot, after those that came first; the slot goes to the next in line however the task ends. */
+  async run<T> (task: () => Promise<T>): Promise<T> {
+    if (this.#running < this.#limit) {
+      this.#running++
+    } else {
+      // the slot is handed over by the task that gives it back: `#running` stays counted
+      await new Promise<void>(resolve => { this.#waiting.push(resolve) })
+    }
+    try {
+      return await task()
+    } finally {
+      const next = this.#waiting.shift()
+      if (next === undefined) this.#running--
+      else next()
+    }
+  }
+}
+
+/**
+ * `POST /argon2`: one argon2id verification of the login body's password
+ * against the user's hash; with `atOnce`, at most that many verifications
+ * run at once, the others waiting in arrival order (`FifoSemaphore`), as
+ * jwt-login's hashing bound makes sign-ins wait; unbounded without.
+ */
+export async function bareArgon2App (atOnce?: number): Promise<FastifyInstance> {
   const hash = await argon2.hash(USER.password, ARGON2_OPTIONS)
+  const bound = atOnce === undefined ? null : new FifoSemaphore(atOnce)
+  const verify = async (password: string): Promise<boolean> => await argon2.verify(hash, password)
   const app = Fastify()
   app.post('/argon2', async (request, reply) => {
     const password = (request.body as { password?: unknown } | null)?.password
-    if (typeof password !== 'string' || !(await argon2.verify(hash, password))) {
+    if (typeof password !== 'string' || !(await (bound === null ? verify(password) : bound.run(async () => await verify(password))))) {
       return await reply.code(401).send({ success: false })
     }
     return { success: true }

@@ -12,6 +12,8 @@ export interface Comparison {
   baselineLabel: string
   /** reported, not enforced; none for a row that is measured only */
   goal: number | undefined
+  /** the most CPU per request jwt-login may spend, as a multiple of the baseline's (reported, not enforced) */
+  cpuGoal?: number
   baseline: Run[]
   subject: Run[]
   /** why the row was not measured (its runs are empty) */
@@ -28,6 +30,8 @@ export interface Contender extends Side {
   name: string
   label: string
   goal?: number
+  /** see `Comparison.cpuGoal` */
+  cpuGoal?: number
   /**
    * The side its ratio is to, measured in the same rounds just before it:
    * the comparison's baseline when absent. Contenders with the same target
@@ -96,7 +100,15 @@ function roundPart (side: Side, run: Run, runs: Map<Side['target'], Run>, conten
 export async function compare (title: string, baseline: Side & { label: string }, contenders: Contender[], how: Rounds): Promise<Comparison[]> {
   const sides = sidesInTurn(baseline, contenders)
   for (const side of sides) await warmUp(side.target, how.connections, how.warmUpSeconds)
-  const comparisons: Comparison[] = contenders.map(c => ({ name: c.name, subjectLabel: c.label, baselineLabel: (c.versus ?? baseline).label, goal: c.goal, baseline: [], subject: [] }))
+  const comparisons: Comparison[] = contenders.map(c => ({
+    name: c.name,
+    subjectLabel: c.label,
+    baselineLabel: (c.versus ?? baseline).label,
+    goal: c.goal,
+    ...(c.cpuGoal === undefined ? {} : { cpuGoal: c.cpuGoal }),
+    baseline: [],
+    subject: []
+  }))
   for (let round = 1; round <= how.rounds; round++) {
     const runs = new Map<Side['target'], Run>()
     for (const side of sides) {
@@ -119,12 +131,23 @@ export async function compare (title: string, baseline: Side & { label: string }
   return comparisons
 }
 
+/** jwt-login's CPU per request over the baseline's (medians over the rounds): 1.05 is 5 % more. */
+export function cpuTimes (c: Comparison): number {
+  return median(c.subject.map(run => run.cpuPerRequest)) / median(c.baseline.map(run => run.cpuPerRequest))
+}
+
+/** Whether a measured comparison's CPU per request is within its CPU goal (true without one). */
+export function cpuGoalMet (c: Comparison): boolean {
+  return c.cpuGoal === undefined || cpuTimes(c) <= c.cpuGoal
+}
+
 /** One line of the results table. */
 export function row (c: Comparison): string {
   if (c.skipped !== undefined) return `${c.name}: ${c.subjectLabel} vs ${c.baselineLabel} | skipped: ${c.skipped} | | | | | | | `
   const r = ratios(c)
   const ratio = median(r)
-  const goal = c.goal === undefined ? '— (measured only)' : `≥ ${c.goal.toFixed(2)}: ${ratio >= c.goal ? 'met' : '**not met**'}`
+  const cpuGoal = c.cpuGoal === undefined ? '' : `; CPU/req ≤ ${c.cpuGoal.toFixed(2)} × the baseline's: ${cpuGoalMet(c) ? 'met' : '**not met**'} (${cpuTimes(c).toFixed(2)} ×)`
+  const goal = c.goal === undefined ? '— (measured only)' : `≥ ${c.goal.toFixed(2)}: ${ratio >= c.goal ? 'met' : '**not met**'}${cpuGoal}`
   const cpuBaseline = median(c.baseline.map(run => run.cpuPerRequest))
   const cpuSubject = median(c.subject.map(run => run.cpuPerRequest))
   const failed = `${c.baseline.reduce((n, run) => n + failures(run), 0)} / ${c.subject.reduce((n, run) => n + failures(run), 0)}`

@@ -15,14 +15,19 @@
 import os from 'node:os'
 import { setTimeout as sleep } from 'node:timers/promises'
 import autocannon from 'autocannon'
+import { hashingLimits } from '../lib/services/password-work.js'
 import { describeRun, type Comparison, type Rounds } from './compare.js'
 import { measure, probe, warmUp, type Run, type Target } from './load.js'
 import { ServerProcess } from './servers.js'
 import { signInUser, USER } from './shared.js'
 import { loginTarget, validateTarget } from './targets.js'
 
-/** jwt-login's default hashing concurrency: one thread fewer than the cores, at least one. */
-export const HASHING_CONCURRENCY = Math.max(1, os.availableParallelism() - 1)
+/**
+ * jwt-login's default hashing concurrency, one thread fewer than the cores
+ * (at least one), as the plugin itself resolves `passwordHashing` left at
+ * its defaults on this machine.
+ */
+export const HASHING_CONCURRENCY = hashingLimits({ concurrency: 0, maxQueue: 0, maxRegistrationQueue: 0 }, os.availableParallelism()).concurrency
 /** The flood: four sign-ins in flight per hashing slot. */
 export const FLOOD_CONNECTIONS = 4 * HASHING_CONCURRENCY
 /** The flood runs this long before validate is measured, so validate meets a full queue. */

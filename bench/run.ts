@@ -7,7 +7,15 @@
  * here, in the parent. Each comparison warms its servers, then runs them in
  * interleaved rounds (baseline, contender(s), baseline, …) and reports the
  * median ratio of req/s with its range, and each server's own CPU time per
- * request. The last lines are the median ratios (the fourteen of a full run).
+ * request. The last lines are the median ratios (the fifteen of a full run).
+ *
+ * Login is judged per hashing slot (issue 37): `login` puts jwt-login with
+ * its default `passwordHashing.concurrency` (one fewer than the cores, at
+ * least one) against bare argon2id behind the same bound, passed to the
+ * bare server as its argument, and has a CPU goal besides its ratio (CPU per
+ * sign-in at most 1.05 × the baseline's); `login-unbounded` puts jwt-login
+ * with the concurrency at the cores against unbounded bare argon2id, what a
+ * host that raises the bound gets.
  *
  * The passkey sign-in (two requests and a signature over a fresh challenge)
  * is measured apart, against the password sign-in, by closed-loop clients in
@@ -20,7 +28,10 @@
  *
  * `BENCH_ONLY` runs one part (and what it takes along): `comparisons`
  * everything but the scaling run; `stores` the store comparisons (with the
- * bare store routes); `flood`, `remote`, `passkeys`, `sizing`, `scaling` each alone.
+ * bare store routes); `login` the two login comparisons, `login` and
+ * `login-unbounded`, and nothing else (the cheapest run of them:
+ * `BENCH_ONLY=login BENCH_SECONDS=2 BENCH_ROUNDS=1 npm run bench`);
+ * `flood`, `remote`, `passkeys`, `sizing`, `scaling` each alone.
  * `BENCH_SESSIONS` lists the scaling run's levels (default
  * 10000,100000,1000000); `BENCH_REMOTE_DELAYS_MS` the latency run's delays
  * besides 0 (default 1,5), `BENCH_REMOTE_REQUESTS` its measured requests
@@ -30,7 +41,7 @@ import os from 'node:os'
 import { MemoryStore } from '../lib/index.js'
 import { subjectApp } from './apps.js'
 import { Backends } from './backends.js'
-import { compare, failures, median, ratioFigure, ratios, row, skipped, type Comparison, type Contender, type Rounds } from './compare.js'
+import { compare, cpuGoalMet, cpuTimes, failures, median, ratioFigure, ratios, row, skipped, type Comparison, type Contender, type Rounds } from './compare.js'
 import { probe, type Run, type Target } from './load.js'
 import { FLOOD_CONNECTIONS, HASHING_CONCURRENCY, validateUnderLoginFlood, type FloodComparison } from './flood.js'
 import { passkeySignIns, printPasskeys, type PasskeyComparison } from './passkeys.js'
@@ -67,7 +78,7 @@ function remoteDelays (): number[] {
 }
 
 /** What `BENCH_ONLY` can name. */
-const PART_NAMES = ['comparisons', 'stores', 'flood', 'remote', 'passkeys', 'sizing', 'scaling'] as const
+const PART_NAMES = ['comparisons', 'login', 'stores', 'flood', 'remote', 'passkeys', 'sizing', 'scaling'] as const
 type Part = typeof PART_NAMES[number]
 
 function only (): Part | null {
@@ -82,7 +93,8 @@ const ROUNDS = positiveInteger('BENCH_ROUNDS', 3)
 const ONLY = only()
 /** What each `BENCH_ONLY` runs: `comparisons` takes every comparison along, the scaling run aside. */
 const PARTS: Record<Part, Part[]> = {
-  comparisons: ['comparisons', 'stores', 'passkeys', 'flood', 'remote', 'sizing'],
+  comparisons: ['comparisons', 'login', 'stores', 'passkeys', 'flood', 'remote', 'sizing'],
+  login: ['login'],
   stores: ['stores'],
   flood: ['flood'],
   remote: ['remote'],
@@ -109,10 +121,10 @@ async function withServers<T> (run: () => Promise<T>): Promise<T> {
   }
 }
 
-/** One contender against one baseline, as the first three comparisons are. */
-async function versus (name: string, labels: { subject: string, baseline: string }, goal: number, targets: { baseline: Target, subject: Target }, connections: number): Promise<Comparison> {
+/** One contender against one baseline, as the first four comparisons are; `cpuGoal`: see `Comparison.cpuGoal`. */
+async function versus (name: string, labels: { subject: string, baseline: string }, goal: number, targets: { baseline: Target, subject: Target }, connections: number, cpuGoal?: number): Promise<Comparison> {
   const [comparison] = await compare(name, { side: 'baseline', label: labels.baseline, target: targets.baseline },
-    [{ name, side: 'jwt-login', label: labels.subject, goal, target: targets.subject }], rounds(connections))
+    [{ name, side: 'jwt-login', label: labels.subject, goal, ...(cpuGoal === undefined ? {} : { cpuGoal }), target: targets.subject }], rounds(connections))
   return comparison as Comparison
 }
 
@@ -150,16 +162,47 @@ async function passkeyLogin (): Promise<PasskeyComparison> {
   return await withServers(async () => await passkeySignIns({ rounds: ROUNDS, seconds: SECONDS, warmUpSeconds: WARM_UP_SECONDS, clients: 8 }))
 }
 
-async function login (): Promise<Comparison> {
+/** The sign-ins in flight in both login comparisons: more than the cores, so a bound has sign-ins waiting. */
+const LOGIN_CONNECTIONS = 8
+/** The login comparison's CPU goal: jwt-login's CPU per sign-in at most this many times the baseline's. */
+const LOGIN_CPU_GOAL = 1.05
+
+/**
+ * `POST /auth` on `subject` (its arguments: the hashing concurrency, the
+ * default without) against the bare argon2id route on `bare-argon2` (its
+ * arguments: the bound, none without), with the same login body.
+ */
+async function loginComparison (name: string, sides: { subject: string[], bare: string[] }, labels: { subject: string, baseline: string }, cpuGoal?: number): Promise<Comparison> {
   return await withServers(async () => {
-    const subject = await ServerProcess.start('subject')
-    const bare = await ServerProcess.start('bare-argon2')
+    const subject = await ServerProcess.start('subject', ...sides.subject)
+    const bare = await ServerProcess.start('bare-argon2', ...sides.bare)
     const subjectTarget = loginTarget(subject)
     const bareTarget: Target = { server: bare, method: 'POST', path: '/argon2', headers: JSON_HEADERS, body: LOGIN_BODY }
     await probe(subjectTarget)
     await probe(bareTarget)
-    return await versus('login', { subject: '`POST /auth`', baseline: 'argon2id verify, same parameters' }, 0.95,
-      { baseline: bareTarget, subject: subjectTarget }, 8)
+    return await versus(name, labels, 0.95, { baseline: bareTarget, subject: subjectTarget }, LOGIN_CONNECTIONS, cpuGoal)
+  })
+}
+
+/**
+ * Login per hashing slot: jwt-login with its default hashing concurrency
+ * (not passed: the plugin sizes it) against bare argon2id behind the same
+ * bound, `HASHING_CONCURRENCY` (the plugin's own figure), passed to the bare
+ * server so that both sides visibly hash as many at once.
+ */
+async function login (): Promise<Comparison> {
+  return await loginComparison('login', { subject: [], bare: [String(HASHING_CONCURRENCY)] }, {
+    subject: `\`POST /auth\`, default \`passwordHashing.concurrency\` (${HASHING_CONCURRENCY})`,
+    baseline: `argon2id verify, same parameters, ${HASHING_CONCURRENCY} at once`
+  }, LOGIN_CPU_GOAL)
+}
+
+/** What a host that raises the bound to the cores gets: jwt-login at `concurrency` = the cores against unbounded bare argon2id. */
+async function loginUnbounded (): Promise<Comparison> {
+  const cores = os.availableParallelism()
+  return await loginComparison('login-unbounded', { subject: [String(cores)], bare: [] }, {
+    subject: `\`POST /auth\`, \`passwordHashing.concurrency\` at the cores (${cores})`,
+    baseline: 'argon2id verify, same parameters, unbounded'
   })
 }
 
@@ -326,7 +369,8 @@ interface Measured {
 async function measureAll (): Promise<Measured> {
   const measured: Measured = { comparisons: [], growth: null, passkeys: null, flood: null, remote: null, sizing: null, scaled: null }
   try {
-    if (runs('comparisons')) measured.comparisons.push(await validate(), await authenticate(), await login())
+    if (runs('comparisons')) measured.comparisons.push(await validate(), await authenticate())
+    if (runs('login')) measured.comparisons.push(await login(), await loginUnbounded())
     if (runs('stores')) {
       const stores = [...await storeComparisons('validate'), ...await storeComparisons('login')]
       // the rows against memory first, in the order they had before the bare routes came
@@ -378,6 +422,16 @@ function printFlood ({ comparison, floods }: FloodComparison): void {
   console.log(`The flood: ${median(floods.map(flood => flood.signInsPerSec)).toFixed(0)} sign-ins/s (median), ${busy} answers 503 (busy) and ${other} other failures over all rounds; they do not count as the run's failures.`)
 }
 
+/** The login rows, whose CPU per sign-in gets a line of its own. */
+const LOGIN_ROWS = ['login', 'login-unbounded']
+
+/** A login row's CPU per sign-in on both sides, and the multiple of the baseline's jwt-login spends, against the row's CPU goal if it has one. */
+function cpuPerSignIn (c: Comparison): string {
+  const cpu = (runs: Run[]): string => median(runs.map(run => run.cpuPerRequest)).toFixed(0)
+  const goal = c.cpuGoal === undefined ? 'no CPU goal' : `goal ≤ ${c.cpuGoal.toFixed(2)} ×: ${cpuGoalMet(c) ? 'met' : 'not met'}`
+  return `CPU per sign-in, ${c.name}: jwt-login ${cpu(c.subject)} µs, baseline ${cpu(c.baseline)} µs (medians): ${cpuTimes(c).toFixed(2)} × the baseline's (${goal}).`
+}
+
 function printComparisons (comparisons: Comparison[], growth: Measured['growth']): void {
   console.log('\n| comparison | baseline req/s | jwt-login req/s | ratio, median [min–max] | goal | p99 ms (baseline / jwt-login) | CPU µs/req (baseline / jwt-login) | CPU ratio (baseline / jwt-login) | non-2xx + errors (baseline / jwt-login) |')
   console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- |')
@@ -385,6 +439,7 @@ function printComparisons (comparisons: Comparison[], growth: Measured['growth']
   printStores(comparisons)
   const loginRuns = comparisons.find(c => c.name === 'login')?.subject.map(run => run.loopDelayP99Ms)
   if (loginRuns !== undefined) console.log(`\nEvent-loop delay in jwt-login's process during the login load: p99 ${median(loginRuns).toFixed(1)} ms (median of ${ROUNDS} runs) [${Math.min(...loginRuns).toFixed(1)}–${Math.max(...loginRuns).toFixed(1)}].`)
+  for (const c of comparisons.filter(c => LOGIN_ROWS.includes(c.name) && c.skipped === undefined)) console.log(cpuPerSignIn(c))
   if (growth !== null) console.log(`Store growth: 100 sessions × 200 refreshes each → ${growth.perSession.toFixed(2)} state entries per live session (${growth.refreshesPerSecond.toFixed(0)} refreshes/s in process).`)
 }
 
@@ -406,6 +461,7 @@ function printVerdict (comparisons: Comparison[], others: RatioLine[]): void {
   if (comparisons.length === 0 && others.length === 0) return
   const missed = [
     ...comparisons.filter(c => c.goal !== undefined && c.skipped === undefined && median(ratios(c)) < c.goal).map(c => c.name),
+    ...comparisons.filter(c => c.skipped === undefined && !cpuGoalMet(c)).map(c => `${c.name} (CPU per request ${cpuTimes(c).toFixed(2)} × the baseline's)`),
     ...others.filter(line => line.value !== null && line.value < line.goal).map(line => line.name)
   ]
   console.log(missed.length === 0 ? 'All ratios meet their goals.' : `Below goal: ${missed.join(', ')}.`)

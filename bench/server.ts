@@ -6,6 +6,11 @@
  * and `stop`. It shuts down on `close`, SIGINT, SIGTERM or a lost parent.
  *
  * Arguments:
+ * - `subject [hashing concurrency]`: the subject app, with
+ *   `passwordHashing.concurrency` at that figure, the default without
+ * - `bare-argon2 [at once]`: the bare argon2id route, at most that many
+ *   verifications at once (the others wait in arrival order), unbounded
+ *   without
  * - `bare-validate <answer bytes>`
  * - `subject-flood`: the subject with the bench user and one more, whose
  *   token the login flood's validate presents (see `floodApp`)
@@ -171,6 +176,14 @@ async function sizingSubject (args: string[]): Promise<Built> {
   return { app: await sizingApp(users, secret, concurrency), cleanup: async () => {} }
 }
 
+/** An optional positive integer argument (a bound of `subject` or `bare-argon2`): undefined when absent. */
+function optionalBound (kind: string, raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined
+  const value = Number(raw)
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${kind}'s bound must be a positive integer, not ${raw}`)
+  return value
+}
+
 async function build (kind: string, args: string[]): Promise<Built> {
   const nothing = async (): Promise<void> => {}
   switch (kind) {
@@ -185,8 +198,8 @@ async function build (kind: string, args: string[]): Promise<Built> {
     case 'remote-redis':
     case 'remote-postgres': return await remoteSubject(kind, args)
     case 'bare-hook': return { app: await bareHookApp(), cleanup: nothing }
-    case 'bare-argon2': return { app: await bareArgon2App(), cleanup: nothing }
-    case 'subject': return { app: await subjectApp(), cleanup: nothing }
+    case 'bare-argon2': return { app: await bareArgon2App(optionalBound(kind, args[0])), cleanup: nothing }
+    case 'subject': return { app: await subjectApp(undefined, 50, undefined, optionalBound(kind, args[0])), cleanup: nothing }
     case 'subject-hook': return { app: await subjectHookApp(), cleanup: nothing }
     case 'subject-passkeys': return { app: await subjectPasskeyApp(), cleanup: nothing }
     case 'subject-flood': return { app: await floodApp(), cleanup: nothing }
