@@ -109,7 +109,7 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
       messages,
       settings: () => settings.current
     })
-    registerRoutes(instance, ctx)
+    await registerRoutes(instance, ctx)
   }, { prefix, logSerializers: SCOPE_SERIALIZERS })
 
   // the query form's and the aliases' preflights reach the plugin only when its CORS answers them

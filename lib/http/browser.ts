@@ -53,13 +53,12 @@ function corsFor (settings: Settings, origin: string | undefined): FastifyCorsOp
 }
 
 /**
- * @fastify/cors (when `cors.enabled` is on at registration) and
- * @fastify/cookie in the plugin's scope, so the host's other routes are
- * untouched. Off, no CORS route or hook is added: a host's own preflight
- * handling keeps every path. A host that registered either plugin itself
- * keeps its own (a second registration would clash on their decorators):
- * its @fastify/cors then answers the preflights, and a warning says the
- * `cors` settings are not used.
+ * @fastify/cors (when `cors.enabled` is on at registration) in the plugin's
+ * scope, so the host's other routes are untouched. Off, no CORS route or
+ * hook is added: a host's own preflight handling keeps every path. A host
+ * that registered it itself keeps its own (a second registration would
+ * clash on its decorators): its @fastify/cors then answers the preflights,
+ * and a warning says the `cors` settings are not used.
  */
 export async function registerBrowserSupport (instance: FastifyInstance, prefix: string, settingsOf: (request: FastifyRequest) => Settings, initial: Settings, log: FastifyBaseLogger): Promise<void> {
   if (instance.hasPlugin('@fastify/cors')) {
@@ -74,7 +73,16 @@ export async function registerBrowserSupport (instance: FastifyInstance, prefix:
       delegator: (request, callback) => { callback(null, corsFor(settingsOf(request), request.headers.origin)) }
     })
   }
-  // the cookie is parsed only by the two routes that read it, never on the validate path
+}
+
+/**
+ * @fastify/cookie in the scope of the routes that set or read the refresh
+ * and device cookies, and only there: its `onSend` hook runs on no other
+ * route (validate, the host's routes). Registered without its parsing hook:
+ * the two routes that read a cookie parse it themselves. A host that
+ * registered it itself keeps its own.
+ */
+export async function registerCookies (instance: FastifyInstance): Promise<void> {
   if (!instance.hasPlugin('@fastify/cookie')) await instance.register(fastifyCookie, { hook: false })
 }
 

@@ -91,19 +91,26 @@ function loginRoute (app: TypedScope, ctx: JwtLoginContext): void {
 }
 
 /**
- * `/auth` (password login), `/auth/validate`, `/auth/refresh`, `/auth/revoke`.
- * Validate and revoke take a signed token and spend nothing guessable, so
- * they skip the per-IP request limit.
+ * `/auth/validate`: it takes a signed token and spends nothing guessable, so
+ * it skips the per-IP request limit; it sets and reads no cookie, so it is
+ * registered outside the cookie routes' scope.
  */
-export function authRoutes (app: TypedScope, ctx: JwtLoginContext): void {
-  loginRoute(app, ctx)
-
+export function validateRoutes (app: TypedScope, ctx: JwtLoginContext): void {
   const validate = async (request: FastifyRequest): Promise<Static<typeof ValidateReply>> => {
     const { call, token } = stateOf(request)
     return succeed(await validateToken(ctx, call, token as string))
   }
   app.get('/auth/validate', { config: { jwtLogin: VALIDATE, rateLimit: false }, schema: { ...VALIDATE_DOC('GET'), querystring: JwtFields, response: { 200: ValidateReply } } }, validate)
   app.post('/auth/validate', { config: { jwtLogin: VALIDATE, rateLimit: false }, schema: { ...VALIDATE_DOC('POST'), body: JwtFields, response: { 200: ValidateReply } } }, validate)
+}
+
+/**
+ * `/auth` (password login), `/auth/refresh`, `/auth/revoke`: the routes that
+ * set and read the refresh cookie. Refresh and revoke take a token that
+ * cannot be guessed, so they skip the per-IP request limit.
+ */
+export function authRoutes (app: TypedScope, ctx: JwtLoginContext): void {
+  loginRoute(app, ctx)
 
   // not counted per IP, like validate and revoke: a refresh token cannot be guessed, and checking one is one store read (less than counting it)
   app.post('/auth/refresh', {

@@ -2,10 +2,12 @@ import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { JwksReply } from '../../schemas/common.js'
 import type { JwtLoginContext } from '../context/context.js'
+import { registerCookies } from '../http/browser.js'
 import type { RouteDoc } from '../http/openapi.js'
+import type { TypedScope } from '../http/scope.js'
 import { accountRoutes } from './account.js'
 import { accountTwoFactorRoutes } from './account-two-factor.js'
-import { authRoutes } from './auth.js'
+import { authRoutes, validateRoutes } from './auth.js'
 import { oauthRoutes } from './oauth.js'
 import { passkeyRoutes } from './passkeys.js'
 import { resetPasswordRoutes } from './reset-password.js'
@@ -23,16 +25,34 @@ const JWKS_DOC: RouteDoc = {
   description: 'Served when the tokens are signed with an asymmetric key (RS*, PS*, ES*, EdDSA); cacheable for five minutes.'
 }
 
-/** Every route of the plugin, in its scope, typed from the schemas. */
-export function registerRoutes (instance: FastifyInstance, ctx: JwtLoginContext): void {
+/**
+ * Every route of the plugin, in its scope, typed from the schemas, in the
+ * order of the documentation. The routes that set or read a cookie (sign-in,
+ * refresh, revoke, the second factor, provider and passkey sign-in,
+ * registration and deletion) sit in child scopes with @fastify/cookie, so
+ * its `onSend` hook runs on none of the others; each child inherits the
+ * scope's hooks, gates, handlers and limits.
+ */
+export async function registerRoutes (instance: FastifyInstance, ctx: JwtLoginContext): Promise<void> {
   const app = instance.withTypeProvider<TypeBoxTypeProvider>()
-  authRoutes(app, ctx)
+  const withCookies = async (routes: (scope: TypedScope) => void): Promise<void> => {
+    await instance.register(async (scope) => {
+      await registerCookies(scope)
+      routes(scope.withTypeProvider<TypeBoxTypeProvider>())
+    })
+  }
+  await withCookies((scope) => { authRoutes(scope, ctx) })
+  validateRoutes(app, ctx)
   resetPasswordRoutes(app, ctx)
-  twoFactorRoutes(app, ctx)
-  oauthRoutes(app, ctx)
+  await withCookies((scope) => {
+    twoFactorRoutes(scope, ctx)
+    oauthRoutes(scope, ctx)
+  })
   sessionRoutes(app, ctx)
-  passkeyRoutes(app, ctx)
-  userRoutes(app, ctx)
+  await withCookies((scope) => {
+    passkeyRoutes(scope, ctx)
+    userRoutes(scope, ctx)
+  })
   accountRoutes(app, ctx)
   accountTwoFactorRoutes(app, ctx)
   const jwks = ctx.tokens.jwks()
