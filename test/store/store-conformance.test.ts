@@ -388,6 +388,17 @@ function failingStore (): StateStore & { closed: boolean } {
   return { get: fail, set: fail, compareAndSet: fail, consume: fail, increment: fail, delete: fail, closed: false }
 }
 
+t.test('guardStore: a store that throws instead of answering a rejected promise fails alike', async (t) => {
+  const thrown = new Error('thrown at once')
+  const store = { ...new MemoryStore(), getMany: () => { throw thrown }, get: () => { throw thrown } } as unknown as StateStore
+  const guarded = guardStore(store)
+  for (const [name, call] of [['get', () => guarded.get('k')], ['getMany', () => (guarded.getMany as NonNullable<StateStore['getMany']>)(['k'])]] as const) {
+    const error = await call().catch((e: unknown) => e) as JwtLoginError
+    t.equal(error.code, 'ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', `${name}: 503 / 201`)
+    t.equal(error.cause, thrown, `${name} keeps the cause`)
+  }
+})
+
 t.test('guardStore: every failure becomes 503 / 201 with the cause', async (t) => {
   const guarded = guardStore(failingStore())
   const calls: Array<[string, Promise<unknown>]> = [
