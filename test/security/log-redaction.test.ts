@@ -436,6 +436,15 @@ t.test('404s under the prefix, in both URL forms, log no value of the query', as
   assertNotLogged(t, log, [password, email], '404s')
 })
 
+t.test('a port method that throws at once, instead of answering a rejected promise, fails as a rejection does', async (t) => {
+  const email = `${unique()}@example.com`
+  const users = Object.assign(new MemoryUserAdapter(), { findByEmail: (sent: string) => { throw echoing('findByEmail', [sent]) } })
+  const error = await guardPorts({ users }).users.findByEmail(email).catch((e: unknown) => e)
+  t.ok(error instanceof HostPortError, 'the guard\'s error')
+  t.match((error as HostPortError).message, 'users.findByEmail failed: Error (EHOST)')
+  t.notMatch((error as HostPortError).message, email, 'without the value it received')
+})
+
 t.test('the guards keep the ports as they are', async (t) => {
   t.test('toPublicUser stays synchronous, `this` is the adapter, an optional method comes and goes with the adapter\'s', async (t) => {
     class Adapter extends MemoryUserAdapter {
