@@ -86,7 +86,8 @@ export function restRouteRewrite (prefix: string = DEFAULT_PREFIX, aliases: read
  * slash, a typo, under the prefix or through `?rest_route=`) would log the
  * URL as sent, `?password=` and all. The child logger factory is the one
  * setting that context takes from the scope; the host's own factory still
- * makes the logger. The routes themselves keep the host's factory.
+ * makes the logger. The plugin's routes, which have the serializer, keep
+ * the host's factory.
  */
 export function redactRequestLogs (instance: FastifyInstance): void {
   const inherited = instance.childLoggerFactory
@@ -97,9 +98,12 @@ export function redactRequestLogs (instance: FastifyInstance): void {
     return inherited.call(this, logger, bindings, redacting, rawRequest)
   }
   instance.setChildLoggerFactory(factory)
-  // the routes have the serializer already: they keep the host's factory, and
-  // without a logger Fastify then makes no child logger for their requests at all
-  instance.addHook('onRoute', (route) => { route.childLoggerFactory ??= inherited })
+  // a route that has the serializer already (the plugin's, from the scope's
+  // logSerializers) keeps the host's factory: without a logger Fastify then
+  // makes no child logger for its requests at all
+  instance.addHook('onRoute', (route) => {
+    if ((route.logSerializers as Record<string, unknown> | undefined)?.req === redactedRequest) route.childLoggerFactory ??= inherited
+  })
 }
 
 /** The URL with every query value replaced by `[redacted]`. */
