@@ -208,8 +208,8 @@ t.test('a refused attempt is not counted', async (t) => {
   // refused on the account after the lookup: the identifier and the IP get the attempt back
   const byLogin = await login(app, { username: ALICE.login, password: ALICE.password })
   t.equal(byLogin.statusCode, 429)
-  t.equal(await store.get(`released:${subjectKey('login:account', 'alice')}`), '1')
-  t.equal(await store.get(`released:${subjectKey('login:user', '1')}`), '1')
+  t.equal(await store.get(`released:{${subjectKey('login:account', 'alice')}}`), '1')
+  t.equal(await store.get(`released:{${subjectKey('login:user', '1')}}`), '1')
   // refused on the identifier before the lookup, then locked: the IP gets them back
   for (let i = 0; i < 4; i++) t.equal((await login(app, { email: ALICE.email, password: ALICE.password })).statusCode, 429)
   t.equal((await login(app, { email: 'bob@example.com', password: 'wrong' })).statusCode, 401, 'the IP has counted two failures: a third is allowed')

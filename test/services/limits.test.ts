@@ -31,19 +31,19 @@ t.test('the last subject counts only once the others let the attempt through', a
   t.match(first, { ok: true, read: [null] })
   const refused = await limiter.reserve([subject('named', 1), subject('account', 5)])
   t.match(refused, { ok: false, refusedBy: ['named'] })
-  t.equal(await inner.get('fails:account'), '1', 'refused on the first subject: the account was not counted')
+  t.equal(await inner.get('fails:{account}'), '1', 'refused on the first subject: the account was not counted')
   const accountOver = await limiter.reserve([subject('other', 5), subject('account', 1)])
   t.match(accountOver, { ok: false, refusedBy: ['account'] })
-  t.equal(await inner.get('released:other'), '1', 'refused on the last subject: the first gets its attempt back')
+  t.equal(await inner.get('released:{other}'), '1', 'refused on the last subject: the first gets its attempt back')
 })
 
 t.test('a count of the last subject that fails gives the others their attempt back, then the error goes on', async (t) => {
   const inner = new MemoryStore()
   t.teardown(() => inner.close())
-  const limiter = new AttemptLimiter(unorderedStore(inner, (key) => key === 'fails:account'), Date.now)
+  const limiter = new AttemptLimiter(unorderedStore(inner, (key) => key === 'fails:{account}'), Date.now)
   await t.rejects(limiter.reserve([subject('named', 5), subject('account', 5)]), { message: 'store down' })
-  t.equal(await inner.get('fails:named'), '1')
-  t.equal(await inner.get('released:named'), '1', 'given back')
+  t.equal(await inner.get('fails:{named}'), '1')
+  t.equal(await inner.get('released:{named}'), '1', 'given back')
 })
 
 t.test('one subject on an unordered store: read, then counted', async (t) => {
