@@ -51,4 +51,3 @@ export type Counter = typeof PEEKED[number] | 'failed'
 export function counterKey (counter: Counter, subject: Counted): string {
   return `${counter}:{${subject.key}}`
 }
-

@@ -479,6 +479,24 @@ t.test('guardStore: getMany only when the store has it, its failure 503 / 201 to
   t.equal((error.cause as Error).message, 'injected getMany failure', 'with the cause')
 })
 
+t.test('guardStore: readAndIncrement only when the store has it, its failure 503 / 201 too', async (t) => {
+  t.equal(guardStore(failingStore()).readAndIncrement, undefined, 'a store without it: none, so the limiter reads and counts apart')
+  const memory = new MemoryStore()
+  t.teardown(async () => { await memory.close() })
+  const store = ruledStore(memory)
+  const guarded = guardStore(store)
+  await memory.set('a', '1', 60_000)
+  t.same(await guarded.readAndIncrement?.(['a'], [{ key: 'n', ttlMs: 60_000 }]), { values: ['1'], counts: [{ count: 1, ttlMs: 60_000 }] })
+  store.rule = (method, key) => method === 'increment' && key === 'n'
+  const error = await guarded.readAndIncrement?.(['a'], [{ key: 'n', ttlMs: 60_000 }]).catch((e: unknown) => e) as JwtLoginError
+  t.equal(error.code, 'ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE')
+  t.equal((error.cause as Error).message, 'injected readAndIncrement failure', 'with the cause (a rule on a counter\'s increment covers the batch)')
+  store.rule = (method, key) => method === 'get' && key === 'a'
+  await t.rejects(guarded.readAndIncrement?.(['a'], []) as Promise<unknown>, { code: 'ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE' }, 'and a rule on a read of its keys')
+  store.rule = (method) => method === 'getMany'
+  t.match(await guarded.readAndIncrement?.([], [{ key: 'n', ttlMs: 60_000 }]), { values: [], counts: [{ count: 2 }] }, 'no key read: no read to fail')
+})
+
 t.test('ruledStore: a getMany is also a get of each of its keys', async (t) => {
   const memory = new MemoryStore()
   t.teardown(async () => { await memory.close() })
