@@ -1,27 +1,10 @@
-import { sha256Base64url } from '../core/crypto.js'
 import { throwFirstFailure } from '../core/settled.js'
 import type { ResolvedLimit } from '../config/settings.js'
-import { readMany } from '../store/read.js'
-import type { StateStore } from '../store/types.js'
+import { batchOf, readMany } from '../store/read.js'
+import type { ReadAndIncrementResult, StateStore } from '../store/types.js'
+import { count, counterKey, net, PEEKED, subjectKey, type Counted, type Peek } from './counters.js'
 
-/** Counter keys never hold an identifier in clear: an email in a store key is personal data. */
-export function subjectKey (scope: string, subject: string): string {
-  return `${scope}:${sha256Base64url(subject)}`
-}
-
-/**
- * One fixed-window count: `key` counted once in its window. Answers `null`
- * within `limit`, else the seconds until the window ends (`Retry-After`).
- */
-export async function countInWindow (store: StateStore, key: string, limit: ResolvedLimit): Promise<number | null> {
-  const { count, ttlMs } = await store.increment(key, limit.windowMs)
-  return count <= limit.max ? null : Math.max(1, Math.ceil(ttlMs / 1000))
-}
-
-export interface Counted {
-  key: string
-  limit: ResolvedLimit
-}
+export { counterKey, countInWindow, subjectKey, type Counted } from './counters.js'
 
 /**
  * A subject whose attempts are counted before the check they guard. `reset`:
@@ -54,25 +37,6 @@ export type Reservation = { ok: true, holds: Hold[], read: Array<string | null> 
 /** A credit expires up to this long (at most a tenth of the window) before its counter, so it never outlives it. */
 const CREDIT_MARGIN_MS = 1000
 
-/** The entries read per subject before it is counted, in this order; a `reset` subject's failures after them. */
-const PEEKED = ['released', 'forgiven', 'lock', 'fails'] as const
-
-interface Peek {
-  credit: number
-  counted: number
-  lockedUntil: number
-  failures: string | null
-}
-
-/** Attempts less credits; a credit larger than the attempts it was read against is left over from an ended window and ignored. */
-function net (attempts: number, credit: number): number {
-  return credit <= attempts ? attempts - credit : attempts
-}
-
-function count (raw: string | null): number {
-  return Number(raw ?? 0)
-}
-
 /** The holds of the counts that succeeded. */
 function fulfilled (counts: Array<PromiseSettledResult<Hold>>): Hold[] {
   return counts.flatMap(c => c.status === 'fulfilled' ? [c.value] : [])
@@ -80,7 +44,7 @@ function fulfilled (counts: Array<PromiseSettledResult<Hold>>): Hold[] {
 
 /** The keys read for `subjects`: each one's credits, lock and attempts, and a `reset` subject's failures. */
 function peekKeys (subjects: Reservable[]): string[] {
-  return subjects.flatMap(s => [...PEEKED.map(name => `${name}:${s.key}`), ...(s.onSuccess === 'reset' ? [`failed:${s.key}`] : [])])
+  return subjects.flatMap(s => [...PEEKED.map(name => counterKey(name, s)), ...(s.onSuccess === 'reset' ? [counterKey('failed', s)] : [])])
 }
 
 /**
@@ -99,8 +63,9 @@ function peekKeys (subjects: Reservable[]): string[] {
  *
  * A refused attempt locks the subjects over their limit (`lock:<key>`, until
  * the window ends): while a subject is locked and at its limit, attempts are
- * refused and leave no count (on a store whose calls take effect in order,
+ * refused and leave no count (on an ordered store without `readAndIncrement`
  * they are counted in the round trip that reads the lock, and given back).
+ * Every counter key names its subject as a hash tag (`fails:{<key>}`).
  */
 export class AttemptLimiter {
   readonly #store: StateStore
@@ -114,7 +79,10 @@ export class AttemptLimiter {
   /**
    * Counts one attempt on every subject before it is checked, or refuses it
    * when any subject is over its limit; `alsoRead` are read in the same round
-   * trip (a flow's own reads, to save it one). On a store whose calls take
+   * trip (a flow's own reads, to save it one). On a store with
+   * `readAndIncrement` (`AtomicBatch`: the memory store, Redis, a Redis
+   * Cluster, PostgreSQL), the read and the counts are one call, which counts
+   * nothing while a subject is locked. On another store whose calls take
    * effect in the order made (`ordered`), the read and the count travel
    * together: the store reads before it counts, so the credits cover only
    * earlier attempts, and an attempt a lock refuses is given back. Elsewhere
@@ -125,6 +93,8 @@ export class AttemptLimiter {
   async reserve (subjects: Reservable[], alsoRead: readonly string[] = []): Promise<Reservation> {
     const start = this.#now()
     const keys = [...peekKeys(subjects), ...alsoRead]
+    const batch = batchOf(this.#store)
+    if (batch !== null) return await this.#batched(batch, subjects, keys, start)
     if (this.#store.ordered !== true) {
       const values = await readMany(this.#store, keys)
       const read = values.slice(peekKeys(subjects).length)
@@ -169,6 +139,41 @@ export class AttemptLimiter {
       return locked
     }
     return await this.#counted(netted, values.value.slice(peekKeys(subjects).length))
+  }
+
+  /**
+   * The read and the counts in one call of the store's `readAndIncrement`,
+   * held back while a subject is locked (`lock:` above now), so an attempt
+   * on a locked subject writes nothing. A lock whose subject is no longer at
+   * its limit (a success since gave attempts back) holds the count back
+   * too: the attempt is then read and counted again without the condition.
+   * Counts made beside a lock (on a cluster the condition holds only within
+   * a subject's hash slot) are given back.
+   */
+  async #batched (batch: NonNullable<ReturnType<typeof batchOf>>, subjects: Reservable[], keys: string[], start: number): Promise<Reservation> {
+    const increments = subjects.map(s => ({ key: counterKey('fails', s), ttlMs: s.limit.windowMs }))
+    let answer = await batch(keys, increments, { unlessAbove: { keys: subjects.map(s => counterKey('lock', s)), now: start } })
+    let peeks = this.#peeks(subjects, answer.values)
+    let locked = this.#locked(subjects, peeks, answer.values)
+    if (locked === null && answer.counts.includes(null)) {
+      await this.release(this.#netted(subjects, peeks, answer.counts, start))
+      answer = await batch(keys, increments)
+      peeks = this.#peeks(subjects, answer.values)
+      locked = this.#locked(subjects, peeks, answer.values)
+    }
+    const holds = this.#netted(subjects, peeks, answer.counts, start)
+    if (locked !== null) {
+      await this.release(holds)
+      return locked
+    }
+    return await this.#counted(holds.map(value => ({ status: 'fulfilled', value })), answer.values.slice(peekKeys(subjects).length))
+  }
+
+  /** The holds of the counts made, each netted of the credits read with it (read first, they cover the attempts before it). */
+  #netted (subjects: Reservable[], peeks: Peek[], counts: ReadAndIncrementResult['counts'], start: number): Hold[] {
+    return counts.flatMap((c, i) => c === null
+      ? []
+      : [{ subject: subjects[i] as Reservable, counted: net(c.count - 1, (peeks[i] as Peek).credit) + 1, expiresAt: start + c.ttlMs, failures: (peeks[i] as Peek).failures }])
   }
 
   /** The attempt failed: it stays counted on every subject, and a `reset` subject records it as a failure a success may forgive. */
@@ -232,7 +237,7 @@ export class AttemptLimiter {
    */
   async #count (subjects: Reservable[], peeks: Peek[] | null, start: number): Promise<Array<PromiseSettledResult<Hold>>> {
     return await Promise.allSettled(subjects.map(async (subject, i) => {
-      const { count: attempts, ttlMs } = await this.#store.increment(`fails:${subject.key}`, subject.limit.windowMs)
+      const { count: attempts, ttlMs } = await this.#store.increment(counterKey('fails', subject), subject.limit.windowMs)
       const peek = peeks?.[i]
       // the credit was read before the increment: it covers only the attempts counted before this one
       return { subject, counted: peek === undefined ? attempts : net(attempts - 1, peek.credit) + 1, expiresAt: start + ttlMs, failures: peek?.failures ?? null }
@@ -252,7 +257,7 @@ export class AttemptLimiter {
     if (over.length === 0) return { ok: true, holds, read }
     // the locks and the attempts given back, together
     throwFirstFailure(await Promise.allSettled([
-      ...over.map(async h => await this.#store.set(`lock:${h.subject.key}`, String(h.expiresAt), Math.max(1, h.expiresAt - this.#now()))),
+      ...over.map(async h => await this.#store.set(counterKey('lock', h.subject), String(h.expiresAt), Math.max(1, h.expiresAt - this.#now()))),
       this.release(holds)
     ]))
     return this.#refusal(Math.max(...over.map(h => h.expiresAt)), over.map(h => h.subject), read)
@@ -265,13 +270,13 @@ export class AttemptLimiter {
 
   async #credit (hold: Hold, counter: 'released' | 'failed'): Promise<void> {
     const ttlMs = this.#creditTtl(hold)
-    if (ttlMs > 0) await this.#store.increment(`${counter}:${hold.subject.key}`, ttlMs)
+    if (ttlMs > 0) await this.#store.increment(counterKey(counter, hold.subject), ttlMs)
   }
 
   /** Forgives the failures read with the count, as a success always has: it clears the account's failures. */
   async #forgive (hold: Hold): Promise<void> {
     const ttlMs = this.#creditTtl(hold)
-    if (hold.failures !== null && ttlMs > 0) await this.#store.set(`forgiven:${hold.subject.key}`, hold.failures, ttlMs)
+    if (hold.failures !== null && ttlMs > 0) await this.#store.set(counterKey('forgiven', hold.subject), hold.failures, ttlMs)
   }
 }
 

@@ -1,16 +1,21 @@
 import { randomUUID } from 'node:crypto'
 import { JwtLoginError } from '../core/errors.js'
 import { withinDeadline } from './deadline.js'
-import type { StateStore } from './types.js'
+import { batchOf } from './read.js'
+import type { AtomicBatch, StateStore } from './types.js'
 
 function unavailable (error: unknown): never {
   if (error instanceof JwtLoginError) throw error
   throw new JwtLoginError('ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', { cause: error })
 }
 
-/** The store as flows see it: any failure becomes 503 / errorCode 201, so requests fail closed. */
-export function guardStore (store: StateStore): StateStore {
-  const guarded: StateStore = {
+/**
+ * The store as flows see it: any failure becomes 503 / errorCode 201, so
+ * requests fail closed. The optional methods (`getMany`, `readAndIncrement`)
+ * are there only when the store has them.
+ */
+export function guardStore (store: StateStore): StateStore & Partial<AtomicBatch> {
+  const guarded: StateStore & Partial<AtomicBatch> = {
     get: (key) => mapFailure(() => store.get(key)),
     set: (key, value, ttlMs) => mapFailure(() => store.set(key, value, ttlMs)),
     consume: (key) => mapFailure(() => store.consume(key)),
@@ -24,6 +29,11 @@ export function guardStore (store: StateStore): StateStore {
   if (store.getMany !== undefined) {
     const batched = store as Required<Pick<StateStore, 'getMany'>>
     guarded.getMany = (keys) => mapFailure(() => batched.getMany(keys))
+  }
+  // without it, the attempt limiter reads with getMany and counts with increment
+  const readAndIncrement = batchOf(store)
+  if (readAndIncrement !== null) {
+    guarded.readAndIncrement = (read, increments, options) => mapFailure(() => readAndIncrement(read, increments, options))
   }
   return guarded
 }

@@ -1,6 +1,6 @@
 import { JwtLoginError } from '../core/errors.js'
 import type { Clock } from '../core/clock.js'
-import type { StateStore, StoreLogger } from './types.js'
+import type { AtomicBatch, BatchIncrement, ReadAndIncrementOptions, ReadAndIncrementResult, StateStore, StoreLogger } from './types.js'
 
 export interface MemoryStoreOptions {
   /** Most state entries (sessions, revocations, codes, challenges) kept at once (default 100 000). */
@@ -45,7 +45,7 @@ const EVICTION_WARNING_EVERY_MS = 60_000
  *   again. Lockout and attempt counters are never evicted: with none
  *   evictable left, a new counter is refused (503), as state is.
  */
-export class MemoryStore implements StateStore {
+export class MemoryStore implements StateStore, AtomicBatch {
   /** In process: every call takes effect when it is made, so in the order made. */
   readonly ordered = true
   readonly #entries = new Map<string, Entry>()
@@ -249,6 +249,10 @@ export class MemoryStore implements StateStore {
   }
 
   async increment (key: string, ttlMs: number): Promise<{ count: number, ttlMs: number }> {
+    return this.#incrementNow(key, ttlMs)
+  }
+
+  #incrementNow (key: string, ttlMs: number): { count: number, ttlMs: number } {
     const now = this.#clock()
     const found = this.#find(key)
     if (found === undefined) {
@@ -258,6 +262,17 @@ export class MemoryStore implements StateStore {
     const count = Number(found.entry.value) + 1
     found.entry.value = String(count)
     return { count, ttlMs: found.entry.expiresAt - now }
+  }
+
+  /** In process and without an `await`, nothing runs between the reads and the increments: the whole call is one atomic step. */
+  async readAndIncrement (read: readonly string[], increments: readonly BatchIncrement[], options: ReadAndIncrementOptions = {}): Promise<ReadAndIncrementResult> {
+    const now = this.#clock()
+    const values = read.map(key => this.#valueAt(key, now))
+    const held = options.unlessAbove
+    if (held !== undefined && held.keys.some(key => Number(this.#valueAt(key, now)) > held.now)) {
+      return { values, counts: increments.map(() => null) }
+    }
+    return { values, counts: increments.map(({ key, ttlMs }) => this.#incrementNow(key, ttlMs)) }
   }
 
   async delete (key: string): Promise<void> {

@@ -49,7 +49,7 @@ export function postgresSchemaSql (table = POSTGRES_DEFAULT_TABLE): string {
   ].join('\n')
 }
 
-export type Operation = 'get' | 'getMany' | 'set' | 'consume' | 'increment' | 'insertIfAbsent' | 'replace' | 'delete' | 'sweep'
+export type Operation = 'get' | 'getMany' | 'set' | 'consume' | 'increment' | 'readAndIncrement' | 'insertIfAbsent' | 'replace' | 'delete' | 'sweep'
 
 /** A statement's text, and its name when it is prepared once per connection. */
 export interface Statement { text: string, name?: string }
@@ -82,6 +82,28 @@ function statementTexts (table: string): Record<Operation, string> {
         value = CASE WHEN s.expires_at > now() THEN (s.value::bigint + 1)::text ELSE '1' END,
         expires_at = CASE WHEN s.expires_at > now() THEN s.expires_at ELSE EXCLUDED.expires_at END
       RETURNING value::float8 AS count, ceil(extract(epoch FROM s.expires_at - now()) * 1000)::float8 AS ttl`,
+    // $1 the keys read, $2 the counters and $3 their TTLs, $4 the keys of the condition and $5 its `now`: the reads see the
+    // statement's snapshot, from before its increments; a key of the condition holding a number over $5 holds every count
+    // back; the counters are counted as `increment` counts one, locked in key order, so that concurrent batches never deadlock
+    readAndIncrement: `WITH reads AS (
+        SELECT key, value FROM ${table} WHERE key = ANY($1::text[]) AND expires_at > now()
+      ), held AS (
+        SELECT 1 FROM ${table} WHERE key = ANY($4::text[]) AND expires_at > now()
+          AND CASE WHEN value ~ '^[0-9]+(\\.[0-9]+)?$' THEN value::float8 > $5::float8 ELSE false END
+      ), counted AS (
+        INSERT INTO ${table} AS s (key, value, expires_at)
+        SELECT c.key, '1', now() + c.ttl * interval '1 millisecond'
+        FROM unnest($2::text[], $3::float8[]) AS c (key, ttl)
+        WHERE NOT EXISTS (SELECT 1 FROM held)
+        ORDER BY c.key COLLATE "C"
+        ON CONFLICT (key) DO UPDATE SET
+          value = CASE WHEN s.expires_at > now() THEN (s.value::bigint + 1)::text ELSE '1' END,
+          expires_at = CASE WHEN s.expires_at > now() THEN s.expires_at ELSE EXCLUDED.expires_at END
+        RETURNING s.key, s.value::float8 AS count, ceil(extract(epoch FROM s.expires_at - now()) * 1000)::float8 AS ttl
+      )
+      SELECT true AS read, key, value, NULL::float8 AS count, NULL::float8 AS ttl FROM reads
+      UNION ALL
+      SELECT false, key, NULL, count, ttl FROM counted`,
     insertIfAbsent: `INSERT INTO ${table} AS s (key, value, expires_at) VALUES ($1, $2, ${ttl(3)})
       ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at
       WHERE s.expires_at <= now()`,

@@ -4,7 +4,7 @@ import { requirePeer } from '../core/peer.js'
 import { deadlineOf, withinDeadline } from './deadline.js'
 import { RateLimitedLine } from './log-line.js'
 import { POSTGRES_DEFAULT_TABLE, postgresSchemaSql, statements, tableNames, type Operation, type Statement } from './postgres-sql.js'
-import type { StateStore, StoreLogger } from './types.js'
+import type { AtomicBatch, BatchIncrement, ReadAndIncrementOptions, ReadAndIncrementResult, StateStore, StoreLogger } from './types.js'
 
 const pg = requirePeer<typeof import('pg')>('pg', 'fastify-jwt-login/postgres')
 
@@ -74,7 +74,7 @@ function atLeastOne (name: string, value: number | undefined, fallback: number):
  * server could otherwise hold a call for 4 s, or, on such a pool, until it
  * answers again.
  */
-export class PostgresStore implements StateStore {
+export class PostgresStore implements StateStore, AtomicBatch {
   readonly #pool: Pool
   readonly #owned: boolean
   readonly #prefix: string
@@ -188,6 +188,23 @@ export class PostgresStore implements StateStore {
     const row = rows[0] as { count: number, ttl: number }
     // Number(): a host pool may parse float8 into strings
     return { count: Number(row.count), ttlMs: Number(row.ttl) }
+  }
+
+  /**
+   * One statement: its reads see the statement's snapshot (from before its
+   * counts, never a write made after them), its counters are locked in key
+   * order and counted as `increment` counts, all or none.
+   */
+  async readAndIncrement (read: readonly string[], increments: readonly BatchIncrement[], options: ReadAndIncrementOptions = {}): Promise<ReadAndIncrementResult> {
+    const prefixed = (key: string): string => this.#prefix + key
+    const held = options.unlessAbove
+    const { rows } = await this.#run<{ read: boolean, key: string, value: string | null, count: number | null, ttl: number | null }>(this.#sql.readAndIncrement, [
+      read.map(prefixed), increments.map(({ key }) => prefixed(key)), increments.map(({ ttlMs }) => ttlMs), (held?.keys ?? []).map(prefixed), held?.now ?? null
+    ])
+    const values = new Map(rows.filter(row => row.read).map(row => [row.key, row.value]))
+    // Number(): a host pool may parse float8 into strings
+    const counts = new Map(rows.filter(row => !row.read).map(row => [row.key, { count: Number(row.count), ttlMs: Number(row.ttl) }]))
+    return { values: read.map(key => values.get(prefixed(key)) ?? null), counts: increments.map(({ key }) => counts.get(prefixed(key)) ?? null) }
   }
 
   async compareAndSet (key: string, expected: string | null, value: string, ttlMs: number): Promise<boolean> {

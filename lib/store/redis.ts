@@ -4,7 +4,8 @@ import { deadlineOf, withinDeadline } from './deadline.js'
 import { RateLimitedLine } from './log-line.js'
 import { checkConnection, ownClient, waitOption, type RedisStoreOptions } from './redis-connection.js'
 import { clusterReplicationOf, durabilityWarnings, ON_A_REPLICA, REPLICAS_UNACKNOWLEDGED, replicationOf } from './redis-server.js'
-import type { StateStore, StoreLogger } from './types.js'
+import { READ_AND_INCREMENT, readAndIncrementBy } from './redis-batch.js'
+import type { AtomicBatch, BatchIncrement, ReadAndIncrementOptions, ReadAndIncrementResult, StateStore, StoreLogger } from './types.js'
 
 /** A cluster's answer that the key's slot is served elsewhere now (an ASK, during resharding, is not retried). */
 const MOVED = /^MOVED /
@@ -47,6 +48,7 @@ return 0
 interface StoreCommands {
   jwtLoginIncrement: (key: string, ttlMs: number) => Promise<[number, number]>
   jwtLoginCompareAndSet: (key: string, absent: string, expected: string, value: string, ttlMs: number) => Promise<number>
+  jwtLoginReadAndIncrement: (...args: Array<string | number>) => Promise<Array<string | number | null>>
 }
 
 type StoreClient = (Redis | Cluster) & StoreCommands
@@ -67,7 +69,7 @@ type Sends<R> = Record<WriteCommand, (...args: Array<string | number>) => R>
  * the store creates does not auto-pipeline, so that no call waits behind
  * another one's batch.
  */
-export class RedisStore implements StateStore {
+export class RedisStore implements StateStore, AtomicBatch {
   /** A single Redis: one connection, whose commands run in the order sent. A cluster's nodes answer each on their own. */
   readonly ordered: boolean
   readonly #client: StoreClient
@@ -91,6 +93,8 @@ export class RedisStore implements StateStore {
     this.#deadlineMs = deadlineOf(client.isCluster ? (client as Cluster).options.redisOptions?.commandTimeout : (client as Redis).options.commandTimeout)
     client.defineCommand('jwtLoginIncrement', { numberOfKeys: 1, lua: INCREMENT })
     client.defineCommand('jwtLoginCompareAndSet', { numberOfKeys: 1, lua: COMPARE_AND_SET })
+    // its number of keys comes first in each call
+    client.defineCommand('jwtLoginReadAndIncrement', { lua: READ_AND_INCREMENT })
     this.#client = client as StoreClient
     this.#log = options.log ?? null
     // a client the host owns keeps the host's own error handling
@@ -195,6 +199,24 @@ export class RedisStore implements StateStore {
 
   async delete (key: string): Promise<void> {
     await this.#write('del', this.#prefix + key)
+  }
+
+  /**
+   * One Lua script on a single Redis; on a cluster one per hash tag, all sent
+   * at once (the attempt limiter tags each subject's counters alike, so each
+   * subject is read and counted in one script, and its lock holds back its
+   * own counts only).
+   */
+  async readAndIncrement (read: readonly string[], increments: readonly BatchIncrement[], options: ReadAndIncrementOptions = {}): Promise<ReadAndIncrementResult> {
+    const prefixed = (key: string): string => this.#prefix + key
+    const held = options.unlessAbove
+    return await readAndIncrementBy(
+      async (args) => await this.#write<Array<string | number | null>>('jwtLoginReadAndIncrement', ...args),
+      this.#client.isCluster,
+      read.map(prefixed),
+      increments.map(({ key, ttlMs }) => ({ key: prefixed(key), ttlMs })),
+      held === undefined ? {} : { unlessAbove: { keys: held.keys.map(prefixed), now: held.now } }
+    )
   }
 
   /**

@@ -42,7 +42,9 @@ export interface StateStore {
    * the order they were made (one connection to one server, as a single
    * Redis; or in process). The attempt limiter then sends its read and its
    * count together, in one round trip; without it (a Redis Cluster,
-   * PostgreSQL's pool, or not said), the count waits for the read.
+   * PostgreSQL's pool, or not said), the count waits for the read. A store
+   * with `readAndIncrement` (see `AtomicBatch`) is asked for that instead,
+   * ordered or not.
    */
   readonly ordered?: boolean
   /** Releases connections or timers the store owns. */
@@ -54,6 +56,56 @@ export interface StateStore {
    * built with stays.
    */
   attachLogger? (log: StoreLogger): void
+}
+
+/** One counter a `readAndIncrement` adds one to: as `increment` does, with `ttlMs` for a new one. */
+export interface BatchIncrement {
+  key: string
+  ttlMs: number
+}
+
+export interface ReadAndIncrementOptions {
+  /**
+   * A condition on the increments: while any of `keys` holds a number
+   * greater than `now` (ms since the epoch, the caller's clock), nothing is
+   * counted (see `AtomicBatch`). The attempt limiter names its subjects'
+   * `lock:` keys, so an attempt on a locked subject writes nothing.
+   */
+  unlessAbove?: { keys: readonly string[], now: number }
+}
+
+export interface ReadAndIncrementResult {
+  /** The values of the keys read, in their order (`null`: absent or expired), as they were before the increments. */
+  values: Array<string | null>
+  /** Each increment's new count and time left, in their order; `null` for one the `unlessAbove` condition held back. */
+  counts: Array<{ count: number, ttlMs: number } | null>
+}
+
+/**
+ * An optional capability of a state store, beside `StateStore`: reads and
+ * counts in one call, so the attempt limiter reads a subject's counters and
+ * counts its attempt in one round trip on any store, ordered or not. The
+ * plugin uses it whenever the store has the method (a function named
+ * `readAndIncrement`), and falls back to `getMany` and `increment` otherwise.
+ * An adapter that offers it must guarantee:
+ * - every key of `read` is read before any counter of `increments` is
+ *   counted, and no write made after an increment is seen by the reads
+ *   (the credits a caller reads then cover only the attempts counted
+ *   before its own); the reads of keys in different atomic units (a Redis
+ *   Cluster's hash slots) need not be one snapshot;
+ * - each increment is atomic as `increment` is, and the increments of one
+ *   call are made together: on one Redis or in one SQL statement, of two
+ *   concurrent calls that count the same counters, one counts all of them
+ *   before the other (on a Redis Cluster this holds within a hash slot);
+ * - with `unlessAbove`, when one of its keys holds a number greater than
+ *   `now` at the time of the reads, no counter is incremented (`counts`
+ *   all `null`); where the call spans several atomic units, at least no
+ *   counter in the unit of such a key (the caller gives back any other);
+ * - the keys of `increments` are distinct, and any of them may also be read;
+ * - it fails as a whole or answers for every key (a partial failure is an error).
+ */
+export interface AtomicBatch {
+  readAndIncrement (read: readonly string[], increments: readonly BatchIncrement[], options?: ReadAndIncrementOptions): Promise<ReadAndIncrementResult>
 }
 
 /** A pino-compatible logger (the Fastify logger is one): an object, then a message. */

@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify'
 import { generate } from 'otplib'
 import jwtLogin, { createTotpSecret, generateBackupCodes, MemoryStore, type NewProviderUser, type PublicUser, type StateStore, type UserAdapter } from '../../lib/index.js'
+import type { AtomicBatch } from '../../lib/store/types.js'
 import { MemoryTwoFactorStore, MemoryUserAdapter, type MemoryUser } from '../../lib/testing.js'
 import { ALICE, HS_SECRET } from './app.js'
 import { providers } from './oauth.js'
@@ -17,12 +18,17 @@ import { ACCOUNTS, type TestIdp } from './oidc-provider.js'
 import { codeIn as resetCodeIn } from './reset.js'
 import { MailBox } from './mail-box.js'
 
-type Method = 'get' | 'getMany' | 'set' | 'consume' | 'increment' | 'compareAndSet' | 'delete'
+type Method = 'get' | 'getMany' | 'set' | 'consume' | 'increment' | 'compareAndSet' | 'delete' | 'readAndIncrement'
 
 /** One call the plugin made on the store. */
 export interface StoreCall {
   method: Method
+  /** The key, or the keys read (a getMany, a readAndIncrement). */
   keys: string[]
+  /** A readAndIncrement's counters: their keys, the count each reached (`null`: held back) and their TTLs. */
+  counters?: Array<{ key: string, count: string | null, ttlMs: number }>
+  /** A readAndIncrement's condition: the keys that hold its counts back while over now. */
+  unlessAbove?: string[]
   /** What the call stored: the value of a set or of a compare-and-set that wrote, the new count of an increment; else `null`. */
   written: string | null
   ttlMs: number | null
@@ -42,16 +48,44 @@ export interface StoreCall {
  */
 export const ROUND_TRIP_MS = 4
 
+/**
+ * The kind of store a recording store models: `ordered` (calls take effect in
+ * the order made: the memory store, a single Redis) and `batch` (it offers
+ * `readAndIncrement`: every store of the plugin's; a host's may not).
+ */
+export interface StoreModel {
+  name: string
+  ordered: boolean
+  batch: boolean
+}
+
+/** The memory store and a single Redis. */
+export const ORDERED_STORE: StoreModel = { name: 'the memory store, a single Redis', ordered: true, batch: true }
+/** PostgreSQL and a Redis Cluster: calls may overtake one another; the batch is there. */
+export const UNORDERED_STORE: StoreModel = { name: 'PostgreSQL, a Redis Cluster', ordered: false, batch: true }
+
 /** A store that records every call and passes it on. */
 export class RecordingStore implements StateStore {
-  /** As the memory store it passes the calls to: in process, each call takes effect when made. */
-  readonly ordered = true
+  /** As the model says (the memory store it passes the calls to keeps their order whatever it says). */
+  readonly ordered: boolean
   readonly calls: StoreCall[] = []
   readonly inner: MemoryStore
+  /** Only when the model has the batch: the plugin looks for the method. */
+  readonly readAndIncrement?: AtomicBatch['readAndIncrement']
   #finished = 0
 
-  constructor (inner: MemoryStore) {
+  constructor (inner: MemoryStore, model: StoreModel = ORDERED_STORE) {
     this.inner = inner
+    this.ordered = model.ordered
+    if (model.batch) {
+      this.readAndIncrement = async (read, increments, options) => {
+        const counters = increments.map(({ key, ttlMs }) => ({ key, count: null as string | null, ttlMs }))
+        return await this.#record('readAndIncrement', [...read], null, async () => await inner.readAndIncrement(read, increments, options), (result) => {
+          result.counts.forEach((counted, i) => { (counters[i] as { count: string | null }).count = counted === null ? null : String(counted.count) })
+          return result.counts.some(counted => counted !== null) ? 'counted' : null
+        }, { counters, unlessAbove: [...options?.unlessAbove?.keys ?? []] })
+      }
+    }
   }
 
   /** Forgets the calls so far: what follows is one measured request. */
@@ -60,8 +94,8 @@ export class RecordingStore implements StateStore {
     this.#finished = 0
   }
 
-  async #record<T> (method: Method, keys: string[], ttlMs: number | null, run: () => Promise<T>, written: (result: T) => string | null): Promise<T> {
-    const call: StoreCall = { method, keys, written: null, ttlMs, wave: this.#finished + 1 }
+  async #record<T> (method: Method, keys: string[], ttlMs: number | null, run: () => Promise<T>, written: (result: T) => string | null, more: Partial<StoreCall> = {}): Promise<T> {
+    const call: StoreCall = { method, keys, written: null, ttlMs, wave: this.#finished + 1, ...more }
     this.calls.push(call)
     try {
       const result = await run()
@@ -119,6 +153,9 @@ const DIGITS = /^\d+$/
  */
 export function keyFamily (key: string): string {
   if (key.startsWith('rate:')) return 'rate:<ip>'
+  // an attempt counter's subject is a hash tag: `fails:{login:user:<h>}`
+  const tagged = /^([^{]*)\{([^}]*)\}$/.exec(key)
+  if (tagged !== null) return `${tagged[1] as string}{${keyFamily(tagged[2] as string)}}`
   const parts = key.split(':')
   return parts.map((part, i) => {
     if (SESSION_ID.test(part)) return '<sid>'
@@ -133,9 +170,10 @@ export function keyFamily (key: string): string {
 const PEEK = ['released', 'forgiven', 'lock', 'fails']
 const FORGIVING = 'failed'
 
-/** The subjects a getMany reads as the limiter's read (`peek`), and the keys it reads after them (a flow's own); `null` when it is no peek. */
-function peekOf (keys: string[]): { subjects: string[], rest: string[] } | null {
+/** The subjects a getMany reads as the limiter's read (`peek`, each as its family and as read), and the keys it reads after them (a flow's own); `null` when it is no peek. */
+function peekOf (keys: string[]): { subjects: string[], raw: string[], rest: string[] } | null {
   const subjects: string[] = []
+  const raw: string[] = []
   let at = 0
   while (at + PEEK.length <= keys.length) {
     const first = keys[at] as string
@@ -143,18 +181,35 @@ function peekOf (keys: string[]): { subjects: string[], rest: string[] } | null 
     if (!PEEK.every((name, j) => keys[at + j] === `${name}:${subject}`)) break
     at += PEEK.length
     if (keys[at] === `${FORGIVING}:${subject}`) at++
-    subjects.push(keyFamily(subject))
+    raw.push(subject)
+    subjects.push(keyFamily(subject.replace(/^\{(.*)\}$/, '$1')))
   }
-  return subjects.length === 0 ? null : { subjects, rest: keys.slice(at) }
+  return subjects.length === 0 ? null : { subjects, raw, rest: keys.slice(at) }
 }
 
-/** One call as the docs write it, e.g. `increment rate:<ip>`, `getMany peek(login:user:<h>)` or `getMany peek(2fa:account:<h>) [sessions:user:<uid>]`. */
+/** Whether a readAndIncrement is the limiter's: each subject's attempts counted (`fails:S`) unless its lock (`lock:S`) is ahead. */
+function countsPeek (call: StoreCall, raw: string[]): boolean {
+  const same = (keys: string[] | undefined, name: string): boolean => keys?.join(' ') === raw.map(subject => `${name}:${subject}`).join(' ')
+  return same(call.counters?.map(counter => counter.key), 'fails') && same(call.unlessAbove, 'lock')
+}
+
+/**
+ * One call as the docs write it, e.g. `increment rate:<ip>`, `getMany
+ * peek(login:user:<h>)`, `getMany peek(2fa:account:<h>) [sessions:user:<uid>]`
+ * or `readAndIncrement count(login:user:<h>) [sessions:user:<uid>]` (the
+ * limiter's peek and its counts in one call, held back by a lock).
+ */
 export function renderCall (call: StoreCall): string {
-  if (call.method !== 'getMany') return `${call.method} ${keyFamily(call.keys[0] as string)}`
+  if (call.method !== 'getMany' && call.method !== 'readAndIncrement') return `${call.method} ${keyFamily(call.keys[0] as string)}`
   const peek = peekOf(call.keys)
   const listed = (keys: string[]): string => `[${keys.map(keyFamily).join(', ')}]`
+  const rest = (keys: string[]): string => keys.length === 0 ? '' : ` ${listed(keys)}`
+  if (call.method === 'readAndIncrement') {
+    if (peek !== null && countsPeek(call, peek.raw)) return `readAndIncrement count(${peek.subjects.join(', ')})${rest(peek.rest)}`
+    return `readAndIncrement ${listed(call.keys)} counting ${listed(call.counters?.map(counter => counter.key) ?? [])}`
+  }
   if (peek === null) return `getMany ${listed(call.keys)}`
-  return `getMany peek(${peek.subjects.join(', ')})${peek.rest.length === 0 ? '' : ` ${listed(peek.rest)}`}`
+  return `getMany peek(${peek.subjects.join(', ')})${rest(peek.rest)}`
 }
 
 /** The calls in order, each in backticks: `+` between calls made together, `→` between round trips. */
@@ -181,13 +236,32 @@ export interface Cost {
 
 const READS = new Set<Method>(['get', 'getMany'])
 
+/** The hash tag a Redis Cluster hashes a key by (as RedisStore groups a readAndIncrement's keys). */
+function hashTag (key: string): string {
+  return /\{([^}]+)\}/.exec(key)?.[1] ?? key
+}
+
+/** Commands of one call on a Redis Cluster: a getMany of n keys is n GETs; a readAndIncrement one script per hash tag; else one. */
+function clusterCommandsOf (call: StoreCall): number {
+  if (call.method === 'getMany') return call.keys.length
+  if (call.method === 'readAndIncrement') return new Set([...call.keys, ...call.counters?.map(counter => counter.key) ?? []].map(hashTag)).size
+  return 1
+}
+
+/** What one call wrote: the entry of a set, a compare-and-set or an increment, or each counter a readAndIncrement counted. */
+function writesOf (call: StoreCall): Array<{ key: string, value: string, ttlMs: number, method: Method }> {
+  if (call.method === 'readAndIncrement') return (call.counters ?? []).flatMap(c => c.count === null ? [] : [{ key: c.key, value: c.count, ttlMs: c.ttlMs, method: 'increment' as const }])
+  return call.written === null ? [] : [{ key: call.keys[0] as string, value: call.written, ttlMs: call.ttlMs as number, method: call.method }]
+}
+
 export function costOf (calls: StoreCall[]): Cost {
   return {
     calls: calls.length,
-    writes: calls.filter(call => !READS.has(call.method)).length,
+    // a readAndIncrement held back by a lock writes nothing
+    writes: calls.filter(call => !READS.has(call.method) && (call.method !== 'readAndIncrement' || call.written !== null)).length,
     roundTrips: Math.max(0, ...calls.map(call => call.wave)),
-    clusterCommands: calls.reduce((sum, call) => sum + (call.method === 'getMany' ? call.keys.length : 1), 0),
-    bytesWritten: calls.reduce((sum, call) => sum + (call.written === null ? 0 : entryBytes(call.keys[0] as string, call.written)), 0)
+    clusterCommands: calls.reduce((sum, call) => sum + clusterCommandsOf(call), 0),
+    bytesWritten: calls.reduce((sum, call) => sum + writesOf(call).reduce((bytes, entry) => bytes + entryBytes(entry.key, entry.value), 0), 0)
   }
 }
 
@@ -235,7 +309,7 @@ export interface Rig {
   send: (method: 'GET' | 'POST' | 'PUT', path: string, payload?: Record<string, string>, token?: string) => Promise<LightMyRequestResponse>
 }
 
-export async function buildRig (idp: TestIdp | null): Promise<Rig> {
+export async function buildRig (idp: TestIdp | null, model: StoreModel = ORDERED_STORE): Promise<Rig> {
   const users = new LargeIdUsers()
   await users.inner.addUser(ALICE)
   const bob = users.toPublicUser(await users.inner.addUser(BOB))
@@ -247,7 +321,7 @@ export async function buildRig (idp: TestIdp | null): Promise<Rig> {
   const backup = generateBackupCodes()
   await port.replaceBackupCodes(bob.ID, backup.hashes)
   port.enable(carol.ID, 'email')
-  const store = new RecordingStore(new MemoryStore())
+  const store = new RecordingStore(new MemoryStore(), model)
   const mail = new MailBox()
   const app = Fastify()
   await app.register(jwtLogin, {
@@ -434,9 +508,9 @@ export const ROUND_TRIP_TARGETS: Record<string, number> = {
   'PUT /user/reset_password — right code': 4
 }
 
-/** Runs one scenario on a rig of its own (a fresh store), and closes it. */
-export async function runScenario (scenario: Scenario, idp: TestIdp | null): Promise<StoreCall[]> {
-  const rig = await buildRig(idp)
+/** Runs one scenario on a rig of its own (a fresh store of the model's kind), and closes it. */
+export async function runScenario (scenario: Scenario, idp: TestIdp | null, model: StoreModel = ORDERED_STORE): Promise<StoreCall[]> {
+  const rig = await buildRig(idp, model)
   try {
     return await scenario.run(rig)
   } finally {
@@ -497,7 +571,5 @@ export interface EntryTemplate {
 }
 
 export function writtenEntry (calls: StoreCall[], family: string): EntryTemplate | null {
-  const call = calls.findLast(c => c.written !== null && keyFamily(c.keys[0] as string) === family)
-  if (call === undefined) return null
-  return { method: call.method, key: call.keys[0] as string, value: call.written as string, ttlMs: call.ttlMs as number }
+  return calls.flatMap(writesOf).findLast(entry => keyFamily(entry.key) === family) ?? null
 }

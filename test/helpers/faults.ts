@@ -159,9 +159,17 @@ export function faultyAdapter<A extends object> (inner: A, faults: Faults = new 
 /** A rule on a store call: `true` makes it fail. */
 export type FaultRule = (method: string, key: string) => boolean
 
-/** Whether `rule` fails this call. A `getMany` is also a `get` of each of its keys, so a rule on reads covers batched reads. */
+/**
+ * Whether `rule` fails this call. A `getMany` is also a `get` of each of its
+ * keys, so a rule on reads covers batched reads; a `readAndIncrement` is also
+ * a `getMany` of the keys it reads and an `increment` of each counter.
+ */
 function ruleFails (rule: FaultRule, method: string, args: unknown[]): boolean {
   const first = args[0]
+  if (method === 'readAndIncrement' && Array.isArray(first)) {
+    const counters = (args[1] as Array<{ key: string }>).map(counter => counter.key)
+    return rule(method, [...first, ...counters].join(' ')) || (first.length > 0 && ruleFails(rule, 'getMany', [first])) || counters.some(key => rule('increment', key))
+  }
   if (method === 'getMany' && Array.isArray(first)) {
     return rule(method, first.join(' ')) || first.some(key => rule('get', String(key)))
   }

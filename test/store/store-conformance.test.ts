@@ -3,6 +3,8 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { Redis } from 'ioredis'
 import t, { type Test } from 'tap'
 import { JwtLoginError, MemoryStore, type StateStore } from '../../lib/index.js'
+import { batchOf } from '../../lib/store/read.js'
+import type { AtomicBatch } from '../../lib/store/types.js'
 import { RedisStore } from '../../lib/redis.js'
 import { StoreRateLimit } from '../../lib/http/rate-limit-store.js'
 import { guardStore } from '../../lib/store/guard.js'
@@ -144,6 +146,49 @@ function conformance (name: string, make: Factory): void {
       t.equal(results.filter(Boolean).length, 1)
       const winner = results.indexOf(true)
       t.equal(await store.get('cas-race'), `v${winner}`)
+    })
+
+    t.test('readAndIncrement reads, then counts as increment does, in the order asked', async (t) => {
+      const { store, pass, brief } = await make(t)
+      const batch = batchOf(store) as AtomicBatch['readAndIncrement']
+      t.type(batch, 'function', 'the store offers the batch')
+      await store.set('seen', 'v', 60_000)
+      const first = await batch(['seen', 'fails:{s}', 'absent'], [{ key: 'fails:{s}', ttlMs: 10_000 }, { key: 'failed:{s}', ttlMs: brief }])
+      t.same(first, { values: ['v', null, null], counts: [{ count: 1, ttlMs: 10_000 }, { count: 1, ttlMs: brief }] }, 'read before the counts: a counter read is its value before')
+      await pass(200)
+      const second = await batch(['fails:{s}'], [{ key: 'fails:{s}', ttlMs: 99_999 }])
+      t.same(second.values, ['1'])
+      t.equal(second.counts[0]?.count, 2)
+      t.ok((second.counts[0]?.ttlMs as number) <= 9_800 && (second.counts[0]?.ttlMs as number) > 0, 'the expiry kept, as increment keeps it')
+      await pass(brief + 10)
+      t.same((await batch([], [{ key: 'failed:{s}', ttlMs: brief }])).counts, [{ count: 1, ttlMs: brief }], 'an expired counter starts again at 1')
+      t.same(await batch([], []), { values: [], counts: [] }, 'nothing asked, nothing done')
+      t.equal(await store.get('fails:{s}'), '2', 'the counts are the store\'s counters')
+    })
+
+    t.test('readAndIncrement with unlessAbove: a key over now holds every count back, and nothing is written', async (t) => {
+      const { store } = await make(t)
+      const batch = batchOf(store) as AtomicBatch['readAndIncrement']
+      const now = Date.now()
+      const counters = [{ key: 'fails:{locked}', ttlMs: 60_000 }, { key: 'failed:{locked}', ttlMs: 60_000 }]
+      await store.set('lock:{locked}', String(now + 60_000), 60_000)
+      const held = await batch(['lock:{locked}', 'fails:{locked}'], counters, { unlessAbove: { keys: ['lock:{locked}'], now } })
+      t.same(held, { values: [String(now + 60_000), null], counts: [null, null] })
+      t.same(await store.getMany?.(['fails:{locked}', 'failed:{locked}']), [null, null], 'no counter written')
+      t.same((await batch([], counters, { unlessAbove: { keys: ['lock:{locked}'], now: now + 60_000 } })).counts.map(c => c?.count), [1, 1], 'a lock not over now holds nothing back')
+      await store.set('lock:{locked}', 'not a time', 60_000)
+      t.same((await batch([], counters, { unlessAbove: { keys: ['lock:{locked}', 'lock:{absent}'], now } })).counts.map(c => c?.count), [2, 2], 'nor does a value that is no number, or an absent key')
+    })
+
+    t.test('100 concurrent readAndIncrement calls: counts 1..100 once each, every read from before its own count', async (t) => {
+      const { store } = await make(t)
+      const batch = batchOf(store) as AtomicBatch['readAndIncrement']
+      const results = await Promise.all(Array.from({ length: 100 }, async () => await batch(['fails:{busy}'], [{ key: 'fails:{busy}', ttlMs: 10_000 }, { key: 'failed:{busy}', ttlMs: 10_000 }])))
+      const counts = results.map(r => r.counts[0]?.count as number)
+      t.same([...counts].sort((a, b) => a - b), Array.from({ length: 100 }, (_, i) => i + 1), 'no count twice, none lost')
+      t.same(results.map(r => r.counts[1]?.count), counts, 'one call counts both counters before another call counts either')
+      t.same(results.filter(r => Number(r.values[0] ?? 0) > (r.counts[0]?.count as number) - 1), [], 'no read sees a count made after its own')
+      t.equal((await store.increment('fails:{busy}', 10_000)).count, 101)
     })
 
     t.test('delete removes a key; deleting an absent key is fine', async (t) => {
@@ -443,6 +488,24 @@ t.test('guardStore: getMany only when the store has it, its failure 503 / 201 to
   const error = await guarded.getMany?.(['a']).catch((e: unknown) => e) as JwtLoginError
   t.equal(error.code, 'ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE')
   t.equal((error.cause as Error).message, 'injected getMany failure', 'with the cause')
+})
+
+t.test('guardStore: readAndIncrement only when the store has it, its failure 503 / 201 too', async (t) => {
+  t.equal(guardStore(failingStore()).readAndIncrement, undefined, 'a store without it: none, so the limiter reads and counts apart')
+  const memory = new MemoryStore()
+  t.teardown(async () => { await memory.close() })
+  const store = ruledStore(memory)
+  const guarded = guardStore(store)
+  await memory.set('a', '1', 60_000)
+  t.same(await guarded.readAndIncrement?.(['a'], [{ key: 'n', ttlMs: 60_000 }]), { values: ['1'], counts: [{ count: 1, ttlMs: 60_000 }] })
+  store.rule = (method, key) => method === 'increment' && key === 'n'
+  const error = await guarded.readAndIncrement?.(['a'], [{ key: 'n', ttlMs: 60_000 }]).catch((e: unknown) => e) as JwtLoginError
+  t.equal(error.code, 'ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE')
+  t.equal((error.cause as Error).message, 'injected readAndIncrement failure', 'with the cause (a rule on a counter\'s increment covers the batch)')
+  store.rule = (method, key) => method === 'get' && key === 'a'
+  await t.rejects(guarded.readAndIncrement?.(['a'], []) as Promise<unknown>, { code: 'ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE' }, 'and a rule on a read of its keys')
+  store.rule = (method) => method === 'getMany'
+  t.match(await guarded.readAndIncrement?.([], [{ key: 'n', ttlMs: 60_000 }]), { values: [], counts: [{ count: 2 }] }, 'no key read: no read to fail')
 })
 
 t.test('ruledStore: a getMany is also a get of each of its keys', async (t) => {

@@ -84,6 +84,13 @@ class SlowChallengeStore extends MemoryStore {
     if (keys.some(key => key.startsWith('2fa:challenge:'))) await sleep(50)
     return values
   }
+
+  // the limiter's read and counts in one call: its answer as slow as the read's, so every guess is counted before any is refused
+  override async readAndIncrement (...args: Parameters<MemoryStore['readAndIncrement']>): ReturnType<MemoryStore['readAndIncrement']> {
+    const answer = await super.readAndIncrement(...args)
+    if (args[0].some(key => key.startsWith('2fa:challenge:'))) await sleep(50)
+    return answer
+  }
 }
 
 t.test('concurrent guesses never get more than the allowed attempts', async (t) => {

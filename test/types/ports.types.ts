@@ -5,7 +5,7 @@
 // so that none lies unused.
 import type { Pool } from 'pg'
 import type { Transporter } from 'nodemailer'
-import { MemoryStore, type MailMessage, type Mailer, type NewProviderUser, type PublicUser, type StateStore, type StoreLogger, type TwoFactorMethod, type TwoFactorPort, type UserAdapter } from '../../lib/index.js'
+import { MemoryStore, type AtomicBatch, type MailMessage, type Mailer, type NewProviderUser, type PublicUser, type StateStore, type StoreLogger, type TwoFactorMethod, type TwoFactorPort, type UserAdapter } from '../../lib/index.js'
 import { NodemailerMailer, SMTP_TIMEOUTS, type NodemailerMailerOptions } from '../../lib/nodemailer.js'
 import { PostgresStore, postgresSchemaSql, type PostgresStoreOptions } from '../../lib/postgres.js'
 import { RedisStore, type RedisStoreOptions } from '../../lib/redis.js'
@@ -93,6 +93,9 @@ expectType<StateStore>(new HostStore())
 expectType<Equal<StateStore['getMany'], ((keys: readonly string[]) => Promise<Array<string | null>>) | undefined>>(true)
 expectType<Equal<StateStore['close'], (() => Promise<void>) | undefined>>(true)
 expectType<Equal<StateStore['attachLogger'], ((log: StoreLogger) => void) | undefined>>(true)
+// the atomic batch, a capability beside the port: the plugin's stores have it
+expectType<AtomicBatch>(new MemoryStore())
+expectType<Equal<Awaited<ReturnType<AtomicBatch['readAndIncrement']>>, { values: Array<string | null>, counts: Array<{ count: number, ttlMs: number } | null> }>>(true)
 
 // @ts-expect-error: a store without compareAndSet
 export class StoreWithoutCompareAndSet implements StateStore {
