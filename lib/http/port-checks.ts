@@ -13,7 +13,7 @@ const ADAPTER_METHODS = ['findByEmail', 'findByLogin', 'findById', 'verifyPasswo
 /** A record, so that an optional method added to `UserAdapter` and not listed here fails the type check. */
 const OPTIONAL_ADAPTER_METHODS = Object.keys({ getPasswordHash: true, setPassword: true, createUser: true, deleteUser: true, setEmailVerified: true, setEmail: true, rehashPassword: true, passwordFingerprint: true } satisfies Record<OptionalKeys<UserAdapter>, true>)
 const STORE_METHODS = ['get', 'set', 'consume', 'increment', 'compareAndSet', 'delete']
-const OPTIONAL_STORE_METHODS = Object.keys({ getMany: true, close: true, attachLogger: true } satisfies Record<OptionalKeys<Omit<StateStore, 'ordered'>>, true>)
+const OPTIONAL_STORE_METHODS = Object.keys({ getMany: true, readAndIncrement: true, close: true, attachLogger: true } satisfies Record<OptionalKeys<Omit<StateStore, 'ordered'>>, true>)
 /** Every method of `TwoFactorPort`: the providers call each one (none is optional). */
 const PORT_METHODS = ['methodOf', 'getTotpSecret', 'setTotpSecret', 'consumeBackupCode', 'replaceBackupCodes']
 /** The optional methods of `TwoFactorPort`: the account's two-factor routes need them. */

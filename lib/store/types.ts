@@ -47,6 +47,12 @@ export interface StateStore {
    * ordered or not.
    */
   readonly ordered?: boolean
+  /**
+   * Optional: reads some keys, then counts others, in one atomic call (see
+   * `AtomicBatch`, which says what an implementation must guarantee). The
+   * attempt limiter uses it whenever the store has it.
+   */
+  readAndIncrement? (read: readonly string[], increments: readonly BatchIncrement[], options?: ReadAndIncrementOptions): Promise<ReadAndIncrementResult>
   /** Releases connections or timers the store owns. */
   close? (): Promise<void>
   /**

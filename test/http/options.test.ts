@@ -143,7 +143,8 @@ t.test('a store method that looks like a misspelt optional one is refused; a dif
     compareAndSet: memory.compareAndSet.bind(memory),
     delete: memory.delete.bind(memory)
   }
-  t.match(await refusal({ store: { ...base, getmany: async () => [] } }), { path: 'store/getmany', message: 'invalid option store/getmany: is not a method of the state store (StateStore); did you mean `getMany`? (optional: getMany, close, attachLogger)' })
+  t.match(await refusal({ store: { ...base, getmany: async () => [] } }), { path: 'store/getmany', message: 'invalid option store/getmany: is not a method of the state store (StateStore); did you mean `getMany`? (optional: getMany, readAndIncrement, close, attachLogger)' })
+  t.match(await refusal({ store: { ...base, readAndIncremnt: async () => ({ values: [], counts: [] }) } }), { path: 'store/readAndIncremnt', message: /did you mean `readAndIncrement`\?/ })
   t.match(await refusal({ store: { ...base, attachLoger: () => {} } }), { path: 'store/attachLoger', message: /did you mean `attachLogger`\?/ })
   t.match(await refusal({ store: { ...base, clsoe: async () => {} } }), { path: 'store/clsoe', message: /did you mean `close`\?/ })
   t.match(await refusal({ store: { ...base, ordered: 'yes' } }), { path: 'store/ordered', message: /must be true or false/ })
