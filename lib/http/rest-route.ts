@@ -92,9 +92,8 @@ export function restRouteRewrite (prefix: string = DEFAULT_PREFIX, aliases: read
 export function redactRequestLogs (instance: FastifyInstance): void {
   const inherited = instance.childLoggerFactory
   const factory: FastifyInstance['childLoggerFactory'] = function (logger, bindings, childOptions, rawRequest) {
-    const redacting = childOptions.serializers?.req === redactedRequest
-      ? childOptions
-      : { ...childOptions, serializers: { ...childOptions.serializers, req: redactedRequest } }
+    // only requests without the plugin's serializer come here (its routes keep the host's factory)
+    const redacting = { ...childOptions, serializers: { ...childOptions.serializers, req: redactedRequest } }
     return inherited.call(this, logger, bindings, redacting, rawRequest)
   }
   instance.setChildLoggerFactory(factory)

@@ -39,10 +39,9 @@ export const TOKEN_REFUSALS: readonly JwtLoginErrorCode[] = [
 export async function authenticateToken (ctx: JwtLoginContext, call: Call, token: string, kind: TokenKind = 'access'): Promise<Authenticated> {
   const verified = ctx.tokens.verify(call.settings, token, kind)
   // admitVerified's checks, here rather than awaited from it: the path of every authenticated request
-  if (await ctx.tokens.isRevoked(verified.payload)) throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_REVOKED')
+  refuseRevoked(await ctx.tokens.isRevoked(verified.payload))
   const { pfp, sub, sid } = verified.payload
-  const user = await ctx.users.findById(Number(sub))
-  if (user === null) throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_USER_GONE')
+  const user = existing(await ctx.users.findById(Number(sub)))
   const publicUser = ctx.users.toPublicUser(user)
   if (typeof pfp === 'string') await checkFingerprint(ctx, call, { userId: Number(sub), sessionId: sid, recorded: pfp }, user, 'ERR_JWT_LOGIN_TOKEN_REVOKED', false)
   return { verified, user, publicUser }
@@ -50,10 +49,20 @@ export async function authenticateToken (ctx: JwtLoginContext, call: Call, token
 
 /** The checks after the signature, for every kind of token: revocation (401 / 55), then its user (401 / 24 when gone). */
 export async function admitVerified (ctx: JwtLoginContext, verified: VerifiedToken): Promise<Authenticated> {
-  if (await ctx.tokens.isRevoked(verified.payload)) throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_REVOKED')
-  const user = await ctx.users.findById(Number(verified.payload.sub))
-  if (user === null) throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_USER_GONE')
+  refuseRevoked(await ctx.tokens.isRevoked(verified.payload))
+  const user = existing(await ctx.users.findById(Number(verified.payload.sub)))
   return { verified, user, publicUser: ctx.users.toPublicUser(user) }
+}
+
+/** A token whose session ended (or whose user's cutoff is past its start): 401 / 55. */
+function refuseRevoked (revoked: boolean): void {
+  if (revoked) throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_REVOKED')
+}
+
+/** The token's user, or 401 / 24 when the adapter finds none. */
+function existing<U> (user: U | null): U {
+  if (user === null) throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_USER_GONE')
+  return user
 }
 
 /**

@@ -1,5 +1,6 @@
 import t from 'tap'
 import { MemoryStore, type StateStore } from '../../lib/index.js'
+import { net } from '../../lib/services/counters.js'
 import { AttemptLimiter, type Reservable } from '../../lib/services/limits.js'
 
 // The attempt limiter on a store whose calls may overtake one another (no `ordered`): the read
@@ -52,6 +53,15 @@ t.test('one subject on an unordered store: read, then counted', async (t) => {
   const limiter = new AttemptLimiter(unorderedStore(inner, () => false), Date.now)
   t.match(await limiter.reserve([subject('alone', 1)]), { ok: true, holds: [{ counted: 1 }] })
   t.match(await limiter.reserve([subject('alone', 1)]), { ok: false, refusedBy: ['alone'] })
+  const counted = await inner.get('fails:{alone}')
+  t.match(await limiter.reserve([subject('alone', 1)]), { ok: false, refusedBy: ['alone'] }, 'locked and at its limit: refused')
+  t.equal(await inner.get('fails:{alone}'), counted, 'by the read alone: nothing more counted')
+})
+
+t.test('credits: attempts less credits, and a credit larger than the attempts (left from an ended window) counts for nothing', async (t) => {
+  t.equal(net(5, 2), 3)
+  t.equal(net(2, 2), 0)
+  t.equal(net(1, 5), 1)
 })
 
 /** A memory store without readAndIncrement that says its calls keep their order (a host's single-connection store). */
