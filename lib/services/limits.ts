@@ -70,10 +70,13 @@ function peekKeys (subjects: Reservable[]): string[] {
 export class AttemptLimiter {
   readonly #store: StateStore
   readonly #now: () => number
+  /** The store's atomic batch, bound once here rather than looked up and bound on every attempt; `null` without one. */
+  readonly #batch: ReturnType<typeof batchOf>
 
   constructor (store: StateStore, now: () => number) {
     this.#store = store
     this.#now = now
+    this.#batch = batchOf(store)
   }
 
   /**
@@ -93,8 +96,7 @@ export class AttemptLimiter {
   async reserve (subjects: Reservable[], alsoRead: readonly string[] = []): Promise<Reservation> {
     const start = this.#now()
     const keys = [...peekKeys(subjects), ...alsoRead]
-    const batch = batchOf(this.#store)
-    if (batch !== null) return await this.#batched(batch, subjects, keys, start)
+    if (this.#batch !== null) return await this.#batched(this.#batch, subjects, keys, start)
     if (this.#store.ordered !== true) {
       const values = await readMany(this.#store, keys)
       const read = values.slice(peekKeys(subjects).length)
