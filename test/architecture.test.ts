@@ -59,8 +59,10 @@ const LAYERS: Layer[] = [
   { name: 'http', paths: ['lib/http/'], fastify: true },
   // The routes.
   { name: 'routes', paths: ['lib/routes/'], fastify: true },
+  // The client (lib/client/) of fastify-jwt-login/client: it loads nothing of the server at runtime (checked below), only its types.
+  { name: 'client', paths: ['lib/client/'] },
   // The package entries, one for each export of package.json.
-  { name: 'entries', paths: ['lib/index.ts', 'lib/redis.ts', 'lib/postgres.ts', 'lib/nodemailer.ts', 'lib/testing.ts', 'lib/wordpress.ts'], fastify: true }
+  { name: 'entries', paths: ['lib/index.ts', 'lib/redis.ts', 'lib/postgres.ts', 'lib/nodemailer.ts', 'lib/testing.ts', 'lib/wordpress.ts', 'lib/client.ts'], fastify: true }
 ]
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
@@ -261,4 +263,15 @@ t.test('a file outside the layers, and an import of no file, fail', async (t) =>
     'lib/core/errors.ts imports ../../package.json, which is no file of lib/ or schemas/',
     'lib/core/errors.ts imports ./missing.js, which is no file of lib/ or schemas/'
   ])
+})
+
+t.test('the client loads at runtime only its own files and its optional peer: what a page bundles', async (t) => {
+  const files = readSources(ROOT, ['lib'])
+  const client = [...files.keys()].filter((file) => file === 'lib/client.ts' || file.startsWith('lib/client/'))
+  t.ok(client.length >= 6, 'the client\'s files are read')
+  const loads = client.flatMap((file) => importsOf(file, files.get(file) as string)
+    .filter(({ typeOnly }) => !typeOnly)
+    .map(({ specifier }) => ({ file, specifier, target: resolveImport(file, specifier) })))
+  const outside = loads.filter(({ specifier, target }) => target === undefined ? specifier !== '@simplewebauthn/browser' : !target.startsWith('lib/client/'))
+  t.same(outside, [], 'no runtime import leaves lib/client/')
 })

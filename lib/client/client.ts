@@ -1,0 +1,207 @@
+import { JwtLoginClientError } from './errors.js'
+import { memoryStorage, Session, type ClientStorage, type SessionEvent } from './session.js'
+import type * as T from './types.js'
+
+export interface ClientOptions {
+  /** Where the plugin's host answers: `https://api.example.com`, or the page's own origin. Relative URLs of `client.fetch` resolve against it. */
+  baseUrl: string | URL
+  /** The plugin's prefix; `/jwt-login/v1` by default. */
+  prefix?: string
+  /** `bearer` (the default): the client keeps the refresh token in `storage`. `cookie`: the server keeps it in an httpOnly cookie (`refresh.cookie.enabled`), the client keeps the CSRF token. */
+  mode?: 'bearer' | 'cookie'
+  /** Where the session outlives the page: memory by default; `localStorage` shares it with the origin's other tabs and reloads. */
+  storage?: ClientStorage
+  /** Sent as `Accept-Language`; a page's browser sends its own without it. */
+  language?: string
+  /** The `fetch` to call; the global one by default. */
+  fetch?: typeof fetch
+  /** The storage key, lock and channel name; `jwt-login` by default. Two clients of two APIs on one origin need two names. */
+  name?: string
+  /** Seconds before expiry at which the access token is refreshed in the background; 60 by default. */
+  refreshAhead?: number
+  /** Milliseconds a tab waits for another tab's refresh before it refreshes on its own; 10 000 by default. */
+  lockWait?: number
+  /** Share the session with the origin's other tabs (Web Locks, BroadcastChannel); on by default in a page, off in Node. */
+  crossTab?: boolean
+  /** An auth code (`AUTH_KEY`) sent with every call, for routes whose auth-code rule is on. */
+  authCode?: { name?: string, value: string }
+  /** The clock, in milliseconds: `Date.now` by default. */
+  now?: () => number
+}
+
+/** The client of one API: its session, a `fetch` that carries it, and a method per route. */
+export type JwtLoginClient = ReturnType<typeof createClient>
+
+export function createClient (options: ClientOptions) {
+  const mode = options.mode ?? 'bearer'
+  const session = new Session({
+    api: new URL(options.prefix ?? '/jwt-login/v1', options.baseUrl).href.replace(/\/$/, ''),
+    cookie: mode === 'cookie',
+    storage: options.storage ?? memoryStorage(),
+    name: options.name ?? 'jwt-login',
+    language: options.language,
+    fetch: options.fetch ?? ((input, init) => fetch(input, init)),
+    now: options.now ?? Date.now,
+    refreshAhead: options.refreshAhead ?? 60,
+    lockWait: options.lockWait ?? 10_000,
+    crossTab: options.crossTab ?? 'document' in globalThis,
+    authCode: options.authCode === undefined ? {} : { [options.authCode.name ?? 'AUTH_KEY']: options.authCode.value }
+  })
+  const call = session.call.bind(session)
+
+  /** A route that needs the session's access token: refreshed first when it is about to expire, and once more when the route finds it expired. */
+  async function authed<Data> (method: string, path: string, body?: unknown, csrf?: boolean): Promise<Data> {
+    const token = await session.token()
+    try {
+      return await call<Data>({ method, path, body, token, csrf })
+    } catch (error) {
+      const next = token !== undefined && error instanceof JwtLoginClientError && error.errorCode === 14 ? await session.renew(token) : undefined
+      if (next === undefined) throw error
+      return await call<Data>({ method, path, body, token: next, csrf })
+    }
+  }
+
+  /** A sign-in's answer: a final token starts the session; an interim one waits for the second factor. */
+  async function signedIn<Answer extends { jwt?: string | undefined, two_factor_required?: boolean | undefined }> (answer: Answer): Promise<Answer> {
+    if (answer.two_factor_required === true) session.interim = answer.jwt
+    else if (answer.jwt !== undefined) await session.answer('signed-in', answer as Answer & { jwt: string })
+    return answer
+  }
+
+  /** The session is over on the server: forget it here and in the other tabs. */
+  async function ended<Answer> (answer: Answer): Promise<Answer> {
+    await session.end('signed-out')
+    return answer
+  }
+
+  const id = encodeURIComponent
+
+  return {
+    /** The current access token (it may have expired); `undefined` without a session. */
+    get jwt (): string | undefined { return session.jwt },
+    /** Whether a sign-in waits for its second factor (`completeTwoFactor`). */
+    get twoFactorPending (): boolean { return session.interim !== undefined },
+    /** Listens to the session: signed in, refreshed, signed out, ended (here or in another tab). Answers the function that stops listening. */
+    onSession: (listener: (event: SessionEvent) => void) => session.onSession(listener),
+    /** An access token good for a few more seconds, refreshed first when needed; `undefined` without a session. */
+    token: async () => await session.token(),
+
+    /**
+     * `fetch` for the app's own API: a relative URL resolves against `baseUrl`, the access token goes in
+     * `Authorization`, and a 401 is answered by one refresh and one retry, never more. A streamed body cannot be sent twice: pass a string, a Blob or FormData.
+     */
+    async fetch (input: string | URL | Request, init?: RequestInit): Promise<Response> {
+      const url = typeof input === 'string' ? new URL(input, options.baseUrl) : input
+      const send = async (token: string | undefined) => {
+        const request = url instanceof Request ? new Request(url.clone(), init) : new Request(url, init)
+        if (token !== undefined) request.headers.set('authorization', `Bearer ${token}`)
+        return await (options.fetch ?? fetch)(request)
+      }
+      const token = await session.token()
+      const first = await send(token)
+      if (first.status !== 401 || token === undefined) return first
+      const next = await session.renew(token)
+      if (next === undefined) return first
+      await first.body?.cancel()
+      return await send(next)
+    },
+
+    /** `POST /auth`: signs in with a password. With a second factor, `two_factor_required` is set and `completeTwoFactor` follows. */
+    signIn: async (fields: T.SignInFields) => await signedIn(await call<T.SignInAnswer>({ method: 'POST', path: '/auth', body: fields })),
+    /** `POST /auth/2fa`: the second factor (`code`, or `passkey`) of the pending sign-in. */
+    completeTwoFactor: async (fields: T.TwoFactorFields) =>
+      await signedIn(await call<T.TwoFactorAnswer>({ method: 'POST', path: '/auth/2fa', body: fields, token: session.interim })),
+    /** `POST /auth/2fa/passkey/options`: options for a passkey as the pending sign-in's second factor. */
+    twoFactorPasskeyOptions: async () => await call<T.PasskeyOptions>({ method: 'POST', path: '/auth/2fa/passkey/options', body: {}, token: session.interim }),
+    /** `POST /auth/passkey/options`: options for a passwordless sign-in with a passkey. */
+    passkeySignInOptions: async () => await call<T.PasskeyOptions>({ method: 'POST', path: '/auth/passkey/options', body: {} }),
+    /** `POST /auth/passkey`: signs in with the assertion for those options. */
+    passkeySignIn: async (fields: T.PasskeySignInFields) => await signedIn(await call<T.SignInAnswer>({ method: 'POST', path: '/auth/passkey', body: fields })),
+    /** `POST /oauth/token`: signs in with a provider's code or ID token. */
+    signInWithProvider: async (fields: T.ProviderFields) => await signedIn(await call<T.ProviderAnswer>({ method: 'POST', path: '/oauth/token', body: fields })),
+    /** `GET /oauth/nonce`: a nonce for an ID-token sign-in. */
+    providerNonce: async () => await call<T.NonceAnswer>({ method: 'GET', path: '/oauth/nonce' }),
+    /** `POST /auth/step-up/options`: options to step up with a passkey. */
+    stepUpOptions: async () => await authed<T.PasskeyOptions>('POST', '/auth/step-up/options', {}),
+    /** `POST /auth/step-up`: authenticate again in this session; its access token is replaced by a fresh one. */
+    async stepUp (fields: T.StepUpFields): Promise<T.StepUpAnswer> {
+      const answer = await authed<T.StepUpAnswer>('POST', '/auth/step-up', fields)
+      await session.answer('refreshed', answer)
+      return answer
+    },
+    /** `POST /auth/validate`: the token's user and claims. */
+    validate: async () => await authed<T.ValidateAnswer>('POST', '/auth/validate', {}),
+    /** `POST /auth/refresh`: a new access token, now (shared with concurrent callers and, with Web Locks, with the other tabs). */
+    refresh: async () => await session.refresh(),
+    /** `POST /auth/revoke`: ends this session on the server, then here and in the other tabs, whatever the server answered. */
+    async signOut (): Promise<void> {
+      try {
+        await authed<T.RevokeAnswer>('POST', '/auth/revoke', {}, true)
+      } finally {
+        await session.end('signed-out')
+      }
+    },
+    /** `POST /user/reset_password`: mails a reset code. */
+    requestPasswordReset: async (fields: T.ResetRequestFields) => await call<T.ResetAnswer>({ method: 'POST', path: '/user/reset_password', body: fields }),
+    /** `PUT /user/reset_password`: sets the new password with the code. */
+    resetPassword: async (fields: T.ResetFields) => await call<T.ResetAnswer>({ method: 'PUT', path: '/user/reset_password', body: fields }),
+
+    /** `GET /sessions`: the user's live sessions and trusted devices. */
+    sessions: async () => await authed<T.SessionsAnswer>('GET', '/sessions'),
+    /** `DELETE /sessions/{id}`: ends one of them. */
+    endSession: async (sessionId: string) => await authed<T.MessageAnswer>('DELETE', `/sessions/${id(sessionId)}`),
+    /** `DELETE /sessions`: signs out everywhere; with `keepCurrent`, this session stays. */
+    endAllSessions: async ({ keepCurrent = false } = {}) => {
+      const answer = await authed<T.MessageAnswer>('DELETE', `/sessions${keepCurrent ? '?keep_current=true' : ''}`)
+      return keepCurrent ? answer : await ended(answer)
+    },
+    /** `DELETE /devices/{id}`: forgets a trusted device. */
+    forgetDevice: async (deviceId: string) => await authed<T.MessageAnswer>('DELETE', `/devices/${id(deviceId)}`),
+
+    /** `POST /passkeys/register/options`: options to enrol a passkey. */
+    passkeyRegistrationOptions: async () => await authed<T.PasskeyOptions>('POST', '/passkeys/register/options', {}),
+    /** `POST /passkeys/register`: enrols the new credential. */
+    registerPasskey: async (fields: T.PasskeyRegisterFields) => await authed<T.PasskeyAnswer>('POST', '/passkeys/register', fields),
+    /** `GET /passkeys`: the user's passkeys. */
+    passkeys: async () => await authed<T.PasskeysAnswer>('GET', '/passkeys'),
+    /** `PATCH /passkeys/{id}`: renames one. */
+    renamePasskey: async (passkeyId: string, name: string) => await authed<T.MessageAnswer>('PATCH', `/passkeys/${id(passkeyId)}`, { name }),
+    /** `DELETE /passkeys/{id}`: deletes one. */
+    deletePasskey: async (passkeyId: string) => await authed<T.MessageAnswer>('DELETE', `/passkeys/${id(passkeyId)}`),
+
+    /** `POST /users`: registers a user; with `users.register.signIn`, signs them in. */
+    register: async (fields: T.RegisterFields) => await signedIn(await call<T.RegisterAnswer>({ method: 'POST', path: '/users', body: fields })),
+    /** `DELETE /users`: deletes the signed-in user; the session ends. */
+    deleteUser: async () => await ended(await authed<T.DeleteUserAnswer>('DELETE', '/users')),
+
+    /** `GET /account`: the user, the second factor, passkeys and sessions. */
+    account: async () => await authed<T.AccountAnswer>('GET', '/account'),
+    /** `POST /account/email/verification`: mails a code that verifies the email (signed in, or with `email`). */
+    requestEmailVerification: async (fields: T.VerificationFields = {}) => await authed<T.MessageAnswer>('POST', '/account/email/verification', fields),
+    /** `POST /account/email/verify`: verifies the email with its code. */
+    verifyEmail: async (fields: T.VerifyFields) => await authed<T.MessageAnswer>('POST', '/account/email/verify', fields),
+    /** `PUT /account/password`: changes the password; the other sessions end, this one stays. */
+    changePassword: async (fields: T.PasswordFields) => await authed<T.MessageAnswer>('PUT', '/account/password', fields),
+    /** `POST /account/email`: mails a code to the new address. */
+    changeEmail: async (fields: T.NewEmailFields) => await authed<T.MessageAnswer>('POST', '/account/email', fields),
+    /** `POST /account/email/confirm`: the new address's code; the change is made. */
+    confirmEmailChange: async (fields: T.CodeFields) => await authed<T.MessageAnswer>('POST', '/account/email/confirm', fields),
+    /** `POST /account/email/revert`: puts the old address back with the code mailed to it. */
+    revertEmailChange: async (fields: T.RevertFields) => await call<T.MessageAnswer>({ method: 'POST', path: '/account/email/revert', body: fields }),
+    /** `POST /account/2fa/totp`: starts a TOTP enrolment (secret and QR code). */
+    enrolTotp: async () => await authed<T.TotpAnswer>('POST', '/account/2fa/totp', {}),
+    /** `POST /account/2fa/totp/confirm`: confirms it with a first code. */
+    confirmTotp: async (fields: T.CodeFields) => await authed<T.TotpConfirmAnswer>('POST', '/account/2fa/totp/confirm', fields),
+    /** `POST /account/2fa/backup-codes`: new backup codes. */
+    newBackupCodes: async () => await authed<T.BackupCodesAnswer>('POST', '/account/2fa/backup-codes', {}),
+    /** `PUT /account/2fa`: chooses the second factor. */
+    setTwoFactorMethod: async (fields: T.MethodFields) => await authed<T.MessageAnswer>('PUT', '/account/2fa', fields),
+    /** `DELETE /account/2fa`: turns the second factor off. */
+    disableTwoFactor: async () => await authed<T.MessageAnswer>('DELETE', '/account/2fa'),
+
+    /** `GET /jwks`: the public keys (asymmetric algorithms). */
+    jwks: async () => await call<T.JwksAnswer>({ method: 'GET', path: '/jwks', whole: true }),
+    /** Stops the background refresh and leaves the tabs' channel. */
+    close: () => { session.close() }
+  }
+}

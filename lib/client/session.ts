@@ -1,0 +1,256 @@
+import { JwtLoginClientError, retryAfterOf } from './errors.js'
+
+/**
+ * Where the client keeps what outlives a page: `localStorage`, a mobile
+ * secure store (sync or async), or the default, memory. The same three
+ * methods as Web Storage.
+ */
+export interface ClientStorage {
+  getItem: (key: string) => string | null | Promise<string | null>
+  setItem: (key: string, value: string) => void | Promise<void>
+  removeItem: (key: string) => void | Promise<void>
+}
+
+/** A storage that forgets with the page or process: the default. */
+export function memoryStorage (): ClientStorage {
+  const items = new Map<string, string>()
+  return {
+    getItem: (key) => items.get(key) ?? null,
+    setItem: (key, value) => { items.set(key, value) },
+    removeItem: (key) => { items.delete(key) }
+  }
+}
+
+/** What happened to the session: `fromOtherTab` when another tab of the origin did it. */
+export interface SessionEvent {
+  type: 'signed-in' | 'refreshed' | 'signed-out' | 'ended'
+  fromOtherTab: boolean
+}
+
+/** The session's tokens: the access token, and the refresh token (bearer mode) or the CSRF token (cookie mode). */
+interface Tokens { jwt?: string | undefined, refresh?: string | undefined, csrf?: string | undefined }
+
+export interface SessionOptions {
+  api: string
+  cookie: boolean
+  storage: ClientStorage
+  name: string
+  language: string | undefined
+  fetch: typeof fetch
+  now: () => number
+  refreshAhead: number
+  lockWait: number
+  crossTab: boolean
+  authCode: Record<string, string>
+}
+
+/** `whole`: the answer is not the envelope (`/jwks`): answered whole. */
+interface Call { method: string, path: string, body?: unknown, token?: string | undefined, csrf?: boolean, whole?: boolean }
+
+// the browser's parts a page has and Node has not: typed here, so the entry needs no DOM library
+interface Page {
+  document?: { visibilityState: string, addEventListener: (type: string, listener: () => void) => void }
+  navigator?: { locks?: { request: (name: string, options: { signal: AbortSignal }, work: () => Promise<unknown>) => Promise<unknown> } }
+}
+const page = globalThis as Page
+
+/** Seconds left on a JWT at `now` (ms); -1 when it has no readable `exp`. */
+export function secondsLeft (jwt: string, now: number): number {
+  try {
+    const { exp } = JSON.parse(atob(jwt.split('.')[1]!.replace(/-/g, '+').replace(/_/g, '/'))) as { exp?: unknown }
+    return typeof exp === 'number' ? exp - now / 1000 : -1
+  } catch {
+    return -1
+  }
+}
+
+/**
+ * The session of one client: its tokens, one refresh at a time (in this
+ * process, and across the origin's tabs through Web Locks), shared with the
+ * other tabs through a BroadcastChannel, and renewed shortly before expiry.
+ */
+export class Session {
+  readonly #o: SessionOptions
+  #tokens: Tokens = {}
+  /** The interim token of a sign-in waiting for its second factor. */
+  interim: string | undefined
+  #stored: string | null = null
+  readonly #ready: Promise<void>
+  #inflight: Promise<string> | undefined
+  readonly #listeners = new Set<(event: SessionEvent) => void>()
+  readonly #channel: InstanceType<typeof BroadcastChannel> | undefined
+  #timer: ReturnType<typeof setTimeout> | undefined
+
+  constructor (options: SessionOptions) {
+    this.#o = options
+    this.#ready = this.#reload()
+    if (options.crossTab && typeof BroadcastChannel === 'function') {
+      this.#channel = new BroadcastChannel(options.name)
+      this.#channel.onmessage = ({ data }: { data: { type: SessionEvent['type'], tokens: Tokens } }) => {
+        this.#set(data.tokens)
+        this.#emit(data.type, true)
+      }
+    }
+    page.document?.addEventListener('visibilitychange', () => { this.#schedule() })
+  }
+
+  get jwt (): string | undefined { return this.#tokens.jwt }
+
+  onSession (listener: (event: SessionEvent) => void): () => void {
+    this.#listeners.add(listener)
+    return () => { this.#listeners.delete(listener) }
+  }
+
+  /** Reads the stored tokens when another tab or process changed them since this client last read or wrote them. */
+  async #reload (): Promise<void> {
+    const stored = await this.#o.storage.getItem(this.#o.name)
+    if (stored === this.#stored) return
+    this.#stored = stored
+    const tokens = stored === null ? {} : JSON.parse(stored) as Tokens
+    // cookie mode stores only the CSRF token: the access token this tab holds (or was sent by another) stays
+    this.#set(this.#o.cookie && stored !== null ? { ...this.#tokens, csrf: tokens.csrf } : tokens)
+  }
+
+  #set (tokens: Tokens): void {
+    this.#tokens = tokens
+    this.#schedule()
+  }
+
+  #emit (type: SessionEvent['type'], fromOtherTab: boolean): void {
+    for (const listener of this.#listeners) listener({ type, fromOtherTab })
+  }
+
+  /** Takes new tokens: kept (cookie mode keeps only the CSRF token: the access token stays in memory), told to the other tabs and the listeners. */
+  async take (type: SessionEvent['type'], tokens: Tokens): Promise<void> {
+    this.#set(tokens)
+    const kept = this.#o.cookie ? (tokens.csrf === undefined ? null : JSON.stringify({ csrf: tokens.csrf })) : (tokens.jwt === undefined ? null : JSON.stringify(tokens))
+    this.#stored = kept
+    await (kept === null ? this.#o.storage.removeItem(this.#o.name) : this.#o.storage.setItem(this.#o.name, kept))
+    this.#channel?.postMessage({ type, tokens })
+    this.#emit(type, false)
+  }
+
+  /** Merges the fields of a sign-in or refresh answer into the session. */
+  async answer (type: SessionEvent['type'], data: { jwt: string, refresh_token?: string | undefined, csrf_token?: string | undefined }): Promise<void> {
+    this.interim = undefined
+    await this.take(type, { jwt: data.jwt, refresh: data.refresh_token ?? this.#tokens.refresh, csrf: data.csrf_token ?? this.#tokens.csrf })
+  }
+
+  #canRefresh (): boolean {
+    return (this.#o.cookie ? this.#tokens.csrf : this.#tokens.refresh) !== undefined
+  }
+
+  #fresh (margin: number): boolean {
+    return this.#tokens.jwt !== undefined && secondsLeft(this.#tokens.jwt, this.#o.now()) > margin
+  }
+
+  /** Refreshes `refreshAhead` seconds before expiry (a little earlier in some tabs than others), not while the page is hidden. */
+  #schedule (): void {
+    clearTimeout(this.#timer)
+    const { jwt } = this.#tokens
+    if (jwt === undefined || !this.#canRefresh() || page.document?.visibilityState === 'hidden') return
+    const due = (secondsLeft(jwt, this.#o.now()) - this.#o.refreshAhead * (1 + Math.random() / 4)) * 1000
+    this.#timer = setTimeout(() => { this.refresh().catch(() => {}) }, Math.max(0, due))
+    ;(this.#timer as { unref?: () => void }).unref?.()
+  }
+
+  /** An access token good for a few more seconds, refreshed first if needed and possible; `undefined` without a session. */
+  async token (): Promise<string | undefined> {
+    await this.#ready
+    if (this.#fresh(5) || !this.#canRefresh()) return this.#tokens.jwt
+    return await this.refresh().catch((error: unknown) => {
+      if (error instanceof JwtLoginClientError && error.status === 401) return undefined
+      throw error
+    })
+  }
+
+  /** After a 401 for `sent`: the session's newer token, else one refresh; `undefined` when there is none. */
+  async renew (sent: string): Promise<string | undefined> {
+    if (this.#tokens.jwt !== sent && this.#fresh(5)) return this.#tokens.jwt
+    return this.#canRefresh() ? await this.refresh().catch(() => undefined) : undefined
+  }
+
+  /** One refresh for all concurrent callers of this client (and, with Web Locks, of all tabs). */
+  async refresh (): Promise<string> {
+    this.#inflight ??= this.#refreshShared().finally(() => { this.#inflight = undefined })
+    return await this.#inflight
+  }
+
+  async #refreshShared (): Promise<string> {
+    await this.#ready
+    const seen = this.#o.cookie ? this.#tokens.jwt : this.#tokens.refresh
+    const locks = this.#o.crossTab ? page.navigator?.locks : undefined
+    if (locks === undefined) return await this.#refreshNow(seen)
+    let granted = false
+    try {
+      return await locks.request(`${this.#o.name}:refresh`, { signal: AbortSignal.timeout(this.#o.lockWait) }, async () => {
+        granted = true
+        return await this.#refreshNow(seen)
+      }) as string
+    } catch (error) {
+      if (granted) throw error
+      // the lock was held too long (a frozen tab): refresh without it. Two refreshes of one
+      // token within the server's retry window (refresh.reuseInterval) both get the same successor
+      return await this.#refreshNow(seen)
+    }
+  }
+
+  async #refreshNow (seen: string | undefined): Promise<string> {
+    await this.#reload()
+    // another tab refreshed while this one waited: take its tokens
+    if ((this.#o.cookie ? this.#tokens.jwt : this.#tokens.refresh) !== seen && this.#fresh(5)) return this.#tokens.jwt!
+    try {
+      const data = await this.call<{ jwt: string, refresh_token?: string, csrf_token?: string }>({
+        method: 'POST', path: '/auth/refresh', body: this.#o.cookie ? {} : { refresh_token: this.#tokens.refresh }, csrf: true
+      })
+      await this.answer('refreshed', data)
+      return data.jwt
+    } catch (error) {
+      // the session is over (revoked, expired, reused, or the CSRF token is another session's)
+      if (error instanceof JwtLoginClientError && (error.status === 401 || error.errorCode === 209)) await this.end('ended')
+      throw error
+    }
+  }
+
+  async end (type: 'signed-out' | 'ended'): Promise<void> {
+    this.interim = undefined
+    await this.take(type, {})
+  }
+
+  /** One call of a plugin route: JSON in and out; the answer's `data`, or a `JwtLoginClientError`. */
+  async call<Data> ({ method, path, body, token, csrf = false, whole = false }: Call): Promise<Data> {
+    const o = this.#o
+    const headers: Record<string, string> = { accept: 'application/json' }
+    if (o.language !== undefined) headers['accept-language'] = o.language
+    if (token !== undefined) headers.authorization = `Bearer ${token}`
+    if (csrf && o.cookie && this.#tokens.csrf !== undefined) headers['x-csrf-token'] = this.#tokens.csrf
+    let url = o.api + path
+    const auth = Object.keys(o.authCode).length > 0
+    if (method === 'GET' || method === 'DELETE') {
+      if (auth) url += (url.includes('?') ? '&' : '?') + new URLSearchParams(o.authCode).toString()
+    } else {
+      headers['content-type'] = 'application/json'
+      body = { ...o.authCode, ...(body as object) }
+    }
+    const response = await o.fetch(url, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      credentials: o.cookie ? 'include' : 'same-origin'
+    }).catch((error: unknown) => { throw Object.assign(new JwtLoginClientError(0, String(error)), { cause: error }) })
+    const text = await response.text()
+    let answer: { success?: boolean, data?: { message?: string, errorCode?: number } } | undefined
+    try { answer = JSON.parse(text) } catch {}
+    if (response.ok && whole && answer !== undefined) return answer as Data
+    if (response.ok && answer?.success === true) return answer.data as Data
+    const data = answer?.data
+    throw new JwtLoginClientError(response.status, data?.message ?? `${response.status} ${response.statusText}`,
+      typeof data?.errorCode === 'number' ? data.errorCode : undefined, retryAfterOf(response.headers.get('retry-after'), o.now()))
+  }
+
+  /** Stops the proactive refresh and leaves the channel: for a client that is done (tests, a Node process). */
+  close (): void {
+    clearTimeout(this.#timer)
+    this.#channel?.close()
+  }
+}

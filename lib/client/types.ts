@@ -1,0 +1,61 @@
+/**
+ * The client's request and answer types, from the routes' own TypeBox
+ * schemas (type-only imports: nothing of them reaches a bundle). A route
+ * whose schema changes changes these, so a client that no longer fits fails
+ * `tsc`.
+ */
+import type { Static, TSchema } from '@sinclair/typebox'
+import type { AccountReply, BackupCodesReply, CodeBody, MethodBody, NewEmailBody, PasswordBody, RevertBody, TotpConfirmReply, TotpReply, VerificationBody, VerifyBody } from '../../schemas/account.js'
+import type { LoginBody, LoginReply, MessageReply, RefreshReply, RevokeReply, ValidateReply } from '../../schemas/auth.js'
+import type { JwksReply } from '../../schemas/common.js'
+import type { OAuthNonceReply, OAuthTokenFields, OAuthTokenReply } from '../../schemas/oauth.js'
+import type { AuthenticationResponse, OptionsReply, PasskeyReply, PasskeySignInBody, PasskeysReply, RegisterBody, StepUpBody, StepUpReply } from '../../schemas/passkeys.js'
+import type { ResetCompleteBody, ResetReply, ResetRequestBody } from '../../schemas/reset-password.js'
+import type { SessionsReply } from '../../schemas/sessions.js'
+import type { TwoFactorBody, TwoFactorReply } from '../../schemas/two-factor.js'
+import type { DeleteUserReply, RegisterUserBody, RegisterUserReply } from '../../schemas/users.js'
+
+/** A route's body as the client sends it: the token travels in `Authorization`, never in the body. */
+type Body<T extends TSchema> = Omit<Static<T>, 'JWT'>
+/** A route's answer: its `data`. */
+type Data<T extends TSchema> = Static<T> extends { data: infer D } ? D : never
+
+export type SignInFields = Body<typeof LoginBody>
+export type SignInAnswer = Data<typeof LoginReply>
+export type TwoFactorFields = Omit<Body<typeof TwoFactorBody>, 'remember_device'> & { remember_device?: boolean }
+export type TwoFactorAnswer = Data<typeof TwoFactorReply>
+export type ValidateAnswer = Data<typeof ValidateReply>
+export type RefreshAnswer = Data<typeof RefreshReply>
+export type RevokeAnswer = Static<typeof RevokeReply>['data']
+export type MessageAnswer = Data<typeof MessageReply>
+export type ResetRequestFields = Body<typeof ResetRequestBody>
+export type ResetFields = Body<typeof ResetCompleteBody>
+export type ResetAnswer = Data<typeof ResetReply>
+export type ProviderFields = Body<typeof OAuthTokenFields>
+export type ProviderAnswer = Data<typeof OAuthTokenReply>
+export type NonceAnswer = Data<typeof OAuthNonceReply>
+export type SessionsAnswer = Data<typeof SessionsReply>
+/** The options of a WebAuthn ceremony, for `startAuthentication` / `startRegistration`. */
+export type PasskeyOptions = Data<typeof OptionsReply>
+export type PasskeyAssertion = Static<typeof AuthenticationResponse>
+export type PasskeySignInFields = Body<typeof PasskeySignInBody>
+export type PasskeyRegisterFields = Body<typeof RegisterBody>
+export type PasskeyAnswer = Data<typeof PasskeyReply>
+export type PasskeysAnswer = Data<typeof PasskeysReply>
+export type StepUpFields = Body<typeof StepUpBody>
+export type StepUpAnswer = Data<typeof StepUpReply>
+export type RegisterFields = Body<typeof RegisterUserBody>
+export type RegisterAnswer = Data<typeof RegisterUserReply>
+export type DeleteUserAnswer = Data<typeof DeleteUserReply>
+export type AccountAnswer = Data<typeof AccountReply>
+export type VerificationFields = Body<typeof VerificationBody>
+export type VerifyFields = Body<typeof VerifyBody>
+export type PasswordFields = Body<typeof PasswordBody>
+export type NewEmailFields = Body<typeof NewEmailBody>
+export type CodeFields = Body<typeof CodeBody>
+export type RevertFields = Body<typeof RevertBody>
+export type MethodFields = Body<typeof MethodBody>
+export type TotpAnswer = Data<typeof TotpReply>
+export type TotpConfirmAnswer = Data<typeof TotpConfirmReply>
+export type BackupCodesAnswer = Data<typeof BackupCodesReply>
+export type JwksAnswer = Static<typeof JwksReply>
