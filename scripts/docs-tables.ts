@@ -84,7 +84,8 @@ export const ENTRIES: Array<[string, string]> = [
   ['fastify-jwt-login/postgres', 'lib/postgres.ts'],
   ['fastify-jwt-login/nodemailer', 'lib/nodemailer.ts'],
   ['fastify-jwt-login/testing', 'lib/testing.ts'],
-  ['fastify-jwt-login/wordpress', 'lib/wordpress.ts']
+  ['fastify-jwt-login/wordpress', 'lib/wordpress.ts'],
+  ['fastify-jwt-login/client', 'lib/client.ts']
 ]
 
 export interface EntryExports { values: string[], types: string[] }

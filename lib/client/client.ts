@@ -23,6 +23,8 @@ export interface ClientOptions {
   lockWait?: number
   /** Share the session with the origin's other tabs (Web Locks, BroadcastChannel); on by default in a page, off in Node. */
   crossTab?: boolean
+  /** The origins `client.fetch` sends the access token to; the origin of `baseUrl` by default. A URL of any other origin is fetched without it. */
+  origins?: string[]
   /** An auth code (`AUTH_KEY`) sent with every call, for routes whose auth-code rule is on. */
   authCode?: { name?: string, value: string }
   /** The clock, in milliseconds: `Date.now` by default. */
@@ -34,11 +36,13 @@ export type JwtLoginClient = ReturnType<typeof createClient>
 
 export function createClient (options: ClientOptions) {
   const mode = options.mode ?? 'bearer'
+  const storage = options.storage ?? memoryStorage()
+  const name = options.name ?? 'jwt-login'
   const session = new Session({
     api: new URL(options.prefix ?? '/jwt-login/v1', options.baseUrl).href.replace(/\/$/, ''),
     cookie: mode === 'cookie',
-    storage: options.storage ?? memoryStorage(),
-    name: options.name ?? 'jwt-login',
+    storage,
+    name,
     language: options.language,
     fetch: options.fetch ?? ((input, init) => fetch(input, init)),
     now: options.now ?? Date.now,
@@ -62,7 +66,9 @@ export function createClient (options: ClientOptions) {
   }
 
   /** A sign-in's answer: a final token starts the session; an interim one waits for the second factor. */
-  async function signedIn<Answer extends { jwt?: string | undefined, two_factor_required?: boolean | undefined }> (answer: Answer): Promise<Answer> {
+  async function signedIn<Answer extends { jwt?: string | undefined, two_factor_required?: boolean | undefined, device_token?: string | undefined }> (answer: Answer): Promise<Answer> {
+    // a trusted device's token (bearer mode; cookie mode keeps it in a cookie): kept for the next sign-in
+    if (answer.device_token !== undefined) await storage.setItem(`${name}:device`, answer.device_token)
     if (answer.two_factor_required === true) session.interim = answer.jwt
     else if (answer.jwt !== undefined) await session.answer('signed-in', answer as Answer & { jwt: string })
     return answer
@@ -75,6 +81,7 @@ export function createClient (options: ClientOptions) {
   }
 
   const id = encodeURIComponent
+  const origins = new Set(options.origins ?? [new URL(options.baseUrl).origin])
 
   return {
     /** The current access token (it may have expired); `undefined` without a session. */
@@ -88,10 +95,12 @@ export function createClient (options: ClientOptions) {
 
     /**
      * `fetch` for the app's own API: a relative URL resolves against `baseUrl`, the access token goes in
-     * `Authorization`, and a 401 is answered by one refresh and one retry, never more. A streamed body cannot be sent twice: pass a string, a Blob or FormData.
+     * `Authorization` (to the `origins` only), and a 401 is answered by one refresh and one retry, never more. A streamed body cannot be sent twice: pass a string, a Blob or FormData.
      */
     async fetch (input: string | URL | Request, init?: RequestInit): Promise<Response> {
       const url = typeof input === 'string' ? new URL(input, options.baseUrl) : input
+      // the token goes to the API's origins only, never to a third party the app also fetches
+      if (!origins.has(new URL(url instanceof Request ? url.url : url).origin)) return await (options.fetch ?? fetch)(url, init)
       const send = async (token: string | undefined) => {
         const request = url instanceof Request ? new Request(url.clone(), init) : new Request(url, init)
         if (token !== undefined) request.headers.set('authorization', `Bearer ${token}`)
@@ -106,8 +115,14 @@ export function createClient (options: ClientOptions) {
       return await send(next)
     },
 
-    /** `POST /auth`: signs in with a password. With a second factor, `two_factor_required` is set and `completeTwoFactor` follows. */
-    signIn: async (fields: T.SignInFields) => await signedIn(await call<T.SignInAnswer>({ method: 'POST', path: '/auth', body: fields })),
+    /**
+     * `POST /auth`: signs in with a password. With a second factor, `two_factor_required` is set and `completeTwoFactor` follows.
+     * The device token a trusted device was given (`remember_device`) is kept and sent with the next sign-in.
+     */
+    async signIn (fields: T.SignInFields): Promise<T.SignInAnswer> {
+      const device = fields.device_token ?? await storage.getItem(`${name}:device`) ?? undefined
+      return await signedIn(await call<T.SignInAnswer>({ method: 'POST', path: '/auth', body: { ...fields, device_token: device } }))
+    },
     /** `POST /auth/2fa`: the second factor (`code`, or `passkey`) of the pending sign-in. */
     completeTwoFactor: async (fields: T.TwoFactorFields) =>
       await signedIn(await call<T.TwoFactorAnswer>({ method: 'POST', path: '/auth/2fa', body: fields, token: session.interim })),

@@ -54,6 +54,16 @@ interface Page {
 }
 const page = globalThis as Page
 
+/** The stored tokens; none when the value is missing or not ours (a corrupt entry must not stop the client for good). */
+function parse (stored: string | null): Tokens {
+  try {
+    const tokens = JSON.parse(stored ?? '{}') as unknown
+    return typeof tokens === 'object' && tokens !== null ? tokens as Tokens : {}
+  } catch {
+    return {}
+  }
+}
+
 /** Seconds left on a JWT at `now` (ms); -1 when it has no readable `exp`. */
 export function secondsLeft (jwt: string, now: number): number {
   try {
@@ -86,6 +96,8 @@ export class Session {
     this.#ready = this.#reload()
     if (options.crossTab && typeof BroadcastChannel === 'function') {
       this.#channel = new BroadcastChannel(options.name)
+      // Node: the channel must not keep the process alive
+      ;(this.#channel as { unref?: () => void }).unref?.()
       this.#channel.onmessage = ({ data }: { data: { type: SessionEvent['type'], tokens: Tokens } }) => {
         this.#set(data.tokens)
         this.#emit(data.type, true)
@@ -106,7 +118,7 @@ export class Session {
     const stored = await this.#o.storage.getItem(this.#o.name)
     if (stored === this.#stored) return
     this.#stored = stored
-    const tokens = stored === null ? {} : JSON.parse(stored) as Tokens
+    const tokens = parse(stored)
     // cookie mode stores only the CSRF token: the access token this tab holds (or was sent by another) stays
     this.#set(this.#o.cookie && stored !== null ? { ...this.#tokens, csrf: tokens.csrf } : tokens)
   }

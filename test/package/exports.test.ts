@@ -15,7 +15,8 @@ const ENTRIES: Record<string, string> = {
   'fastify-jwt-login/postgres': 'lib/postgres.ts',
   'fastify-jwt-login/nodemailer': 'lib/nodemailer.ts',
   'fastify-jwt-login/testing': 'lib/testing.ts',
-  'fastify-jwt-login/wordpress': 'lib/wordpress.ts'
+  'fastify-jwt-login/wordpress': 'lib/wordpress.ts',
+  'fastify-jwt-login/client': 'lib/client.ts'
 }
 
 /** The README's rows: entry → documented value and type names. */
