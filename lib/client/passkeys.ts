@@ -14,8 +14,14 @@ export interface WebAuthnBrowser {
   startRegistration: (options: { optionsJSON: never }) => Promise<unknown>
 }
 
-const load = async (webauthn?: WebAuthnBrowser): Promise<WebAuthnBrowser> =>
-  webauthn ?? await import('@simplewebauthn/browser') as unknown as WebAuthnBrowser
+async function load (webauthn?: WebAuthnBrowser): Promise<WebAuthnBrowser> {
+  if (webauthn !== undefined) return webauthn
+  try {
+    return await import('@simplewebauthn/browser') as unknown as WebAuthnBrowser
+  } catch (cause) {
+    throw new Error('fastify-jwt-login/client: the passkey helpers need the package "@simplewebauthn/browser", an optional peer dependency: npm install @simplewebauthn/browser (or pass it as `webauthn`)', { cause })
+  }
+}
 
 /** The browser's prompt for an assertion on `options`. */
 async function assert (options: unknown, webauthn?: WebAuthnBrowser): Promise<never> {
