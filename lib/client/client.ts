@@ -9,7 +9,10 @@ export interface ClientOptions {
   prefix?: string
   /** `bearer` (the default): the client keeps the refresh token in `storage`. `cookie`: the server keeps it in an httpOnly cookie (`refresh.cookie.enabled`), the client keeps the CSRF token. */
   mode?: 'bearer' | 'cookie'
-  /** Where the session outlives the page: memory by default; `localStorage` shares it with the origin's other tabs and reloads. */
+  /**
+   * Where the session is kept. Bearer mode: memory by default (a reload signs out); `localStorage` keeps it across reloads
+   * and tabs, where any script of the page can read it. Cookie mode keeps only the CSRF token: `localStorage` by default in a page.
+   */
   storage?: ClientStorage
   /** Sent as `Accept-Language`; a page's browser sends its own without it. */
   language?: string
@@ -36,7 +39,9 @@ export type JwtLoginClient = ReturnType<typeof createClient>
 
 export function createClient (options: ClientOptions) {
   const mode = options.mode ?? 'bearer'
-  const storage = options.storage ?? memoryStorage()
+  // cookie mode keeps only the CSRF token, no credential on its own: in a page, localStorage, so a new tab or a reload finds the session
+  const page = (globalThis as { localStorage?: ClientStorage }).localStorage
+  const storage = options.storage ?? (mode === 'cookie' && page !== undefined ? page : memoryStorage())
   const name = options.name ?? 'jwt-login'
   const session = new Session({
     api: new URL(options.prefix ?? '/jwt-login/v1', options.baseUrl).href.replace(/\/$/, ''),
