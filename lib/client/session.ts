@@ -211,6 +211,7 @@ export class Session {
     await this.#reload()
     // another tab refreshed while this one waited: take its tokens
     if ((this.#o.cookie ? this.#tokens.jwt : this.#tokens.refresh) !== seen && this.#fresh(5)) return this.#tokens.jwt!
+    if (this.#o.cookie && this.#o.crossTab && await this.#otherTabRefreshed(seen)) return this.#tokens.jwt!
     try {
       const data = await this.call<{ jwt: string, refresh_token?: string, csrf_token?: string }>({
         method: 'POST', path: '/auth/refresh', body: this.#o.cookie ? {} : { refresh_token: this.#tokens.refresh }, csrf: true
@@ -222,6 +223,24 @@ export class Session {
       if (error instanceof JwtLoginClientError && (error.status === 401 || error.errorCode === 209)) await this.end('ended')
       throw error
     }
+  }
+
+  /**
+   * Cookie mode across tabs: the browser sends whatever refresh cookie it holds, and another tab's answer
+   * moves it before its new JWT reaches this tab. A refresh sent then rotates the session a second time
+   * inside the retry window, and a request still in flight with the first token (a tab without the lock,
+   * a killed one's) becomes a reuse that ends the session. So each refresh is marked in storage before it
+   * is sent, and a tab that finds another's mark younger than `lockWait` waits that long at most for its
+   * JWT (BroadcastChannel): answers whether a JWT other than `seen` came.
+   */
+  async #otherTabRefreshed (seen: string | undefined): Promise<boolean> {
+    const key = `${this.#o.name}:refreshing`
+    const came = (): boolean => this.#tokens.jwt !== seen && this.#fresh(5)
+    const left = Number(await this.#o.storage.getItem(key)) + this.#o.lockWait - this.#o.now()
+    for (let waited = 0; waited < Math.min(left, this.#o.lockWait) && !came(); waited += 50) await new Promise(resolve => setTimeout(resolve, 50))
+    if (came()) return true
+    await this.#o.storage.setItem(key, String(this.#o.now()))
+    return false
   }
 
   async end (type: 'signed-out' | 'ended'): Promise<void> {
