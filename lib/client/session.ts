@@ -64,14 +64,25 @@ function parse (stored: string | null): Tokens {
   }
 }
 
+/** A JWT's own id (`jti`); '' for none. */
+function jtiOf (jwt: string | undefined): string {
+  return String((claimsOf(jwt ?? '') as { jti?: unknown }).jti ?? '')
+}
+
+/** A JWT's claims, unverified (the server verifies); none when it is not a JWT. */
+function claimsOf (jwt: string): Record<string, unknown> {
+  try {
+    const claims = JSON.parse(atob(jwt.split('.')[1]!.replace(/-/g, '+').replace(/_/g, '/'))) as unknown
+    return typeof claims === 'object' && claims !== null ? claims as Record<string, unknown> : {}
+  } catch {
+    return {}
+  }
+}
+
 /** Seconds left on a JWT at `now` (ms); -1 when it has no readable `exp`. */
 export function secondsLeft (jwt: string, now: number): number {
-  try {
-    const { exp } = JSON.parse(atob(jwt.split('.')[1]!.replace(/-/g, '+').replace(/_/g, '/'))) as { exp?: unknown }
-    return typeof exp === 'number' ? exp - now / 1000 : -1
-  } catch {
-    return -1
-  }
+  const { exp } = claimsOf(jwt)
+  return typeof exp === 'number' ? exp - now / 1000 : -1
 }
 
 /**
@@ -90,6 +101,8 @@ export class Session {
   readonly #listeners = new Set<(event: SessionEvent) => void>()
   readonly #channel: InstanceType<typeof BroadcastChannel> | undefined
   #timer: ReturnType<typeof setTimeout> | undefined
+  /** This client among the origin's tabs, in its refresh marks. */
+  readonly #id = Math.random().toString(36).slice(2)
 
   constructor (options: SessionOptions) {
     this.#o = options
@@ -230,16 +243,18 @@ export class Session {
    * moves it before its new JWT reaches this tab. A refresh sent then rotates the session a second time
    * inside the retry window, and a request still in flight with the first token (a tab without the lock,
    * a killed one's) becomes a reuse that ends the session. So each refresh is marked in storage before it
-   * is sent, and a tab that finds another's mark younger than `lockWait` waits that long at most for its
-   * JWT (BroadcastChannel): answers whether a JWT other than `seen` came.
+   * is sent (by whom, from which JWT, when), and a tab that finds another's mark from the JWT it holds,
+   * younger than `lockWait`, waits that long at most for the new JWT (BroadcastChannel): answers whether it came.
    */
   async #otherTabRefreshed (seen: string | undefined): Promise<boolean> {
     const key = `${this.#o.name}:refreshing`
+    const from = jtiOf(seen)
     const came = (): boolean => this.#tokens.jwt !== seen && this.#fresh(5)
-    const left = Number(await this.#o.storage.getItem(key)) + this.#o.lockWait - this.#o.now()
+    const mark = parse(await this.#o.storage.getItem(key)) as { by?: string, from?: string, at?: number }
+    const left = mark.by !== this.#id && mark.from === from ? (mark.at ?? 0) + this.#o.lockWait - this.#o.now() : 0
     for (let waited = 0; waited < Math.min(left, this.#o.lockWait) && !came(); waited += 50) await new Promise(resolve => setTimeout(resolve, 50))
     if (came()) return true
-    await this.#o.storage.setItem(key, String(this.#o.now()))
+    await this.#o.storage.setItem(key, JSON.stringify({ by: this.#id, from, at: this.#o.now() }))
     return false
   }
 
