@@ -2,7 +2,7 @@
 // the client keeps only the CSRF token in storage and sends it on refresh and sign-out.
 import t from 'tap'
 import { createClient, type ClientStorage } from '../../lib/client.js'
-import { ALICE, cookieJar, nextEvent, PREFIX, serve } from './kit.js'
+import { ALICE, cookieJar, nextEvent, PREFIX, serve } from '../helpers/client.js'
 
 const LIFETIME = 15 * 60_000
 const COOKIE = '__Host-jwt-login-refresh'

@@ -2,7 +2,7 @@
 // `document` are stubbed only inside the test of the branch that needs them (Node has neither), and put back after.
 import t, { type Test } from 'tap'
 import { createClient, type ClientStorage, type SessionEvent } from '../../lib/client.js'
-import { ALICE, nextEvent, serve } from './kit.js'
+import { ALICE, nextEvent, serve } from '../helpers/client.js'
 
 const LIFETIME = 15 * 60_000
 
@@ -37,7 +37,7 @@ function webLocks (): { request: (name: string, options: { signal: AbortSignal }
         await new Promise<void>((resolve, reject) => {
           if (signal.aborted) { reject(signal.reason); return }
           signal.addEventListener('abort', () => { reject(signal.reason) }, { once: true })
-          void before.then(() => { resolve() })
+          before.then(() => { resolve() }, reject)
         })
         return await work()
       } finally {
@@ -131,7 +131,7 @@ t.test('a refresh refused while holding the lock: thrown as it is, not made agai
   t.teardown(() => { client.close() })
   await client.signIn({ email: ALICE.email, password: ALICE.password })
   clock.advance(15 * 24 * 3600_000)
-  await t.rejects(client.refresh(), { status: 401 })
+  await t.rejects(client.refresh(), { name: 'JwtLoginClientError', status: 401 })
   t.equal(refreshes(), 1)
   t.equal(client.jwt, undefined)
 })

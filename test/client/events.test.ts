@@ -1,7 +1,7 @@
 // onSession for the app: signed in, refreshed, signed out, ended; unsubscribing; close() stops the background refresh and the channel.
 import t from 'tap'
 import { createClient, type SessionEvent } from '../../lib/client.js'
-import { ALICE, serve } from './kit.js'
+import { ALICE, serve } from '../helpers/client.js'
 
 const LIFETIME = 15 * 60_000
 

@@ -2,7 +2,7 @@
 import t from 'tap'
 import { createClient } from '../../lib/client.js'
 import { testClock } from '../helpers/app.js'
-import { ALICE, serve } from './kit.js'
+import { ALICE, serve } from '../helpers/client.js'
 
 const LIFETIME = 15 * 60_000
 

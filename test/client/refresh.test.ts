@@ -1,9 +1,9 @@
 // Refresh in one process: concurrent callers share one refresh request, the access token is refreshed before it expires (in the background too), and a session whose refresh token is gone ends.
 import t from 'tap'
-import { createClient, JwtLoginClientError, type SessionEvent } from '../../lib/client.js'
+import { createClient, type SessionEvent } from '../../lib/client.js'
 import { secondsLeft } from '../../lib/client/session.js'
 import { testClock } from '../helpers/app.js'
-import { ALICE, nextEvent, serve } from './kit.js'
+import { ALICE, nextEvent, serve } from '../helpers/client.js'
 
 const LIFETIME = 15 * 60_000
 
@@ -59,7 +59,7 @@ t.test('the server finds the token expired while the client does not (clocks apa
   clock.advance(LIFETIME + 10_000)
   t.equal((await client.validate()).user.user_login, 'alice')
   t.equal(refreshes(), 1)
-  t.equal((await client.sessions().catch((error: unknown) => error as JwtLoginClientError)).code, 'ERR_JWT_LOGIN_SESSIONS_DISABLED', 'another refusal is thrown as it is, no refresh')
+  await t.rejects(client.sessions(), { name: 'JwtLoginClientError', code: 'ERR_JWT_LOGIN_SESSIONS_DISABLED' }, 'another refusal is thrown as it is, no refresh')
   t.equal(refreshes(), 1)
   // the refresh token is refused too: the session ends, and the first refusal is thrown
   clock.advance(15 * 24 * 3600_000)
@@ -94,8 +94,8 @@ t.test('a refresh that gets no answer: token() throws it; the session stays', as
   const { jwt } = await client.signIn({ email: ALICE.email, password: ALICE.password })
   await app.close()
   clock.advance(LIFETIME)
-  await t.rejects(client.token(), { status: 0 })
-  await t.rejects(client.fetch('/me'), { status: 0 })
+  await t.rejects(client.token(), { name: 'JwtLoginClientError', status: 0 })
+  await t.rejects(client.fetch('/me'), { name: 'JwtLoginClientError', status: 0 })
   t.equal(client.jwt, jwt, 'a network failure ends nothing')
 })
 

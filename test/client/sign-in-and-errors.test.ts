@@ -5,7 +5,7 @@ import { retryAfterOf } from '../../lib/client/errors.js'
 import { de } from '../../lib/i18n/catalogues/de.js'
 import { en } from '../../lib/i18n/catalogues/en.js'
 import { closedPort } from '../helpers/net.js'
-import { ALICE, serve } from './kit.js'
+import { ALICE, serve } from '../helpers/client.js'
 
 /** What `work` threw, which must be a JwtLoginClientError. */
 async function refusal (work: () => Promise<unknown>): Promise<JwtLoginClientError> {
@@ -72,7 +72,7 @@ t.test('the auth code goes in the body of a POST and in the query of a GET or DE
   t.teardown(() => { client.close() })
   await client.signIn({ email: ALICE.email, password: ALICE.password })
   t.equal((await client.sessions()).sessions.length, 1)
-  t.equal(seen.at(-1), `GET /jwt-login/v1/sessions?AUTH_KEY=the-code`)
+  t.equal(seen.at(-1), 'GET /jwt-login/v1/sessions?AUTH_KEY=the-code')
   await client.endAllSessions({ keepCurrent: true })
   t.equal(seen.at(-1), 'DELETE /jwt-login/v1/sessions?keep_current=true&AUTH_KEY=the-code', 'joined to a query of its own')
   const named = createClient({ baseUrl: base, authCode: { name: 'AUTH_CODE', value: 'the-code' } })

@@ -1,7 +1,7 @@
 // Where the session is kept in bearer mode: memory by default, an async store (a mobile secure store), a localStorage-like store shared by two clients.
 import t from 'tap'
 import { createClient, memoryStorage, type ClientStorage } from '../../lib/client.js'
-import { ALICE, serve } from './kit.js'
+import { ALICE, serve } from '../helpers/client.js'
 
 const LIFETIME = 15 * 60_000
 
@@ -68,4 +68,22 @@ t.test('a localStorage-like store shared by two clients: one refreshes, the othe
   t.equal(await named.token(), undefined, 'another name, another key')
   await named.signIn({ email: ALICE.email, password: ALICE.password })
   t.same([...storage.items.keys()].sort(), ['jwt-login', 'other-api'])
+})
+
+t.test('the other client signed out of the shared store: this one finds it empty at its next refresh and holds no session', async (t) => {
+  const { base, clock, seen } = await serve(t)
+  const storage = webStorage()
+  const one = createClient({ baseUrl: base, storage, now: clock })
+  t.teardown(() => { one.close() })
+  await one.signIn({ email: ALICE.email, password: ALICE.password })
+  const two = createClient({ baseUrl: base, storage, now: clock })
+  t.teardown(() => { two.close() })
+  t.equal(await two.token(), one.jwt)
+  await one.signOut()
+  t.equal(storage.items.has('jwt-login'), false)
+  clock.advance(LIFETIME)
+  // the store is read again before the refresh: no refresh token is left to send
+  await t.rejects(two.token(), { status: 400, code: 'ERR_JWT_LOGIN_REFRESH_TOKEN_MISSING' })
+  t.equal(two.jwt, undefined)
+  t.equal(seen.filter(line => line.endsWith('/auth/refresh')).length, 1)
 })

@@ -2,9 +2,9 @@
 import type { FastifyInstance } from 'fastify'
 import type { Test } from 'tap'
 import type { JwtLoginOptions, SettingsInput } from '../../lib/index.js'
-import { buildHost, testClock } from '../helpers/app.js'
+import { buildHost, testClock } from './app.js'
 
-export { ALICE } from '../helpers/app.js'
+export { ALICE } from './app.js'
 export const PREFIX = '/jwt-login/v1'
 
 export interface Served {
