@@ -43,6 +43,7 @@ t.test('sign-in, refresh with the CSRF header and the cookie, a reload, sign-out
   t.type(jwt, 'string')
   t.equal(refreshes(), 2)
   t.equal((await reloaded.validate()).user.user_login, 'alice')
+  t.equal(jar.sent.find(request => request.url.endsWith(`${PREFIX}/auth/validate`))?.headers.get('x-csrf-token'), null, 'only refresh and revoke carry the CSRF token')
 
   await reloaded.signOut()
   const revoke = jar.sent.findLast(request => request.url.endsWith(`${PREFIX}/auth/revoke`))
