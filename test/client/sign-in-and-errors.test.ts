@@ -83,6 +83,18 @@ t.test('the auth code goes in the body of a POST and in the query of a GET or DE
   t.equal(client.jwt, undefined, 'the session ended with the user')
 })
 
+t.test('the plugin\'s own 429: the account locked after failed sign-ins, with Retry-After in seconds', async (t) => {
+  const { base } = await serve(t, { limits: { loginPerAccount: { max: 2, window: '15m' } } })
+  const client = createClient({ baseUrl: base })
+  t.teardown(() => { client.close() })
+  for (const password of ['wrong 1', 'wrong 2']) t.match(await refusal(async () => await client.signIn({ email: ALICE.email, password })), { status: 401 })
+  const locked = await refusal(async () => await client.signIn({ email: ALICE.email, password: ALICE.password }))
+  t.equal(locked.status, 429)
+  t.type(locked.errorCode, 'number')
+  t.match(locked.code, /^ERR_JWT_LOGIN_/)
+  t.ok(locked.retryAfter !== undefined && locked.retryAfter > 0 && locked.retryAfter <= 900, `retryAfter ${String(locked.retryAfter)} s, within the window`)
+})
+
 t.test('Retry-After, by seconds and by HTTP date; answers that are not the envelope; no answer', async (t) => {
   const now = Date.parse('2026-11-29T12:00:00Z')
   const { base } = await serve(t, {}, {}, (app) => {
