@@ -99,10 +99,11 @@ export class Session {
   readonly #ready: Promise<void>
   #inflight: Promise<string> | undefined
   readonly #listeners = new Set<(event: SessionEvent) => void>()
-  readonly #channel: InstanceType<typeof BroadcastChannel> | undefined
+  #channel: InstanceType<typeof BroadcastChannel> | undefined
   #timer: ReturnType<typeof setTimeout> | undefined
   /** This client among the origin's tabs, in its refresh marks. */
   readonly #id = Math.random().toString(36).slice(2)
+  #closed = false
 
   constructor (options: SessionOptions) {
     this.#o = options
@@ -173,7 +174,7 @@ export class Session {
   #schedule (): void {
     clearTimeout(this.#timer)
     const { jwt } = this.#tokens
-    if (jwt === undefined || !this.#canRefresh() || page.document?.visibilityState === 'hidden') return
+    if (this.#closed || jwt === undefined || !this.#canRefresh() || page.document?.visibilityState === 'hidden') return
     const due = (secondsLeft(jwt, this.#o.now()) - this.#o.refreshAhead * (1 + Math.random() / 4)) * 1000
     this.#timer = setTimeout(() => { this.refresh().catch(() => {}) }, Math.max(0, due))
     ;(this.#timer as { unref?: () => void }).unref?.()
@@ -296,7 +297,10 @@ export class Session {
 
   /** Stops the proactive refresh and leaves the channel: for a client that is done (tests, a Node process). */
   close (): void {
+    this.#closed = true
     clearTimeout(this.#timer)
     this.#channel?.close()
+    // a call still under way, or made after, must not post to the closed channel (it throws) nor start the timer again
+    this.#channel = undefined
   }
 }

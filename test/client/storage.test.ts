@@ -1,0 +1,89 @@
+// Where the session is kept in bearer mode: memory by default, an async store (a mobile secure store), a localStorage-like store shared by two clients.
+import t from 'tap'
+import { createClient, memoryStorage, type ClientStorage } from '../../lib/client.js'
+import { ALICE, serve } from '../helpers/client.js'
+
+const LIFETIME = 15 * 60_000
+
+/** A Web Storage-like store: `localStorage` of one origin, shared by the clients given it. */
+function webStorage (): ClientStorage & { items: Map<string, string> } {
+  const items = new Map<string, string>()
+  return { items, getItem: (key) => items.get(key) ?? null, setItem: (key, value) => { items.set(key, value) }, removeItem: (key) => { items.delete(key) } }
+}
+
+t.test('memoryStorage: each client its own; the default', async (t) => {
+  const { base } = await serve(t)
+  const one = createClient({ baseUrl: base, storage: memoryStorage() })
+  const two = createClient({ baseUrl: base, storage: memoryStorage() })
+  t.teardown(() => { one.close(); two.close() })
+  await one.signIn({ email: ALICE.email, password: ALICE.password })
+  t.type(await one.token(), 'string')
+  t.equal(await two.token(), undefined)
+  const storage = memoryStorage()
+  storage.setItem('k', 'v')
+  t.equal(storage.getItem('k'), 'v')
+  storage.removeItem('k')
+  t.equal(storage.getItem('k'), null)
+})
+
+t.test('an async store (a mobile secure store): a client made later finds the session there', async (t) => {
+  const { base } = await serve(t)
+  const items = new Map<string, string>()
+  const later = async (): Promise<void> => { await new Promise(resolve => setTimeout(resolve, 5)) }
+  const storage: ClientStorage = {
+    getItem: async (key) => { await later(); return items.get(key) ?? null },
+    setItem: async (key, value) => { await later(); items.set(key, value) },
+    removeItem: async (key) => { await later(); items.delete(key) }
+  }
+  const first = createClient({ baseUrl: base, storage })
+  t.teardown(() => { first.close() })
+  const { jwt, refresh_token: refresh } = await first.signIn({ email: ALICE.email, password: ALICE.password })
+  t.same(JSON.parse(items.get('jwt-login') ?? 'null'), { jwt, refresh }, 'bearer mode keeps both tokens, as JSON, under the name')
+  const second = createClient({ baseUrl: base, storage })
+  t.teardown(() => { second.close() })
+  t.equal(await second.token(), jwt)
+  t.equal((await second.validate()).user.user_login, 'alice')
+  await second.signOut()
+  t.equal(items.has('jwt-login'), false, 'signed out: the key is removed')
+})
+
+t.test('a localStorage-like store shared by two clients: one refreshes, the other takes its tokens instead of refreshing again', async (t) => {
+  const { base, clock, refreshes } = await serve(t)
+  const storage = webStorage()
+  const one = createClient({ baseUrl: base, storage, now: clock })
+  t.teardown(() => { one.close() })
+  await one.signIn({ email: ALICE.email, password: ALICE.password })
+  const two = createClient({ baseUrl: base, storage, now: clock })
+  t.teardown(() => { two.close() })
+  t.equal(await two.token(), one.jwt, 'the stored session')
+  clock.advance(LIFETIME)
+  const renewed = await one.token()
+  t.equal(refreshes(), 1)
+  t.equal(await two.token(), renewed, 'read from the store: no second refresh')
+  t.equal(refreshes(), 1)
+  t.equal(two.jwt, renewed)
+
+  const named = createClient({ baseUrl: base, storage, name: 'other-api' })
+  t.teardown(() => { named.close() })
+  t.equal(await named.token(), undefined, 'another name, another key')
+  await named.signIn({ email: ALICE.email, password: ALICE.password })
+  t.same([...storage.items.keys()].sort(), ['jwt-login', 'other-api'])
+})
+
+t.test('the other client signed out of the shared store: this one finds it empty at its next refresh and holds no session', async (t) => {
+  const { base, clock, seen } = await serve(t)
+  const storage = webStorage()
+  const one = createClient({ baseUrl: base, storage, now: clock })
+  t.teardown(() => { one.close() })
+  await one.signIn({ email: ALICE.email, password: ALICE.password })
+  const two = createClient({ baseUrl: base, storage, now: clock })
+  t.teardown(() => { two.close() })
+  t.equal(await two.token(), one.jwt)
+  await one.signOut()
+  t.equal(storage.items.has('jwt-login'), false)
+  clock.advance(LIFETIME)
+  // the store is read again before the refresh: no refresh token is left to send
+  await t.rejects(two.token(), { status: 400, code: 'ERR_JWT_LOGIN_REFRESH_TOKEN_MISSING' })
+  t.equal(two.jwt, undefined)
+  t.equal(seen.filter(line => line.endsWith('/auth/refresh')).length, 1)
+})

@@ -1,0 +1,89 @@
+// Type tests of `fastify-jwt-login/client` (lib/client.ts): the calls' fields and the answers come from the routes' TypeBox schemas,
+// so a wrong field in a call or an answer, or a wrong option, fails tsc.
+import {
+  createClient, enrolPasskey, JwtLoginClientError, memoryStorage, signInWithPasskey, stepUpWithPasskey, twoFactorWithPasskey,
+  type ClientStorage, type JwtLoginClient, type SessionEvent, type SignInAnswer, type SignInFields, type ValidateAnswer, type WebAuthnBrowser
+} from '../../lib/client.js'
+import type { JwtLoginErrorCode } from '../../lib/index.js'
+import { expectType, type Equal } from './expect.js'
+
+const client = createClient({ baseUrl: 'https://api.example.com', mode: 'cookie', storage: memoryStorage(), language: 'de', name: 'api', refreshAhead: 30, lockWait: 5000, crossTab: true, authCode: { value: 'x' }, now: Date.now })
+expectType<JwtLoginClient>(client)
+createClient({ baseUrl: new URL('https://api.example.com'), mode: 'bearer', fetch: globalThis.fetch })
+// @ts-expect-error: no such mode
+createClient({ baseUrl: 'https://api.example.com', mode: 'session' })
+// @ts-expect-error: baseUrl is needed
+createClient({ mode: 'bearer' })
+// @ts-expect-error: an auth code is an object with its value
+createClient({ baseUrl: 'https://api.example.com', authCode: 'the-code' })
+
+// a call's fields
+const answer = await client.signIn({ email: 'ada@example.com', password: 'p' })
+await client.signIn({ username: 'ada', password: 'p' })
+// @ts-expect-error: a misspelt field
+await client.signIn({ emial: 'ada@example.com', password: 'p' })
+// @ts-expect-error: the password is a string
+await client.signIn({ email: 'ada@example.com', password: 42 })
+// @ts-expect-error: the token travels in Authorization, never in the body
+await client.changePassword({ new_password: 'n', JWT: 'token' })
+await client.completeTwoFactor({ code: '123456', remember_device: true })
+// @ts-expect-error: remember_device is a boolean here
+await client.completeTwoFactor({ code: '123456', remember_device: 'yes' })
+await client.setTwoFactorMethod({ method: 'totp' })
+// the schema's method is a string with an enum, which TypeBox types as string: 'sms' compiles, a number does not
+// @ts-expect-error: the method is a string
+await client.setTwoFactorMethod({ method: 1 })
+await client.endAllSessions({ keepCurrent: true })
+await client.endAllSessions()
+// @ts-expect-error: a session id is a string
+await client.endSession(7)
+expectType<SignInFields>({ login: 'ada', password: 'p' })
+
+// the answers
+expectType<Equal<typeof answer, SignInAnswer>>(true)
+expectType<string | undefined>(answer.jwt)
+expectType<boolean | undefined>(answer.two_factor_required)
+// @ts-expect-error: a misspelt answer field
+expectType<unknown>(answer.refresh_tokn)
+const validated = await client.validate()
+expectType<Equal<typeof validated, ValidateAnswer>>(true)
+expectType<string>(validated.user.user_login)
+// @ts-expect-error: the user's login is a string
+expectType<number>(validated.user.user_login)
+expectType<string[]>((await client.newBackupCodes()).backup_codes)
+expectType<boolean>((await client.sessions()).sessions[0]?.current ?? false)
+expectType<string>((await client.jwks()).keys[0]?.kid ?? '')
+// @ts-expect-error: the sessions answer has no users
+expectType<unknown>((await client.sessions()).users)
+expectType<Equal<Awaited<ReturnType<typeof client.refresh>>, string>>(true)
+expectType<Equal<Awaited<ReturnType<typeof client.signOut>>, void>>(true)
+expectType<Equal<typeof client.jwt, string | undefined>>(true)
+expectType<Response>(await client.fetch('/me', { method: 'POST', body: '{}' }))
+expectType<Response>(await client.fetch(new Request('https://api.example.com/me')))
+
+// events, storage, errors
+const stop = client.onSession((event) => {
+  expectType<Equal<typeof event, SessionEvent>>(true)
+  expectType<'signed-in' | 'refreshed' | 'signed-out' | 'ended'>(event.type)
+  // @ts-expect-error: no such event
+  if (event.type === 'expired') expectType<never>(event)
+})
+expectType<() => void>(stop)
+const asyncStorage: ClientStorage = { getItem: async () => null, setItem: async () => {}, removeItem: async () => {} }
+createClient({ baseUrl: 'https://api.example.com', storage: asyncStorage })
+// @ts-expect-error: a storage has removeItem
+createClient({ baseUrl: 'https://api.example.com', storage: { getItem: () => null, setItem: () => {} } })
+declare const thrown: JwtLoginClientError
+expectType<number>(thrown.status)
+expectType<Equal<typeof thrown.errorCode, number | undefined>>(true)
+expectType<Equal<typeof thrown.code, JwtLoginErrorCode | undefined>>(true)
+expectType<Equal<typeof thrown.retryAfter, number | undefined>>(true)
+
+// the passkey helpers
+declare const webauthn: WebAuthnBrowser
+expectType<string | undefined>((await signInWithPasskey(client, webauthn)).jwt)
+expectType<string>((await twoFactorWithPasskey(client, { remember_device: true }, webauthn)).jwt)
+expectType<string>((await stepUpWithPasskey(client)).jwt)
+expectType<string>((await enrolPasskey(client, 'Laptop', webauthn)).passkey.id)
+// @ts-expect-error: the name is a string
+await enrolPasskey(client, 7)
