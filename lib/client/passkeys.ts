@@ -1,9 +1,10 @@
 /**
  * The passkey ceremonies in one call each: the route's options, the
- * browser's prompt through `@simplewebauthn/browser` (an optional peer,
- * loaded when a helper first runs; or pass your own copy as `webauthn`),
- * and the route that takes the answer. An app that imports none of these
- * bundles none of them.
+ * browser's prompt through `@simplewebauthn/browser` (an optional peer: a
+ * bundled page passes its copy as `webauthn`; without it, the package is
+ * imported by name when a helper first runs, which only an unbundled page
+ * with an import map, or Node, can resolve), and the route that takes the
+ * answer. An app that imports none of these bundles none of them.
  */
 import type { JwtLoginClient } from './client.js'
 import type { PasskeyAnswer, SignInAnswer, StepUpAnswer, TwoFactorAnswer } from './types.js'
@@ -14,8 +15,14 @@ export interface WebAuthnBrowser {
   startRegistration: (options: { optionsJSON: never }) => Promise<unknown>
 }
 
+/**
+ * The optional peer, named by a variable: a bundler leaves the import alone, so
+ * an app without the peer still bundles the client (a page passes `webauthn`).
+ */
+const PEER = '@simplewebauthn/browser'
+
 const load = async (webauthn?: WebAuthnBrowser): Promise<WebAuthnBrowser> =>
-  webauthn ?? await import('@simplewebauthn/browser') as unknown as WebAuthnBrowser
+  webauthn ?? await import(/* @vite-ignore */ /* webpackIgnore: true */ PEER) as WebAuthnBrowser
 
 /** The browser's prompt for an assertion on `options`. */
 async function assert (options: unknown, webauthn?: WebAuthnBrowser): Promise<never> {
