@@ -38,8 +38,7 @@
  * when the demo starts (from the TypeScript source, so it never lags behind
  * a stale dist/) and served at /client.js. The passkey page hands the
  * client's passkey helpers the `SimpleWebAuthnBrowser` global of
- * @simplewebauthn/browser's UMD bundle (the bundle leaves out the helpers'
- * own lazy import of that package). The pages share their script (the
+ * @simplewebauthn/browser's UMD bundle. The pages share their script (the
  * client, the signed-in state from its session events, the list of answers,
  * the password sign-in and sign-out): examples/page-kit.js, a plain browser
  * ES module served as it is at /page-kit.js and imported by each page's
@@ -208,8 +207,9 @@ function fillPage (template: string): string {
 
 /**
  * `fastify-jwt-login/client` as one ES module for the browser, bundled from
- * its TypeScript source. `@simplewebauthn/browser` stays out: the pages
- * pass the passkey helpers the copy they load themselves.
+ * its TypeScript source. `@simplewebauthn/browser` is not in it (the
+ * passkey helpers never make a bundler follow their optional peer): the
+ * passkey page passes them the copy it loads itself.
  */
 export async function bundleClient (): Promise<string> {
   const { outputFiles } = await build({
@@ -218,7 +218,6 @@ export async function bundleClient (): Promise<string> {
     format: 'esm',
     platform: 'browser',
     target: 'es2022',
-    external: ['@simplewebauthn/browser'],
     write: false,
     logLevel: 'silent'
   })

@@ -179,7 +179,7 @@ t.test('the client at /client.js: fastify-jwt-login/client bundled from lib/clie
   t.match(served.headers['content-type'], /^text\/javascript/)
   t.equal(served.body, await bundleClient(), 'the bundle of the current source')
   t.same([...served.body.matchAll(/^import\b.*$/gm)], [], 'no static import left: nothing for a page to resolve')
-  t.same([...served.body.matchAll(/\bimport\(\s*"([^"]+)"\s*\)/g)].map(match => match[1]), ['@simplewebauthn/browser'], 'only the passkey helpers\' lazy import, left out: the pages pass their own copy')
+  t.match(served.body, /await import\([^)]*\bPEER\s*\)/, 'the passkey helpers import their optional peer by a name no bundler follows: the passkey page passes its own copy')
   // esbuild names each module it bundles in a comment: the client's own, nothing of the server or node_modules
   t.same([...served.body.matchAll(/^\/\/ (\S+)$/gm)].map(match => match[1]).sort(), ['lib/client/client.ts', 'lib/client/error-names.ts', 'lib/client/errors.ts', 'lib/client/passkeys.ts', 'lib/client/session.ts'])
   const client = await import(`data:text/javascript,${encodeURIComponent(served.body)}`) as typeof import('../../lib/client.js')
