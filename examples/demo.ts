@@ -33,16 +33,27 @@
  * mailer, printed on the console beside the banner. test/browser/account.ts
  * clicks it through.
  *
- * The two pages share their script (the API calls, the signed-in state, the
- * list of answers, the password sign-in and sign-out): examples/page-kit.js,
- * plain browser JavaScript served as it is at /page-kit.js.
+ * Both pages call the plugin through its client, `fastify-jwt-login/client`
+ * (lib/client.ts, docs/client.md): bundled into one ES module by esbuild
+ * when the demo starts (from the TypeScript source, so it never lags behind
+ * a stale dist/) and served at /client.js. The passkey page hands the
+ * client's passkey helpers the `SimpleWebAuthnBrowser` global of
+ * @simplewebauthn/browser's UMD bundle. The pages share their script (the
+ * client, the signed-in state from its session events, the list of answers,
+ * the password sign-in and sign-out): examples/page-kit.js, a plain browser
+ * ES module served as it is at /page-kit.js and imported by each page's
+ * inline module script. Each entry of the answers list is what a client
+ * method answered, with the status and body of the route's HTTP answer (the
+ * client's `fetch` option records them), or the `JwtLoginClientError` it threw.
  */
 import { randomBytes } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import fastifySwagger from '@fastify/swagger'
 import fastifySwaggerUi from '@fastify/swagger-ui'
+import { build } from 'esbuild'
 import Fastify, { type FastifyInstance } from 'fastify'
 import jwtLogin, { BEARER_SCHEME, createTotpSecret, jwtLoginOpenApi, MemoryStore, type SettingsInput, type StateStore } from '../lib/index.js'
 import { ConsoleMailer, MemoryPasskeyStore, MemoryTwoFactorStore, MemoryUserAdapter } from '../lib/testing.js'
@@ -171,8 +182,10 @@ export function passkeyOrigin (port: number): string {
 const PASSKEY_PAGE = new URL('./passkeys-page.html', import.meta.url)
 /** examples/account-page.html, beside this file. */
 const ACCOUNT_PAGE = new URL('./account-page.html', import.meta.url)
-/** examples/page-kit.js, beside this file: the script both pages load before their own. */
+/** examples/page-kit.js, beside this file: the module both pages' scripts import. */
 const PAGE_KIT = new URL('./page-kit.js', import.meta.url)
+/** lib/client.ts: the entry of `fastify-jwt-login/client`, which the pages call the plugin with. */
+const CLIENT_ENTRY = fileURLToPath(new URL('../lib/client.ts', import.meta.url))
 /** @simplewebauthn/browser's UMD bundle (it defines `SimpleWebAuthnBrowser`), found from the package's own entry point. */
 const BROWSER_BUNDLE = join(dirname(createRequire(import.meta.url).resolve('@simplewebauthn/browser')), '..', 'dist', 'bundle', 'index.umd.min.js')
 
@@ -192,10 +205,34 @@ function fillPage (template: string): string {
   return Object.entries(values).reduce((page, [name, value]) => page.replaceAll(`{{${name}}}`, escapeHtml(value)), template)
 }
 
-/** The pages' shared script at GET /page-kit.js, read once at start; a host route hidden from the OpenAPI document. */
+/**
+ * `fastify-jwt-login/client` as one ES module for the browser, bundled from
+ * its TypeScript source. `@simplewebauthn/browser` is not in it (the
+ * passkey helpers never make a bundler follow their optional peer): the
+ * passkey page passes them the copy it loads itself.
+ */
+export async function bundleClient (): Promise<string> {
+  const { outputFiles } = await build({
+    entryPoints: [CLIENT_ENTRY],
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    target: 'es2022',
+    write: false,
+    logLevel: 'silent'
+  })
+  return (outputFiles[0] as { text: string }).text
+}
+
+/**
+ * The pages' shared module at GET /page-kit.js, read once at start, and the
+ * client it imports at GET /client.js, bundled once at start; host routes
+ * hidden from the OpenAPI document.
+ */
 async function registerPageKit (app: FastifyInstance): Promise<void> {
-  const script = await readFile(PAGE_KIT, 'utf8')
+  const [script, client] = await Promise.all([readFile(PAGE_KIT, 'utf8'), bundleClient()])
   app.get('/page-kit.js', { schema: { hide: true } }, async (_request, reply) => await reply.type('text/javascript; charset=utf-8').send(script))
+  app.get('/client.js', { schema: { hide: true } }, async (_request, reply) => await reply.type('text/javascript; charset=utf-8').send(client))
 }
 
 /**
@@ -212,7 +249,7 @@ async function registerPasskeyPage (app: FastifyInstance): Promise<void> {
 
 /**
  * The account page at GET /account, read once at start: plain HTML whose
- * script (its own, with /page-kit.js) calls the plugin's account routes
+ * script (its own, with /page-kit.js and the client) calls the plugin's account routes
  * (under its prefix, so the host's `/account` does not collide with them);
  * hidden from the OpenAPI document.
  */

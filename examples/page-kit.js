@@ -1,14 +1,15 @@
 /*
- * The script the demo's pages share (examples/passkeys-page.html at
+ * The module the demo's pages share (examples/passkeys-page.html at
  * /passkeys, examples/account-page.html at /account): plain browser
  * JavaScript, no build step, served by examples/demo.ts at /page-kit.js and
- * loaded by each page before its own inline script. It defines one global,
- * `pageKit`, which answers a page's helpers: its plugin API calls, the
- * signed-in state, the list of answers, and the sign-in section both pages
- * have.
+ * imported by each page's inline module script. It calls the plugin through
+ * its client, `fastify-jwt-login/client` (docs/client.md), which the demo
+ * bundles and serves at /client.js. `pageKit` answers a page's helpers: its
+ * client, the signed-in state (from the client's session events), the list
+ * of answers, and the sign-in section both pages have.
  */
-/* global document */
-'use strict'
+/* global document, location */
+import { createClient, JwtLoginClientError } from '/client.js'
 
 /**
  * The helpers of one page. `replacer` is JSON.stringify's for the entries of
@@ -16,11 +17,23 @@
  * with `focusCode`, a sign-in that asks for its second factor puts the focus
  * on the code's field.
  */
-globalThis.pageKit = ({ replacer, focusCode = false } = {}) => {
-  const API = document.body.dataset.api
+export function pageKit ({ replacer, focusCode = false } = {}) {
   const $ = (id) => document.getElementById(id)
-  // the final access token of the signed-in session, and the interim token of a sign-in waiting for its second factor
-  const state = { jwt: null, interim: null }
+
+  // What the server answered during the current action (method, route, status, body): the client's
+  // `fetch` option records it for the answers list; the client itself answers only the `data`.
+  let exchanges = []
+  async function recordingFetch (input, init) {
+    const response = await fetch(input, init)
+    const body = await response.clone().json().catch(() => undefined)
+    const url = new URL(input instanceof Request ? input.url : input, location.href)
+    exchanges.push({ request: `${init?.method ?? 'GET'} ${url.pathname}`, status: response.status, body })
+    return response
+  }
+
+  // One client for the page: bearer mode (the demo's refresh token comes in the answer), tokens in memory,
+  // shared with the demo's other tabs; the plugin's prefix is the page's data-api.
+  const client = createClient({ baseUrl: location.origin, prefix: document.body.dataset.api, fetch: recordingFetch })
 
   // The claims a user of the page cares about, from the JWT's payload (no verification: the server did that).
   function claimsOf (jwt) {
@@ -28,7 +41,16 @@ globalThis.pageKit = ({ replacer, focusCode = false } = {}) => {
     return { sub: payload.sub, sid: payload.sid, auth_time: payload.auth_time, amr: payload.amr }
   }
 
-  // One entry in the answers list: what was done, and the route's answer (or the browser's error).
+  // The page follows the client's session: who is signed in, whether a second factor is awaited.
+  function showSession () {
+    $('second-factor').hidden = !client.twoFactorPending
+    if (client.twoFactorPending && focusCode) $('code').focus()
+    const claims = client.jwt === undefined ? undefined : claimsOf(client.jwt)
+    $('signed-in').textContent = claims === undefined ? 'nobody' : `user ${claims.sub}, amr ${claims.amr.join(' ')}`
+  }
+  client.onSession(showSession)
+
+  // One entry in the answers list: what was done, and the route's answer (or the error).
   function show (action, entry) {
     const item = document.createElement('li')
     item.dataset.action = action
@@ -40,58 +62,42 @@ globalThis.pageKit = ({ replacer, focusCode = false } = {}) => {
     item.scrollIntoView({ block: 'nearest' })
   }
 
-  // A call of the plugin's API: JSON in and out, the token as a Bearer.
-  async function call (method, path, body, token) {
-    const headers = { accept: 'application/json' }
-    if (body !== undefined) headers['content-type'] = 'application/json'
-    if (token) headers.authorization = `Bearer ${token}`
-    const response = await fetch(API + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
-    return { status: response.status, body: await response.json() }
+  // An entry for what the client answered: the route's HTTP answer (the last of the action), and the claims of a JWT in it.
+  function answered (data) {
+    const last = exchanges.at(-1)
+    const claims = typeof data?.jwt === 'string' ? claimsOf(data.jwt) : undefined
+    return { ok: true, route: last?.request, status: last?.status, body: last?.body, claims, requests: exchanges.map(({ request, status }) => `${request} → ${status}`) }
   }
 
-  // Records a route's answer; a JWT in it is decoded, and a final one becomes the session's.
-  function take (route, answer, { final = true } = {}) {
-    const data = answer.body.data ?? {}
-    const claims = typeof data.jwt === 'string' ? claimsOf(data.jwt) : undefined
-    if (answer.body.success && data.two_factor_required) {
-      state.interim = data.jwt
-      $('second-factor').hidden = false
-      if (focusCode) $('code').focus()
-    } else if (answer.body.success && final && typeof data.jwt === 'string') {
-      state.jwt = data.jwt
-      state.interim = null
-      $('second-factor').hidden = true
-      $('signed-in').textContent = `user ${claims.sub}, amr ${claims.amr.join(' ')}`
-    }
-    return { ok: answer.body.success === true, route, status: answer.status, body: answer.body, claims }
+  // An entry for what the client threw: a JwtLoginClientError's fields (status 0: no answer came), or the browser's error.
+  function failed (error) {
+    if (!(error instanceof JwtLoginClientError)) return { ok: false, error: `${error.name}: ${error.message}` }
+    const last = exchanges.at(-1)
+    const { status, errorCode, code, retryAfter, message } = error
+    return { ok: false, route: last?.request, status, errorCode, code, retryAfter, error: `${error.name}: ${message}`, body: last?.body }
   }
 
-  // Runs one button's or form's work; whatever it answers or throws (an error with a route's `answer`, or the browser's) ends up in the answers list.
-  function on (id, event, action, work) {
+  // Runs one button's or form's work (a client call; `then` sees what it answered); the answers list shows the outcome.
+  function on (id, event, action, work, then) {
     $(id).addEventListener(event, async (e) => {
       e.preventDefault()
+      exchanges = []
       try {
-        show(action, await work())
+        const data = await work()
+        then?.(data)
+        show(action, answered(data))
       } catch (error) {
-        show(action, error.answer === undefined
-          ? { ok: false, error: `${error.name}: ${error.message}` }
-          : { ok: false, status: error.answer.status, body: error.answer.body })
+        show(action, failed(error))
       }
+      showSession()
     })
   }
 
-  // The sign-in both pages have: the password form, signing out, and the button that fills in the two-factor user.
+  // The sign-in both pages have: the password form, the second factor's code, signing out, and the button that fills in the two-factor user.
   function wireSignIn () {
-    on('password-form', 'submit', 'password sign-in', async () =>
-      take('/auth', await call('POST', '/auth', { email: $('email').value, password: $('password').value })))
-
-    on('sign-out', 'click', 'sign out', async () => {
-      const answer = take('/auth/revoke', await call('POST', '/auth/revoke', {}, state.jwt), { final: false })
-      state.jwt = null
-      state.interim = null
-      $('signed-in').textContent = 'nobody'
-      return answer
-    })
+    on('password-form', 'submit', 'password sign-in', async () => await client.signIn({ email: $('email').value, password: $('password').value }))
+    on('code-form', 'submit', 'second factor: code', async () => await client.completeTwoFactor({ code: $('code').value.trim() }))
+    on('sign-out', 'click', 'sign out', async () => await client.signOut())
 
     $('use-two-factor-user').addEventListener('click', (e) => {
       $('email').value = e.target.dataset.email
@@ -99,5 +105,5 @@ globalThis.pageKit = ({ replacer, focusCode = false } = {}) => {
     })
   }
 
-  return { $, state, call, take, on, wireSignIn }
+  return { $, client, on, wireSignIn }
 }

@@ -1,9 +1,10 @@
 /**
  * The passkey ceremonies in one call each: the route's options, the
- * browser's prompt through `@simplewebauthn/browser` (an optional peer,
- * loaded when a helper first runs; or pass your own copy as `webauthn`),
- * and the route that takes the answer. An app that imports none of these
- * bundles none of them.
+ * browser's prompt through `@simplewebauthn/browser` (an optional peer: a
+ * bundled page passes its copy as `webauthn`; without it, the package is
+ * imported by name when a helper first runs, which only an unbundled page
+ * with an import map, or Node, can resolve), and the route that takes the
+ * answer. An app that imports none of these bundles none of them.
  */
 import type { JwtLoginClient } from './client.js'
 import type { PasskeyAnswer, SignInAnswer, StepUpAnswer, TwoFactorAnswer } from './types.js'
@@ -14,12 +15,18 @@ export interface WebAuthnBrowser {
   startRegistration: (options: { optionsJSON: never }) => Promise<unknown>
 }
 
+/**
+ * The optional peer, named by a variable: a bundler leaves the import alone, so
+ * an app without the peer still bundles the client (a page passes `webauthn`).
+ */
+const PEER = '@simplewebauthn/browser'
+
 async function load (webauthn?: WebAuthnBrowser): Promise<WebAuthnBrowser> {
   if (webauthn !== undefined) return webauthn
   try {
-    return await import('@simplewebauthn/browser') as unknown as WebAuthnBrowser
+    return await import(/* @vite-ignore */ /* webpackIgnore: true */ PEER) as WebAuthnBrowser
   } catch (cause) {
-    throw new Error('fastify-jwt-login/client: the passkey helpers need the package "@simplewebauthn/browser", an optional peer dependency: npm install @simplewebauthn/browser (or pass it as `webauthn`)', { cause })
+    throw new Error(`fastify-jwt-login/client: the passkey helpers need the package "${PEER}", an optional peer dependency: npm install ${PEER} (or pass it as \`webauthn\`)`, { cause })
   }
 }
 

@@ -7,7 +7,8 @@
  * The demo runs in this process on a free port, fresh at every run (its
  * users, codes and sessions in memory), its console output captured: the
  * console mailer's mails are read from it, as a user of `npm start` reads
- * them on the console. Clicked through, each answer read from the page's
+ * them on the console. The page calls the plugin through its client
+ * (fastify-jwt-login/client). Clicked through, each answer read from the page's
  * list of answers: the demo user signs in with the password and sees the
  * account (verified, no second factor); enrols TOTP (the QR code shown, the
  * secret read from the page, its first code computed with otplib, the
@@ -195,11 +196,16 @@ async function newUser (page: Page, mailbox: Mailbox): Promise<void> {
     const mark = mailbox.mark()
     succeeded(await click(page, 'send-verification'))
     const code = await mailbox.codeFor(NEW_USER.email, /verification code is (\S+)\./, mark)
+    // a wrong code first: the client's JwtLoginClientError, shown with its status, number and name
+    await fill(page, 'verification-code', code === 'ZZZZZZZZ' ? 'YYYYYYYY' : 'ZZZZZZZZ')
+    const wrong = await click(page, 'verify-email')
+    expect(!wrong.ok && wrong.status === 400 && typeof wrong.errorCode === 'number' && /^ERR_JWT_LOGIN_\w+$/.test(wrong.code ?? '') && wrong.error?.startsWith('JwtLoginClientError: ') === true,
+      `expected a JwtLoginClientError for a wrong code:\n${shown(wrong)}`)
     await fill(page, 'verification-code', code)
     succeeded(await click(page, 'verify-email'))
     const account = await showAccount(page)
     expect(account.verified === 'true', `expected the email verified: ${shown(account)}`)
-    return `code ${code} from the console; email verified ${account.verified}`
+    return `a wrong code refused (${String(wrong.status)} / ${String(wrong.errorCode)} ${String(wrong.code)}); code ${code} from the console; email verified ${account.verified}`
   })
 }
 

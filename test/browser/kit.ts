@@ -4,8 +4,8 @@
  * downloads are not used) launched through playwright-core with a profile of
  * its own, the steps and their `ok` / `not ok` lines, the demo's console as a
  * mailbox, and, for the demo's pages (/passkeys, /account, both built on
- * examples/page-kit.js), clicking a button and reading the entry it adds to
- * the page's list of answers.
+ * examples/page-kit.js, which calls the plugin through its client), clicking
+ * a button and reading the entry it adds to the page's list of answers.
  */
 import { existsSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
@@ -126,7 +126,13 @@ export class Mailbox {
 /** The claims a demo page decodes from a JWT it was answered. */
 export interface Claims { sub: string | number, sid: string, auth_time: number, amr: string[] }
 
-/** One entry of a demo page's list of answers (what page-kit.js's `show` wrote). */
+/**
+ * One entry of a demo page's list of answers (what page-kit.js's `show`
+ * wrote): the client call's outcome, with the HTTP answer of its last route
+ * (`route`, `status`, `body`), every request the call made (`requests`,
+ * `METHOD /path → status`), and for a refusal the `JwtLoginClientError`'s
+ * fields.
+ */
 export interface Answer {
   action: string
   ok: boolean
@@ -134,6 +140,9 @@ export interface Answer {
   status?: number
   body?: { success: boolean, data?: Record<string, unknown> }
   claims?: Claims
+  requests?: string[]
+  errorCode?: number
+  code?: string
   error?: string
 }
 

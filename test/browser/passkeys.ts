@@ -9,7 +9,9 @@
  * The demo listens on a port found free beforehand, as its passkey origin is
  * http://localhost on the port it was given; the page is opened there
  * (`localhost` is the relying party id and a secure context over http).
- * Clicked through, each answer read from the page's list of answers: the
+ * The page calls the plugin through its client (fastify-jwt-login/client)
+ * and its passkey helpers. Clicked through, each answer read from the
+ * page's list of answers: the
  * demo user signs in with the password, enrols a passkey, signs out and
  * signs in with the passkey alone; the two-factor user signs in with the
  * password and a TOTP code, enrols a passkey, signs out, signs in with the
@@ -21,7 +23,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { generate } from 'otplib'
 import type { Page } from 'playwright-core'
 import { DEMO_2FA_USER, DEMO_USER, demoTotp, main } from '../../examples/demo.js'
-import { amrText, CHROMIUM, type Claims, claimsOf, click, expect, inChromium, passwordSignIn, shown, signOut, step, steps, succeeded } from './kit.js'
+import { amrText, CHROMIUM, type Claims, claimsOf, click, expect, inChromium, passwordSignIn, PREFIX, shown, signOut, step, steps, succeeded } from './kit.js'
 
 /** A port nobody listens on now (the demo must know its port before it starts: it is part of the passkey origin). */
 async function freePort (): Promise<number> {
@@ -41,6 +43,9 @@ async function totpSecondFactor (page: Page): Promise<Claims> {
 /** Enrols a passkey on the virtual authenticator for whoever is signed in; answers the new passkey's id. */
 async function enrol (page: Page): Promise<string> {
   const answer = succeeded(await click(page, 'enrol'))
+  // the client's enrolPasskey: the options, the browser's prompt, the credential
+  const requests = [`POST ${PREFIX}/passkeys/register/options → 200`, `POST ${PREFIX}/passkeys/register → 200`]
+  expect(shown(answer.requests) === shown(requests), `expected the requests ${shown(requests)}:\n${shown(answer)}`)
   const passkey = answer.body?.data?.passkey as { id: string, device_type: string } | undefined
   expect(passkey !== undefined, `no passkey in the answer:\n${shown(answer)}`)
   return `passkey ${(passkey as { id: string }).id.slice(0, 12)}… (${(passkey as { device_type: string }).device_type})`

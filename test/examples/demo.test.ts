@@ -1,12 +1,13 @@
 import { execFile } from 'node:child_process'
 import { createHmac, timingSafeEqual } from 'node:crypto'
+import type { AddressInfo } from 'node:net'
 import { promisify } from 'node:util'
 import { Validator } from '@seriousme/openapi-schema-validator'
 import type { LightMyRequestResponse } from 'fastify'
 import { Redis } from 'ioredis'
 import { generate } from 'otplib'
 import t from 'tap'
-import { banner, buildDemo, DEFAULT_PORT, DEMO_2FA_USER, DEMO_USER, demoTotp, main, oauthFromEnv, passkeyOrigin } from '../../examples/demo.js'
+import { banner, buildDemo, bundleClient, DEFAULT_PORT, DEMO_2FA_USER, DEMO_USER, demoTotp, main, oauthFromEnv, passkeyOrigin } from '../../examples/demo.js'
 import { SoftAuthenticator } from '../helpers/authenticator.js'
 import { errorCode } from '../helpers/http.js'
 import { REDIS_URL } from '../helpers/redis-store.js'
@@ -152,7 +153,8 @@ t.test('the passkey page at /passkeys, its browser library and the script the pa
   t.match(page.body, `data-email="${DEMO_2FA_USER.email}"`, 'the two-factor user is a click away')
   t.notMatch(page.body, /\{\{\w+\}\}/, 'every placeholder filled')
   t.match(page.body, '<script src="/passkeys/simplewebauthn-browser.js"></script>')
-  t.match(page.body, '<script src="/page-kit.js"></script>', 'the script the pages share')
+  t.match(page.body, '<script type="module">', 'the page\'s own script is a module')
+  t.same([...page.body.matchAll(/^\s*import .* from '([^']+)'$/gm)].map(match => match[1]), ['/client.js', '/page-kit.js'], 'it imports the client\'s passkey helpers and the module the pages share')
 
   const library = await app.inject({ method: 'GET', url: '/passkeys/simplewebauthn-browser.js' })
   t.equal(library.statusCode, 200)
@@ -161,11 +163,37 @@ t.test('the passkey page at /passkeys, its browser library and the script the pa
   const kit = await app.inject({ method: 'GET', url: '/page-kit.js' })
   t.equal(kit.statusCode, 200)
   t.match(kit.headers['content-type'], /^text\/javascript/)
-  t.match(kit.body, 'globalThis.pageKit = ', 'examples/page-kit.js, which defines pageKit')
+  t.match(kit.body, 'export function pageKit (', 'examples/page-kit.js, which exports pageKit')
+  t.match(kit.body, 'import { createClient, JwtLoginClientError } from \'/client.js\'', 'and calls the plugin through the client')
 
   const paths = Object.keys((await app.inject({ method: 'GET', url: '/docs/json' })).json().paths)
-  t.notOk(paths.some(path => path.startsWith('/passkeys') || path === '/page-kit.js'), 'the host\'s page routes are not in the OpenAPI document')
+  t.notOk(paths.some(path => path.startsWith('/passkeys') || path === '/page-kit.js' || path === '/client.js'), 'the host\'s page routes are not in the OpenAPI document')
   t.ok(paths.includes('/jwt-login/v1/passkeys'), 'the plugin\'s own passkey routes are')
+})
+
+t.test('the client at /client.js: fastify-jwt-login/client bundled from lib/client.ts into one ES module a page can import', async (t) => {
+  const app = await buildDemo()
+  t.teardown(() => app.close())
+  const served = await app.inject({ method: 'GET', url: '/client.js' })
+  t.equal(served.statusCode, 200)
+  t.match(served.headers['content-type'], /^text\/javascript/)
+  t.equal(served.body, await bundleClient(), 'the bundle of the current source')
+  t.same([...served.body.matchAll(/^import\b.*$/gm)], [], 'no static import left: nothing for a page to resolve')
+  t.match(served.body, /await import\([^)]*\bPEER\s*\)/, 'the passkey helpers import their optional peer by a name no bundler follows: the passkey page passes its own copy')
+  // esbuild names each module it bundles in a comment: the client's own, nothing of the server or node_modules
+  t.same([...served.body.matchAll(/^\/\/ (\S+)$/gm)].map(match => match[1]).sort(), ['lib/client/client.ts', 'lib/client/error-names.ts', 'lib/client/errors.ts', 'lib/client/passkeys.ts', 'lib/client/session.ts'])
+  const client = await import(`data:text/javascript,${encodeURIComponent(served.body)}`) as typeof import('../../lib/client.js')
+  t.same(Object.keys(client).sort(), ['JwtLoginClientError', 'createClient', 'enrolPasskey', 'memoryStorage', 'signInWithPasskey', 'stepUpWithPasskey', 'twoFactorWithPasskey'])
+  t.equal(new client.JwtLoginClientError(401, 'Wrong user credentials.', 48).code, 'ERR_JWT_LOGIN_WRONG_CREDENTIALS', 'the error names came along')
+
+  // the bundle signs in against the demo, as a page would
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = app.server.address() as AddressInfo
+  const api = client.createClient({ baseUrl: `http://127.0.0.1:${port}` })
+  t.teardown(() => { api.close() })
+  const answer = await api.signIn({ email: DEMO_USER.email, password: DEMO_USER.password })
+  t.equal(answer.jwt, api.jwt, 'signed in')
+  t.match(await api.account(), { user: { user_email: DEMO_USER.email } })
 })
 
 t.test('the account page at /account, a host route outside the plugin\'s prefix and the OpenAPI document', async (t) => {
@@ -193,7 +221,8 @@ t.test('the account page at /account, a host route outside the plugin\'s prefix 
   t.match(page.body, `value="${DEMO_USER.password}"`)
   t.match(page.body, `data-email="${DEMO_2FA_USER.email}"`, 'the two-factor user is a click away')
   t.notMatch(page.body, /\{\{\w+\}\}/, 'every placeholder filled')
-  t.same([...page.body.matchAll(/<script src="([^"]+)"/g)].map(match => match[1]), ['/page-kit.js'], 'no script but the one the pages share and its own')
+  t.same([...page.body.matchAll(/<script src="([^"]+)"/g)], [], 'no script but its own')
+  t.same([...page.body.matchAll(/^\s*import .* from '([^']+)'$/gm)].map(match => match[1]), ['/page-kit.js'], 'a module importing the one the pages share')
 
   const paths = Object.keys((await app.inject({ method: 'GET', url: '/docs/json' })).json().paths)
   t.notOk(paths.includes('/account'), 'the host\'s page is not in the OpenAPI document')

@@ -2,14 +2,18 @@
  * The package as a host gets it: `npm pack`, its contents, and the tarball
  * installed into two new hosts (ESM on the lowest Fastify 5 release we
  * support, CommonJS through require(esm) on the current one) that each
- * type-check against the shipped declarations and log in.
+ * type-check against the shipped declarations and log in; and into a new
+ * ESM project that uses `fastify-jwt-login/client` in Node (type-checked,
+ * signing in over HTTP) and bundles it for a page with esbuild.
  */
 import { execFile } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import { cp, mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join, normalize } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
+import { build } from 'esbuild'
 import t from 'tap'
 import { packRepository } from '../helpers/pack.js'
 
@@ -78,8 +82,10 @@ async function host (name: string, peers: string[]): Promise<Record<string, unkn
 const { version: currentFastify } = JSON.parse(await readFile(join(root, 'node_modules', 'fastify', 'package.json'), 'utf8')) as { version: string }
 const esmHost = host('esm', [`fastify@${LOWEST_FASTIFY}`])
 const cjsHost = host('cjs', [`fastify@${currentFastify}`])
+const clientHost = host('client', [`fastify@${currentFastify}`])
 esmHost.catch(() => {})
 cjsHost.catch(() => {})
+clientHost.catch(() => {})
 
 t.test('a new ESM host on the lowest supported Fastify type-checks and logs in; missing optional peers are named', async (t) => {
   const answer = await esmHost
@@ -108,4 +114,29 @@ t.test('a new CommonJS TypeScript host loads the package with require and logs i
       wordpress: WORDPRESS_PEER
     }
   })
+})
+
+t.test('fastify-jwt-login/client in a new ESM project: Node type-checks, is refused with a JwtLoginClientError, signs in over HTTP, fetches, refreshes, signs out', async (t) => {
+  t.same(await clientHost, {
+    refused: { status: 401, errorCode: 48, code: 'ERR_JWT_LOGIN_WRONG_CREDENTIALS' },
+    signedIn: true,
+    me: { status: 200, body: { login: 'carol' } },
+    refreshed: 'string',
+    events: ['signed-in', 'refreshed', 'signed-out'],
+    signedOut: true
+  })
+})
+
+t.test('fastify-jwt-login/client in a new ESM project bundles for a page (esbuild, browser, ESM): the client alone, without the optional peer', async (t) => {
+  await clientHost
+  const dir = join(work, 'client')
+  t.notOk(existsSync(join(dir, 'node_modules', '@simplewebauthn', 'browser')), 'the optional peer @simplewebauthn/browser is not installed')
+  t.ok(existsSync(join(dir, 'node_modules', 'fastify')) && existsSync(join(dir, 'node_modules', 'argon2')), 'the server\'s packages are, beside it')
+  const { metafile, outputFiles } = await build({
+    absWorkingDir: dir, entryPoints: ['page.js'], bundle: true, platform: 'browser', format: 'esm', minify: true, write: false, metafile: true, logLevel: 'silent'
+  })
+  const inputs = Object.keys(metafile.inputs)
+  t.ok(inputs.includes('node_modules/fastify-jwt-login/dist/lib/client.js'), 'the client entry, as the exports map points to it')
+  t.same(inputs.filter((file) => file !== 'page.js' && !file.startsWith('node_modules/fastify-jwt-login/dist/lib/client')), [], 'nothing but the page and the client\'s files: no fastify, no argon2')
+  t.match(outputFiles[0]?.text, 'ERR_JWT_LOGIN_', 'the bundle holds the client (the error names)')
 })
