@@ -37,6 +37,9 @@ export interface ClientOptions {
 /** The client of one API: its session, a `fetch` that carries it, and a method per route. */
 export type JwtLoginClient = ReturnType<typeof createClient>
 
+/** A route's refusals of the access token that one refresh may cure: expired (14), revoked (55: the refresh then says whether the session lives). */
+const RENEWABLE = new Set<number | undefined>([14, 55])
+
 export function createClient (options: ClientOptions) {
   const mode = options.mode ?? 'bearer'
   // cookie mode keeps only the CSRF token, no credential on its own: in a page, localStorage, so a new tab or a reload finds the session
@@ -58,13 +61,13 @@ export function createClient (options: ClientOptions) {
   })
   const call = session.call.bind(session)
 
-  /** A route that needs the session's access token: refreshed first when it is about to expire, and once more when the route finds it expired. */
+  /** A route that needs the session's access token: refreshed first when it is about to expire, and once more when the route finds it expired or revoked. */
   async function authed<Data> (method: string, path: string, body?: unknown, csrf?: boolean): Promise<Data> {
     const token = await session.token()
     try {
       return await call<Data>({ method, path, body, token, csrf })
     } catch (error) {
-      const next = token !== undefined && error instanceof JwtLoginClientError && error.errorCode === 14 ? await session.renew(token) : undefined
+      const next = token !== undefined && error instanceof JwtLoginClientError && RENEWABLE.has(error.errorCode) ? await session.renew(token) : undefined
       if (next === undefined) throw error
       return await call<Data>({ method, path, body, token: next, csrf })
     }

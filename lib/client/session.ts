@@ -64,9 +64,9 @@ function parse (stored: string | null): Tokens {
   }
 }
 
-/** A JWT's own id (`jti`); '' for none. */
+/** A JWT's own id (`jti`), as a string ('undefined' for none). */
 function jtiOf (jwt: string | undefined): string {
-  return String((claimsOf(jwt ?? '') as { jti?: unknown }).jti ?? '')
+  return String(claimsOf(jwt ?? '').jti)
 }
 
 /** A JWT's claims, unverified (the server verifies); none when it is not a JWT. */
@@ -183,9 +183,13 @@ export class Session {
   /** An access token good for a few more seconds, refreshed first if needed and possible; `undefined` without a session. */
   async token (): Promise<string | undefined> {
     await this.#ready
+    if (this.#fresh(5)) return this.#tokens.jwt
+    // another tab or process sharing the storage may have signed in, refreshed or signed out since
+    await this.#reload()
     if (this.#fresh(5) || !this.#canRefresh()) return this.#tokens.jwt
     return await this.refresh().catch((error: unknown) => {
-      if (error instanceof JwtLoginClientError && error.status === 401) return undefined
+      // the session is over, or went while this refresh started (no refresh token left to send: 400 / 51)
+      if (error instanceof JwtLoginClientError && (error.status === 401 || error.errorCode === 51)) return undefined
       throw error
     })
   }
@@ -252,7 +256,7 @@ export class Session {
     const from = jtiOf(seen)
     const came = (): boolean => this.#tokens.jwt !== seen && this.#fresh(5)
     const mark = parse(await this.#o.storage.getItem(key)) as { by?: string, from?: string, at?: number }
-    const left = mark.by !== this.#id && mark.from === from ? (mark.at ?? 0) + this.#o.lockWait - this.#o.now() : 0
+    const left = mark.by !== this.#id && mark.from === from ? Number(mark.at) + this.#o.lockWait - this.#o.now() : 0
     for (let waited = 0; waited < Math.min(left, this.#o.lockWait) && !came(); waited += 50) await new Promise(resolve => setTimeout(resolve, 50))
     if (came()) return true
     await this.#o.storage.setItem(key, JSON.stringify({ by: this.#id, from, at: this.#o.now() }))

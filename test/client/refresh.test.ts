@@ -154,4 +154,5 @@ t.test('secondsLeft: -1 for a token without a readable exp', async (t) => {
   t.equal(secondsLeft(payload({ exp: '100' }), 0), -1)
   t.equal(secondsLeft('not a token', 0), -1)
   t.equal(secondsLeft('a.%%%.b', 0), -1)
+  t.equal(secondsLeft(payload(null as unknown as object), 0), -1, 'a payload that is JSON but no object')
 })
