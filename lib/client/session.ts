@@ -104,6 +104,8 @@ export class Session {
   /** This client among the origin's tabs, in its refresh marks. */
   readonly #id = Math.random().toString(36).slice(2)
   #closed = false
+  /** Milliseconds the server's clock is ahead of this one, from the `iat` of the last token the server answered this client. */
+  #skew = 0
 
   constructor (options: SessionOptions) {
     this.#o = options
@@ -159,6 +161,9 @@ export class Session {
   /** Merges the fields of a sign-in or refresh answer into the session. */
   async answer (type: SessionEvent['type'], data: { jwt: string, refresh_token?: string | undefined, csrf_token?: string | undefined }): Promise<void> {
     this.interim = undefined
+    // the token was issued a moment ago, by the server's clock
+    const { iat } = claimsOf(data.jwt)
+    if (typeof iat === 'number') this.#skew = iat * 1000 - this.#o.now()
     await this.take(type, { jwt: data.jwt, refresh: data.refresh_token ?? this.#tokens.refresh, csrf: data.csrf_token ?? this.#tokens.csrf })
   }
 
@@ -166,16 +171,27 @@ export class Session {
     return (this.#o.cookie ? this.#tokens.csrf : this.#tokens.refresh) !== undefined
   }
 
-  #fresh (margin: number): boolean {
-    return this.#tokens.jwt !== undefined && secondsLeft(this.#tokens.jwt, this.#o.now()) > margin
+  /** The server's time, as well as this client can tell it: a device whose clock is off still judges expiry right. */
+  #now (): number {
+    return this.#o.now() + this.#skew
   }
 
-  /** Refreshes `refreshAhead` seconds before expiry (a little earlier in some tabs than others), not while the page is hidden. */
+  #fresh (margin: number): boolean {
+    return this.#tokens.jwt !== undefined && secondsLeft(this.#tokens.jwt, this.#now()) > margin
+  }
+
+  /**
+   * Refreshes `refreshAhead` seconds before expiry, at most half the token's lifetime (a token of one minute is not refreshed on
+   * arrival), a little earlier in some tabs than others; not while the page is hidden.
+   */
   #schedule (): void {
     clearTimeout(this.#timer)
     const { jwt } = this.#tokens
     if (this.#closed || jwt === undefined || !this.#canRefresh() || page.document?.visibilityState === 'hidden') return
-    const due = (secondsLeft(jwt, this.#o.now()) - this.#o.refreshAhead * (1 + Math.random() / 4)) * 1000
+    const { exp, iat } = claimsOf(jwt)
+    const ahead = Math.min(this.#o.refreshAhead, (Number(exp) - Number(iat)) / 2 || this.#o.refreshAhead) * (1 + Math.random() / 4)
+    // setTimeout takes at most 2³¹ − 1 ms: a longer delay would fire at once
+    const due = Math.min((secondsLeft(jwt, this.#now()) - ahead) * 1000, 2 ** 31 - 1)
     this.#timer = setTimeout(() => { this.refresh().catch(() => {}) }, Math.max(0, due))
     ;(this.#timer as { unref?: () => void }).unref?.()
   }
@@ -296,7 +312,7 @@ export class Session {
     if (response.ok && answer?.success === true) return answer.data as Data
     const data = answer?.data
     throw new JwtLoginClientError(response.status, data?.message ?? `${response.status} ${response.statusText}`,
-      typeof data?.errorCode === 'number' ? data.errorCode : undefined, retryAfterOf(response.headers.get('retry-after'), o.now()))
+      typeof data?.errorCode === 'number' ? data.errorCode : undefined, retryAfterOf(response.headers.get('retry-after'), this.#now()))
   }
 
   /** Stops the proactive refresh and leaves the channel: for a client that is done (tests, a Node process). */
