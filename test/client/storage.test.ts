@@ -1,6 +1,6 @@
 // Where the session is kept in bearer mode: memory by default, an async store (a mobile secure store), a localStorage-like store shared by two clients.
-import t from 'tap'
-import { createClient, memoryStorage, type ClientStorage } from '../../lib/client.js'
+import t, { type Test } from 'tap'
+import { createClient, memoryStorage, type ClientStorage, type JwtLoginClient } from '../../lib/client.js'
 import { ALICE, serve } from '../helpers/client.js'
 
 const LIFETIME = 15 * 60_000
@@ -47,15 +47,21 @@ t.test('an async store (a mobile secure store): a client made later finds the se
   t.equal(items.has('jwt-login'), false, 'signed out: the key is removed')
 })
 
-t.test('a localStorage-like store shared by two clients: one refreshes, the other takes its tokens instead of refreshing again', async (t) => {
-  const { base, clock, refreshes } = await serve(t)
+/** A host and two clients on one localStorage-like store: the first signed in, the second found its session there. */
+async function twoOnOneStore (t: Test): Promise<Awaited<ReturnType<typeof serve>> & { storage: ReturnType<typeof webStorage>, one: JwtLoginClient, two: JwtLoginClient }> {
+  const served = await serve(t)
   const storage = webStorage()
-  const one = createClient({ baseUrl: base, storage, now: clock })
+  const one = createClient({ baseUrl: served.base, storage, now: served.clock })
   t.teardown(() => { one.close() })
   await one.signIn({ email: ALICE.email, password: ALICE.password })
-  const two = createClient({ baseUrl: base, storage, now: clock })
+  const two = createClient({ baseUrl: served.base, storage, now: served.clock })
   t.teardown(() => { two.close() })
   t.equal(await two.token(), one.jwt, 'the stored session')
+  return { ...served, storage, one, two }
+}
+
+t.test('a localStorage-like store shared by two clients: one refreshes, the other takes its tokens instead of refreshing again', async (t) => {
+  const { base, clock, refreshes, storage, one, two } = await twoOnOneStore(t)
   clock.advance(LIFETIME)
   const renewed = await one.token()
   t.equal(refreshes(), 1)
@@ -71,14 +77,7 @@ t.test('a localStorage-like store shared by two clients: one refreshes, the othe
 })
 
 t.test('the other client signed out of the shared store: this one finds it empty when its token is due and holds no session', async (t) => {
-  const { base, clock, seen } = await serve(t)
-  const storage = webStorage()
-  const one = createClient({ baseUrl: base, storage, now: clock })
-  t.teardown(() => { one.close() })
-  await one.signIn({ email: ALICE.email, password: ALICE.password })
-  const two = createClient({ baseUrl: base, storage, now: clock })
-  t.teardown(() => { two.close() })
-  t.equal(await two.token(), one.jwt)
+  const { clock, seen, storage, one, two } = await twoOnOneStore(t)
   await one.signOut()
   t.equal(storage.items.has('jwt-login'), false)
   clock.advance(LIFETIME)
