@@ -6,6 +6,7 @@
  */
 export { createClient, type ClientOptions, type JwtLoginClient } from './client/client.js'
 export { JwtLoginClientError } from './client/errors.js'
-export { memoryStorage, type ClientStorage, type SessionEvent } from './client/session.js'
+export { type SessionEvent } from './client/session.js'
+export { memoryStorage, type ClientStorage } from './client/tokens.js'
 export { enrolPasskey, signInWithPasskey, stepUpWithPasskey, twoFactorWithPasskey, type WebAuthnBrowser } from './client/passkeys.js'
 export type * from './client/types.js'

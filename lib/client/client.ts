@@ -1,5 +1,6 @@
 import { JwtLoginClientError } from './errors.js'
-import { memoryStorage, Session, type ClientStorage, type SessionEvent } from './session.js'
+import { Session, type SessionEvent } from './session.js'
+import { memoryStorage, type ClientStorage } from './tokens.js'
 import type * as T from './types.js'
 
 export interface ClientOptions {
@@ -28,6 +29,8 @@ export interface ClientOptions {
   crossTab?: boolean
   /** The origins `client.fetch` sends the access token to; the origin of `baseUrl` by default. A URL of any other origin is fetched without it. */
   origins?: string[]
+  /** Milliseconds a call of the plugin's routes may take before it is given up (a `JwtLoginClientError` with status 0); 15 000 by default. */
+  timeout?: number
   /** An auth code (`AUTH_KEY`) sent with every call, for routes whose auth-code rule is on. */
   authCode?: { name?: string, value: string }
   /** The clock, in milliseconds: `Date.now` by default. */
@@ -56,20 +59,21 @@ export function createClient (options: ClientOptions) {
     now: options.now ?? Date.now,
     refreshAhead: options.refreshAhead ?? 60,
     lockWait: options.lockWait ?? 10_000,
+    timeout: options.timeout ?? 15_000,
     crossTab: options.crossTab ?? 'document' in globalThis,
     authCode: options.authCode === undefined ? {} : { [options.authCode.name ?? 'AUTH_KEY']: options.authCode.value }
   })
   const call = session.call.bind(session)
 
   /** A route that needs the session's access token: refreshed first when it is about to expire, and once more when the route finds it expired or revoked. */
-  async function authed<Data> (method: string, path: string, body?: unknown, csrf?: boolean): Promise<Data> {
+  async function authed<Data> (method: string, path: string, body?: unknown): Promise<Data> {
     const token = await session.token()
     try {
-      return await call<Data>({ method, path, body, token, csrf })
+      return await call<Data>({ method, path, body, token })
     } catch (error) {
       const next = token !== undefined && error instanceof JwtLoginClientError && RENEWABLE.has(error.errorCode) ? await session.renew(token) : undefined
       if (next === undefined) throw error
-      return await call<Data>({ method, path, body, token: next, csrf })
+      return await call<Data>({ method, path, body, token: next })
     }
   }
 
@@ -78,7 +82,10 @@ export function createClient (options: ClientOptions) {
     // a trusted device's token (bearer mode; cookie mode keeps it in a cookie): kept for the next sign-in
     if (answer.device_token !== undefined) await storage.setItem(`${name}:device`, answer.device_token)
     if (answer.two_factor_required === true) session.interim = answer.jwt
-    else if (answer.jwt !== undefined) await session.answer('signed-in', answer as Answer & { jwt: string })
+    else if (answer.jwt !== undefined) {
+      session.interim = undefined
+      await session.answer('signed-in', answer as Answer & { jwt: string })
+    }
     return answer
   }
 
@@ -89,7 +96,7 @@ export function createClient (options: ClientOptions) {
   }
 
   const id = encodeURIComponent
-  const origins = new Set(options.origins ?? [new URL(options.baseUrl).origin])
+  const origins = new Set((options.origins ?? [options.baseUrl]).map((origin) => new URL(origin).origin))
 
   return {
     /** The current access token (it may have expired); `undefined` without a session. */
@@ -116,7 +123,10 @@ export function createClient (options: ClientOptions) {
       }
       const token = await session.token()
       const first = await send(token)
-      if (first.status !== 401 || token === undefined) return first
+      // a 401 whose challenge is about something else than the token (a step-up asked for: insufficient_user_authentication) is no refresh's to cure
+      const challenge = first.headers.get('www-authenticate') ?? ''
+      const otherError = /error=/.test(challenge) && !/invalid_token/.test(challenge)
+      if (first.status !== 401 || token === undefined || otherError) return first
       const next = await session.renew(token)
       if (next === undefined) return first
       await first.body?.cancel()
@@ -156,10 +166,15 @@ export function createClient (options: ClientOptions) {
     validate: async () => await authed<T.ValidateAnswer>('POST', '/auth/validate', {}),
     /** `POST /auth/refresh`: a new access token, now (shared with concurrent callers and, with Web Locks, with the other tabs). */
     refresh: async () => await session.refresh(),
-    /** `POST /auth/revoke`: ends this session on the server, then here and in the other tabs, whatever the server answered. */
+    /**
+     * `POST /auth/revoke`: ends this session on the server, then here and in the other tabs, whatever the server answered
+     * (a rejection says the server may not have heard it). Cookie mode sends the CSRF token with the access token as it is
+     * (the cookie is the credential); bearer mode refreshes an expired access token first.
+     */
     async signOut (): Promise<void> {
       try {
-        await authed<T.RevokeAnswer>('POST', '/auth/revoke', {}, true)
+        if (mode === 'cookie') await call<T.RevokeAnswer>({ method: 'POST', path: '/auth/revoke', body: {}, token: session.jwt, csrf: session.csrf })
+        else await authed<T.RevokeAnswer>('POST', '/auth/revoke', {})
       } finally {
         await session.end('signed-out')
       }

@@ -17,21 +17,29 @@ import type { DeleteUserReply, RegisterUserBody, RegisterUserReply } from '../..
 
 /** A route's body as the client sends it: the token travels in `Authorization`, never in the body. */
 type Body<T extends TSchema> = Omit<Static<T>, 'JWT'>
+/** `T` with the fields `K` required (the schema leaves them optional so that its own answer names what is missing). */
+type With<T, K extends keyof T> = T & { [P in K]-?: Exclude<T[P], undefined> }
+
 /** A route's answer: its `data`. */
 type Data<T extends TSchema> = Static<T> extends { data: infer D } ? D : never
 
-export type SignInFields = Body<typeof LoginBody>
+/** Exactly what `POST /auth` needs: one of email, username or login, and the password (or its hash, where allowed). */
+export type SignInFields = (With<Body<typeof LoginBody>, 'email'> | With<Body<typeof LoginBody>, 'username'> | With<Body<typeof LoginBody>, 'login'>) &
+  (With<Body<typeof LoginBody>, 'password'> | With<Body<typeof LoginBody>, 'password_hash'>)
 export type SignInAnswer = Data<typeof LoginReply>
-export type TwoFactorFields = Omit<Body<typeof TwoFactorBody>, 'remember_device'> & { remember_device?: boolean }
+type TwoFactorBase = Omit<Body<typeof TwoFactorBody>, 'remember_device'> & { remember_device?: boolean }
+/** The second factor: a `code`, or a `passkey` assertion. */
+export type TwoFactorFields = With<TwoFactorBase, 'code'> | With<TwoFactorBase, 'passkey'>
 export type TwoFactorAnswer = Data<typeof TwoFactorReply>
 export type ValidateAnswer = Data<typeof ValidateReply>
 export type RefreshAnswer = Data<typeof RefreshReply>
 export type RevokeAnswer = Static<typeof RevokeReply>['data']
 export type MessageAnswer = Data<typeof MessageReply>
-export type ResetRequestFields = Body<typeof ResetRequestBody>
-export type ResetFields = Body<typeof ResetCompleteBody>
+export type ResetRequestFields = With<Body<typeof ResetRequestBody>, 'email'>
+export type ResetFields = With<Body<typeof ResetCompleteBody>, 'email' | 'code' | 'new_password'>
 export type ResetAnswer = Data<typeof ResetReply>
-export type ProviderFields = Body<typeof OAuthTokenFields>
+/** A provider and its authorization `code` (with `code_verifier` and `redirect_uri` when used) or an `id_token`. */
+export type ProviderFields = With<Body<typeof OAuthTokenFields>, 'provider' | 'code'> | With<Body<typeof OAuthTokenFields>, 'provider' | 'id_token'>
 export type ProviderAnswer = Data<typeof OAuthTokenReply>
 export type NonceAnswer = Data<typeof OAuthNonceReply>
 export type SessionsAnswer = Data<typeof SessionsReply>

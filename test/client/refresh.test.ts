@@ -1,7 +1,7 @@
 // Refresh in one process: concurrent callers share one refresh request, the access token is refreshed before it expires (in the background too), and a session whose refresh token is gone ends.
 import t from 'tap'
-import { createClient, type SessionEvent } from '../../lib/client.js'
-import { secondsLeft } from '../../lib/client/session.js'
+import { createClient, memoryStorage, type SessionEvent } from '../../lib/client.js'
+import { secondsLeft } from '../../lib/client/tokens.js'
 import { testClock } from '../helpers/app.js'
 import { ALICE, nextEvent, serve } from '../helpers/client.js'
 
@@ -99,14 +99,18 @@ t.test('a refresh that gets no answer: token() throws it; the session stays', as
   t.equal(client.jwt, jwt, 'a network failure ends nothing')
 })
 
-t.test('proactive refresh: refreshAhead seconds before expiry, in the background', async (t) => {
+t.test('proactive refresh: refreshAhead seconds before expiry (at most half the lifetime), in the background', async (t) => {
   const { base, clock, refreshes } = await serve(t)
-  // the token has 15 minutes; refreshAhead of 14m59s (plus jitter) makes the refresh due at once
-  const client = createClient({ baseUrl: base, now: clock, refreshAhead: 899 })
+  const storage = memoryStorage()
+  const first = createClient({ baseUrl: base, now: clock, storage, refreshAhead: 899 })
+  const { jwt } = await first.signIn({ email: ALICE.email, password: ALICE.password })
+  first.close()
+  t.equal(refreshes(), 0, 'a refreshAhead of 14m59s is capped at half the 15 minutes: not due on arrival')
+  // 8 minutes on, the session found again (a reload): past half its life, so due at once
+  clock.advance(8 * 60_000)
+  const client = createClient({ baseUrl: base, now: clock, storage, refreshAhead: 899 })
   t.teardown(() => { client.close() })
   const refreshed = nextEvent(client, 'refreshed')
-  const { jwt } = await client.signIn({ email: ALICE.email, password: ALICE.password })
-  t.equal(refreshes(), 0)
   client.onSession(() => { client.close() })
   t.same(await refreshed, { type: 'refreshed', fromOtherTab: false })
   t.equal(refreshes(), 1, 'no call asked for it')
@@ -128,6 +132,7 @@ t.test('a background refresh that fails is kept quiet, and changes nothing', asy
   t.teardown(() => { first.close() })
   const { jwt } = await first.signIn({ email: ALICE.email, password: ALICE.password })
   await app.close()
+  clock.advance(8 * 60_000)
   let tried = 0
   // a client that finds the stored session (a reload), with its refresh due at once, and no server to answer
   const later = createClient({

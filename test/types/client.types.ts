@@ -27,6 +27,21 @@ await client.signIn({ email: 'ada@example.com', password: 42 })
 // @ts-expect-error: the token travels in Authorization, never in the body
 await client.changePassword({ new_password: 'n', JWT: 'token' })
 await client.completeTwoFactor({ code: '123456', remember_device: true })
+// @ts-expect-error: no login at all
+await client.signIn({ password: 'p' })
+// @ts-expect-error: no password nor its hash
+await client.signIn({ email: 'ada@example.com' })
+await client.signIn({ login: 'ada', password_hash: '$P$B…' })
+// @ts-expect-error: a second factor needs its code or a passkey
+await client.completeTwoFactor({ remember_device: true })
+// @ts-expect-error: the reset needs the code and the new password too
+await client.resetPassword({ email: 'ada@example.com' })
+// @ts-expect-error: the reset request needs the address
+await client.requestPasswordReset({})
+await client.signInWithProvider({ provider: 'google', code: 'c', code_verifier: 'v' })
+await client.signInWithProvider({ provider: 'google', id_token: 'eyJ…', nonce: 'n' })
+// @ts-expect-error: a provider sign-in needs a code or an ID token
+await client.signInWithProvider({ provider: 'google' })
 // @ts-expect-error: remember_device is a boolean here
 await client.completeTwoFactor({ code: '123456', remember_device: 'yes' })
 await client.setTwoFactorMethod({ method: 'totp' })
