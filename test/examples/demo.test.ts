@@ -181,7 +181,7 @@ t.test('the client at /client.js: fastify-jwt-login/client bundled from lib/clie
   t.same([...served.body.matchAll(/^import\b.*$/gm)], [], 'no static import left: nothing for a page to resolve')
   t.match(served.body, /await import\([^)]*\bPEER\s*\)/, 'the passkey helpers import their optional peer by a name no bundler follows: the passkey page passes its own copy')
   // esbuild names each module it bundles in a comment: the client's own, nothing of the server or node_modules
-  t.same([...served.body.matchAll(/^\/\/ (\S+)$/gm)].map(match => match[1]).sort(), ['lib/client/client.ts', 'lib/client/error-names.ts', 'lib/client/errors.ts', 'lib/client/passkeys.ts', 'lib/client/session.ts'])
+  t.same([...served.body.matchAll(/^\/\/ (\S+)$/gm)].map(match => match[1]).sort(), ['lib/client/client.ts', 'lib/client/error-names.ts', 'lib/client/errors.ts', 'lib/client/passkeys.ts', 'lib/client/session.ts', 'lib/client/tokens.ts', 'lib/client/transport.ts'])
   const client = await import(`data:text/javascript,${encodeURIComponent(served.body)}`) as typeof import('../../lib/client.js')
   t.same(Object.keys(client).sort(), ['JwtLoginClientError', 'createClient', 'enrolPasskey', 'memoryStorage', 'signInWithPasskey', 'stepUpWithPasskey', 'twoFactorWithPasskey'])
   t.equal(new client.JwtLoginClientError(401, 'Wrong user credentials.', 48).code, 'ERR_JWT_LOGIN_WRONG_CREDENTIALS', 'the error names came along')
