@@ -49,13 +49,15 @@ export function createClient (options: ClientOptions) {
   const page = (globalThis as { localStorage?: ClientStorage }).localStorage
   const storage = options.storage ?? (mode === 'cookie' && page !== undefined ? page : memoryStorage())
   const name = options.name ?? 'jwt-login'
+  // the global fetch looked up at each call, so that a page or test replacing it later is followed
+  const send = options.fetch ?? (async (input: string | URL | Request, init?: RequestInit) => await fetch(input, init))
   const session = new Session({
     api: new URL(options.prefix ?? '/jwt-login/v1', options.baseUrl).href.replace(/\/$/, ''),
     cookie: mode === 'cookie',
     storage,
     name,
     language: options.language,
-    fetch: options.fetch ?? ((input, init) => fetch(input, init)),
+    fetch: send,
     now: options.now ?? Date.now,
     refreshAhead: options.refreshAhead ?? 60,
     lockWait: options.lockWait ?? 10_000,
@@ -115,14 +117,14 @@ export function createClient (options: ClientOptions) {
     async fetch (input: string | URL | Request, init?: RequestInit): Promise<Response> {
       const url = typeof input === 'string' ? new URL(input, options.baseUrl) : input
       // the token goes to the API's origins only, never to a third party the app also fetches
-      if (!origins.has(new URL(url instanceof Request ? url.url : url).origin)) return await (options.fetch ?? fetch)(url, init)
-      const send = async (token: string | undefined) => {
+      if (!origins.has(new URL(url instanceof Request ? url.url : url).origin)) return await send(url, init)
+      const sendWith = async (token: string | undefined): Promise<Response> => {
         const request = url instanceof Request ? new Request(url.clone(), init) : new Request(url, init)
         if (token !== undefined) request.headers.set('authorization', `Bearer ${token}`)
-        return await (options.fetch ?? fetch)(request)
+        return await send(request)
       }
       const token = await session.token()
-      const first = await send(token)
+      const first = await sendWith(token)
       // a 401 whose challenge is about something else than the token (a step-up asked for: insufficient_user_authentication) is no refresh's to cure
       const challenge = first.headers.get('www-authenticate') ?? ''
       const otherError = /error=/.test(challenge) && !/invalid_token/.test(challenge)
@@ -130,7 +132,7 @@ export function createClient (options: ClientOptions) {
       const next = await session.renew(token)
       if (next === undefined) return first
       await first.body?.cancel()
-      return await send(next)
+      return await sendWith(next)
     },
 
     /**

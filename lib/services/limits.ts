@@ -95,13 +95,14 @@ export class AttemptLimiter {
    */
   async reserve (subjects: Reservable[], alsoRead: readonly string[] = []): Promise<Reservation> {
     const start = this.#now()
-    const keys = [...peekKeys(subjects), ...alsoRead]
-    if (this.#batch !== null) return await this.#batched(this.#batch, subjects, keys, start)
+    const peeked = peekKeys(subjects)
+    const keys = [...peeked, ...alsoRead]
+    if (this.#batch !== null) return await this.#batched(this.#batch, subjects, keys, peeked.length, start)
     if (this.#store.ordered !== true) {
       const values = await readMany(this.#store, keys)
-      const read = values.slice(peekKeys(subjects).length)
+      const read = values.slice(peeked.length)
       const peeks = this.#peeks(subjects, values)
-      const locked = this.#locked(subjects, peeks, values)
+      const locked = this.#locked(subjects, peeks, read)
       if (locked !== null) return locked
       if (subjects.length === 1) return await this.#counted(await this.#count(subjects, peeks, start), read)
       // the last subject (an account, found by the caller's lookup) only counts attempts the others let
@@ -120,11 +121,11 @@ export class AttemptLimiter {
       await this.release(early.holds)
       return late
     }
-    const [read, counts] = await Promise.all([
+    const [reads, counts] = await Promise.all([
       Promise.allSettled([readMany(this.#store, keys)]),
       this.#count(subjects, null, start)
     ])
-    const [values] = read
+    const [values] = reads
     if (values.status === 'rejected') {
       await this.release(fulfilled(counts))
       throw values.reason
@@ -134,13 +135,14 @@ export class AttemptLimiter {
     const netted = counts.map((c, i): PromiseSettledResult<Hold> => c.status === 'rejected'
       ? c
       : { status: 'fulfilled', value: { ...c.value, counted: net(c.value.counted - 1, (peeks[i] as Peek).credit) + 1, failures: (peeks[i] as Peek).failures } })
-    const locked = this.#locked(subjects, peeks, values.value)
+    const own = values.value.slice(peeked.length)
+    const locked = this.#locked(subjects, peeks, own)
     if (locked !== null) {
       // locked and at the limit: refused, and what was counted is given back, so a flood against a locked subject adds nothing
       await this.release(fulfilled(netted))
       return locked
     }
-    return await this.#counted(netted, values.value.slice(peekKeys(subjects).length))
+    return await this.#counted(netted, own)
   }
 
   /**
@@ -152,23 +154,23 @@ export class AttemptLimiter {
    * Counts made beside a lock (on a cluster the condition holds only within
    * a subject's hash slot) are given back.
    */
-  async #batched (batch: NonNullable<ReturnType<typeof batchOf>>, subjects: Reservable[], keys: string[], start: number): Promise<Reservation> {
+  async #batched (batch: NonNullable<ReturnType<typeof batchOf>>, subjects: Reservable[], keys: string[], peeked: number, start: number): Promise<Reservation> {
     const increments = subjects.map(s => ({ key: counterKey('fails', s), ttlMs: s.limit.windowMs }))
     let answer = await batch(keys, increments, { unlessAbove: { keys: subjects.map(s => counterKey('lock', s)), now: start } })
     let peeks = this.#peeks(subjects, answer.values)
-    let locked = this.#locked(subjects, peeks, answer.values)
+    let locked = this.#locked(subjects, peeks, answer.values.slice(peeked))
     if (locked === null && answer.counts.includes(null)) {
       await this.release(this.#netted(subjects, peeks, answer.counts, start))
       answer = await batch(keys, increments)
       peeks = this.#peeks(subjects, answer.values)
-      locked = this.#locked(subjects, peeks, answer.values)
+      locked = this.#locked(subjects, peeks, answer.values.slice(peeked))
     }
     const holds = this.#netted(subjects, peeks, answer.counts, start)
     if (locked !== null) {
       await this.release(holds)
       return locked
     }
-    return await this.#counted(holds.map(value => ({ status: 'fulfilled', value })), answer.values.slice(peekKeys(subjects).length))
+    return await this.#counted(holds.map(value => ({ status: 'fulfilled', value })), answer.values.slice(peeked))
   }
 
   /** The holds of the counts made, each netted of the credits read with it (read first, they cover the attempts before it). */
@@ -208,12 +210,12 @@ export class AttemptLimiter {
     return { ok: false, retryAfter: Math.max(1, Math.ceil((until - this.#now()) / 1000)), refusedBy: refusedBy.map(s => s.key), read }
   }
 
-  /** A refusal when a subject is locked and at its limit, else `null`. */
-  #locked (subjects: Reservable[], peeks: Peek[], values: Array<string | null>): Reservation | null {
+  /** A refusal when a subject is locked and at its limit, else `null`; `read`: the caller's own reads, answered with it. */
+  #locked (subjects: Reservable[], peeks: Peek[], read: Array<string | null>): Reservation | null {
     const now = this.#now()
     const locked = subjects.filter((subject, i) => (peeks[i] as Peek).counted >= subject.limit.max && (peeks[i] as Peek).lockedUntil > now)
     if (locked.length === 0) return null
-    return this.#refusal(Math.max(...locked.map(s => (peeks[subjects.indexOf(s)] as Peek).lockedUntil)), locked, values.slice(peekKeys(subjects).length))
+    return this.#refusal(Math.max(...locked.map(s => (peeks[subjects.indexOf(s)] as Peek).lockedUntil)), locked, read)
   }
 
   /**

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { JwtLoginError } from '../core/errors.js'
 import { withinDeadline } from './deadline.js'
-import { batchOf } from './read.js'
-import type { AtomicBatch, StateStore } from './types.js'
+import type { StateStore } from './types.js'
 
 function unavailable (error: unknown): never {
   if (error instanceof JwtLoginError) throw error
@@ -14,8 +13,8 @@ function unavailable (error: unknown): never {
  * requests fail closed. The optional methods (`getMany`, `readAndIncrement`)
  * are there only when the store has them.
  */
-export function guardStore (store: StateStore): StateStore & Partial<AtomicBatch> {
-  const guarded: StateStore & Partial<AtomicBatch> = {
+export function guardStore (store: StateStore): StateStore {
+  const guarded: StateStore = {
     get: (key) => mapFailure(() => store.get(key)),
     set: (key, value, ttlMs) => mapFailure(() => store.set(key, value, ttlMs)),
     consume: (key) => mapFailure(() => store.consume(key)),
@@ -31,9 +30,9 @@ export function guardStore (store: StateStore): StateStore & Partial<AtomicBatch
     guarded.getMany = (keys) => mapFailure(() => batched.getMany(keys))
   }
   // without it, the attempt limiter reads with getMany and counts with increment
-  const readAndIncrement = batchOf(store)
-  if (readAndIncrement !== null) {
-    guarded.readAndIncrement = (read, increments, options) => mapFailure(() => readAndIncrement(read, increments, options))
+  if (store.readAndIncrement !== undefined) {
+    const batched = store as Required<Pick<StateStore, 'readAndIncrement'>>
+    guarded.readAndIncrement = (read, increments, options) => mapFailure(() => batched.readAndIncrement(read, increments, options))
   }
   return guarded
 }

@@ -8,6 +8,5 @@ export async function readMany (store: StateStore, keys: readonly string[]): Pro
 
 /** The store's `readAndIncrement`, bound, when it has one (`AtomicBatch`); else `null`. */
 export function batchOf (store: StateStore): AtomicBatch['readAndIncrement'] | null {
-  const method: unknown = (store as Partial<AtomicBatch>).readAndIncrement
-  return typeof method === 'function' ? (method as AtomicBatch['readAndIncrement']).bind(store) : null
+  return store.readAndIncrement?.bind(store) ?? null
 }

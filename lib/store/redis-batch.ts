@@ -1,10 +1,35 @@
-// The Redis store's readAndIncrement: one Lua script per hash slot (one in all on a single Redis), and how a call is split into them.
+// The Redis store's counting in Lua (one counter, and readAndIncrement: one script per hash slot, one in all on a single Redis), and how a batch is split into scripts.
 import type { BatchIncrement, ReadAndIncrementOptions, ReadAndIncrementResult } from './types.js'
+
+// One counter counted: INCR, the expiry set on the first count (or on a counter that lost it), and the count and the
+// time left answered (on the first, the expiry just set: a PTTL could already be a millisecond short). The Lua both
+// the increment script and the batch run, so a counter counts alike either way.
+export const COUNT = `
+local function count (key, ttl)
+  local value = redis.call('INCR', key)
+  if value == 1 then
+    redis.call('PEXPIRE', key, ttl)
+    return value, ttl
+  end
+  local left = redis.call('PTTL', key)
+  if left < 0 then
+    redis.call('PEXPIRE', key, ttl)
+    left = ttl
+  end
+  return value, left
+end
+`
+
+// KEYS[1], ARGV[1] its TTL: `count` of one counter.
+export const INCREMENT = `${COUNT}
+local value, left = count(KEYS[1], tonumber(ARGV[1]))
+return { value, left }
+`
 
 // KEYS: the keys read, the counters, the keys of the condition; ARGV: their numbers, `now` (or ''), each counter's TTL.
 // Reads first (GET answers false for an absent key, which stays a nil in the answer), then the condition: a key of it
-// holding a number over `now` holds every count back (answered 1). Else each counter counts as the increment script does.
-export const READ_AND_INCREMENT = `
+// holding a number over `now` holds every count back (answered 1). Else each counter is counted.
+export const READ_AND_INCREMENT = `${COUNT}
 local reads, counters, held = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local answer = {}
 for i = 1, reads do answer[i] = redis.call('GET', KEYS[i]) end
@@ -17,20 +42,7 @@ for i = 1, held do
 end
 answer[reads + 1] = 0
 for i = 1, counters do
-  local key, ttl = KEYS[reads + i], tonumber(ARGV[4 + i])
-  local count = redis.call('INCR', key)
-  local left = ttl
-  if count == 1 then
-    redis.call('PEXPIRE', key, ttl)
-  else
-    left = redis.call('PTTL', key)
-    if left < 0 then
-      redis.call('PEXPIRE', key, ttl)
-      left = ttl
-    end
-  end
-  answer[reads + 2 * i] = count
-  answer[reads + 2 * i + 1] = left
+  answer[reads + 2 * i], answer[reads + 2 * i + 1] = count(KEYS[reads + i], tonumber(ARGV[4 + i]))
 end
 return answer
 `
@@ -58,7 +70,7 @@ export function hashTagOf (key: string): string {
 }
 
 /** A whole number of milliseconds of at least one, as Redis takes a TTL. */
-function wholeMs (ttlMs: number): number {
+export function wholeMs (ttlMs: number): number {
   return Math.max(1, Math.ceil(ttlMs))
 }
 

@@ -4,7 +4,7 @@ import { deadlineOf, withinDeadline } from './deadline.js'
 import { RateLimitedLine } from './log-line.js'
 import { checkConnection, ownClient, waitOption, type RedisStoreOptions } from './redis-connection.js'
 import { clusterReplicationOf, durabilityWarnings, ON_A_REPLICA, REPLICAS_UNACKNOWLEDGED, replicationOf } from './redis-server.js'
-import { READ_AND_INCREMENT, readAndIncrementBy } from './redis-batch.js'
+import { INCREMENT, READ_AND_INCREMENT, readAndIncrementBy, wholeMs } from './redis-batch.js'
 import type { AtomicBatch, BatchIncrement, ReadAndIncrementOptions, ReadAndIncrementResult, StateStore, StoreLogger } from './types.js'
 
 /** A cluster's answer that the key's slot is served elsewhere now (an ASK, during resharding, is not retried). */
@@ -13,27 +13,6 @@ const MOVED = /^MOVED /
 const MAX_WRITE_ATTEMPTS = 5
 /** The pause before the n-th retry of a moved write is n − 1 times this (0.3 s in all at most). */
 const MOVED_PAUSE_MS = 50
-
-/** A TTL Redis takes: whole milliseconds, at least one. */
-function wholeMs (ttlMs: number): number {
-  return Math.max(1, Math.ceil(ttlMs))
-}
-
-// INCR, set the expiry on the first increment, answer the count and the time left
-// (on the first, the expiry just set: a PTTL could already be a millisecond short)
-const INCREMENT = `
-local count = redis.call('INCR', KEYS[1])
-if count == 1 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[1])
-  return { count, tonumber(ARGV[1]) }
-end
-local ttl = redis.call('PTTL', KEYS[1])
-if ttl < 0 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[1])
-  ttl = tonumber(ARGV[1])
-end
-return { count, ttl }
-`
 
 // Write ARGV[3] for ARGV[4] ms only when the key holds ARGV[2] (or, with ARGV[1] = '1', is absent).
 const COMPARE_AND_SET = `

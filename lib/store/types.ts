@@ -108,7 +108,10 @@ export interface ReadAndIncrementResult {
  *   all `null`); where the call spans several atomic units, at least no
  *   counter in the unit of such a key (the caller gives back any other);
  * - the keys of `increments` are distinct, and any of them may also be read;
- * - it fails as a whole or answers for every key (a partial failure is an error).
+ * - it fails as a whole or answers for every key (a partial failure is an
+ *   error). Where the call spans several atomic units, the counts of a unit
+ *   that succeeded before another failed may stay: they only ever count one
+ *   attempt more, so the limits fail closed, and a retry counts anew.
  */
 export interface AtomicBatch {
   readAndIncrement (read: readonly string[], increments: readonly BatchIncrement[], options?: ReadAndIncrementOptions): Promise<ReadAndIncrementResult>

@@ -32,10 +32,9 @@
  */
 import { rm } from 'node:fs/promises'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { fileURLToPath } from 'node:url'
-import { build } from 'esbuild'
 import type { FastifyInstance } from 'fastify'
 import type { BrowserContext, Page, Route } from 'playwright-core'
+import { bundleClient } from '../../examples/demo.js'
 import { ALICE, buildHost, HS_SECRET } from '../helpers/app.js'
 import { CHROMIUM, chromiumFound, expect, launchChromium, newProfile, shown, step, steps, TIMEOUT } from './kit.js'
 
@@ -60,20 +59,6 @@ const STAGGER_MS = 10
 interface Counts { refreshes: number, inflight: number, refreshed: number, reused: number, ended: Record<string, number>, presented: Map<string, number> }
 
 interface Server { mode: Mode, url: string, counts: Counts, offset: () => number, advance: (ms: number) => void, close: () => Promise<unknown> }
-
-/** The client of lib/client.ts as a page loads it: one ESM file, `@simplewebauthn/browser` left to the page. */
-async function bundleClient (): Promise<string> {
-  const result = await build({
-    entryPoints: [fileURLToPath(new URL('../../lib/client.ts', import.meta.url))],
-    bundle: true,
-    format: 'esm',
-    platform: 'browser',
-    target: 'es2022',
-    external: ['@simplewebauthn/browser'],
-    write: false
-  })
-  return result.outputFiles[0]!.text
-}
 
 /** The page: a client of this origin on `window.tab`; `__offset` moves its clock. */
 function tabsPage (mode: Mode): string {

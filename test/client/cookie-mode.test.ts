@@ -1,17 +1,12 @@
 // Cookie mode in Node: the server keeps the refresh token in its httpOnly cookie (kept here by a cookie jar: Node's fetch keeps none),
 // the client keeps only the CSRF token in storage and sends it on refresh and sign-out.
 import t from 'tap'
-import { createClient, type ClientStorage } from '../../lib/client.js'
-import { ALICE, cookieJar, nextEvent, PREFIX, serve } from '../helpers/client.js'
+import { createClient } from '../../lib/client.js'
+import { ALICE, cookieJar, nextEvent, PREFIX, serve, webStorage } from '../helpers/client.js'
 
 const LIFETIME = 15 * 60_000
 const COOKIE = '__Host-jwt-login-refresh'
 const SETTINGS = { refresh: { enabled: true, cookie: { enabled: true } } }
-
-function webStorage (): ClientStorage & { items: Map<string, string> } {
-  const items = new Map<string, string>()
-  return { items, getItem: (key) => items.get(key) ?? null, setItem: (key, value) => { items.set(key, value) }, removeItem: (key) => { items.delete(key) } }
-}
 
 t.test('sign-in, refresh with the CSRF header and the cookie, a reload, sign-out', async (t) => {
   const { base, clock, refreshes } = await serve(t, SETTINGS)

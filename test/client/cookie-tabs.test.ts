@@ -4,16 +4,11 @@
 // store read again, and a passkey helper without its optional peer.
 import { register } from 'node:module'
 import t, { type Test } from 'tap'
-import { createClient, signInWithPasskey, type ClientStorage, type JwtLoginClient } from '../../lib/client.js'
-import { ALICE, cookieJar, PREFIX, serve } from '../helpers/client.js'
+import { createClient, signInWithPasskey, type JwtLoginClient } from '../../lib/client.js'
+import { ALICE, cookieJar, PREFIX, serve, webStorage } from '../helpers/client.js'
 
 const LIFETIME = 15 * 60_000
 const SETTINGS = { refresh: { enabled: true, cookie: { enabled: true } } }
-
-function webStorage (): ClientStorage & { items: Map<string, string> } {
-  const items = new Map<string, string>()
-  return { items, getItem: (key) => items.get(key) ?? null, setItem: (key, value) => { items.set(key, value) }, removeItem: (key) => { items.delete(key) } }
-}
 
 /** The JWT's own id. */
 const jti = (jwt: string): string => (JSON.parse(Buffer.from(jwt.split('.')[1] ?? '', 'base64url').toString()) as { jti: string }).jti

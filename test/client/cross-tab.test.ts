@@ -1,15 +1,10 @@
 // The cross-tab logic in Node: two clients with crossTab and one name share the session through Node's real BroadcastChannel; Web Locks and
 // `document` are stubbed only inside the test of the branch that needs them (Node has neither), and put back after.
 import t, { type Test } from 'tap'
-import { createClient, type ClientStorage, type SessionEvent } from '../../lib/client.js'
-import { ALICE, nextEvent, serve } from '../helpers/client.js'
+import { createClient, type SessionEvent } from '../../lib/client.js'
+import { ALICE, nextEvent, serve, webStorage } from '../helpers/client.js'
 
 const LIFETIME = 15 * 60_000
-
-function webStorage (): ClientStorage {
-  const items = new Map<string, string>()
-  return { getItem: (key) => items.get(key) ?? null, setItem: (key, value) => { items.set(key, value) }, removeItem: (key) => { items.delete(key) } }
-}
 
 /** Sets `globalThis[name]` for the rest of the test, and puts back what was there. */
 function stubGlobal (t: Test, name: string, value: unknown): void {

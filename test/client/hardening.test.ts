@@ -3,18 +3,13 @@
 // kept in the tab's own storage, a shared store's sign-in and sign-out told to the listeners, a call that never answers, the origins
 // as written, and the cookie-mode refresh mark: held until lockWait, and removed after a refresh that failed.
 import t from 'tap'
-import { createClient, type ClientStorage } from '../../lib/client.js'
+import { createClient } from '../../lib/client.js'
 import { buildAccountApp } from '../helpers/account.js'
-import { ALICE, cookieJar, PREFIX, serve } from '../helpers/client.js'
+import { ALICE, cookieJar, PREFIX, serve, webStorage } from '../helpers/client.js'
 import { totpAt } from '../helpers/fixtures.js'
 
 const LIFETIME = 15 * 60_000
 const COOKIE_SETTINGS = { refresh: { enabled: true, cookie: { enabled: true } } }
-
-function webStorage (): ClientStorage & { items: Map<string, string> } {
-  const items = new Map<string, string>()
-  return { items, getItem: (key) => items.get(key) ?? null, setItem: (key, value) => { items.set(key, value) }, removeItem: (key) => { items.delete(key) } }
-}
 
 /** A gate the host's refresh route waits on: `held()` counts the refreshes that reached it, `open()` lets them through. */
 function gate (): { wait: () => Promise<void>, open: () => void, held: () => number } {

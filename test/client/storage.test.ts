@@ -1,16 +1,11 @@
 // Where the session is kept in bearer mode: memory by default, an async store (a mobile secure store), a localStorage-like store shared by two clients.
 import t, { type Test } from 'tap'
 import { createClient, memoryStorage, type ClientStorage, type JwtLoginClient } from '../../lib/client.js'
-import { ALICE, serve } from '../helpers/client.js'
+import { ALICE, serve, webStorage } from '../helpers/client.js'
 
 const LIFETIME = 15 * 60_000
 
 /** A Web Storage-like store: `localStorage` of one origin, shared by the clients given it. */
-function webStorage (): ClientStorage & { items: Map<string, string> } {
-  const items = new Map<string, string>()
-  return { items, getItem: (key) => items.get(key) ?? null, setItem: (key, value) => { items.set(key, value) }, removeItem: (key) => { items.delete(key) } }
-}
-
 t.test('memoryStorage: each client its own; the default', async (t) => {
   const { base } = await serve(t)
   const one = createClient({ baseUrl: base, storage: memoryStorage() })

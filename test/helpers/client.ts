@@ -1,6 +1,7 @@
 // What the client's tests share: a listening host of the plugin (never `inject`), the requests it saw, and a cookie jar for Node's fetch.
 import type { FastifyInstance } from 'fastify'
 import type { Test } from 'tap'
+import type { ClientStorage } from '../../lib/client.js'
 import type { JwtLoginOptions, SettingsInput } from '../../lib/index.js'
 import { buildHost, testClock } from './app.js'
 
@@ -78,4 +79,10 @@ export async function nextEvent (client: { onSession: (listener: (event: { type:
       resolve(event)
     })
   })
+}
+
+/** A storage shaped like `localStorage` (sync), with its items to look at: as a page's tabs share one. */
+export function webStorage (): ClientStorage & { items: Map<string, string> } {
+  const items = new Map<string, string>()
+  return { items, getItem: (key) => items.get(key) ?? null, setItem: (key, value) => { items.set(key, value) }, removeItem: (key) => { items.delete(key) } }
 }
