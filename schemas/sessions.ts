@@ -14,8 +14,8 @@ export const SessionItem = Type.Object({
   started_at: Type.String(),
   /** When its refresh token last rotated; absent before the first refresh. */
   last_refreshed_at: Type.Optional(Type.String()),
-  /** The first factor: `password`, `provider` or `passkey` (passwordless); absent for a session from before 0.3. */
-  method: Type.Optional(Type.String({ enum: ['password', 'provider', 'passkey'] })),
+  /** The first factor: `password`, `provider`, `passkey` (passwordless) or `email` (a mailed code); absent for a session from before 0.3. */
+  method: Type.Optional(Type.String({ enum: ['password', 'provider', 'passkey', 'email'] })),
   /** The provider's name, for `provider`. */
   provider: Type.Optional(Type.String()),
   /**

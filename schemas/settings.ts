@@ -2,6 +2,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { ACCESS_SETTINGS, SESSION_SETTINGS } from './settings/access.js'
 import { ACCOUNT_SETTINGS } from './settings/account.js'
+import { EMAIL_SIGN_IN_SETTINGS } from './settings/email-sign-in.js'
 import { SELF_SERVICE_SETTINGS } from './settings/self-service.js'
 import { TokensSchema } from './settings/tokens.js'
 import { WEB_SETTINGS } from './settings/web.js'
@@ -20,6 +21,7 @@ export const SettingsSchema = Type.Object({
   ...SESSION_SETTINGS,
   ...ACCOUNT_SETTINGS,
   ...SELF_SERVICE_SETTINGS,
+  ...EMAIL_SIGN_IN_SETTINGS,
   ...WEB_SETTINGS,
 
   /** Largest accepted request body in bytes. */

@@ -7,18 +7,25 @@ import type { MailName } from '../i18n/catalogue.js'
 import { renderTemplate, escapeHtml } from '../mail/templates.js'
 import type { Mailer } from '../mail/types.js'
 import { claimOnce } from '../store/claim.js'
-import type { IssuedCode } from './codes.js'
 
-/** The account's mails. */
-export type AccountMail = Extract<MailName, 'verifyEmail' | 'emailChange' | 'emailChanged' | 'passwordChanged'>
+/** The account's mails, and sign-in by email's. */
+export type AccountMail = Extract<MailName, 'verifyEmail' | 'emailChange' | 'emailChanged' | 'passwordChanged' | 'emailSignIn' | 'emailSignInLink'>
 
-/** A mail to send: which, to whom, for which user, its placeholders' values, and the code it carries (withdrawn when it cannot be sent). */
+/** A code a mail carries, as written: withdrawn (one compare-and-set from `raw`) when the mail cannot be sent. */
+export interface MailedCode {
+  code: string
+  raw: string
+  key: string
+  record: { exp: number }
+}
+
+/** A mail to send: which, to whom, for which user (`null`: an address without an account yet), its placeholders' values, and the code it carries. */
 export interface OutgoingMail {
   name: AccountMail
   to: string
-  userId: number
+  userId: number | null
   values: Record<string, string>
-  code?: IssuedCode
+  code?: MailedCode
 }
 
 /** The mail's parts in the request's language, its values filled (escaped in the HTML part; the subject on one line). */

@@ -16,8 +16,10 @@ const has = (users: UserAdapter<any>, method: keyof UserAdapter): boolean => typ
 
 /** Each setting that needs a method of the user adapter or the mailer: the first unmet one is refused. */
 function needs (settings: Settings): Array<[path: string, on: boolean, method: keyof UserAdapter | 'mailer', what: string]> {
-  const { account, users, authentication } = settings
+  const { account, users, authentication, emailSignIn } = settings
   return [
+    ['emailSignIn/enabled', emailSignIn.enabled, 'mailer', 'sign-in by email'],
+    ['emailSignIn/register', emailSignIn.enabled && emailSignIn.register, 'createUser', 'registering the new users of sign-in by email'],
     ['account/enabled', account.enabled, 'setEmailVerified', 'the account routes verify emails'],
     ['account/enabled', account.enabled, 'mailer', 'the account routes mail codes and notices'],
     ['account/password/enabled', account.enabled && account.password.enabled, 'setPassword', 'changing the password'],
@@ -45,9 +47,28 @@ export function checkAccountSetup (settings: Settings, options: AccountEquipment
   if (account.enabled && account.twoFactor.enabled && options.twoFactor !== undefined && typeof options.twoFactor.port.setMethod !== 'function') {
     throw new JwtLoginSettingsError('account/twoFactor/enabled', 'the account\'s two-factor routes need the two-factor port to implement setMethod (turn account.twoFactor.enabled off, or add it: docs/two-factor.md)')
   }
+  checkEmailSignInSetup(settings, options.users)
   const matching = Object.entries(settings.oauth.providers).find(([, provider]) => provider.enabled)
   if (settings.users.register.enabled && matching !== undefined && !has(options.users, 'setEmailVerified')) {
     throw new JwtLoginSettingsError('users/register/enabled', `registration beside provider sign-in (oauth.providers.${matching[0]}) needs the user adapter to implement setEmailVerified: ` +
       'a provider signs in the account its email finds, so an account registered with someone else\'s address must be known as unverified (docs/account.md#no-pre-hijack)')
+  }
+}
+
+/**
+ * Sign-in by email signs in the account its address finds, as a provider
+ * does: beside registration by password, the adapter must record which
+ * addresses were never proven; and an account whose address was never
+ * proven gets its password retired at its first sign-in by email (whoever
+ * registered the address must not keep it), which needs `setPassword`.
+ */
+function checkEmailSignInSetup ({ emailSignIn, users }: Settings, adapter: UserAdapter<any>): void {
+  if (!emailSignIn.enabled) return
+  if (users.register.enabled && !has(adapter, 'setEmailVerified')) {
+    throw new JwtLoginSettingsError('users/register/enabled', 'registration beside sign-in by email needs the user adapter to implement setEmailVerified: ' +
+      'a code signs in the account its address finds, so an account registered with someone else\'s address must be known as unverified (docs/account.md#no-pre-hijack)')
+  }
+  if (has(adapter, 'setEmailVerified') && !has(adapter, 'setPassword')) {
+    throw new JwtLoginSettingsError('emailSignIn/enabled', 'sign-in by email retires the password of an account whose address was never verified, which needs the user adapter to implement setPassword (docs/email-sign-in.md)')
   }
 }

@@ -21,8 +21,8 @@ export interface Call {
 
 /** How a session began: what a person needs to recognise it. */
 export interface SessionOrigin {
-  /** The first factor: a password, an OpenID provider or a passkey (passwordless). */
-  method: 'password' | 'provider' | 'passkey'
+  /** The first factor: a password, an OpenID provider, a passkey (passwordless) or a code mailed to the address (sign-in by email). */
+  method: 'password' | 'provider' | 'passkey' | 'email'
   /** The provider's name, for `provider`. */
   provider?: string
   /**

@@ -80,7 +80,7 @@ function checkKids (keys: ResolvedKey[]): void {
 }
 
 /** The refusals the schema cannot say: a ceiling on a duration, one field against another, an origin the way browsers send it. */
-function checkGroups ({ tokens, twoFactor, refresh, resetPassword, cors, passkeys, users, account }: Groups): void {
+function checkGroups ({ tokens, twoFactor, refresh, resetPassword, cors, passkeys, users, account, emailSignIn }: Groups): void {
   if (tokens.lifetimeMs > MAX_TOKEN_LIFETIME_MS) {
     throw new JwtLoginSettingsError('tokens/lifetime', 'must be at most 1 day (a number is seconds: 900 is 15 minutes, 900000 is 10.4 days); refresh tokens (refresh.lifetime) keep a session longer')
   }
@@ -99,8 +99,27 @@ function checkGroups ({ tokens, twoFactor, refresh, resetPassword, cors, passkey
   if (users.delete.recentAuthMs > MAX_RECENT_AUTH_MS) throw new JwtLoginSettingsError('users/delete/recentAuth', 'must be at most 1 day')
   if (account.recentAuthMs > MAX_RECENT_AUTH_MS) throw new JwtLoginSettingsError('account/recentAuth', 'must be at most 1 day')
   if (account.email.revertLifetimeMs > MAX_REVERT_MS) throw new JwtLoginSettingsError('account/email/revertLifetime', 'must be at most 30 days')
+  checkEmailSignIn(emailSignIn)
   if (refresh.enabled && refresh.cookie.enabled && cors.enabled && cors.origins.length > 0 && !cors.credentials) {
     throw new JwtLoginSettingsError('cors/credentials', 'cookie mode (refresh.cookie.enabled) across origins needs cors.credentials: true, or the browsers send no cookie')
+  }
+}
+
+/** The longest an emailed sign-in code may live (`emailSignIn.code.lifetime`). */
+const MAX_SIGN_IN_CODE_MS = 60 * 60 * 1000
+
+/** Loopback hosts, where a link page may be served over http. */
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]'])
+
+/** A code that lives an hour at most; a link page that is an https URL (http on loopback) without a fragment of its own. */
+function checkEmailSignIn ({ code, linkUrl }: Groups['emailSignIn']): void {
+  if (code.lifetimeMs > MAX_SIGN_IN_CODE_MS) throw new JwtLoginSettingsError('emailSignIn/code/lifetime', 'must be at most 1 hour')
+  if (linkUrl === '') return
+  let url: URL | null = null
+  try { url = new URL(linkUrl) } catch {}
+  const secure = url !== null && (url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK.has(url.hostname)))
+  if (url === null || !secure || url.hash !== '' || linkUrl.includes('#')) {
+    throw new JwtLoginSettingsError('emailSignIn/linkUrl', 'must be the https URL of the page that reads the code from its fragment (http only on localhost), without a # of its own, such as https://app.example.com/sign-in/email')
   }
 }
 

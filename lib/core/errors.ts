@@ -124,6 +124,10 @@ export const errorDefinitions = {
   ERR_JWT_LOGIN_TOTP_NOT_PENDING: def(240, 409, 'No new TOTP secret is waiting for its first code: start the enrolment again.'),
   ERR_JWT_LOGIN_TWO_FACTOR_METHOD_UNAVAILABLE: def(241, 400, 'This account cannot use that method yet: enrol it first.'),
   ERR_JWT_LOGIN_ACCOUNT_INCOMPLETE: def(242, 503, 'The change was not made, but sessions may have ended; try again.'),
+  ERR_JWT_LOGIN_EMAIL_SIGN_IN_DISABLED: def(243, 403, 'Sign-in by email is not enabled.'),
+  ERR_JWT_LOGIN_EMAIL_SIGN_IN_EMAIL_INVALID: def(244, 400, 'The email is malformed or missing.'),
+  ERR_JWT_LOGIN_EMAIL_SIGN_IN_CODE_MISSING: def(245, 400, 'Give the code from the mail.'),
+  ERR_JWT_LOGIN_EMAIL_SIGN_IN_CODE_INVALID: def(246, 401, 'The code is wrong, used or expired; ask for a new one if it keeps failing.'),
   ERR_JWT_LOGIN_REGISTER_LOGIN_INVALID: def(229, 400, 'The user_login may hold only the letters a-z and A-Z, the digits 0-9, spaces and _ . - @, with no space at either end or two in a row, and no email address but the account\'s own.')
 } as const satisfies Record<string, ErrorDefinition>
 

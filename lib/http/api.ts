@@ -141,8 +141,8 @@ export interface SessionInfo {
   startedAt: Date
   /** When its refresh token last rotated, or `null`. */
   lastRefreshedAt: Date | null
-  /** The first factor (`password`, `provider`, `passkey`), the provider's name and the second factor; `null` for a session from before 0.3. */
-  method: 'password' | 'provider' | 'passkey' | null
+  /** The first factor (`password`, `provider`, `passkey`, `email`), the provider's name and the second factor; `null` for a session from before 0.3. */
+  method: 'password' | 'provider' | 'passkey' | 'email' | null
   provider: string | null
   secondFactor: string | null
   /** The client's address and `User-Agent` (cut to 256 characters) at sign-in. */

@@ -9,7 +9,7 @@ import type { Settings } from '../config/settings.js'
 import type { SettingsHolder } from '../config/holder.js'
 
 /** A switch a route needs on, besides `authentication.enabled`. */
-export type Feature = 'validate' | 'refresh' | 'revoke' | 'resetPassword' | 'twoFactor' | 'sessions' | 'passkeys' | 'register' | 'deleteUser' | AccountFeature
+export type Feature = 'validate' | 'refresh' | 'revoke' | 'resetPassword' | 'emailSignIn' | 'twoFactor' | 'sessions' | 'passkeys' | 'register' | 'deleteUser' | AccountFeature
 
 /** The account routes' switches: the group's, and each part's beside it. */
 type AccountFeature = 'account' | 'accountPassword' | 'accountEmail' | 'accountTwoFactor' | 'emailVerification'
@@ -85,6 +85,7 @@ const SWITCH_ERRORS = {
   refresh: 'ERR_JWT_LOGIN_REFRESH_DISABLED',
   revoke: 'ERR_JWT_LOGIN_REVOKE_DISABLED',
   resetPassword: 'ERR_JWT_LOGIN_RESET_DISABLED',
+  emailSignIn: 'ERR_JWT_LOGIN_EMAIL_SIGN_IN_DISABLED',
   twoFactor: 'ERR_JWT_LOGIN_TWO_FACTOR_UNAVAILABLE',
   sessions: 'ERR_JWT_LOGIN_SESSIONS_DISABLED',
   passkeys: 'ERR_JWT_LOGIN_PASSKEYS_DISABLED',
@@ -130,7 +131,7 @@ function featureOn (settings: Settings, feature: Feature, ports: PortsGiven): bo
   if (feature in ACCOUNT_ON) return ACCOUNT_ON[feature as AccountFeature](settings, ports)
   if (feature === 'twoFactor' || feature === 'passkeys') return ports[feature] && settings[feature].enabled
   if (feature === 'register' || feature === 'deleteUser') return settings.users[USERS_GROUP[feature]].enabled
-  return settings[feature as 'validate' | 'refresh' | 'revoke' | 'resetPassword' | 'sessions'].enabled
+  return settings[feature as 'validate' | 'refresh' | 'revoke' | 'resetPassword' | 'emailSignIn' | 'sessions'].enabled
 }
 
 function authCodeRequired (settings: Settings, rule: AuthCodeRule): boolean {

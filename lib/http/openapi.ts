@@ -17,6 +17,7 @@ export const BEARER_SCHEME = 'jwtLoginBearer'
 export const jwtLoginOpenApi = {
   tags: [
     { name: 'tokens', description: 'Password login, and the validation, refresh and revocation of the tokens it issues.' },
+    { name: 'auth', description: 'Sign-in without a password: a one-time code mailed to the address, or the link that carries it.' },
     { name: 'two-factor', description: 'The second step of a sign-in, for users with two-factor authentication on.' },
     { name: 'password-reset', description: 'Two-step password reset by a code sent by email.' },
     { name: 'openid', description: 'Sign-in with the code or ID token of an OpenID provider.' },

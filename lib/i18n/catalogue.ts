@@ -38,9 +38,10 @@ export type SuccessMessage =
   | 'emailReverted'
   | 'twoFactorMethodChanged'
   | 'twoFactorDisabled'
+  | 'emailSignInSent'
 
 /** The plugin's mails. */
-export type MailName = 'reset' | 'emailCode' | 'verifyEmail' | 'emailChange' | 'emailChanged' | 'passwordChanged'
+export type MailName = 'reset' | 'emailCode' | 'verifyEmail' | 'emailChange' | 'emailChanged' | 'passwordChanged' | 'emailSignIn' | 'emailSignInLink'
 
 export interface Catalogue {
   /** Every error code's message: one sentence, ending in a full stop. */
@@ -66,6 +67,8 @@ export const PLACEHOLDERS = {
     verifyEmail: ['code', 'display_name', 'email', 'site_name', 'expires_in_minutes'],
     emailChange: ['code', 'display_name', 'email', 'site_name', 'expires_in_minutes'],
     emailChanged: ['code', 'display_name', 'email', 'site_name', 'expires_in_days'],
-    passwordChanged: ['display_name', 'email', 'site_name']
+    passwordChanged: ['display_name', 'email', 'site_name'],
+    emailSignIn: ['code', 'email', 'site_name', 'expires_in_minutes'],
+    emailSignInLink: ['code', 'email', 'site_name', 'expires_in_minutes', 'link']
   }
 } as const satisfies { errors: readonly string[], fields: readonly string[], messages: readonly string[], mails: Record<MailName, readonly string[]> }

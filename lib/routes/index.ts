@@ -8,6 +8,7 @@ import type { TypedScope } from '../http/scope.js'
 import { accountRoutes } from './account.js'
 import { accountTwoFactorRoutes } from './account-two-factor.js'
 import { authRoutes, validateRoutes } from './auth.js'
+import { emailSignInRoutes } from './email-sign-in.js'
 import { oauthRoutes } from './oauth.js'
 import { passkeyRoutes } from './passkeys.js'
 import { resetPasswordRoutes } from './reset-password.js'
@@ -27,7 +28,7 @@ const JWKS_DOC: RouteDoc = {
 
 /**
  * Every route of the plugin, in its scope, typed from the schemas, in the
- * order of the documentation. The routes that set or read a cookie (sign-in,
+ * order of the documentation. The routes that set or read a cookie (sign-in by password or email,
  * refresh, revoke, the second factor, provider and passkey sign-in,
  * registration and deletion) sit in child scopes with @fastify/cookie, so
  * its `onSend` hook runs on none of the others; each child inherits the
@@ -41,7 +42,10 @@ export async function registerRoutes (instance: FastifyInstance, ctx: JwtLoginCo
       routes(scope.withTypeProvider<TypeBoxTypeProvider>())
     })
   }
-  await withCookies((scope) => { authRoutes(scope, ctx) })
+  await withCookies((scope) => {
+    authRoutes(scope, ctx)
+    emailSignInRoutes(scope, ctx)
+  })
   validateRoutes(app, ctx)
   resetPasswordRoutes(app, ctx)
   await withCookies((scope) => {

@@ -7,15 +7,15 @@ import type { JwtLoginErrorCode } from '../core/errors.js'
  * secret: only ids, the client IP and a reason.
  */
 export interface JwtLoginEventMap {
-  'login.succeeded': { userId: number, ip: string, method: 'password' | 'password_hash' | 'passkey' }
-  /** `passkey`: a passwordless sign-in whose passkey was refused (`errorCode` says why). */
-  'login.failed': { ip: string, reason: 'wrong_credentials' | 'rate_limited' | 'auth_code' | 'passkey', errorCode: number }
+  'login.succeeded': { userId: number, ip: string, method: 'password' | 'password_hash' | 'passkey' | 'email' }
+  /** `passkey`: a passwordless sign-in whose passkey was refused (`errorCode` says why); `email_code`: a wrong, used or expired code of sign-in by email. */
+  'login.failed': { ip: string, reason: 'wrong_credentials' | 'rate_limited' | 'auth_code' | 'passkey' | 'email_code', errorCode: number }
   'token.refreshed': { userId: number, sessionId: string, ip: string }
   'refresh.reused': { userId: number, sessionId: string, ip: string }
   'token.revoked': { userId: number, sessionId: string, jti?: string, ip: string }
   'validation.failed': { ip: string, errorCode: number }
   /** A sign-in is final: its session started (`method` its first factor, `secondFactor` what completed it). */
-  'session.started': { userId: number, sessionId: string, method: 'password' | 'provider' | 'passkey', provider: string | null, secondFactor: string | null, ip: string }
+  'session.started': { userId: number, sessionId: string, method: 'password' | 'provider' | 'passkey' | 'email', provider: string | null, secondFactor: string | null, ip: string }
   /** A session's user authenticated again (`method`: `password`, `totp`, `backup_codes` or `passkey`); its new access token says when. */
   'session.stepped_up': { userId: number, sessionId: string, method: string, ip: string }
   /**
@@ -97,9 +97,17 @@ export interface JwtLoginEventMap {
   'two_factor.disabled': { userId: number, ip: string }
   'two_factor.totp_changed': { userId: number, ip: string }
   'two_factor.backup_codes_regenerated': { userId: number, ip: string }
-  /** An account mail (a code or a notice) was sent, or given up after its retries (its code withdrawn). */
-  'account.mail_sent': { userId: number, mail: string, attempts: number }
-  'account.mail_failed': { userId: number, mail: string, attempts: number }
+  /** An account mail (a code or a notice) or a sign-in code was sent, or given up after its retries (its code withdrawn); `userId` null: a new address (`emailSignIn.register`). */
+  'account.mail_sent': { userId: number | null, mail: string, attempts: number }
+  'account.mail_failed': { userId: number | null, mail: string, attempts: number }
+  /**
+   * A sign-in code was asked for (`userId` null: the address has no account,
+   * or its count is spent, and no code went; `register`: a code that creates
+   * the user). Its mail reports `account.mail_sent` / `account.mail_failed`.
+   */
+  'email_sign_in.requested': { userId: number | null, ip: string, register: boolean }
+  /** Sign-in by email created its user (`emailSignIn.register`). */
+  'email_sign_in.user_registered': { userId: number, ip: string }
 }
 
 export type JwtLoginEventName = keyof JwtLoginEventMap

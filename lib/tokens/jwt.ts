@@ -46,7 +46,7 @@ export interface Authentication {
 }
 
 /** The RFC 8176 `amr` of each first and second factor. */
-const FIRST_FACTOR_AMR: Record<SessionOrigin['method'], string> = { password: 'pwd', provider: 'fed', passkey: 'hwk' }
+const FIRST_FACTOR_AMR: Record<SessionOrigin['method'], string> = { password: 'pwd', provider: 'fed', passkey: 'hwk', email: 'otp' }
 const SECOND_FACTOR_AMR: Record<string, string> = { totp: 'otp', email: 'otp', backup_codes: 'otp', passkey: 'hwk', user_verification: 'user' }
 
 /**
@@ -57,8 +57,8 @@ const SECOND_FACTOR_AMR: Record<string, string> = { totp: 'otp', email: 'otp', b
 export function amrOf (origin: SessionOrigin): string[] {
   const first = FIRST_FACTOR_AMR[origin.method]
   const second = origin.secondFactor === undefined ? undefined : SECOND_FACTOR_AMR[origin.secondFactor]
-  // a passkey's second factor is never a passkey again (a code is due then): the two differ
-  return second === undefined ? [first] : [first, second, 'mfa']
+  // a passkey's second factor is never a passkey again (a code is due then); a code after a mailed code (sign-in by email) is `otp` once
+  return second === undefined ? [first] : [...new Set([first, second]), 'mfa']
 }
 
 /** A token that passed verification, with its header and claims. */

@@ -61,7 +61,7 @@ function decodeMethod (method: string | undefined): SessionOrigin | null {
   const plus = method.indexOf('+')
   const first = plus === -1 ? method : method.slice(0, plus)
   const secondFactor = plus === -1 ? undefined : method.slice(plus + 1)
-  const origin: SessionOrigin = first.startsWith('provider:') ? { method: 'provider', provider: first.slice('provider:'.length) } : { method: first === 'passkey' ? 'passkey' : 'password' }
+  const origin: SessionOrigin = first.startsWith('provider:') ? { method: 'provider', provider: first.slice('provider:'.length) } : { method: first === 'passkey' || first === 'email' ? first : 'password' }
   if (secondFactor !== undefined) origin.secondFactor = secondFactor
   return origin
 }

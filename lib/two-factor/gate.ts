@@ -48,14 +48,17 @@ export function secondFactorGate (ctx: Omit<JwtLoginContext, 'secondFactor'>, tw
     // a device this user trusted stands in for the factor on a password sign-in (its token rotates)
     const trusted = await deviceStandsIn(ctx, call, publicUser.ID, origin.method)
     if (trusted !== null) return trusted
-    if (method === 'email' && twoFactor.email === null) {
+    // after a code to the mailbox (sign-in by email), a second code to it would be the same factor again:
+    // none is mailed, and the challenge takes a backup code or a passkey
+    const mailsCode = method === 'email' && origin.method !== 'email'
+    if (mailsCode && twoFactor.email === null) {
       throw new JwtLoginError('ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', { cause: new Error('a user has the email method but no mailer is configured') })
     }
     // a session id, so a per-user cutoff (password reset) also ends pending challenges
     const challengeId = ctx.tokens.newSessionId(call.startedAt)
     const key = challengeKey(publicUser.ID, challengeId)
     const record: ChallengeRecord = origin.method === 'password' ? { method } : { method, o: origin }
-    const email = method === 'email' ? twoFactor.email as EmailCodeProvider : null
+    const email = mailsCode ? twoFactor.email as EmailCodeProvider : null
     // in one round trip: the count per account and client (whoever holds only the password spends no
     // count of the owner's), the challenge and its emailed code's hash; a count over the limit or a
     // failure takes back what was written (nothing was answered, so nothing of it can be used meanwhile)

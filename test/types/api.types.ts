@@ -88,7 +88,7 @@ if (api.twoFactor !== null) {
 api.events.on('login.succeeded', payload => {
   expectType<Equal<typeof payload, JwtLoginEventMap['login.succeeded']>>(true)
   expectType<number>(payload.userId)
-  expectType<Equal<typeof payload.method, 'password' | 'password_hash' | 'passkey'>>(true)
+  expectType<Equal<typeof payload.method, 'password' | 'password_hash' | 'passkey' | 'email'>>(true)
   // @ts-expect-error: a login carries no session id
   expectType<string>(payload.sessionId)
 })

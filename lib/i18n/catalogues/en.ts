@@ -34,7 +34,8 @@ export const en: Catalogue = {
     emailChanged: 'The email address was changed.',
     emailReverted: 'The email address was put back, and every session was ended.',
     twoFactorMethodChanged: 'The second factor was changed.',
-    twoFactorDisabled: 'The second factor is off.'
+    twoFactorDisabled: 'The second factor is off.',
+    emailSignInSent: 'If the address may sign in, a code has been sent to it.'
   },
   mails: {
     reset: DEFAULT_RESET_TEMPLATES,
@@ -62,6 +63,16 @@ export const en: Catalogue = {
       subject: 'Your {{site_name}} password was changed',
       text: 'Hello {{display_name}},\n\nThe password of your {{site_name}} account {{email}} was just changed, and your other sessions were ended.\nIf you did not change it, reset your password at once.',
       html: '<p>Hello {{display_name}},</p><p>The password of your {{site_name}} account {{email}} was just changed, and your other sessions were ended.</p><p>If you did not change it, reset your password at once.</p>'
+    },
+    emailSignIn: {
+      subject: 'Your {{site_name}} sign-in code',
+      text: 'Your sign-in code is {{code}}. Enter it to sign in to {{site_name}} as {{email}}. It works once and expires in {{expires_in_minutes}} minutes.\n\nIf you did not ask for it, ignore this mail: nobody can sign in without the code.',
+      html: '<p>Your sign-in code is <strong style="font-family:monospace;font-size:1.4em">{{code}}</strong>. Enter it to sign in to {{site_name}} as {{email}}. It works once and expires in {{expires_in_minutes}} minutes.</p><p>If you did not ask for it, ignore this mail: nobody can sign in without the code.</p>'
+    },
+    emailSignInLink: {
+      subject: 'Your {{site_name}} sign-in code',
+      text: 'Your sign-in code is {{code}}. Enter it to sign in to {{site_name}} as {{email}}, or open this link on the device where you asked for it:\n{{link}}\n\nIt works once and expires in {{expires_in_minutes}} minutes. If you did not ask for it, ignore this mail: nobody can sign in without the code.',
+      html: '<p>Your sign-in code is <strong style="font-family:monospace;font-size:1.4em">{{code}}</strong>. Enter it to sign in to {{site_name}} as {{email}}, or <a href="{{link}}">sign in with this link</a> on the device where you asked for it.</p><p>It works once and expires in {{expires_in_minutes}} minutes. If you did not ask for it, ignore this mail: nobody can sign in without the code.</p>'
     }
   }
 }

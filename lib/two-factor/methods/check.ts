@@ -3,7 +3,7 @@ import type { TwoFactorMethod } from '../../adapters/two-factor.js'
 import type { Settings } from '../../config/settings.js'
 import { subjectKey, type Reservable } from '../../services/limits.js'
 import { hashBackupCode } from './backup-codes.js'
-import { emailCodeKey, type EmailCodeProvider } from './email-code.js'
+import { emailCodeKey } from './email-code.js'
 import { totpKeys } from './totp.js'
 import type { TwoFactor } from './service.js'
 
@@ -55,7 +55,9 @@ export async function checkCode (twoFactor: TwoFactor, tokens: Settings['tokens'
     return step === null ? null : { method, right: true, spend: async () => await twoFactor.totp.claim(userId, step, claimant) }
   }
   if (method === 'email' && SIX_DIGITS.test(code)) {
-    const email = twoFactor.email as EmailCodeProvider
+    const email = twoFactor.email
+    // no mailer: no code was ever mailed (a challenge after sign-in by email mails none either)
+    if (email === null) return null
     // the challenge's consume is the single use of an email code: spending it is only tidying up
     return await email.check(tokens, claimant, code, known.emailCode) ? { method, right: true, spend: async () => { await email.discard(claimant); return true } } : null
   }

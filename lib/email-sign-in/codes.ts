@@ -1,0 +1,77 @@
+// Sign-in codes by email: one per address, only its keyed hashes stored, every try counted before the code is looked at, spent once.
+import type { Call } from '../adapters/second-factor.js'
+import type { JwtLoginContext } from '../context/context.js'
+import { randomCode, randomToken } from '../core/crypto.js'
+import { normalizeCode, type KeyedHashes } from '../services/code-hash.js'
+import { subjectKey } from '../services/limits.js'
+import { isClaimed } from '../store/claim.js'
+
+/** The digits a code is drawn from. */
+const DIGITS = '0123456789'
+
+/** What the store holds per address: never the code, only its keyed hashes, and the account the address found when it was mailed. */
+export interface SignInCode extends KeyedHashes {
+  /** Random per code: salts the hash. */
+  id: string
+  /** Expiry in ms on the plugin's clock. */
+  exp: number
+  /** The account the address found when the code was mailed; `null`: none (`emailSignIn.register`). */
+  userId: number | null
+}
+
+/** An address as codes and counts key it: NFKC, lower case, trimmed, so its spellings count together. */
+export function normalizedAddress (email: string): string {
+  return email.normalize('NFKC').toLowerCase().trim()
+}
+
+/**
+ * The store key of an address's code (the address hashed: an email in a
+ * store key is personal data), and of the tries at it. The code is the
+ * address's, not the account's: it proves the mailbox, and which account
+ * the address finds is asked when it is used.
+ */
+export function codeKeys (email: string): { code: string, tries: string } {
+  const code = subjectKey('email-signin', normalizedAddress(email))
+  return { code, tries: `${code}:tries` }
+}
+
+/** A code just made: the code (for the mail only), the record as written, and its key. */
+export interface IssuedSignInCode {
+  code: string
+  raw: string
+  record: SignInCode
+  key: string
+}
+
+/** The string a code's hash is taken of: bound to its record's id and its use. */
+const hashed = (id: string, code: string): string => `email-sign-in:${id}:${code}`
+
+/** A new code for `email` (the same work whether it is written or not). */
+export function makeSignInCode (ctx: JwtLoginContext, call: Call, email: string, userId: number | null): IssuedSignInCode {
+  const { length, lifetimeMs } = call.settings.emailSignIn.code
+  const code = randomCode(length, DIGITS)
+  const id = randomToken(16)
+  const record: SignInCode = { id, ...ctx.reset.hasher.hash(call.settings.tokens, hashed(id, code)), exp: ctx.clock() + lifetimeMs, userId }
+  return { code, raw: JSON.stringify(record), record, key: codeKeys(email).code }
+}
+
+/** Writes a code (replacing the address's older one, which stops working) and starts its tries again, in one round trip. */
+export async function writeSignInCode (ctx: JwtLoginContext, call: Call, email: string, issued: IssuedSignInCode): Promise<void> {
+  const { lifetimeMs } = call.settings.emailSignIn.code
+  await Promise.all([ctx.store.set(issued.key, issued.raw, lifetimeMs), ctx.store.delete(codeKeys(email).tries)])
+}
+
+/**
+ * Whether `code` is the live code of the record read (`raw`), for the
+ * account the address finds now (`userId`), within `emailSignIn.code.maxTries`
+ * tries (`tries`, counted before). One comparison on every path, so timing
+ * tells nothing about the address.
+ */
+export function matchesSignInCode (ctx: JwtLoginContext, call: Call, raw: string | null | undefined, userId: number | null, code: string, tries: number): SignInCode | null {
+  const record = raw === null || raw === undefined || isClaimed(raw) ? null : JSON.parse(raw) as SignInCode
+  // a code mailed to an account is for that account only; one mailed to a new address signs in whoever the address finds now
+  const live = record !== null && record.exp > ctx.clock() && (record.userId === null || record.userId === userId)
+  const presented = hashed(live ? record.id : 'decoy', normalizeCode(code, DIGITS))
+  const matches = ctx.reset.hasher.matches(call.settings.tokens, live ? record : null, presented)
+  return live && matches && tries <= call.settings.emailSignIn.code.maxTries ? record : null
+}

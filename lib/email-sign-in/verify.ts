@@ -1,0 +1,175 @@
+// Sign-in by email, second step: the mailed code signs in the account its address finds (or creates it), answered as `POST /auth` answers.
+import type { Call, SessionOrigin, SignInResult } from '../adapters/second-factor.js'
+import { loggedError } from '../adapters/guard.js'
+import type { PublicUser, UserAdapter } from '../adapters/users.js'
+import { resetCredentials } from '../account/credentials.js'
+import type { JwtLoginContext } from '../context/context.js'
+import { clientKey } from '../core/client-key.js'
+import { randomToken } from '../core/crypto.js'
+import { isEmail } from '../core/email.js'
+import { errorNumber, JwtLoginError } from '../core/errors.js'
+import { throwFirstFailure } from '../core/settled.js'
+import { uniqueLogin } from '../oauth/flow.js'
+import { accountSubject, subjectKey, type Hold, type Reservable } from '../services/limits.js'
+import { completeSignIn } from '../sessions/sign-in.js'
+import { claimOnce, type Claim } from '../store/claim.js'
+import { sessionIndexKey } from '../tokens/session-index.js'
+import { codeKeys, matchesSignInCode, normalizedAddress } from './codes.js'
+
+/** The first factor of a sign-in by email: the mailbox, proven by its code. */
+export const EMAIL: SessionOrigin = Object.freeze({ method: 'email' })
+
+/** How many times a new address's user is looked for again when `createUser` reports it taken. */
+const MAX_CREATE_ATTEMPTS = 3
+
+/** `POST /auth/email/verify` as the route read it. */
+export interface EmailSignInInput {
+  email: string | undefined
+  code: string | undefined
+}
+
+/**
+ * Counts the try on the sign-in lockouts (`limits.loginPerAccount` per
+ * account and per address, `limits.loginPerIp` per client) and on the
+ * code, reading the address's code and the account's session index along,
+ * all before the code is looked at: a burst of concurrent guesses is
+ * checked at most as often as the limits allow. Over a lockout: 429.
+ */
+async function countTry (ctx: JwtLoginContext, call: Call, email: string, userId: number | null): Promise<{ holds: Hold[], raw: string | null | undefined, index: string | null, tries: number }> {
+  const { loginPerAccount, loginPerIp } = call.settings.limits
+  const named: Reservable = { key: subjectKey('login:account', normalizedAddress(email)), limit: loginPerAccount, onSuccess: 'reset' }
+  const client: Reservable = { key: subjectKey('login:ip', clientKey(call.ip)), limit: loginPerIp, onSuccess: 'release' }
+  const keys = codeKeys(email)
+  const [reserved, counted] = await Promise.allSettled([
+    ctx.limiter.reserve([named, client, accountSubject(userId, loginPerAccount)], [keys.code, sessionIndexKey(userId)]),
+    ctx.store.increment(keys.tries, call.settings.emailSignIn.code.lifetimeMs)
+  ])
+  if (reserved.status === 'fulfilled' && reserved.value.ok && counted.status === 'rejected') await ctx.limiter.release(reserved.value.holds)
+  throwFirstFailure([reserved, counted])
+  const reservation = (reserved as PromiseFulfilledResult<Awaited<ReturnType<typeof ctx.limiter.reserve>>>).value
+  if (!reservation.ok) {
+    ctx.events.emit('login.failed', { ip: call.ip, reason: 'rate_limited', errorCode: errorNumber('ERR_JWT_LOGIN_RATE_LIMITED') })
+    throw new JwtLoginError('ERR_JWT_LOGIN_RATE_LIMITED', { retryAfter: reservation.retryAfter })
+  }
+  const [raw, index] = reservation.read
+  return { holds: reservation.holds, raw, index: index ?? null, tries: (counted as PromiseFulfilledResult<{ count: number }>).value.count }
+}
+
+/**
+ * `POST /auth/email/verify`: the code mailed to `email` signs in the account
+ * the address finds, answered exactly as `POST /auth` answers (refresh
+ * token, cookie mode, a two-factor challenge for a user with a second
+ * factor: the mailbox is one factor). Every bad code, an address without a
+ * code, and a try past `emailSignIn.code.maxTries` answer 401 / 246 after the
+ * same work. Order:
+ * 1. the user looked up; one round trip: the try counted on the lockouts
+ *    and on the code, the code and the session index read;
+ * 2. the code compared; wrong: counted as a failure (a wrong guess does not
+ *    spend the code until its tries are used up);
+ * 3. the code claimed (one compare-and-set: of concurrent uses one goes on);
+ * 4. an account whose address was never verified ends what it held (every
+ *    session and trusted device, the passkeys, the second factor; its
+ *    password is retired) and is marked verified; a new address's user is
+ *    created (verified);
+ * 5. the sign-in completes as a password's does.
+ * A failure in 4–5 gives the code back (only over this request's claim), so
+ * the retry finishes: each step of 4 is idempotent, and a code of a new
+ * address signs in the user its first try created.
+ */
+export async function verifyEmailSignIn (ctx: JwtLoginContext, call: Call, input: EmailSignInInput): Promise<SignInResult> {
+  const { email, code } = input
+  if (email === undefined || !isEmail(email)) throw new JwtLoginError('ERR_JWT_LOGIN_EMAIL_SIGN_IN_EMAIL_INVALID')
+  if (code === undefined) throw new JwtLoginError('ERR_JWT_LOGIN_EMAIL_SIGN_IN_CODE_MISSING')
+  const found = await ctx.users.findByEmail(email)
+  const userId = found === null ? null : ctx.users.toPublicUser(found).ID
+  const { holds, raw, index, tries } = await countTry(ctx, call, email, userId)
+  const record = matchesSignInCode(ctx, call, raw, userId, code, tries)
+  if (record === null) {
+    await ctx.limiter.failed(holds)
+    throw refused(ctx, call)
+  }
+  let claim: Claim
+  try {
+    claim = await claimOnce(ctx.store, codeKeys(email).code, raw as string, () => Math.max(1, record.exp - ctx.clock()), (error) => {
+      ctx.log.error({ userId, err: loggedError(error) }, 'jwt-login: a sign-in code could not be given back after a failure; the user needs a new one')
+    })
+  } catch (error) {
+    await ctx.limiter.release(holds)
+    throw error
+  }
+  // a copy of the same right code that lost the race: not a guess, and not this request's sign-in
+  if (!claim.won) {
+    await ctx.limiter.release(holds)
+    throw refused(ctx, call)
+  }
+  const settling = ctx.limiter.succeeded(holds)
+  try {
+    const { user, startedAt } = found === null ? await newUser(ctx, call, email) : await provenAccount(ctx, call, found)
+    const result = await completeSignIn(ctx, call, user, startedAt, EMAIL, found === null || startedAt !== call.startedAt ? undefined : index)
+    if (!('two_factor_required' in result)) ctx.events.emit('login.succeeded', { userId: ctx.users.toPublicUser(user).ID, ip: call.ip, method: 'email' })
+    return result
+  } catch (error) {
+    await claim.giveBack()
+    throw error
+  } finally {
+    await settling
+  }
+}
+
+/** The one refusal of a code: 401 / 246, reported as a failed sign-in. */
+function refused (ctx: JwtLoginContext, call: Call): JwtLoginError {
+  ctx.events.emit('login.failed', { ip: call.ip, reason: 'email_code', errorCode: errorNumber('ERR_JWT_LOGIN_EMAIL_SIGN_IN_CODE_INVALID') })
+  return new JwtLoginError('ERR_JWT_LOGIN_EMAIL_SIGN_IN_CODE_INVALID')
+}
+
+/** The user to sign in, and when its session starts: the request's start, or just after the cutoff that ended what an unproven account held. */
+interface SignInUser { user: unknown, startedAt: number }
+
+/**
+ * The account the address finds. One whose address was never verified
+ * (`email_verified: false`) was perhaps registered by someone else with
+ * this address (account pre-hijacking): what it held ends first (every
+ * session and trusted device, the passkeys, the second factor), its
+ * password is replaced by a random one nobody knows, and the address is
+ * marked verified; its owner sets a password under the account. The new
+ * session starts after the cutoff that ended the others.
+ */
+async function provenAccount (ctx: JwtLoginContext, call: Call, found: unknown): Promise<SignInUser> {
+  const publicUser = ctx.users.toPublicUser(found)
+  if (publicUser.email_verified !== false) return { user: found, startedAt: call.startedAt }
+  const users = ctx.users as UserAdapter<any> & Required<Pick<UserAdapter<any>, 'setPassword' | 'setEmailVerified'>>
+  await resetCredentials(ctx, call, publicUser.ID, found, 'email_verified', true)
+  await users.setPassword(found, randomToken(32))
+  await users.setEmailVerified(found, true)
+  ctx.forgetUser(publicUser.ID)
+  ctx.events.emit('email.verified', { userId: publicUser.ID, ip: call.ip, reset: true })
+  const user = await ctx.users.findById(publicUser.ID)
+  if (user === null) throw new JwtLoginError('ERR_JWT_LOGIN_EMAIL_SIGN_IN_CODE_INVALID')
+  return { user, startedAt: ctx.clock() + 1 + call.settings.sessions.clockSkewMs }
+}
+
+/**
+ * The user of a code mailed to an address without an account
+ * (`emailSignIn.register`), created with the address verified (its code
+ * proved it). When `createUser` reports the address or the login taken (a
+ * concurrent registration won), the address is looked up again and the
+ * account found signs in under the same rules.
+ */
+async function newUser (ctx: JwtLoginContext, call: Call, email: string, attempt = 1): Promise<SignInUser> {
+  // registration turned off since the code was mailed: it creates nobody
+  if (!call.settings.emailSignIn.register || ctx.users.createUser === undefined) throw new JwtLoginError('ERR_JWT_LOGIN_EMAIL_SIGN_IN_CODE_INVALID')
+  try {
+    const login = await uniqueLogin(ctx.users, email)
+    const user: unknown = await ctx.users.createUser({ email, login, displayName: login, role: call.settings.users.register.defaultRole, emailVerified: true })
+    const created: PublicUser = ctx.users.toPublicUser(user)
+    ctx.events.emit('email_sign_in.user_registered', { userId: created.ID, ip: call.ip })
+    return { user, startedAt: call.startedAt }
+  } catch (error) {
+    // a taken address or login is the guard's JwtLoginError 38; anything else is an unavailable dependency (503)
+    if (!(error instanceof JwtLoginError && error.code === 'ERR_JWT_LOGIN_USER_EXISTS')) throw error
+    const found = await ctx.users.findByEmail(email)
+    if (found !== null) return await provenAccount(ctx, call, found)
+    if (attempt === MAX_CREATE_ATTEMPTS) throw error
+    return await newUser(ctx, call, email, attempt + 1)
+  }
+}
