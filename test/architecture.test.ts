@@ -54,7 +54,7 @@ const LAYERS: Layer[] = [
   { name: 'sessions', paths: ['lib/sessions/'] },
   // The feature flows.
   { name: 'account', paths: ['lib/account/'] },
-  { name: 'feature flows', paths: ['lib/login/', 'lib/two-factor/', 'lib/reset-password/', 'lib/oauth/', 'lib/passkeys/', 'lib/users/'] },
+  { name: 'feature flows', paths: ['lib/login/', 'lib/two-factor/', 'lib/reset-password/', 'lib/oauth/', 'lib/passkeys/', 'lib/users/', 'lib/email-sign-in/'] },
   // The plugin's HTTP layer.
   { name: 'http', paths: ['lib/http/'], fastify: true },
   // The routes.

@@ -1,32 +1,19 @@
 // Sign-in with an OpenID provider: the provider's verified email matched to a user (or one registered), then the sign-in completed as any other.
 import type { Call, FirstFactor, SignInResult } from '../adapters/second-factor.js'
 import { loggedError } from '../adapters/guard.js'
-import type { UserAdapter } from '../adapters/users.js'
 import type { OAuthProviderSettings } from '../config/oauth-providers.js'
 import type { GateAudit, JwtLoginContext } from '../context/context.js'
-import { randomCode, sha256Base64url } from '../core/crypto.js'
+import { sha256Base64url } from '../core/crypto.js'
 import { isPlainEmail, sameEmail } from '../core/email.js'
 import { JwtLoginError } from '../core/errors.js'
+import { uniqueLogin } from '../services/unique-login.js'
 import { completeSignIn } from '../sessions/sign-in.js'
 import { claimOnce } from '../store/claim.js'
 import { exchangeCode, verifyIdToken, type Identity, type PresentedIdToken } from './identity.js'
 
-const MAX_LOGIN_ATTEMPTS = 20
-
 export type OAuthSignInResult =
   | { jwt: string, refresh_token?: string, user: { ID: number, user_login: string, user_email: string, display_name: string } }
   | { two_factor_required: true, jwt: string }
-
-/** A login from the email's local part (without a `+tag`), made unique with a number. */
-export async function uniqueLogin (users: UserAdapter<any>, email: string): Promise<string> {
-  const local = (email.split('@')[0] as string).split('+')[0] as string
-  const base = local.toLowerCase().replace(/[^a-z0-9._-]+/g, '').slice(0, 50) || 'user'
-  for (let n = 1; n <= MAX_LOGIN_ATTEMPTS; n++) {
-    const candidate = n === 1 ? base : `${base}${n}`
-    if (await users.findByLogin(candidate) === null) return candidate
-  }
-  return `${base}-${randomCode(12, '0123456789abcdef')}`
-}
 
 function providerOf (call: Call, name: string | undefined): OAuthProviderSettings {
   const providers = call.settings.oauth.providers

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { type UserAdapter } from '../../lib/index.js'
 import { MemoryUserAdapter, type MemoryUser } from '../../lib/testing.js'
-import { uniqueLogin } from '../../lib/oauth/flow.js'
+import { uniqueLogin } from '../../lib/services/unique-login.js'
 import { ALICE } from '../helpers/app.js'
 import { buildOAuthApp, collect, errorOf, postToken, providers } from '../helpers/oauth.js'
 import { ACCOUNTS, CLIENTS, startIdp } from '../helpers/oidc-provider.js'
