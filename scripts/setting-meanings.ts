@@ -137,5 +137,17 @@ export const SETTING_MEANINGS: Record<string, string> = {
   'account.password.notify': 'mail the user a notice that the password changed',
   'account.email.enabled': 'the email change and its revert (needs the adapter\'s `setEmail`)',
   'account.email.revertLifetime': 'how long the old address may put itself back with its revert code; at most 30 days',
-  'account.twoFactor.enabled': 'the second factor\'s routes: TOTP enrolment, backup codes, the method, off (also needs the `twoFactor` option with the port\'s `setMethod`)'
+  'account.twoFactor.enabled': 'the second factor\'s routes: TOTP enrolment, backup codes, the method, off (also needs the `twoFactor` option with the port\'s `setMethod`)',
+  'emailSignIn.enabled': '`POST /auth/email` and `/auth/email/verify` ([Sign-in by email](email-sign-in.md); off: 403 / 243); needs the `mailer` option',
+  'emailSignIn.code.length': 'digits of a sign-in code',
+  'emailSignIn.code.lifetime': 'how long a code works; at most 1 hour',
+  'emailSignIn.code.maxTries': 'tries, wrong or right, one code allows (a wrong one does not spend it before); after that it is dead. Every try also counts on the sign-in lockouts `limits.loginPerAccount` and `limits.loginPerIp`',
+  'emailSignIn.limits.perAddress.max': 'codes asked for per address (NFKC, lower case) in a window; over it 429, whether the address has an account or not',
+  'emailSignIn.limits.perAddress.window': 'that window',
+  'emailSignIn.limits.perAccount.max': 'codes mailed per account in a window, however its address is spelled; over it nothing is mailed, and the answer is the same',
+  'emailSignIn.limits.perAccount.window': 'that window',
+  'emailSignIn.limits.perIp.max': 'codes asked for per client IP in a window; over it 429',
+  'emailSignIn.limits.perIp.window': 'that window',
+  'emailSignIn.linkUrl': 'the page the mail links to, as `<linkUrl>#code=…&email=…` (the code in the fragment, which no browser sends and no mail scanner spends); https, or http on localhost; `\'\'`: the mail carries the code only',
+  'emailSignIn.register': 'an address without an account gets a code too, which creates the user (`createUser`, email verified) when it signs in; in plain ASCII and of `users.register.allowedDomains` only'
 }
