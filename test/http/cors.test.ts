@@ -17,6 +17,8 @@ const CORS_ON = { cors: { enabled: true, origins: [APP] } } satisfies Partial<Se
 const ROUTES: Array<[method: string, path: string]> = [
   ['POST', '/auth'],
   ['POST', '/auth/2fa'],
+  ['POST', '/auth/email'],
+  ['POST', '/auth/email/verify'],
   ['GET', '/auth/validate'],
   ['POST', '/auth/validate'],
   ['POST', '/auth/refresh'],

@@ -75,7 +75,7 @@ t.test('the document is valid OpenAPI 3 and has every route of the plugin, and n
     'POST /jwt-login/v1/account/2fa/backup-codes', 'POST /jwt-login/v1/account/2fa/totp', 'POST /jwt-login/v1/account/2fa/totp/confirm',
     'POST /jwt-login/v1/account/email', 'POST /jwt-login/v1/account/email/confirm', 'POST /jwt-login/v1/account/email/revert',
     'POST /jwt-login/v1/account/email/verification', 'POST /jwt-login/v1/account/email/verify',
-    'POST /jwt-login/v1/auth', 'POST /jwt-login/v1/auth/2fa', 'POST /jwt-login/v1/auth/2fa/passkey/options', 'POST /jwt-login/v1/auth/passkey', 'POST /jwt-login/v1/auth/passkey/options',
+    'POST /jwt-login/v1/auth', 'POST /jwt-login/v1/auth/2fa', 'POST /jwt-login/v1/auth/2fa/passkey/options', 'POST /jwt-login/v1/auth/email', 'POST /jwt-login/v1/auth/email/verify', 'POST /jwt-login/v1/auth/passkey', 'POST /jwt-login/v1/auth/passkey/options',
     'POST /jwt-login/v1/auth/refresh', 'POST /jwt-login/v1/auth/revoke', 'POST /jwt-login/v1/auth/step-up', 'POST /jwt-login/v1/auth/step-up/options',
     'POST /jwt-login/v1/auth/validate', 'POST /jwt-login/v1/oauth/:provider/backchannel-logout', 'POST /jwt-login/v1/oauth/token',
     'POST /jwt-login/v1/passkeys/register', 'POST /jwt-login/v1/passkeys/register/options',
@@ -176,7 +176,7 @@ t.test('the host\'s own tags and security schemes stay; a scheme of the same nam
   })
   t.teardown(() => app.close())
   const doc = app.swagger() as unknown as Document
-  t.same(doc.tags?.map(tag => tag.name), ['host', 'tokens', 'two-factor', 'password-reset', 'openid', 'sessions', 'passkeys', 'users', 'account', 'keys'])
+  t.same(doc.tags?.map(tag => tag.name), ['host', 'tokens', 'auth', 'two-factor', 'password-reset', 'openid', 'sessions', 'passkeys', 'users', 'account', 'keys'])
   t.equal(doc.tags?.[1]?.description, 'the host says')
   t.same(Object.keys(doc.components.securitySchemes ?? {}), ['apiKey', BEARER_SCHEME])
 
