@@ -57,6 +57,13 @@ t.test('every setting given: each lands in its resolved field, durations in ms, 
       email: { enabled: false, revertLifetime: '3d' },
       twoFactor: { enabled: false }
     },
+    emailSignIn: {
+      enabled: true,
+      code: { length: 8, lifetime: '1h', maxTries: 3 },
+      limits: { perAddress: { max: 2, window: '2m' }, perAccount: { max: 3 }, perIp: { window: '1m' } },
+      linkUrl: 'https://app.example.com/sign-in/email',
+      register: true
+    },
     cors: { enabled: true, origins: ['https://app.example.com'], credentials: true, maxAge: 30 },
     locale: { default: 'de', allowed: ['de', 'en'] },
     bodyLimit: 2048
@@ -123,6 +130,13 @@ t.test('every setting given: each lands in its resolved field, durations in ms, 
       password: { enabled: false, notify: false },
       email: { enabled: false, revertLifetimeMs: 259_200_000 },
       twoFactor: { enabled: false }
+    },
+    emailSignIn: {
+      enabled: true,
+      code: { length: 8, lifetimeMs: 3_600_000, maxTries: 3 },
+      limits: { perAddress: { max: 2, windowMs: 120_000 }, perAccount: { max: 3, windowMs: 3_600_000 }, perIp: { max: 20, windowMs: 60_000 } },
+      linkUrl: 'https://app.example.com/sign-in/email',
+      register: true
     },
     cors: { enabled: true, origins: ['https://app.example.com'], credentials: true, maxAgeMs: 30_000 },
     locale: { default: 'de', allowed: ['de', 'en'] },
