@@ -101,7 +101,11 @@ export const de: Catalogue = {
     ERR_JWT_LOGIN_TOTP_NOT_PENDING: 'Kein neuer TOTP-Geheimschlüssel wartet auf seinen ersten Code: Beginnen Sie die Einrichtung erneut.',
     ERR_JWT_LOGIN_TWO_FACTOR_METHOD_UNAVAILABLE: 'Dieses Konto kann diese Methode noch nicht verwenden: Richten Sie sie zuerst ein.',
     ERR_JWT_LOGIN_ACCOUNT_INCOMPLETE: 'Die Änderung wurde nicht vorgenommen, Sitzungen wurden aber möglicherweise beendet; versuchen Sie es erneut.',
-    ERR_JWT_LOGIN_REGISTER_LOGIN_INVALID: 'Das Feld user_login darf nur die Buchstaben a-z und A-Z, die Ziffern 0-9, Leerzeichen und _ . - @ enthalten, ohne Leerzeichen am Anfang oder Ende oder zwei hintereinander, und keine andere E-Mail-Adresse als die des Kontos.'
+    ERR_JWT_LOGIN_REGISTER_LOGIN_INVALID: 'Das Feld user_login darf nur die Buchstaben a-z und A-Z, die Ziffern 0-9, Leerzeichen und _ . - @ enthalten, ohne Leerzeichen am Anfang oder Ende oder zwei hintereinander, und keine andere E-Mail-Adresse als die des Kontos.',
+    ERR_JWT_LOGIN_EMAIL_SIGN_IN_DISABLED: 'Die Anmeldung per E-Mail ist nicht aktiviert.',
+    ERR_JWT_LOGIN_EMAIL_SIGN_IN_EMAIL_INVALID: 'Das Feld email fehlt oder enthält keine gültige E-Mail-Adresse.',
+    ERR_JWT_LOGIN_EMAIL_SIGN_IN_CODE_MISSING: 'Geben Sie den Code aus der E-Mail an.',
+    ERR_JWT_LOGIN_EMAIL_SIGN_IN_CODE_INVALID: 'Der Code ist falsch, bereits verwendet oder abgelaufen; fordern Sie einen neuen an, falls er weiterhin abgelehnt wird.'
   },
   fields: {
     body: 'Feld `{{field}}` im Body',
@@ -130,7 +134,8 @@ export const de: Catalogue = {
     emailChanged: 'Die E-Mail-Adresse wurde geändert.',
     emailReverted: 'Die bisherige E-Mail-Adresse wurde wiederhergestellt, und alle Sitzungen wurden beendet.',
     twoFactorMethodChanged: 'Der zweite Faktor wurde geändert.',
-    twoFactorDisabled: 'Der zweite Faktor ist deaktiviert.'
+    twoFactorDisabled: 'Der zweite Faktor ist deaktiviert.',
+    emailSignInSent: 'Falls mit dieser Adresse eine Anmeldung möglich ist, wurde ein Code an sie gesendet.'
   },
   mails: {
     reset: {
@@ -139,7 +144,7 @@ export const de: Catalogue = {
         'Guten Tag {{display_name}},',
         '',
         'jemand hat angefordert, das Passwort des Kontos {{email}} bei {{site_name}} zurückzusetzen.',
-        'Ihr Code zum Zurücksetzen lautet: {{code}}',
+        'Verwenden Sie zum Zurücksetzen diesen Code: {{code}}',
         '',
         'Er ist nur einmal gültig und läuft in {{expires_in_minutes}} Minuten ab.',
         'Falls Sie das nicht angefordert haben, ignorieren Sie diese E-Mail; Ihr Passwort bleibt unverändert.'
@@ -147,7 +152,7 @@ export const de: Catalogue = {
       html: [
         '<p>Guten Tag {{display_name}},</p>',
         '<p>jemand hat angefordert, das Passwort des Kontos {{email}} bei {{site_name}} zurückzusetzen.</p>',
-        '<p>Ihr Code zum Zurücksetzen lautet: <strong style="font-family:monospace;font-size:1.4em">{{code}}</strong></p>',
+        '<p>Verwenden Sie zum Zurücksetzen diesen Code: <strong style="font-family:monospace;font-size:1.4em">{{code}}</strong></p>',
         '<p>Er ist nur einmal gültig und läuft in {{expires_in_minutes}} Minuten ab.<br>',
         'Falls Sie das nicht angefordert haben, ignorieren Sie diese E-Mail; Ihr Passwort bleibt unverändert.</p>'
       ].join('\n')
@@ -214,6 +219,31 @@ export const de: Catalogue = {
         '<p>Guten Tag {{display_name}},</p>',
         '<p>das Passwort Ihres Kontos {{email}} bei {{site_name}} wurde soeben geändert, und Ihre anderen Sitzungen wurden beendet.</p>',
         '<p>Falls Sie es nicht geändert haben, setzen Sie Ihr Passwort sofort zurück.</p>'
+      ].join('')
+    },
+    emailSignIn: {
+      subject: 'Ihr Anmeldecode für {{site_name}}',
+      text: [
+        'Ihr Anmeldecode lautet {{code}}. Geben Sie ihn ein, um sich bei {{site_name}} als {{email}} anzumelden. Er ist nur einmal gültig und läuft in {{expires_in_minutes}} Minuten ab.',
+        '',
+        'Falls Sie ihn nicht angefordert haben, ignorieren Sie diese E-Mail: Ohne den Code kann sich niemand anmelden.'
+      ].join('\n'),
+      html: [
+        '<p>Ihr Anmeldecode lautet <strong style="font-family:monospace;font-size:1.4em">{{code}}</strong>. Geben Sie ihn ein, um sich bei {{site_name}} als {{email}} anzumelden. Er ist nur einmal gültig und läuft in {{expires_in_minutes}} Minuten ab.</p>',
+        '<p>Falls Sie ihn nicht angefordert haben, ignorieren Sie diese E-Mail: Ohne den Code kann sich niemand anmelden.</p>'
+      ].join('')
+    },
+    emailSignInLink: {
+      subject: 'Ihr Anmeldecode für {{site_name}}',
+      text: [
+        'Ihr Anmeldecode lautet {{code}}. Geben Sie ihn ein, um sich bei {{site_name}} als {{email}} anzumelden, oder öffnen Sie diesen Link auf dem Gerät, auf dem Sie den Code angefordert haben:',
+        '{{link}}',
+        '',
+        'Der Code ist nur einmal gültig und läuft in {{expires_in_minutes}} Minuten ab. Falls Sie ihn nicht angefordert haben, ignorieren Sie diese E-Mail: Ohne den Code kann sich niemand anmelden.'
+      ].join('\n'),
+      html: [
+        '<p>Ihr Anmeldecode lautet <strong style="font-family:monospace;font-size:1.4em">{{code}}</strong>. Geben Sie ihn ein, um sich bei {{site_name}} als {{email}} anzumelden, oder öffnen Sie auf dem Gerät, auf dem Sie den Code angefordert haben, <a href="{{link}}">diesen Anmeldelink</a>.</p>',
+        '<p>Der Code ist nur einmal gültig und läuft in {{expires_in_minutes}} Minuten ab. Falls Sie ihn nicht angefordert haben, ignorieren Sie diese E-Mail: Ohne den Code kann sich niemand anmelden.</p>'
       ].join('')
     }
   }

@@ -104,7 +104,11 @@ export const es: Catalogue = {
     ERR_JWT_LOGIN_TOTP_NOT_PENDING: 'Ningún secreto TOTP nuevo espera su primer código; vuelva a iniciar la configuración.',
     ERR_JWT_LOGIN_TWO_FACTOR_METHOD_UNAVAILABLE: 'Esta cuenta todavía no puede usar ese método; configúrelo primero.',
     ERR_JWT_LOGIN_ACCOUNT_INCOMPLETE: 'El cambio no se realizó, pero es posible que se hayan cerrado sesiones; vuelva a intentarlo.',
-    ERR_JWT_LOGIN_REGISTER_LOGIN_INVALID: 'El campo user_login solo puede contener las letras a-z y A-Z, los dígitos 0-9, espacios y _ . - @, sin espacios al principio ni al final ni dos seguidos, y ninguna dirección de correo que no sea la de la cuenta.'
+    ERR_JWT_LOGIN_REGISTER_LOGIN_INVALID: 'El campo user_login solo puede contener las letras a-z y A-Z, los dígitos 0-9, espacios y _ . - @, sin espacios al principio ni al final ni dos seguidos, y ninguna dirección de correo que no sea la de la cuenta.',
+    ERR_JWT_LOGIN_EMAIL_SIGN_IN_DISABLED: 'El inicio de sesión por correo electrónico no está habilitado.',
+    ERR_JWT_LOGIN_EMAIL_SIGN_IN_EMAIL_INVALID: 'Falta el campo email o no contiene una dirección de correo electrónico válida.',
+    ERR_JWT_LOGIN_EMAIL_SIGN_IN_CODE_MISSING: 'Indique el código que recibió por correo electrónico.',
+    ERR_JWT_LOGIN_EMAIL_SIGN_IN_CODE_INVALID: 'El código es incorrecto, ya se usó o ha expirado; si sigue sin funcionar, solicite uno nuevo.'
   },
   fields: {
     body: 'campo `{{field}}` del cuerpo de la solicitud',
@@ -133,7 +137,8 @@ export const es: Catalogue = {
     emailChanged: 'Se cambió la dirección de correo electrónico.',
     emailReverted: 'Se restauró la dirección de correo electrónico anterior y se cerraron todas las sesiones.',
     twoFactorMethodChanged: 'Se cambió el segundo factor.',
-    twoFactorDisabled: 'El segundo factor está desactivado.'
+    twoFactorDisabled: 'El segundo factor está desactivado.',
+    emailSignInSent: 'Si la dirección puede usarse para iniciar sesión, se envió un código a esa dirección.'
   },
   mails: {
     reset: {
@@ -142,7 +147,7 @@ export const es: Catalogue = {
         'Hola, {{display_name}}:',
         '',
         'Alguien solicitó restablecer la contraseña de la cuenta {{email}} en {{site_name}}.',
-        'Su código de restablecimiento es: {{code}}',
+        'Para restablecerla, indique este código: {{code}}',
         '',
         'Solo se puede usar una vez y expira en {{expires_in_minutes}} minutos.',
         'Si no lo solicitó, ignore este mensaje; su contraseña seguirá siendo la misma.'
@@ -150,28 +155,28 @@ export const es: Catalogue = {
       html: [
         '<p>Hola, {{display_name}}:</p>',
         '<p>Alguien solicitó restablecer la contraseña de la cuenta {{email}} en {{site_name}}.</p>',
-        '<p>Su código de restablecimiento es: <strong style="font-family:monospace;font-size:1.4em">{{code}}</strong></p>',
+        '<p>Para restablecerla, indique este código: <strong style="font-family:monospace;font-size:1.4em">{{code}}</strong></p>',
         '<p>Solo se puede usar una vez y expira en {{expires_in_minutes}} minutos.<br>',
         'Si no lo solicitó, ignore este mensaje; su contraseña seguirá siendo la misma.</p>'
       ].join('\n')
     },
     emailCode: {
       subject: 'Su código de inicio de sesión',
-      text: 'Su código de inicio de sesión es {{code}}. Es válido durante {{minutes}} minutos y solo se puede usar una vez.\n\nSi no intentó iniciar sesión, cambie su contraseña.',
-      html: '<p>Su código de inicio de sesión es <strong>{{code}}</strong>. Es válido durante {{minutes}} minutos y solo se puede usar una vez.</p><p>Si no intentó iniciar sesión, cambie su contraseña.</p>'
+      text: 'Para iniciar sesión, indique este código: {{code}}. Es válido durante {{minutes}} minutos y solo se puede usar una vez.\n\nSi no intentó iniciar sesión, cambie su contraseña.',
+      html: '<p>Para iniciar sesión, indique este código: <strong>{{code}}</strong>. Es válido durante {{minutes}} minutos y solo se puede usar una vez.</p><p>Si no intentó iniciar sesión, cambie su contraseña.</p>'
     },
     verifyEmail: {
       subject: 'Verifique su dirección de correo electrónico de {{site_name}}',
       text: [
         'Hola, {{display_name}}:',
         '',
-        'Su código de verificación es {{code}}. Indíquelo para confirmar que {{email}} es su dirección en {{site_name}}. Solo se puede usar una vez y expira en {{expires_in_minutes}} minutos.',
+        'Para confirmar que {{email}} es su dirección en {{site_name}}, indique este código: {{code}}. Solo se puede usar una vez y expira en {{expires_in_minutes}} minutos.',
         '',
         'Si no creó una cuenta, ignore este mensaje.'
       ].join('\n'),
       html: [
         '<p>Hola, {{display_name}}:</p>',
-        '<p>Su código de verificación es <strong style="font-family:monospace;font-size:1.4em">{{code}}</strong>. Indíquelo para confirmar que {{email}} es su dirección en {{site_name}}. Solo se puede usar una vez y expira en {{expires_in_minutes}} minutos.</p>',
+        '<p>Para confirmar que {{email}} es su dirección en {{site_name}}, indique este código: <strong style="font-family:monospace;font-size:1.4em">{{code}}</strong>. Solo se puede usar una vez y expira en {{expires_in_minutes}} minutos.</p>',
         '<p>Si no creó una cuenta, ignore este mensaje.</p>'
       ].join('')
     },
@@ -180,13 +185,13 @@ export const es: Catalogue = {
       text: [
         'Hola, {{display_name}}:',
         '',
-        'Su código de confirmación es {{code}}. Indíquelo para que {{email}} pase a ser la dirección de su cuenta de {{site_name}}. Solo se puede usar una vez y expira en {{expires_in_minutes}} minutos.',
+        'Para que {{email}} pase a ser la dirección de su cuenta de {{site_name}}, indique este código: {{code}}. Solo se puede usar una vez y expira en {{expires_in_minutes}} minutos.',
         '',
         'Si no lo solicitó, ignore este mensaje; no cambiará nada.'
       ].join('\n'),
       html: [
         '<p>Hola, {{display_name}}:</p>',
-        '<p>Su código de confirmación es <strong style="font-family:monospace;font-size:1.4em">{{code}}</strong>. Indíquelo para que {{email}} pase a ser la dirección de su cuenta de {{site_name}}. Solo se puede usar una vez y expira en {{expires_in_minutes}} minutos.</p>',
+        '<p>Para que {{email}} pase a ser la dirección de su cuenta de {{site_name}}, indique este código: <strong style="font-family:monospace;font-size:1.4em">{{code}}</strong>. Solo se puede usar una vez y expira en {{expires_in_minutes}} minutos.</p>',
         '<p>Si no lo solicitó, ignore este mensaje; no cambiará nada.</p>'
       ].join('')
     },
@@ -196,13 +201,13 @@ export const es: Catalogue = {
         'Hola, {{display_name}}:',
         '',
         'La dirección de correo electrónico de su cuenta de {{site_name}} ya no es {{email}}.',
-        'Si no la cambió usted, restaure la dirección anterior. Su código de restauración es: {{code}}',
+        'Si no la cambió usted, restaure la dirección anterior con este código: {{code}}',
         'Solo se puede usar una vez en un plazo de {{expires_in_days}} días y cierra todas las sesiones de la cuenta.'
       ].join('\n'),
       html: [
         '<p>Hola, {{display_name}}:</p>',
         '<p>La dirección de correo electrónico de su cuenta de {{site_name}} ya no es {{email}}.</p>',
-        '<p>Si no la cambió usted, restaure la dirección anterior. Su código de restauración es: <strong style="font-family:monospace;font-size:1.4em">{{code}}</strong><br>Solo se puede usar una vez en un plazo de {{expires_in_days}} días y cierra todas las sesiones de la cuenta.</p>'
+        '<p>Si no la cambió usted, restaure la dirección anterior con este código: <strong style="font-family:monospace;font-size:1.4em">{{code}}</strong><br>Solo se puede usar una vez en un plazo de {{expires_in_days}} días y cierra todas las sesiones de la cuenta.</p>'
       ].join('')
     },
     passwordChanged: {
@@ -217,6 +222,34 @@ export const es: Catalogue = {
         '<p>Hola, {{display_name}}:</p>',
         '<p>La contraseña de su cuenta {{email}} en {{site_name}} se acaba de cambiar y se cerraron sus demás sesiones.</p>',
         '<p>Si no la cambió usted, restablezca su contraseña de inmediato.</p>'
+      ].join('')
+    },
+    emailSignIn: {
+      subject: 'Su código para iniciar sesión en {{site_name}}',
+      text: [
+        'Para iniciar sesión en {{site_name}} como {{email}}, indique este código: {{code}}. Solo se puede usar una vez y expira en {{expires_in_minutes}} minutos.',
+        '',
+        'Si no lo solicitó, ignore este mensaje: nadie puede iniciar sesión sin el código.'
+      ].join('\n'),
+      html: [
+        '<p>Para iniciar sesión en {{site_name}} como {{email}}, indique este código: <strong style="font-family:monospace;font-size:1.4em">{{code}}</strong>. Solo se puede usar una vez y expira en {{expires_in_minutes}} minutos.</p>',
+        '<p>Si no lo solicitó, ignore este mensaje: nadie puede iniciar sesión sin el código.</p>'
+      ].join('')
+    },
+    emailSignInLink: {
+      subject: 'Su código para iniciar sesión en {{site_name}}',
+      text: [
+        'Para iniciar sesión en {{site_name}} como {{email}}, indique este código: {{code}}',
+        '',
+        'También puede abrir este enlace en el dispositivo desde el que hizo la solicitud:',
+        '{{link}}',
+        '',
+        'El código solo se puede usar una vez y expira en {{expires_in_minutes}} minutos. Si no lo solicitó, ignore este mensaje: nadie puede iniciar sesión sin el código.'
+      ].join('\n'),
+      html: [
+        '<p>Para iniciar sesión en {{site_name}} como {{email}}, indique este código: <strong style="font-family:monospace;font-size:1.4em">{{code}}</strong></p>',
+        '<p>También puede <a href="{{link}}">iniciar sesión con este enlace</a> en el dispositivo desde el que hizo la solicitud.</p>',
+        '<p>El código solo se puede usar una vez y expira en {{expires_in_minutes}} minutos. Si no lo solicitó, ignore este mensaje: nadie puede iniciar sesión sin el código.</p>'
       ].join('')
     }
   }

@@ -105,7 +105,11 @@ export const fr: Catalogue = {
     ERR_JWT_LOGIN_TOTP_NOT_PENDING: 'Aucun nouveau secret TOTP n’attend son premier code : recommencez la configuration.',
     ERR_JWT_LOGIN_TWO_FACTOR_METHOD_UNAVAILABLE: 'Ce compte ne peut pas encore utiliser cette méthode : configurez-la d’abord.',
     ERR_JWT_LOGIN_ACCOUNT_INCOMPLETE: 'La modification n’a pas été effectuée, mais des sessions ont pu être fermées : réessayez.',
-    ERR_JWT_LOGIN_REGISTER_LOGIN_INVALID: 'Le champ user_login ne peut contenir que les lettres a-z et A-Z, les chiffres 0-9, des espaces et _ . - @, sans espace au début, à la fin ni deux de suite, et aucune autre adresse e-mail que celle du compte.'
+    ERR_JWT_LOGIN_REGISTER_LOGIN_INVALID: 'Le champ user_login ne peut contenir que les lettres a-z et A-Z, les chiffres 0-9, des espaces et _ . - @, sans espace au début, à la fin ni deux de suite, et aucune autre adresse e-mail que celle du compte.',
+    ERR_JWT_LOGIN_EMAIL_SIGN_IN_DISABLED: 'La connexion par e-mail n’est pas activée.',
+    ERR_JWT_LOGIN_EMAIL_SIGN_IN_EMAIL_INVALID: 'Le champ email est manquant ou ne contient pas d’adresse e-mail valide.',
+    ERR_JWT_LOGIN_EMAIL_SIGN_IN_CODE_MISSING: 'Saisissez le code reçu par e-mail.',
+    ERR_JWT_LOGIN_EMAIL_SIGN_IN_CODE_INVALID: 'Le code est incorrect, déjà utilisé ou expiré : s’il est encore refusé, demandez-en un nouveau.'
   },
   fields: {
     body: 'champ `{{field}}` du corps de la requête',
@@ -134,7 +138,8 @@ export const fr: Catalogue = {
     emailChanged: 'L’adresse e-mail a été modifiée.',
     emailReverted: 'L’ancienne adresse e-mail a été rétablie et toutes les sessions ont été fermées.',
     twoFactorMethodChanged: 'Le second facteur a été modifié.',
-    twoFactorDisabled: 'Le second facteur est désactivé.'
+    twoFactorDisabled: 'Le second facteur est désactivé.',
+    emailSignInSent: 'Si cette adresse permet de se connecter, un code y a été envoyé.'
   },
   mails: {
     reset: {
@@ -143,7 +148,7 @@ export const fr: Catalogue = {
         'Bonjour {{display_name}},',
         '',
         'Une réinitialisation du mot de passe du compte {{email}} sur {{site_name}} a été demandée.',
-        'Voici votre code de réinitialisation : {{code}}',
+        'Pour choisir un nouveau mot de passe, saisissez ce code : {{code}}',
         '',
         'Il n’est valable qu’une seule fois et expire dans {{expires_in_minutes}} minutes.',
         'Si vous n’êtes pas à l’origine de cette demande, ignorez cet e-mail : votre mot de passe reste inchangé.'
@@ -151,28 +156,28 @@ export const fr: Catalogue = {
       html: [
         '<p>Bonjour {{display_name}},</p>',
         '<p>Une réinitialisation du mot de passe du compte {{email}} sur {{site_name}} a été demandée.</p>',
-        '<p>Voici votre code de réinitialisation : <strong style="font-family:monospace;font-size:1.4em">{{code}}</strong></p>',
+        '<p>Pour choisir un nouveau mot de passe, saisissez ce code : <strong style="font-family:monospace;font-size:1.4em">{{code}}</strong></p>',
         '<p>Il n’est valable qu’une seule fois et expire dans {{expires_in_minutes}} minutes.<br>',
         'Si vous n’êtes pas à l’origine de cette demande, ignorez cet e-mail : votre mot de passe reste inchangé.</p>'
       ].join('\n')
     },
     emailCode: {
       subject: 'Votre code de connexion',
-      text: 'Votre code de connexion est {{code}}. Il est valable {{minutes}} minutes et ne peut servir qu’une seule fois.\n\nSi vous n’avez pas tenté de vous connecter, changez votre mot de passe.',
-      html: '<p>Votre code de connexion est <strong>{{code}}</strong>. Il est valable {{minutes}} minutes et ne peut servir qu’une seule fois.</p><p>Si vous n’avez pas tenté de vous connecter, changez votre mot de passe.</p>'
+      text: 'Pour vous connecter, saisissez ce code : {{code}}. Il est valable {{minutes}} minutes et ne peut servir qu’une seule fois.\n\nSi vous n’avez pas tenté de vous connecter, changez votre mot de passe.',
+      html: '<p>Pour vous connecter, saisissez ce code : <strong>{{code}}</strong>. Il est valable {{minutes}} minutes et ne peut servir qu’une seule fois.</p><p>Si vous n’avez pas tenté de vous connecter, changez votre mot de passe.</p>'
     },
     verifyEmail: {
       subject: 'Vérifiez votre adresse e-mail {{site_name}}',
       text: [
         'Bonjour {{display_name}},',
         '',
-        'Votre code de vérification est {{code}}. Saisissez-le pour confirmer que {{email}} est bien votre adresse sur {{site_name}}. Il n’est valable qu’une seule fois et expire dans {{expires_in_minutes}} minutes.',
+        'Pour confirmer que {{email}} est bien votre adresse sur {{site_name}}, saisissez ce code : {{code}}. Il n’est valable qu’une seule fois et expire dans {{expires_in_minutes}} minutes.',
         '',
         'Si vous n’avez pas créé de compte, ignorez cet e-mail.'
       ].join('\n'),
       html: [
         '<p>Bonjour {{display_name}},</p>',
-        '<p>Votre code de vérification est <strong style="font-family:monospace;font-size:1.4em">{{code}}</strong>. Saisissez-le pour confirmer que {{email}} est bien votre adresse sur {{site_name}}. Il n’est valable qu’une seule fois et expire dans {{expires_in_minutes}} minutes.</p>',
+        '<p>Pour confirmer que {{email}} est bien votre adresse sur {{site_name}}, saisissez ce code : <strong style="font-family:monospace;font-size:1.4em">{{code}}</strong>. Il n’est valable qu’une seule fois et expire dans {{expires_in_minutes}} minutes.</p>',
         '<p>Si vous n’avez pas créé de compte, ignorez cet e-mail.</p>'
       ].join('')
     },
@@ -181,13 +186,13 @@ export const fr: Catalogue = {
       text: [
         'Bonjour {{display_name}},',
         '',
-        'Votre code de confirmation est {{code}}. Saisissez-le pour que {{email}} devienne l’adresse de votre compte {{site_name}}. Il n’est valable qu’une seule fois et expire dans {{expires_in_minutes}} minutes.',
+        'Pour que {{email}} devienne l’adresse de votre compte {{site_name}}, saisissez ce code : {{code}}. Il n’est valable qu’une seule fois et expire dans {{expires_in_minutes}} minutes.',
         '',
         'Si vous n’êtes pas à l’origine de cette demande, ignorez cet e-mail : rien ne sera modifié.'
       ].join('\n'),
       html: [
         '<p>Bonjour {{display_name}},</p>',
-        '<p>Votre code de confirmation est <strong style="font-family:monospace;font-size:1.4em">{{code}}</strong>. Saisissez-le pour que {{email}} devienne l’adresse de votre compte {{site_name}}. Il n’est valable qu’une seule fois et expire dans {{expires_in_minutes}} minutes.</p>',
+        '<p>Pour que {{email}} devienne l’adresse de votre compte {{site_name}}, saisissez ce code : <strong style="font-family:monospace;font-size:1.4em">{{code}}</strong>. Il n’est valable qu’une seule fois et expire dans {{expires_in_minutes}} minutes.</p>',
         '<p>Si vous n’êtes pas à l’origine de cette demande, ignorez cet e-mail : rien ne sera modifié.</p>'
       ].join('')
     },
@@ -197,13 +202,13 @@ export const fr: Catalogue = {
         'Bonjour {{display_name}},',
         '',
         'L’adresse e-mail de votre compte {{site_name}} n’est plus {{email}}.',
-        'Si vous ne l’avez pas modifiée, rétablissez l’ancienne adresse. Votre code de rétablissement est {{code}}',
+        'Si vous ne l’avez pas modifiée, rétablissez l’ancienne adresse avec ce code : {{code}}',
         'Il n’est valable qu’une seule fois pendant {{expires_in_days}} jours et ferme toutes les sessions du compte.'
       ].join('\n'),
       html: [
         '<p>Bonjour {{display_name}},</p>',
         '<p>L’adresse e-mail de votre compte {{site_name}} n’est plus {{email}}.</p>',
-        '<p>Si vous ne l’avez pas modifiée, rétablissez l’ancienne adresse. Votre code de rétablissement est <strong style="font-family:monospace;font-size:1.4em">{{code}}</strong><br>Il n’est valable qu’une seule fois pendant {{expires_in_days}} jours et ferme toutes les sessions du compte.</p>'
+        '<p>Si vous ne l’avez pas modifiée, rétablissez l’ancienne adresse avec ce code : <strong style="font-family:monospace;font-size:1.4em">{{code}}</strong><br>Il n’est valable qu’une seule fois pendant {{expires_in_days}} jours et ferme toutes les sessions du compte.</p>'
       ].join('')
     },
     passwordChanged: {
@@ -218,6 +223,34 @@ export const fr: Catalogue = {
         '<p>Bonjour {{display_name}},</p>',
         '<p>Le mot de passe de votre compte {{email}} sur {{site_name}} vient d’être modifié, et vos autres sessions ont été fermées.</p>',
         '<p>Si vous ne l’avez pas modifié, réinitialisez votre mot de passe sans attendre.</p>'
+      ].join('')
+    },
+    emailSignIn: {
+      subject: 'Votre code de connexion à {{site_name}}',
+      text: [
+        'Pour vous connecter à {{site_name}} en tant que {{email}}, saisissez ce code : {{code}}. Il n’est valable qu’une seule fois et expire dans {{expires_in_minutes}} minutes.',
+        '',
+        'Si vous n’êtes pas à l’origine de cette demande, ignorez cet e-mail : personne ne peut se connecter sans ce code.'
+      ].join('\n'),
+      html: [
+        '<p>Pour vous connecter à {{site_name}} en tant que {{email}}, saisissez ce code : <strong style="font-family:monospace;font-size:1.4em">{{code}}</strong>. Il n’est valable qu’une seule fois et expire dans {{expires_in_minutes}} minutes.</p>',
+        '<p>Si vous n’êtes pas à l’origine de cette demande, ignorez cet e-mail : personne ne peut se connecter sans ce code.</p>'
+      ].join('')
+    },
+    emailSignInLink: {
+      subject: 'Votre code de connexion à {{site_name}}',
+      text: [
+        'Pour vous connecter à {{site_name}} en tant que {{email}}, saisissez ce code : {{code}}',
+        '',
+        'Vous pouvez aussi ouvrir ce lien sur l’appareil depuis lequel vous avez fait la demande :',
+        '{{link}}',
+        '',
+        'Le code n’est valable qu’une seule fois et expire dans {{expires_in_minutes}} minutes. Si vous n’êtes pas à l’origine de cette demande, ignorez cet e-mail : personne ne peut se connecter sans ce code.'
+      ].join('\n'),
+      html: [
+        '<p>Pour vous connecter à {{site_name}} en tant que {{email}}, saisissez ce code : <strong style="font-family:monospace;font-size:1.4em">{{code}}</strong></p>',
+        '<p>Vous pouvez aussi <a href="{{link}}">vous connecter avec ce lien</a> sur l’appareil depuis lequel vous avez fait la demande.</p>',
+        '<p>Le code n’est valable qu’une seule fois et expire dans {{expires_in_minutes}} minutes. Si vous n’êtes pas à l’origine de cette demande, ignorez cet e-mail : personne ne peut se connecter sans ce code.</p>'
       ].join('')
     }
   }

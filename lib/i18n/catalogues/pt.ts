@@ -104,7 +104,11 @@ export const pt: Catalogue = {
     ERR_JWT_LOGIN_TOTP_NOT_PENDING: 'Nenhum novo segredo TOTP está aguardando o primeiro código; comece a configuração novamente.',
     ERR_JWT_LOGIN_TWO_FACTOR_METHOD_UNAVAILABLE: 'Esta conta ainda não pode usar esse método; configure-o primeiro.',
     ERR_JWT_LOGIN_ACCOUNT_INCOMPLETE: 'A alteração não foi feita, mas as sessões podem ter sido encerradas; tente novamente.',
-    ERR_JWT_LOGIN_REGISTER_LOGIN_INVALID: 'O campo user_login só pode conter as letras a-z e A-Z, os dígitos 0-9, espaços e _ . - @, sem espaço no início, no fim ou dois seguidos, e nenhum endereço de e-mail além do da própria conta.'
+    ERR_JWT_LOGIN_REGISTER_LOGIN_INVALID: 'O campo user_login só pode conter as letras a-z e A-Z, os dígitos 0-9, espaços e _ . - @, sem espaço no início, no fim ou dois seguidos, e nenhum endereço de e-mail além do da própria conta.',
+    ERR_JWT_LOGIN_EMAIL_SIGN_IN_DISABLED: 'O login por e-mail não está habilitado.',
+    ERR_JWT_LOGIN_EMAIL_SIGN_IN_EMAIL_INVALID: 'O campo email não foi informado ou não contém um endereço de e-mail válido.',
+    ERR_JWT_LOGIN_EMAIL_SIGN_IN_CODE_MISSING: 'Informe o código recebido por e-mail.',
+    ERR_JWT_LOGIN_EMAIL_SIGN_IN_CODE_INVALID: 'O código está incorreto, já foi usado ou expirou; se continuar sendo recusado, solicite um novo.'
   },
   fields: {
     body: 'campo `{{field}}` do corpo da requisição',
@@ -133,7 +137,8 @@ export const pt: Catalogue = {
     emailChanged: 'O e-mail foi alterado.',
     emailReverted: 'O e-mail anterior foi restaurado e todas as sessões foram encerradas.',
     twoFactorMethodChanged: 'O segundo fator foi alterado.',
-    twoFactorDisabled: 'O segundo fator está desativado.'
+    twoFactorDisabled: 'O segundo fator está desativado.',
+    emailSignInSent: 'Se o endereço puder ser usado para fazer login, um código foi enviado para ele.'
   },
   mails: {
     reset: {
@@ -142,7 +147,7 @@ export const pt: Catalogue = {
         'Olá, {{display_name}},',
         '',
         'Alguém pediu para redefinir a senha da conta {{email}} em {{site_name}}.',
-        'Seu código de redefinição é: {{code}}',
+        'Para redefini-la, digite este código: {{code}}',
         '',
         'Ele só pode ser usado uma vez e expira em {{expires_in_minutes}} minutos.',
         'Se você não fez esse pedido, ignore este e-mail; sua senha continua a mesma.'
@@ -150,28 +155,28 @@ export const pt: Catalogue = {
       html: [
         '<p>Olá, {{display_name}},</p>',
         '<p>Alguém pediu para redefinir a senha da conta {{email}} em {{site_name}}.</p>',
-        '<p>Seu código de redefinição é: <strong style="font-family:monospace;font-size:1.4em">{{code}}</strong></p>',
+        '<p>Para redefini-la, digite este código: <strong style="font-family:monospace;font-size:1.4em">{{code}}</strong></p>',
         '<p>Ele só pode ser usado uma vez e expira em {{expires_in_minutes}} minutos.<br>',
         'Se você não fez esse pedido, ignore este e-mail; sua senha continua a mesma.</p>'
       ].join('\n')
     },
     emailCode: {
       subject: 'Seu código de acesso',
-      text: 'Seu código de acesso é {{code}}. Ele é válido por {{minutes}} minutos e só pode ser usado uma vez.\n\nSe não foi você quem tentou entrar na conta, altere sua senha.',
-      html: '<p>Seu código de acesso é <strong>{{code}}</strong>. Ele é válido por {{minutes}} minutos e só pode ser usado uma vez.</p><p>Se não foi você quem tentou entrar na conta, altere sua senha.</p>'
+      text: 'Para entrar na conta, digite este código: {{code}}. Ele é válido por {{minutes}} minutos e só pode ser usado uma vez.\n\nSe não foi você quem tentou entrar na conta, altere sua senha.',
+      html: '<p>Para entrar na conta, digite este código: <strong>{{code}}</strong>. Ele é válido por {{minutes}} minutos e só pode ser usado uma vez.</p><p>Se não foi você quem tentou entrar na conta, altere sua senha.</p>'
     },
     verifyEmail: {
       subject: 'Verifique seu e-mail em {{site_name}}',
       text: [
         'Olá, {{display_name}},',
         '',
-        'Seu código de verificação é {{code}}. Digite-o para confirmar que {{email}} é o seu endereço em {{site_name}}. Ele só pode ser usado uma vez e expira em {{expires_in_minutes}} minutos.',
+        'Para confirmar que {{email}} é o seu endereço em {{site_name}}, digite este código: {{code}}. Ele só pode ser usado uma vez e expira em {{expires_in_minutes}} minutos.',
         '',
         'Se você não criou uma conta, ignore este e-mail.'
       ].join('\n'),
       html: [
         '<p>Olá, {{display_name}},</p>',
-        '<p>Seu código de verificação é <strong style="font-family:monospace;font-size:1.4em">{{code}}</strong>. Digite-o para confirmar que {{email}} é o seu endereço em {{site_name}}. Ele só pode ser usado uma vez e expira em {{expires_in_minutes}} minutos.</p>',
+        '<p>Para confirmar que {{email}} é o seu endereço em {{site_name}}, digite este código: <strong style="font-family:monospace;font-size:1.4em">{{code}}</strong>. Ele só pode ser usado uma vez e expira em {{expires_in_minutes}} minutos.</p>',
         '<p>Se você não criou uma conta, ignore este e-mail.</p>'
       ].join('')
     },
@@ -180,13 +185,13 @@ export const pt: Catalogue = {
       text: [
         'Olá, {{display_name}},',
         '',
-        'Seu código de confirmação é {{code}}. Digite-o para que {{email}} passe a ser o endereço da sua conta em {{site_name}}. Ele só pode ser usado uma vez e expira em {{expires_in_minutes}} minutos.',
+        'Para que {{email}} passe a ser o endereço da sua conta em {{site_name}}, digite este código: {{code}}. Ele só pode ser usado uma vez e expira em {{expires_in_minutes}} minutos.',
         '',
         'Se você não fez esse pedido, ignore este e-mail; nada será alterado.'
       ].join('\n'),
       html: [
         '<p>Olá, {{display_name}},</p>',
-        '<p>Seu código de confirmação é <strong style="font-family:monospace;font-size:1.4em">{{code}}</strong>. Digite-o para que {{email}} passe a ser o endereço da sua conta em {{site_name}}. Ele só pode ser usado uma vez e expira em {{expires_in_minutes}} minutos.</p>',
+        '<p>Para que {{email}} passe a ser o endereço da sua conta em {{site_name}}, digite este código: <strong style="font-family:monospace;font-size:1.4em">{{code}}</strong>. Ele só pode ser usado uma vez e expira em {{expires_in_minutes}} minutos.</p>',
         '<p>Se você não fez esse pedido, ignore este e-mail; nada será alterado.</p>'
       ].join('')
     },
@@ -196,13 +201,13 @@ export const pt: Catalogue = {
         'Olá, {{display_name}},',
         '',
         'O e-mail da sua conta em {{site_name}} não é mais {{email}}.',
-        'Se não foi você quem fez a alteração, restaure o endereço anterior. Seu código de restauração é: {{code}}',
+        'Se não foi você quem fez a alteração, restaure o endereço anterior com este código: {{code}}',
         'Ele só pode ser usado uma vez em até {{expires_in_days}} dias e encerra todas as sessões da conta.'
       ].join('\n'),
       html: [
         '<p>Olá, {{display_name}},</p>',
         '<p>O e-mail da sua conta em {{site_name}} não é mais {{email}}.</p>',
-        '<p>Se não foi você quem fez a alteração, restaure o endereço anterior. Seu código de restauração é: <strong style="font-family:monospace;font-size:1.4em">{{code}}</strong><br>Ele só pode ser usado uma vez em até {{expires_in_days}} dias e encerra todas as sessões da conta.</p>'
+        '<p>Se não foi você quem fez a alteração, restaure o endereço anterior com este código: <strong style="font-family:monospace;font-size:1.4em">{{code}}</strong><br>Ele só pode ser usado uma vez em até {{expires_in_days}} dias e encerra todas as sessões da conta.</p>'
       ].join('')
     },
     passwordChanged: {
@@ -217,6 +222,34 @@ export const pt: Catalogue = {
         '<p>Olá, {{display_name}},</p>',
         '<p>A senha da sua conta {{email}} em {{site_name}} acabou de ser alterada, e suas outras sessões foram encerradas.</p>',
         '<p>Se não foi você quem a alterou, redefina sua senha imediatamente.</p>'
+      ].join('')
+    },
+    emailSignIn: {
+      subject: 'Seu código para entrar em {{site_name}}',
+      text: [
+        'Para entrar em {{site_name}} como {{email}}, digite este código: {{code}}. Ele só pode ser usado uma vez e expira em {{expires_in_minutes}} minutos.',
+        '',
+        'Se você não fez esse pedido, ignore este e-mail: ninguém consegue entrar sem o código.'
+      ].join('\n'),
+      html: [
+        '<p>Para entrar em {{site_name}} como {{email}}, digite este código: <strong style="font-family:monospace;font-size:1.4em">{{code}}</strong>. Ele só pode ser usado uma vez e expira em {{expires_in_minutes}} minutos.</p>',
+        '<p>Se você não fez esse pedido, ignore este e-mail: ninguém consegue entrar sem o código.</p>'
+      ].join('')
+    },
+    emailSignInLink: {
+      subject: 'Seu código para entrar em {{site_name}}',
+      text: [
+        'Para entrar em {{site_name}} como {{email}}, digite este código: {{code}}',
+        '',
+        'Você também pode abrir este link no dispositivo em que fez o pedido:',
+        '{{link}}',
+        '',
+        'O código só pode ser usado uma vez e expira em {{expires_in_minutes}} minutos. Se você não fez esse pedido, ignore este e-mail: ninguém consegue entrar sem o código.'
+      ].join('\n'),
+      html: [
+        '<p>Para entrar em {{site_name}} como {{email}}, digite este código: <strong style="font-family:monospace;font-size:1.4em">{{code}}</strong></p>',
+        '<p>Você também pode <a href="{{link}}">entrar com este link</a> no dispositivo em que fez o pedido.</p>',
+        '<p>O código só pode ser usado uma vez e expira em {{expires_in_minutes}} minutos. Se você não fez esse pedido, ignore este e-mail: ninguém consegue entrar sem o código.</p>'
       ].join('')
     }
   }
