@@ -26,7 +26,8 @@ async function countRequest (ctx: JwtLoginContext, call: Call, email: string, us
   ])
   const wait = ipWait ?? addressWait
   if (wait !== null) throw new JwtLoginError('ERR_JWT_LOGIN_RATE_LIMITED', { retryAfter: wait })
-  return accountWait === null
+  // an address without an account counts on a decoy shared by all of them: only its own count (per address) limits it
+  return user === null || accountWait === null
 }
 
 /**
