@@ -33,12 +33,29 @@
  * mailer, printed on the console beside the banner. test/browser/account.ts
  * clicks it through.
  *
- * Both pages call the plugin through its client, `fastify-jwt-login/client`
- * (lib/client.ts, docs/client.md): bundled into one ES module by esbuild
+ * Sign-in by email (`emailSignIn.enabled`) mails a code and a link to the
+ * page at http://localhost:<port>/email-sign-in
+ * (examples/email-sign-in-page.html, a host route), with the code and the
+ * address in the URL fragment: the page reads them, clears them from the
+ * address bar and POSTs them to the plugin's `/auth/email/verify`. A GET of
+ * the link (what a mail scanner does) never carries the fragment and spends
+ * nothing. Without a fragment the page asks for the address, then for the
+ * code; the two-factor user is then asked for its second factor (a TOTP or
+ * backup code), as the mailbox is one factor. The page calls the routes with
+ * `fetch`, in a few lines. `emailSignIn.register` is on, as `users.register`
+ * is: any address may sign in by email, and its first sign-in creates the
+ * user (the console mailer is the only mailbox, so nothing leaves the
+ * machine, and it shows the `createUser` path). The link names the demo's
+ * port: with PORT=0 it cannot be known, and the mail carries the code only.
+ * test/browser/email-sign-in.ts follows the link in Chromium.
+ *
+ * The passkey and account pages call the plugin through its client,
+ * `fastify-jwt-login/client` (lib/client.ts, docs/client.md): bundled into
+ * one ES module by esbuild
  * when the demo starts (from the TypeScript source, so it never lags behind
  * a stale dist/) and served at /client.js. The passkey page hands the
  * client's passkey helpers the `SimpleWebAuthnBrowser` global of
- * @simplewebauthn/browser's UMD bundle. The pages share their script (the
+ * @simplewebauthn/browser's UMD bundle. The two pages share their script (the
  * client, the signed-in state from its session events, the list of answers,
  * the password sign-in and sign-out): examples/page-kit.js, a plain browser
  * ES module served as it is at /page-kit.js and imported by each page's
@@ -120,7 +137,7 @@ export interface DemoOptions {
   oauth?: DemoOAuth
   /** Where the demo writes its banner (and mail). */
   print?: (text: string) => void
-  /** The port the demo will listen on (default 3000): passkeys are accepted from the page at http://localhost on it only. */
+  /** The port the demo will listen on (default 3000): passkeys are accepted from the page at http://localhost on it only, and the sign-in mail links there. */
   port?: number
 }
 
@@ -154,7 +171,9 @@ export async function buildDemo (options: DemoOptions = {}): Promise<FastifyInst
       resetPassword: { enabled: true, mail: { siteName: 'jwt-login demo' } },
       oauth: oauthSettings(options.oauth),
       account: { enabled: true },
-      passkeys: { enabled: true, rpName: 'jwt-login demo', rpId: 'localhost', origins: [passkeyOrigin(options.port ?? DEFAULT_PORT)] }
+      passkeys: { enabled: true, rpName: 'jwt-login demo', rpId: 'localhost', origins: [passkeyOrigin(options.port ?? DEFAULT_PORT)] },
+      // register: any address may sign in, as anyone may register at POST /users here; its mail only reaches this console
+      emailSignIn: { enabled: true, linkUrl: emailSignInPageUrl(options.port ?? DEFAULT_PORT), register: true }
     },
     mailer,
     twoFactor: { port: twoFactor, mailer, issuer: 'jwt-login demo' },
@@ -170,6 +189,7 @@ export async function buildDemo (options: DemoOptions = {}): Promise<FastifyInst
   await registerPageKit(app)
   await registerPasskeyPage(app)
   await registerAccountPage(app)
+  await registerEmailSignInPage(app)
   return app
 }
 
@@ -180,9 +200,23 @@ export function passkeyOrigin (port: number): string {
 
 /** examples/passkeys-page.html, beside this file. */
 const PASSKEY_PAGE = new URL('./passkeys-page.html', import.meta.url)
+/** Where the demo serves the sign-in by email page: a host route, outside the plugin's prefix. */
+export const EMAIL_SIGN_IN_PATH = '/email-sign-in'
+
+/**
+ * The page the sign-in mail links to (`emailSignIn.linkUrl`), on localhost
+ * as the passkey page; '' (no link, the code only) for port 0, whose real
+ * port is not known before the demo listens.
+ */
+export function emailSignInPageUrl (port: number): string {
+  return port === 0 ? '' : `http://localhost:${port}${EMAIL_SIGN_IN_PATH}`
+}
+
 /** examples/account-page.html, beside this file. */
 const ACCOUNT_PAGE = new URL('./account-page.html', import.meta.url)
-/** examples/page-kit.js, beside this file: the module both pages' scripts import. */
+/** examples/email-sign-in-page.html, beside this file. */
+const EMAIL_SIGN_IN_PAGE = new URL('./email-sign-in-page.html', import.meta.url)
+/** examples/page-kit.js, beside this file: the module the passkey and account pages' scripts import. */
 const PAGE_KIT = new URL('./page-kit.js', import.meta.url)
 /** lib/client.ts: the entry of `fastify-jwt-login/client`, which the pages call the plugin with. */
 const CLIENT_ENTRY = fileURLToPath(new URL('../lib/client.ts', import.meta.url))
@@ -259,6 +293,17 @@ async function registerAccountPage (app: FastifyInstance): Promise<void> {
 }
 
 /**
+ * The sign-in by email page at GET /email-sign-in, read once at start: the
+ * mailed link opens it with the code in the fragment, which never reaches
+ * this route (a GET here, a scanner's included, spends nothing); its script
+ * POSTs the code. Hidden from the OpenAPI document.
+ */
+async function registerEmailSignInPage (app: FastifyInstance): Promise<void> {
+  const html = fillPage(await readFile(EMAIL_SIGN_IN_PAGE, 'utf8'))
+  app.get(EMAIL_SIGN_IN_PATH, { schema: { hide: true } }, async (_request, reply) => await reply.type('text/html; charset=utf-8').send(html))
+}
+
+/**
  * The OpenAPI document (from the route schemas) and Swagger UI at /docs.
  * @fastify/swagger comes before the plugin, so it sees the plugin's routes;
  * the plugin's tags and security scheme are spread in because the host's
@@ -294,9 +339,11 @@ export function banner (base: string): string {
     '',
     `Swagger UI: ${base}/docs (the OpenAPI document: ${base}/docs/json)`,
     '',
-    `Passkeys: ${passkeyPageUrl(base)} (open it at localhost, the passkeys' relying party; not at 127.0.0.1)`,
+    `Passkeys: ${onLocalhost(base, '/passkeys')} (open it at localhost, the passkeys' relying party; not at 127.0.0.1)`,
     '',
     `Your account: ${base}/account (email verification, password and email change, TOTP; the codes are mailed to this console)`,
+    '',
+    `Sign in by email: ${onLocalhost(base, EMAIL_SIGN_IN_PATH)} (the code and the link are mailed to this console; any address may sign in)`,
     '',
     'Demo credentials:',
     `  email: ${DEMO_USER.email}`,
@@ -319,6 +366,11 @@ export function banner (base: string): string {
     '  CODE=PASTE-THE-CODE-FROM-THE-MAIL',
     `  ${postJson(`${prefix}/user/reset_password`, `{${demo},"code":"$CODE","new_password":"a new demo password"}`, 'PUT')}`,
     '',
+    'Sign-in by email (the mail with the code and the link is printed on this console):',
+    `  ${postJson(`${prefix}/auth/email`, `{${demo}}`)}`,
+    '  CODE=PASTE-THE-CODE-FROM-THE-MAIL',
+    `  ${postJson(`${prefix}/auth/email/verify`, `{${demo},"code":"$CODE"}`)}`,
+    '',
     'Two-factor user (TOTP): add the secret to an authenticator app, or use the URI as a QR code:',
     `  email: ${DEMO_2FA_USER.email}`,
     `  password: ${DEMO_2FA_USER.password}`,
@@ -336,9 +388,9 @@ export function banner (base: string): string {
   ].join('\n')
 }
 
-/** The passkey page on the demo at `base`, named by localhost (its port kept). */
-function passkeyPageUrl (base: string): string {
-  const url = new URL('/passkeys', base)
+/** A page of the demo at `base`, named by localhost (its port kept): the passkeys' relying party, and the host the sign-in mail links to. */
+function onLocalhost (base: string, path: string): string {
+  const url = new URL(path, base)
   url.hostname = 'localhost'
   return url.href
 }

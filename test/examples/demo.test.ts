@@ -7,7 +7,8 @@ import type { LightMyRequestResponse } from 'fastify'
 import { Redis } from 'ioredis'
 import { generate } from 'otplib'
 import t from 'tap'
-import { banner, buildDemo, bundleClient, DEFAULT_PORT, DEMO_2FA_USER, DEMO_USER, demoTotp, main, oauthFromEnv, passkeyOrigin } from '../../examples/demo.js'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { banner, buildDemo, bundleClient, DEFAULT_PORT, DEMO_2FA_USER, DEMO_USER, demoTotp, EMAIL_SIGN_IN_PATH, emailSignInPageUrl, main, oauthFromEnv, passkeyOrigin } from '../../examples/demo.js'
 import { SoftAuthenticator } from '../helpers/authenticator.js'
 import { errorCode } from '../helpers/http.js'
 import { REDIS_URL } from '../helpers/redis-store.js'
@@ -49,7 +50,8 @@ t.test('the banner names the credentials, Swagger UI and a curl command per rout
   t.ok(text.split('\n').includes(`  password: ${DEMO_USER.password}`))
   t.match(text, /^Passkeys: http:\/\/localhost:3000\/passkeys \(/m, 'the passkey page, named by localhost')
   t.match(text, /^Your account: http:\/\/127\.0\.0\.1:3000\/account \(/m, 'the account page')
-  for (const route of ['/jwt-login/v1/auth ', '/jwt-login/v1/auth/validate', '/jwt-login/v1/auth/refresh', '/jwt-login/v1/auth/revoke', '/?rest_route=/jwt-login/v1/auth/validate', '/me', '/jwt-login/v1/sessions', '/jwt-login/v1/account']) {
+  t.match(text, /^Sign in by email: http:\/\/localhost:3000\/email-sign-in \(/m, 'the sign-in by email page, on localhost as the mail links it')
+  for (const route of ['/jwt-login/v1/auth ', '/jwt-login/v1/auth/email ', '/jwt-login/v1/auth/email/verify', '/jwt-login/v1/auth/validate', '/jwt-login/v1/auth/refresh', '/jwt-login/v1/auth/revoke', '/?rest_route=/jwt-login/v1/auth/validate', '/me', '/jwt-login/v1/sessions', '/jwt-login/v1/account']) {
     t.match(text, new RegExp(`curl -s[^\\n]*http://127\\.0\\.0\\.1:3000${route.replace(/[?/.]/g, (c) => `\\${c}`)}`), `a curl command for ${route}`)
   }
   for (const variable of ['LOGIN', 'JWT', 'REFRESH', 'REFRESHED', 'INTERIM', 'CODE']) {
@@ -96,10 +98,91 @@ t.test('the banner\'s commands run in order in a plain sh against the demo (curl
   t.type(code, 'string', 'the mail with the code was printed')
   t.match(JSON.parse(await sh(`CODE=${code as string}\n${complete as string}`)), { success: true, data: { message: 'User Password has been changed.' } })
 
+  const [askEmail, , verifyEmail] = commands(text, 'Sign-in by email')
+  const mark = printed.length
+  t.match(JSON.parse(await sh(askEmail as string)), { success: true, data: { message: String } })
+  const signInCode = (await mailTo(printed, DEMO_USER.email, mark)).match(/sign-in code is (\d+)\./)?.[1]
+  t.type(signInCode, 'string', 'the mail with the sign-in code was printed')
+  t.match(JSON.parse(await sh(`CODE=${signInCode as string}\n${verifyEmail as string}`)), { success: true, data: { jwt: String, refresh_token: String } }, 'the code signs in')
+
   const [interim, , submit] = commands(text, 'Try (INTERIM')
   const totp = await generate({ secret: demoTotp.secret })
   const answer = JSON.parse(await sh(`${interim as string}\nCODE=${totp}\n${submit as string}`))
   t.match(answer, { success: true, data: { jwt: String } }, 'the two-factor sign-in completes')
+})
+
+/** The newest mail to `to` the demo printed after `mark` (mails go out after the answer: waits a little for it). */
+async function mailTo (printed: string[], to: string, mark = 0): Promise<string> {
+  for (let waited = 0; waited < 5000; waited += 10) {
+    const mail = printed.slice(mark).filter(text => text.includes(`--- mail to ${to} ---`)).at(-1)
+    if (mail !== undefined) return mail
+    await sleep(10)
+  }
+  throw new Error(`no mail to ${to} was printed`)
+}
+
+/** The claims of a JWT (not verified: the demo made it). */
+const claimsOf = (jwt: string): { sub: number, amr: string[] } => JSON.parse(Buffer.from(jwt.split('.')[1] as string, 'base64url').toString())
+
+t.test('sign-in by email on the demo: the mail holds the code and the link to the demo\'s page with the code in the fragment; a GET of that page spends nothing', async (t) => {
+  t.equal(emailSignInPageUrl(DEFAULT_PORT), 'http://localhost:3000/email-sign-in', 'npm start\'s link page')
+  t.equal(emailSignInPageUrl(0), '', 'no link when the port is not known beforehand: the mail carries the code only')
+  const printed: string[] = []
+  const app = await buildDemo({ port: 4321, print: (text) => printed.push(text) })
+  t.teardown(() => app.close())
+  const post = async (path: string, payload: Record<string, unknown>): Promise<LightMyRequestResponse> => await app.inject({ method: 'POST', url: `${PREFIX}${path}`, payload })
+
+  const asked = await post('/auth/email', { email: DEMO_USER.email })
+  t.equal(asked.statusCode, 200, asked.body)
+  t.same(asked.json(), { success: true, data: { message: 'If the address may sign in, a code has been sent to it.' } })
+  const mail = await mailTo(printed, DEMO_USER.email)
+  t.match(mail, 'Subject: Your jwt-login demo sign-in code')
+  const code = /sign-in code is (\d+)\./.exec(mail)?.[1] as string
+  t.match(code, /^\d{6}$/, 'the code, six digits')
+  const link = new URL(/^(http:\/\/\S+)$/m.exec(mail)?.[1] as string)
+  t.equal(`${link.origin}${link.pathname}${link.search}`, `http://localhost:4321${EMAIL_SIGN_IN_PATH}`, 'the link leads to the demo\'s page, on its port')
+  t.same(Object.fromEntries(new URLSearchParams(link.hash.slice(1))), { code, email: DEMO_USER.email }, 'the code and the address in the fragment only')
+
+  // what a mail scanner fetches: the page's URL; the fragment is never sent
+  for (let scan = 0; scan < 3; scan++) {
+    const page = await app.inject({ method: 'GET', url: `${link.pathname}${link.search}` })
+    t.equal(page.statusCode, 200)
+    t.match(page.headers['content-type'], /^text\/html/)
+    t.match(page.body, '/auth/email/verify', 'the link page, whose script posts the code')
+  }
+  const signedIn = await post('/auth/email/verify', { email: DEMO_USER.email, code })
+  t.equal(signedIn.statusCode, 200, `the code still signs in after the scans: ${signedIn.body}`)
+  const { jwt, refresh_token: refreshToken } = signedIn.json().data
+  t.type(refreshToken, 'string')
+  t.same(claimsOf(jwt).amr, ['otp'], 'the mailbox: one factor')
+  const sessions = await app.inject({ method: 'GET', url: `${PREFIX}/sessions`, headers: { authorization: `Bearer ${jwt as string}` } })
+  t.match(sessions.json().data.sessions, [{ current: true, method: 'email' }], 'the session\'s method')
+  t.equal(errorCode(await post('/auth/email/verify', { email: DEMO_USER.email, code })), 246, 'the code works once')
+})
+
+t.test('sign-in by email on the demo: the two-factor user answers the second factor; a new address registers (emailSignIn.register)', async (t) => {
+  const printed: string[] = []
+  const app = await buildDemo({ port: 4321, print: (text) => printed.push(text) })
+  t.teardown(() => app.close())
+  const post = async (path: string, payload: Record<string, unknown>): Promise<LightMyRequestResponse> => await app.inject({ method: 'POST', url: `${PREFIX}${path}`, payload })
+  const signIn = async (email: string): Promise<LightMyRequestResponse> => {
+    const mark = printed.length
+    t.equal((await post('/auth/email', { email })).statusCode, 200)
+    const code = /sign-in code is (\d+)\./.exec(await mailTo(printed, email, mark))?.[1] as string
+    return await post('/auth/email/verify', { email, code })
+  }
+
+  const interim = (await signIn(DEMO_2FA_USER.email)).json().data
+  t.match(interim, { jwt: String, two_factor_required: true }, 'an interim token: the code is one factor')
+  const final = await post('/auth/2fa', { JWT: interim.jwt, code: await generate({ secret: demoTotp.secret }) })
+  t.equal(final.statusCode, 200, final.body)
+  t.same(claimsOf(final.json().data.jwt).amr, ['otp', 'mfa'])
+
+  const newcomer = 'newcomer@example.com'
+  const registered = await signIn(newcomer)
+  t.equal(registered.statusCode, 200, registered.body)
+  const validate = await app.inject({ method: 'POST', url: `${PREFIX}/auth/validate`, headers: { authorization: `Bearer ${registered.json().data.jwt as string}` } })
+  t.match(validate.json().data.user, { user_email: newcomer, email_verified: true }, 'the new address\'s user, created verified')
 })
 
 t.test('JWT_SECRET signs the demo\'s tokens, so another program can verify them; without it the secret is random', async (t) => {
@@ -231,6 +314,27 @@ t.test('the account page at /account, a host route outside the plugin\'s prefix 
   const account = await app.inject({ method: 'GET', url: `${PREFIX}/account`, headers: { authorization: `Bearer ${jwt}` } })
   t.equal(account.statusCode, 200, 'the plugin\'s account routes are on')
   t.match(account.json().data, { user: { user_email: DEMO_USER.email, email_verified: true }, two_factor: { enabled: false, methods: ['email'] }, passkeys: 0, sessions: 1 })
+})
+
+t.test('the sign-in by email page at /email-sign-in, a host route outside the plugin\'s prefix and the OpenAPI document', async (t) => {
+  const app = await buildDemo()
+  t.teardown(() => app.close())
+  const page = await app.inject({ method: 'GET', url: EMAIL_SIGN_IN_PATH })
+  t.equal(page.statusCode, 200)
+  t.match(page.headers['content-type'], /^text\/html/)
+  const ids = ['request-form', 'email', 'request-code', 'verify-form', 'code', 'verify', 'second-factor-form', 'second-factor-code', 'submit-second-factor', 'signed-in', 'status']
+  for (const id of ids) t.match(page.body, new RegExp(`id="${id}"`), `#${id} is on the page`)
+  t.equal(new Set([...page.body.matchAll(/\bid="([^"]+)"/g)].map(match => match[1])).size, [...page.body.matchAll(/\bid="/g)].length, 'no id twice')
+  for (const input of page.body.match(/<input\b[^>]*>/g) ?? []) t.match(page.body, new RegExp(`<label>[^<]*${input.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}</label>`), `${input} has its label`)
+  t.match(page.body, 'data-api="/jwt-login/v1"')
+  t.match(page.body, `value="${DEMO_USER.email}"`, 'the demo user is prefilled')
+  t.notMatch(page.body, /\{\{\w+\}\}/, 'every placeholder filled')
+  t.same([...page.body.matchAll(/<script src="([^"]+)"/g)], [], 'no script but its own')
+  for (const route of ['/auth/email', '/auth/email/verify', '/auth/2fa', '/auth/validate']) t.match(page.body, `'${route}'`, `it posts to ${route}`)
+  t.match(page.body, 'history.replaceState(null, \'\', location.pathname + location.search)', 'it clears the fragment from the address bar')
+  const paths = Object.keys((await app.inject({ method: 'GET', url: '/docs/json' })).json().paths)
+  t.notOk(paths.includes(EMAIL_SIGN_IN_PATH), 'the host\'s page is not in the OpenAPI document')
+  t.ok(paths.includes('/jwt-login/v1/auth/email/verify'), 'the plugin\'s route is')
 })
 
 t.test('passkeys on the demo: relying party localhost, accepted from http://localhost on the demo\'s port only', async (t) => {
