@@ -138,9 +138,14 @@ async function provenAccount (ctx: JwtLoginContext, call: Call, found: unknown):
   const publicUser = ctx.users.toPublicUser(found)
   if (publicUser.email_verified !== false) return { user: found, startedAt: call.startedAt }
   const users = ctx.users as UserAdapter<any> & Required<Pick<UserAdapter<any>, 'setPassword' | 'setEmailVerified'>>
-  await resetCredentials(ctx, call, publicUser.ID, found, 'email_verified', true)
-  await users.setPassword(found, randomToken(32))
-  await users.setEmailVerified(found, true)
+  try {
+    await resetCredentials(ctx, call, publicUser.ID, found, 'email_verified', true)
+    await users.setPassword(found, randomToken(32))
+    await users.setEmailVerified(found, true)
+  } catch (error) {
+    // sessions may have ended already: the answer says so, and the retry (the code is given back) finishes
+    throw new JwtLoginError('ERR_JWT_LOGIN_ACCOUNT_INCOMPLETE', { cause: error })
+  }
   ctx.forgetUser(publicUser.ID)
   ctx.events.emit('email.verified', { userId: publicUser.ID, ip: call.ip, reset: true })
   const user = await ctx.users.findById(publicUser.ID)
