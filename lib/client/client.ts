@@ -43,6 +43,9 @@ export type JwtLoginClient = ReturnType<typeof createClient>
 /** A route's refusals of the access token that one refresh may cure: expired (14), revoked (55: the refresh then says whether the session lives). */
 const RENEWABLE = new Set<number | undefined>([14, 55])
 
+// the page's address and history, where there is a page: typed here, so the entry needs no DOM library
+const browser = globalThis as { location?: { href: string }, history?: { state: unknown, replaceState: (state: unknown, unused: string, url: string) => void } }
+
 export function createClient (options: ClientOptions) {
   const mode = options.mode ?? 'bearer'
   // cookie mode keeps only the CSRF token, no credential on its own: in a page, localStorage, so a new tab or a reload finds the session
@@ -90,6 +93,10 @@ export function createClient (options: ClientOptions) {
     }
     return answer
   }
+
+  /** `POST /auth/email/verify`: the mailed code signs in. No trusted device's token is sent: on a sign-in by email none stands in for the second factor. */
+  const signInWithEmail = async (fields: T.EmailSignInFields): Promise<T.SignInAnswer> =>
+    await signedIn(await call<T.SignInAnswer>({ method: 'POST', path: '/auth/email/verify', body: fields }))
 
   /** The session is over on the server: forget it here and in the other tabs. */
   async function ended<Answer> (answer: Answer): Promise<Answer> {
@@ -152,6 +159,27 @@ export function createClient (options: ClientOptions) {
     passkeySignInOptions: async () => await call<T.PasskeyOptions>({ method: 'POST', path: '/auth/passkey/options', body: {} }),
     /** `POST /auth/passkey`: signs in with the assertion for those options. */
     passkeySignIn: async (fields: T.PasskeySignInFields) => await signedIn(await call<T.SignInAnswer>({ method: 'POST', path: '/auth/passkey', body: fields })),
+    /** `POST /auth/email`: mails a one-time sign-in code (and, with `emailSignIn.linkUrl`, a link) to the address; the same answer whether it has an account or not. */
+    requestEmailSignIn: async (fields: T.EmailSignInRequestFields) => await call<T.EmailSignInRequestAnswer>({ method: 'POST', path: '/auth/email', body: fields }),
+    /** `POST /auth/email/verify`: signs in with the mailed code, answered as `signIn` is (a second factor still applies; a trusted device does not stand in for it). */
+    signInWithEmail,
+    /**
+     * The page of the mail's link (`emailSignIn.linkUrl`): signs in with the code and address of `url`'s fragment
+     * (`#code=…&email=…`; the page's own address by default). `null` when the fragment has no code.
+     */
+    async signInWithEmailLink (url?: string | { href: string }): Promise<T.SignInAnswer | null> {
+      const here = browser.location
+      const link = new URL(typeof url === 'string' ? url : (url ?? here)?.href ?? '')
+      const fields = new URLSearchParams(link.hash.slice(1))
+      const code = fields.get('code')
+      if (code === null) return null
+      // the code leaves the address bar before it is tried, so that no reload, bookmark, shared screen or history entry keeps it; only the page's own address is rewritten
+      if (link.href === here?.href) {
+        link.hash = ''
+        browser.history?.replaceState(browser.history.state, '', link.href)
+      }
+      return await signInWithEmail({ email: fields.get('email') ?? '', code })
+    },
     /** `POST /oauth/token`: signs in with a provider's code or ID token. */
     signInWithProvider: async (fields: T.ProviderFields) => await signedIn(await call<T.ProviderAnswer>({ method: 'POST', path: '/oauth/token', body: fields })),
     /** `GET /oauth/nonce`: a nonce for an ID-token sign-in. */

@@ -8,6 +8,7 @@ import type { Static, TSchema } from '@sinclair/typebox'
 import type { AccountReply, BackupCodesReply, CodeBody, MethodBody, NewEmailBody, PasswordBody, RevertBody, TotpConfirmReply, TotpReply, VerificationBody, VerifyBody } from '../../schemas/account.js'
 import type { LoginBody, LoginReply, MessageReply, RefreshReply, RevokeReply, ValidateReply } from '../../schemas/auth.js'
 import type { JwksReply } from '../../schemas/common.js'
+import type { EmailSignInBody, EmailSignInReply, EmailSignInVerifyBody } from '../../schemas/email-sign-in.js'
 import type { OAuthNonceReply, OAuthTokenFields, OAuthTokenReply } from '../../schemas/oauth.js'
 import type { AuthenticationResponse, OptionsReply, PasskeyReply, PasskeySignInBody, PasskeysReply, RegisterBody, StepUpBody, StepUpReply } from '../../schemas/passkeys.js'
 import type { ResetCompleteBody, ResetReply, ResetRequestBody } from '../../schemas/reset-password.js'
@@ -38,6 +39,11 @@ export type MessageAnswer = Data<typeof MessageReply>
 export type ResetRequestFields = With<Body<typeof ResetRequestBody>, 'email'>
 export type ResetFields = With<Body<typeof ResetCompleteBody>, 'email' | 'code' | 'new_password'>
 export type ResetAnswer = Data<typeof ResetReply>
+/** The address a sign-in code is mailed to. */
+export type EmailSignInRequestFields = With<Body<typeof EmailSignInBody>, 'email'>
+export type EmailSignInRequestAnswer = Data<typeof EmailSignInReply>
+/** The address and the code mailed to it. */
+export type EmailSignInFields = With<Body<typeof EmailSignInVerifyBody>, 'email' | 'code'>
 /** A provider and its authorization `code` (with `code_verifier` and `redirect_uri` when used) or an `id_token`. */
 export type ProviderFields = With<Body<typeof OAuthTokenFields>, 'provider' | 'code'> | With<Body<typeof OAuthTokenFields>, 'provider' | 'id_token'>
 export type ProviderAnswer = Data<typeof OAuthTokenReply>

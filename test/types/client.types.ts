@@ -2,7 +2,7 @@
 // so a wrong field in a call or an answer, or a wrong option, fails tsc.
 import {
   createClient, enrolPasskey, JwtLoginClientError, memoryStorage, signInWithPasskey, stepUpWithPasskey, twoFactorWithPasskey,
-  type ClientStorage, type JwtLoginClient, type SessionEvent, type SignInAnswer, type SignInFields, type ValidateAnswer, type WebAuthnBrowser
+  type ClientStorage, type EmailSignInFields, type EmailSignInRequestFields, type JwtLoginClient, type SessionEvent, type SignInAnswer, type SignInFields, type ValidateAnswer, type WebAuthnBrowser
 } from '../../lib/client.js'
 import type { JwtLoginErrorCode } from '../../lib/index.js'
 import { expectType, type Equal } from './expect.js'
@@ -44,6 +44,30 @@ await client.signInWithProvider({ provider: 'google', id_token: 'eyJ…', nonce:
 await client.signInWithProvider({ provider: 'google' })
 // @ts-expect-error: remember_device is a boolean here
 await client.completeTwoFactor({ code: '123456', remember_device: 'yes' })
+// sign-in by email: the address, then the address and its code; the link page's helper
+expectType<string>((await client.requestEmailSignIn({ email: 'ada@example.com' })).message)
+// @ts-expect-error: a code needs the address it goes to
+await client.requestEmailSignIn({})
+expectType<Equal<Awaited<ReturnType<typeof client.signInWithEmail>>, SignInAnswer>>(true)
+expectType<string | undefined>((await client.signInWithEmail({ email: 'ada@example.com', code: '123456' })).jwt)
+// @ts-expect-error: the address and the code are needed
+await client.signInWithEmail({})
+// @ts-expect-error: the code is needed
+await client.signInWithEmail({ email: 'ada@example.com' })
+// @ts-expect-error: the address is needed
+await client.signInWithEmail({ code: '123456' })
+// @ts-expect-error: the code is a string
+await client.signInWithEmail({ email: 'ada@example.com', code: 123456 })
+expectType<Equal<Awaited<ReturnType<typeof client.signInWithEmailLink>>, SignInAnswer | null>>(true)
+await client.signInWithEmailLink()
+await client.signInWithEmailLink('https://app.example.com/sign-in/email#code=123456&email=ada%40example.com')
+await client.signInWithEmailLink(new URL('https://app.example.com/sign-in/email'))
+declare const location: { href: string, hash: string, reload: () => void }
+await client.signInWithEmailLink(location)
+// @ts-expect-error: a URL, a Location or a string
+await client.signInWithEmailLink(42)
+expectType<EmailSignInFields>({ email: 'ada@example.com', code: '123456' })
+expectType<EmailSignInRequestFields>({ email: 'ada@example.com' })
 await client.setTwoFactorMethod({ method: 'totp' })
 // the schema's method is a string with an enum, which TypeBox types as string: 'sms' compiles, a number does not
 // @ts-expect-error: the method is a string
