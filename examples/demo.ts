@@ -41,8 +41,8 @@
  * the link (what a mail scanner does) never carries the fragment and spends
  * nothing. Without a fragment the page asks for the address, then for the
  * code; the two-factor user is then asked for its second factor (a TOTP or
- * backup code), as the mailbox is one factor. The page calls the routes with
- * `fetch`, in a few lines. `emailSignIn.register` is on, as `users.register`
+ * backup code), as the mailbox is one factor. The page calls the routes
+ * through the client (`signInWithEmailLink` reads the fragment). `emailSignIn.register` is on, as `users.register`
  * is: any address may sign in by email, and its first sign-in creates the
  * user (the console mailer is the only mailbox, so nothing leaves the
  * machine, and it shows the `createUser` path). The link names the demo's
