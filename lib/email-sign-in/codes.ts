@@ -2,6 +2,7 @@
 import type { Call } from '../adapters/second-factor.js'
 import type { JwtLoginContext } from '../context/context.js'
 import { randomCode, randomToken } from '../core/crypto.js'
+import { isPlainEmail } from '../core/email.js'
 import { normalizeCode, type KeyedHashes } from '../services/code-hash.js'
 import { subjectKey } from '../services/limits.js'
 import { isClaimed } from '../store/claim.js'
@@ -33,6 +34,21 @@ export function normalizedAddress (email: string): string {
 export function codeKeys (email: string): { code: string, tries: string } {
   const code = subjectKey('email-signin', normalizedAddress(email))
   return { code, tries: `${code}:tries` }
+}
+
+/**
+ * Whether a new address may get a code that registers it
+ * (`emailSignIn.register`): in plain ASCII (a look-alike could block the
+ * address it imitates) and of an allowed domain (`users.register.allowedDomains`),
+ * as at `POST /users`. Any other address is answered alike, with no code;
+ * and a code that reaches `/auth/email/verify` under another spelling of
+ * its address (NFKC folds a look-alike into the same code) creates nobody.
+ */
+export function mayRegister (call: Call, email: string): boolean {
+  if (!call.settings.emailSignIn.register || !isPlainEmail(email)) return false
+  const { allowedDomains } = call.settings.users.register
+  const domain = email.slice(email.lastIndexOf('@') + 1).toLowerCase()
+  return allowedDomains.length === 0 || allowedDomains.some(allowed => allowed.toLowerCase() === domain)
 }
 
 /** A code just made: the code (for the mail only), the record as written, and its key. */

@@ -4,10 +4,10 @@ import type { PublicUser } from '../adapters/users.js'
 import type { JwtLoginContext } from '../context/context.js'
 import { mailLater } from '../account/mail.js'
 import { clientKey } from '../core/client-key.js'
-import { isEmail, isPlainEmail } from '../core/email.js'
+import { isEmail } from '../core/email.js'
 import { JwtLoginError } from '../core/errors.js'
 import { countInWindow, subjectKey } from '../services/limits.js'
-import { codeKeys, makeSignInCode, normalizedAddress, writeSignInCode } from './codes.js'
+import { codeKeys, makeSignInCode, mayRegister, normalizedAddress, writeSignInCode } from './codes.js'
 
 /**
  * Counts the request per client IP, per address and per account, in one
@@ -28,19 +28,6 @@ async function countRequest (ctx: JwtLoginContext, call: Call, email: string, us
   if (wait !== null) throw new JwtLoginError('ERR_JWT_LOGIN_RATE_LIMITED', { retryAfter: wait })
   // an address without an account counts on a decoy shared by all of them: only its own count (per address) limits it
   return user === null || accountWait === null
-}
-
-/**
- * Whether a new address may get a code that registers it
- * (`emailSignIn.register`): in plain ASCII (a look-alike could block the
- * address it imitates) and of an allowed domain (`users.register.allowedDomains`),
- * as at `POST /users`. Any other address is answered alike, with no code.
- */
-function mayRegister (call: Call, email: string): boolean {
-  if (!call.settings.emailSignIn.register || !isPlainEmail(email)) return false
-  const { allowedDomains } = call.settings.users.register
-  const domain = email.slice(email.lastIndexOf('@') + 1).toLowerCase()
-  return allowedDomains.length === 0 || allowedDomains.some(allowed => allowed.toLowerCase() === domain)
 }
 
 /** The link of the mail: the page, the code and the address in its fragment, which no browser sends to a server. */

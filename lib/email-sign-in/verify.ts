@@ -1,7 +1,7 @@
 // Sign-in by email, second step: the mailed code signs in the account its address finds (or creates it), answered as `POST /auth` answers.
 import type { Call, SessionOrigin, SignInResult } from '../adapters/second-factor.js'
 import { loggedError } from '../adapters/guard.js'
-import type { PublicUser, UserAdapter } from '../adapters/users.js'
+import type { PublicUser } from '../adapters/users.js'
 import { resetCredentials } from '../account/credentials.js'
 import type { JwtLoginContext } from '../context/context.js'
 import { clientKey } from '../core/client-key.js'
@@ -14,7 +14,7 @@ import { uniqueLogin } from '../services/unique-login.js'
 import { completeSignIn } from '../sessions/sign-in.js'
 import { claimOnce, type Claim } from '../store/claim.js'
 import { sessionIndexKey } from '../tokens/session-index.js'
-import { codeKeys, matchesSignInCode, normalizedAddress } from './codes.js'
+import { codeKeys, matchesSignInCode, mayRegister, normalizedAddress } from './codes.js'
 
 /** The first factor of a sign-in by email: the mailbox, proven by its code. */
 export const EMAIL: SessionOrigin = Object.freeze({ method: 'email' })
@@ -103,17 +103,19 @@ export async function verifyEmailSignIn (ctx: JwtLoginContext, call: Call, input
     throw refused(ctx, call)
   }
   const settling = ctx.limiter.succeeded(holds)
+  let signedIn: { user: unknown, result: SignInResult }
   try {
     const { user, startedAt } = found === null ? await newUser(ctx, call, email) : await provenAccount(ctx, call, found)
-    const result = await completeSignIn(ctx, call, user, startedAt, EMAIL, found === null || startedAt !== call.startedAt ? undefined : index)
-    if (!('two_factor_required' in result)) ctx.events.emit('login.succeeded', { userId: ctx.users.toPublicUser(user).ID, ip: call.ip, method: 'email' })
-    return result
+    signedIn = { user, result: await completeSignIn(ctx, call, user, startedAt, EMAIL, found === null || startedAt !== call.startedAt ? undefined : index) }
   } catch (error) {
     await claim.giveBack()
     throw error
   } finally {
     await settling
   }
+  const { user, result } = signedIn
+  if (!('two_factor_required' in result)) ctx.events.emit('login.succeeded', { userId: ctx.users.toPublicUser(user).ID, ip: call.ip, method: 'email' })
+  return result
 }
 
 /** The one refusal of a code: 401 / 246, reported as a failed sign-in. */
@@ -137,7 +139,11 @@ interface SignInUser { user: unknown, startedAt: number }
 async function provenAccount (ctx: JwtLoginContext, call: Call, found: unknown): Promise<SignInUser> {
   const publicUser = ctx.users.toPublicUser(found)
   if (publicUser.email_verified !== false) return { user: found, startedAt: call.startedAt }
-  const users = ctx.users as UserAdapter<any> & Required<Pick<UserAdapter<any>, 'setPassword' | 'setEmailVerified'>>
+  const users = ctx.users
+  // registration checks only what it can see: an adapter may report an unproven address and lack what proves it
+  if (users.setPassword === undefined || users.setEmailVerified === undefined) {
+    throw new JwtLoginError('ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', { cause: new Error('an account\'s address is unverified, and the user adapter lacks setPassword or setEmailVerified to retire its password and record the proof') })
+  }
   try {
     await resetCredentials(ctx, call, publicUser.ID, found, 'email_verified', true)
     await users.setPassword(found, randomToken(32))
@@ -161,8 +167,9 @@ async function provenAccount (ctx: JwtLoginContext, call: Call, found: unknown):
  * account found signs in under the same rules.
  */
 async function newUser (ctx: JwtLoginContext, call: Call, email: string, attempt = 1): Promise<SignInUser> {
-  // registration turned off since the code was mailed: it creates nobody
-  if (!call.settings.emailSignIn.register || ctx.users.createUser === undefined) throw new JwtLoginError('ERR_JWT_LOGIN_EMAIL_SIGN_IN_CODE_INVALID')
+  // registration turned off since the code was mailed, or the address given in another spelling than the one
+  // the code went to (a look-alike the request would have refused): the code creates nobody
+  if (!mayRegister(call, email) || ctx.users.createUser === undefined) throw refused(ctx, call)
   try {
     const login = await uniqueLogin(ctx.users, email)
     const user: unknown = await ctx.users.createUser({ email, login, displayName: login, role: call.settings.users.register.defaultRole, emailVerified: true })
