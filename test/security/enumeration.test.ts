@@ -1,6 +1,7 @@
 import t from 'tap'
 import { ALICE, buildApp, testClock } from '../helpers/app.js'
-import { errorCode, login } from '../helpers/http.js'
+import { errorCode, login, post } from '../helpers/http.js'
+import { MailBox } from '../helpers/mail-box.js'
 
 const median = (values: number[]): number => {
   const sorted = [...values].sort((a, b) => a - b)
@@ -48,6 +49,33 @@ t.test('unknown user and wrong password take comparable time; the unknown path r
   t.ok(ratio > 0.5 && ratio < 2, `median ratio unknown/known = ${ratio.toFixed(2)} (${median(unknown).toFixed(1)} ms / ${median(known).toFixed(1)} ms)`)
   t.ok(median(unknown) > 5, `the unknown-user path spends argon2 time (${median(unknown).toFixed(1)} ms)`)
   t.ok(median(unknown) > 4 * median(baseline), `far above a request that hashes nothing (${median(baseline).toFixed(1)} ms)`)
+})
+
+t.test('sign-in by email: a known and an unknown address get the same answer, in comparable time', async (t) => {
+  const mail = new MailBox()
+  const roomy = { max: 1000, window: '1h' }
+  const { app } = await buildApp({ emailSignIn: { enabled: true, limits: { perAddress: roomy, perAccount: roomy, perIp: roomy } } }, { mailer: mail })
+  t.teardown(() => app.close())
+  const ask = async (email: string) => await post(app, '/auth/email', { email })
+  const knownAnswer = await ask(ALICE.email)
+  const unknownAnswer = await ask('nobody@example.com')
+  for (const res of [knownAnswer, unknownAnswer]) {
+    t.equal(res.statusCode, 200)
+    t.equal(res.body, knownAnswer.body)
+    t.equal(res.headers['content-type'], knownAnswer.headers['content-type'])
+    t.equal(res.headers['content-length'], knownAnswer.headers['content-length'])
+  }
+  t.equal((await mail.next()).to, ALICE.email, 'only the known address gets a mail')
+  // about a millisecond each, so more samples than above, and the middle of them
+  const middle = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number
+  const known: number[] = []
+  const unknown: number[] = []
+  for (let i = 0; i < 41; i++) {
+    known.push(await timed(async () => await ask(ALICE.email)))
+    unknown.push(await timed(async () => await ask(`nobody-${i}@example.com`)))
+  }
+  const ratio = middle(unknown) / middle(known)
+  t.ok(ratio > 0.5 && ratio < 2, `median ratio unknown/known = ${ratio.toFixed(2)} (${middle(unknown).toFixed(2)} ms / ${middle(known).toFixed(2)} ms)`)
 })
 
 t.test('per-account lockout: after max failures, 429 / 200 with Retry-After, for known and unknown accounts alike', async (t) => {
