@@ -155,7 +155,8 @@ async function provenAccount (ctx: JwtLoginContext, call: Call, found: unknown):
   ctx.forgetUser(publicUser.ID)
   ctx.events.emit('email.verified', { userId: publicUser.ID, ip: call.ip, reset: true })
   const user = await ctx.users.findById(publicUser.ID)
-  if (user === null) throw new JwtLoginError('ERR_JWT_LOGIN_EMAIL_SIGN_IN_CODE_INVALID')
+  // the account was removed meanwhile: the code signs in nobody
+  if (user === null) throw refused(ctx, call)
   return { user, startedAt: ctx.clock() + 1 + call.settings.sessions.clockSkewMs }
 }
 
