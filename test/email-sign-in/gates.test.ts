@@ -14,6 +14,23 @@ t.test('off: 403 / 243 on both routes, before anything is read; on after a reloa
   t.equal((await kit.signIn()).statusCode, 200, 'on once the settings say so')
 })
 
+t.test('authentication.enabled off: 403 / 45 on both routes, whatever emailSignIn says', async (t) => {
+  const kit = await buildEmailSignInApp(t, { settings: { authentication: { enabled: false } } })
+  t.same(errorOf(await kit.request(ALICE.email)), [403, 45])
+  t.same(errorOf(await kit.verify(ALICE.email, '123456')), [403, 45])
+})
+
+t.test('cookie mode: a sign-in from a foreign origin is refused (403 / 208) before the code is tried; the app\'s own origin signs in', async (t) => {
+  const app = 'https://app.example.com'
+  const kit = await buildEmailSignInApp(t, { settings: { refresh: { enabled: true, cookie: { enabled: true } }, cors: { enabled: true, origins: [app], credentials: true } } })
+  const code = await kit.codeFor(ALICE.email)
+  t.same(errorOf(await kit.verify(ALICE.email, code, { headers: { origin: 'https://evil.example.com' } })), [403, 208])
+  t.same(kit.events.of('login.failed'), [], 'no try was counted')
+  const res = await kit.verify(ALICE.email, code, { headers: { origin: app } })
+  t.equal(res.statusCode, 200, res.body)
+  t.type(res.json().data.csrf_token, 'string')
+})
+
 t.test('authCodes.requireFor.auth: both routes need the auth code in the body', async (t) => {
   const kit = await buildEmailSignInApp(t, { settings: { authCodes: { codes: [{ code: 'gate-code-1' }], requireFor: { auth: true } } } })
   t.same(errorOf(await kit.request(ALICE.email)), [400, 94], 'missing')

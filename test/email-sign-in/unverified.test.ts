@@ -104,7 +104,10 @@ t.test('the account gone while it is reset: 401 / 246', async (t) => {
     await setEmailVerified(user, verified)
     await kit.users.removeUser(carol?.ID as number)
   }
+  kit.events.clear()
   t.same(errorOf(await kit.verify(CAROL.email, code)), [401, 246])
+  t.same(kit.events.of('login.failed'), [{ ip: '127.0.0.1', reason: 'email_code', errorCode: 246 }])
+  t.same(kit.events.of('session.started'), [])
 })
 
 t.test('an adapter that reports an unproven address but cannot retire its password: 503 / 201 before anything of the account ends', async (t) => {
