@@ -55,9 +55,10 @@ t.test('linkUrl: an https page, or http on loopback, without a fragment', async 
   for (const linkUrl of ['https://app.example.com/sign-in/email', 'https://app.example.com/in?from=mail', 'http://localhost:3000/in', 'http://127.0.0.1/in', 'http://[::1]:8080/in', '']) {
     t.equal(refusalOf({ linkUrl }), null, `accepted: ${linkUrl}`)
   }
-  for (const linkUrl of ['http://app.example.com/in', 'http://localhost.example.com/in', 'https://app.example.com/in#page', 'https://app.example.com/in#', 'app.example.com/in', 'not a url', 'ftp://app.example.com/in', 'javascript:alert(1)']) {
+  for (const linkUrl of ['http://app.example.com/in', 'http://localhost.example.com/in', 'https://app.example.com/in#page', 'https://app.example.com/in#', 'app.example.com/in', 'not a url', 'ftp://app.example.com/in', 'javascript:alert(1)',
+    ' https://app.example.com/in', 'https://app.example.com/in ', 'https://app.example.com/sign in', 'https://app.example.com/in\n']) {
     const refusal = refusalOf({ linkUrl })
-    t.equal(refusal?.path, 'emailSignIn/linkUrl', `refused: ${linkUrl}`)
+    t.equal(refusal?.path, 'emailSignIn/linkUrl', `refused: ${JSON.stringify(linkUrl)}`)
     t.match(refusal?.message, 'https URL')
   }
 })
