@@ -56,9 +56,9 @@ export async function requestEmailSignIn (ctx: JwtLoginContext, call: Call, inpu
   const issued = makeSignInCode(ctx, call, email, user?.ID ?? null)
   const to = user?.user_email ?? email
   const values = {
-    email: to,
+    // the address as asked: the code is kept under it, and the mail names what to type with the code
+    email,
     expires_in_minutes: String(Math.ceil(settings.code.lifetimeMs / 60_000)),
-    // the address as asked: the code is kept under it
     link: settings.linkUrl === '' ? '' : linkOf(settings.linkUrl, issued.code, email)
   }
   if (sends) {
