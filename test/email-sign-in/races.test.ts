@@ -9,7 +9,9 @@
  *   `limits.loginPerAccount.max` are checked, the rest answer 429;
  * - a code survives fewer than `emailSignIn.code.maxTries` wrong tries,
  *   however concurrent: one less leaves it working, as many spend it;
- * - a code asked for on one instance signs in on the other.
+ * - a code asked for on one instance signs in on the other;
+ * - uses of the right code are not wrong guesses: a burst of them does not
+ *   lock the account (pinned as todo: verify.ts counts them as failures).
  *
  * test/many-instances/ runs the first two across processes too.
  */
@@ -98,6 +100,10 @@ const racer = await users.addUser({ login: 'racer', email: 'racer@example.com', 
 const survivor = await users.addUser({ login: 'survivor', email: 'survivor@example.com', password: 'the survivor password' })
 const crosser = await users.addUser({ login: 'crosser', email: 'crosser@example.com', password: 'the crosser password' })
 const guessed = await users.addUser({ login: 'guessed', email: 'guessed@example.com', password: 'the guessed password' })
+const clicker = await users.addUser({ login: 'clicker', email: 'clicker@example.com', password: 'the clicker password' })
+
+/** Why an assertion below is marked todo: a defect of lib/email-sign-in/ this file pins until it is fixed there. */
+const RIGHT_CODE_FAILS = 'lib/email-sign-in/verify.ts counts a use of the right code that finds it claimed, or past maxTries, as a failed sign-in (limiter.failed): a burst of uses locks the account'
 
 for (const kind of STORES) {
   t.test(kind, async (t) => {
@@ -147,6 +153,15 @@ for (const kind of STORES) {
       t.same(checked, Array(checked.length).fill([401, 246]), 'a checked guess is a wrong code')
       t.same(answers.filter(([status]) => status !== 401), Array(RACERS - checked.length).fill([429, 200]), 'the others are refused unchecked')
       for (const on of [strict.a, strict.b]) t.same(errorOf(await verify(on, guessed.user_email, code)), [429, 200], 'the account is locked on both instances, the right code too')
+    })
+
+    await t.test(`${kind}: ${RACERS} concurrent uses of the right code, more than the lockout allows, do not lock the account`, async (t) => {
+      const strict = await service(t, store, users, { max: LOCKOUT })
+      const code = await codeFrom(strict.b, strict, clicker.user_email)
+      const answers = await burst(strict, clicker.user_email, RACERS, () => code)
+      t.ok(answers.filter(([status]) => status === 200).length <= 1, 'at most one signs in')
+      const next = await verify(strict.a, clicker.user_email, await codeFrom(strict.a, strict, clicker.user_email))
+      t.same(errorOf(next), [200, undefined], 'a new code then signs in: no use of the right code was a wrong guess', { todo: RIGHT_CODE_FAILS })
     })
   })
 }

@@ -239,8 +239,13 @@ async function signInCode (host: Host, to: string): Promise<string> {
   return code
 }
 
-/** How many verifies of one code race (spread over A and B; the account's lockout lets ACCOUNT_MAX through at once). */
-const EMAIL_RACERS = 12
+/**
+ * How many verifies of one code race, spread over A and B: fewer than the
+ * account's lockout, with the replay after them. Every use of the code
+ * after its claim counts as a failed sign-in of erin, whose next password
+ * sign-in (the reset's below) must not find her locked.
+ */
+const EMAIL_RACERS = ACCOUNT_MAX - 1
 
 async function emailCodeAcross (t: Test, hosts: Trio): Promise<void> {
   const [a, b, c] = hosts
@@ -251,7 +256,7 @@ async function emailCodeAcross (t: Test, hosts: Trio): Promise<void> {
   const won = answers.filter(({ status }) => status === 200)
   t.equal(won.length, 1, 'exactly one signs in')
   for (const answer of answers.filter(({ status }) => status !== 200)) {
-    t.ok([[401, 246], [429, 200]].some(pair => JSON.stringify(pair) === JSON.stringify(pairOf(answer))), `another use is refused as a used code, or unchecked (${JSON.stringify(pairOf(answer))})`)
+    t.same(pairOf(answer), [401, 246], 'another use is refused as a used code')
   }
   const jwt = won[0]?.data.jwt as string
   t.same((await validateEverywhere(hosts, jwt)).map(({ status }) => status), [200, 200, 200], 'its token validates everywhere')
