@@ -3,6 +3,7 @@ import t, { type Test } from 'tap'
 import jwtLogin, { MemoryStore, type Mailer, type MailMessage, type StateStore } from '../../lib/index.js'
 import { MemoryUserAdapter } from '../../lib/testing.js'
 import { ALICE, HS_SECRET, testClock } from '../helpers/app.js'
+import { mailCode } from '../helpers/account.js'
 import { ruledStore } from '../helpers/faults.js'
 import { errorCode, post } from '../helpers/http.js'
 import { codeIn, NEW_PASSWORD, RESET_URL } from '../helpers/reset.js'
@@ -254,4 +255,68 @@ t.test('login: a correct password stands when only the success bookkeeping fails
   const res = await post(app, '/auth', { email: ALICE.email, password: ALICE.password })
   t.equal(res.statusCode, 200, res.body)
   t.type(res.json().data.jwt, 'string')
+})
+
+/** An app with sign-in by email on a memory store behind `ruledStore`, and the mailer's last code for an address. */
+async function emailSignInApp (t: Test, settings: Record<string, unknown> = {}) {
+  const clock = testClock()
+  const memory = new MemoryStore({ clock })
+  const store = ruledStore(memory)
+  const users = new MemoryUserAdapter()
+  const mailer = new CapturingMailer()
+  const app = Fastify()
+  await app.register(jwtLogin, {
+    users,
+    store,
+    clock,
+    mailer,
+    settings: { tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }] }, refresh: { enabled: true }, emailSignIn: { enabled: true }, ...settings }
+  })
+  t.teardown(async () => { await app.close(); await memory.close() })
+  const requestCode = async (email: string): Promise<string> => {
+    const sent = mailer.messages.length
+    t.equal((await post(app, '/auth/email', { email })).statusCode, 200)
+    for (let i = 0; i < 50 && mailer.messages.length === sent; i++) await new Promise(resolve => setImmediate(resolve))
+    return mailCode(mailer.messages.at(-1) as MailMessage)
+  }
+  const verify = async (email: string, code: string) => await post(app, '/auth/email/verify', { email, code })
+  return { app, store, users, clock, requestCode, verify }
+}
+
+/** Why two assertions below are marked todo: defects of lib/email-sign-in/ this file pins until they are fixed there. */
+const TRIES_RESTARTED = 'lib/email-sign-in/codes.ts writeSignInCode deletes the tries beside the set: a set that fails still restarts the older code\'s tries'
+const RETRY_BEFORE_CUTOFF = 'lib/email-sign-in/verify.ts provenAccount: on the retry the account is verified already, so its session starts at the request\'s start, before the cutoff (plus sessions.clockSkew) that the failed request wrote'
+
+t.test('email sign-in: a code write that fails leaves the older code with the tries it used', async (t) => {
+  const { app, store, users, requestCode, verify } = await emailSignInApp(t, { limits: { loginPerAccount: { max: 100 } } })
+  await users.addUser({ ...ALICE })
+  const older = await requestCode(ALICE.email)
+  const wrong = older === '000000' ? '111111' : '000000'
+  // the code's five tries (emailSignIn.code.maxTries), all wrong
+  for (let i = 0; i < 5; i++) t.equal(errorCode(await verify(ALICE.email, wrong)), 246)
+  store.rule = (method, key) => method === 'set' && key.startsWith('email-signin:')
+  const failed = await post(app, '/auth/email', { email: ALICE.email })
+  t.same([failed.statusCode, errorCode(failed)], [503, 201], 'the new code was not written')
+  store.rule = null
+  const res = await verify(ALICE.email, older)
+  t.same([res.statusCode, errorCode(res)], [401, 246], 'the older code has no try left: the failed request gave it none', { todo: TRIES_RESTARTED })
+})
+
+t.test('email sign-in: the retry after a failure past the proof of an unverified address starts a session that validates', async (t) => {
+  const { app, users, clock, requestCode, verify } = await emailSignInApp(t, { sessions: { clockSkew: '2s' } })
+  const user = await users.addUser({ ...ALICE, emailVerified: false })
+  const code = await requestCode(ALICE.email)
+  // the address is proven (the sessions ended, the password retired, the user marked verified); the re-read then fails
+  const findById = users.findById.bind(users)
+  users.findById = async () => { throw new Error('injected: the user database is down') }
+  const failed = await verify(ALICE.email, code)
+  users.findById = findById
+  t.same([failed.statusCode, errorCode(failed)], [503, 201])
+  t.equal(user.emailVerified, true, 'the failed request proved the address')
+  // a client's retry, within the clock skew
+  clock.advance(500)
+  const retry = await verify(ALICE.email, code)
+  t.equal(retry.statusCode, 200, 'the same code signs in (it was given back)')
+  const validated = await post(app, '/auth/validate', { JWT: retry.json().data.jwt })
+  t.same([validated.statusCode, errorCode(validated)], [200, undefined], 'and its session validates', { todo: RETRY_BEFORE_CUTOFF })
 })

@@ -20,7 +20,8 @@
  * sweeps from its own first call (`sweepFrom`).
  *
  * The harness (the rig, the requests, the shared assertions, `runFlow`) is
- * in fault-rig.ts; the account routes' flows are in fault-account.ts.
+ * in fault-rig.ts; the account routes' flows are in fault-account.ts, sign-in
+ * by email's in fault-email-sign-in.ts.
  */
 import { randomUUID } from 'node:crypto'
 import t from 'tap'
@@ -31,6 +32,7 @@ import { MemoryPasskeyStore } from '../../lib/testing.js'
 import { createTotpSecret } from '../../lib/two-factor/methods/totp.js'
 import { SoftAuthenticator } from './authenticator.js'
 import { accountFlows, accountOptions, ACCOUNT_SETTINGS } from './fault-account.js'
+import { emailSignInSweep } from './fault-email-sign-in.js'
 import {
   BASE, bearer, buildRig, checkListConsistent, dataOf, endAllSessions, endSession, errorCodeOf, expect, hashLogin, listedIds, listSessions,
   login, MANY, noted, ok, PASSWORD, post, PREFIX, refresh, registerUser, revoke, runFlow, session, setupData, setupLogin, sidOf, validate, where,
@@ -1003,6 +1005,8 @@ export function faultSuite (stores: readonly StoreName[]): void {
           await t.test(`${store} ${flow.name}`, async (t) => { await runFlow(t, flow) })
         }
       })
+
+      await t.test(`${store} email-sign-in`, async (t) => { await emailSignInSweep(t, store) })
 
       await t.test(`${store} oauth`, async (t) => {
         // back-channel logout on: a sign-in also writes the keys that find its user from the provider's sub and sid
