@@ -47,8 +47,8 @@ function render (ctx: JwtLoginContext, call: Call, mail: OutgoingMail): { subjec
  * and the failure is logged without the code or the address.
  */
 export function mailLater (ctx: JwtLoginContext, call: Call, mail: OutgoingMail): void {
-  const message = { to: mail.to, ...render(ctx, call, mail) }
-  setImmediate(() => { deliver(ctx, call, mail, message) })
+  // rendered after the answer too: an answer that mails nothing (an address without an account) takes no less time
+  setImmediate(() => { deliver(ctx, call, mail, { to: mail.to, ...render(ctx, call, mail) }) })
 }
 
 async function deliver (ctx: JwtLoginContext, call: Call, mail: OutgoingMail, message: { to: string, subject: string, text: string, html: string }): Promise<void> {

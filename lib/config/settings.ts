@@ -123,8 +123,10 @@ function checkEmailSignIn ({ code, linkUrl }: Groups['emailSignIn']): void {
   let url: URL | null = null
   try { url = new URL(linkUrl) } catch {}
   const secure = url !== null && (url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK.has(url.hostname)))
-  if (!secure || /[#\s]/.test(linkUrl)) {
-    throw new JwtLoginSettingsError('emailSignIn/linkUrl', 'must be the https URL of the page that reads the code from its fragment (http only on localhost), without a # of its own or a space, such as https://app.example.com/sign-in/email')
+  // written into the mail as given: no user info (https://app.example.com@evil.example), no backslash, no control character, no space
+  const plain = url !== null && url.username === '' && url.password === '' && /^https?:\/\/[^\\#\s\u0000-\u001f\u007f]+$/i.test(linkUrl)
+  if (!secure || !plain) {
+    throw new JwtLoginSettingsError('emailSignIn/linkUrl', 'must be the https URL of the page that reads the code from its fragment (http only on localhost), written plainly: scheme://host/path, without user info, a # of its own, a backslash or a space, such as https://app.example.com/sign-in/email')
   }
 }
 

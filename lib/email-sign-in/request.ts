@@ -7,7 +7,7 @@ import { clientKey } from '../core/client-key.js'
 import { isEmail } from '../core/email.js'
 import { JwtLoginError } from '../core/errors.js'
 import { countInWindow, subjectKey } from '../services/limits.js'
-import { codeKeys, makeSignInCode, mayRegister, normalizedAddress, writeSignInCode } from './codes.js'
+import { codeKey, makeSignInCode, mayRegister, normalizedAddress, writeSignInCode } from './codes.js'
 
 /**
  * Counts the request per client IP, per address and per account, in one
@@ -42,7 +42,7 @@ function linkOf (linkUrl: string, code: string, email: string): string {
  * store calls whatever the address: the user lookup; the request counted
  * per IP, per address and per account together (429 over the first two);
  * then one round trip: the code written (it replaces the address's older
- * one, and its tries start again), or a read. A mail that cannot be sent
+ * one; its tries, named by its id, start at none), or a read. A mail that cannot be sent
  * withdraws its code.
  */
 export async function requestEmailSignIn (ctx: JwtLoginContext, call: Call, input: { email: string | undefined }): Promise<{ message: string }> {
@@ -53,7 +53,7 @@ export async function requestEmailSignIn (ctx: JwtLoginContext, call: Call, inpu
   const user = found === null ? null : ctx.users.toPublicUser(found)
   const sends = await countRequest(ctx, call, email, user) && (user !== null || mayRegister(call, email))
   // the same work for an address that gets no code: a code, its hash, the mail and one store round trip
-  const issued = makeSignInCode(ctx, call, email, user?.ID ?? null)
+  const issued = makeSignInCode(ctx, call, email, user)
   const to = user?.user_email ?? email
   const values = {
     // the address as asked: the code is kept under it, and the mail names what to type with the code
@@ -65,7 +65,7 @@ export async function requestEmailSignIn (ctx: JwtLoginContext, call: Call, inpu
     await writeSignInCode(ctx, call, email, issued)
     mailLater(ctx, call, { name: settings.linkUrl === '' ? 'emailSignIn' : 'emailSignInLink', to, userId: user?.ID ?? null, values, code: issued })
   } else {
-    await ctx.store.get(codeKeys(email).code)
+    await ctx.store.get(codeKey(email))
   }
   ctx.events.emit('email_sign_in.requested', { userId: sends ? user?.ID ?? null : null, ip: call.ip, register: sends && user === null })
   return { message: ctx.messages.text(call, 'emailSignInSent') }

@@ -8,13 +8,13 @@ import { clientKey } from '../core/client-key.js'
 import { randomToken } from '../core/crypto.js'
 import { isEmail } from '../core/email.js'
 import { errorNumber, JwtLoginError } from '../core/errors.js'
-import { throwFirstFailure } from '../core/settled.js'
 import { accountSubject, subjectKey, type Hold, type Reservable } from '../services/limits.js'
 import { uniqueLogin } from '../services/unique-login.js'
+import { endAllSessions } from '../sessions/manage.js'
 import { completeSignIn } from '../sessions/sign-in.js'
 import { claimOnce, type Claim } from '../store/claim.js'
 import { sessionIndexKey } from '../tokens/session-index.js'
-import { codeKeys, matchesSignInCode, mayRegister, normalizedAddress } from './codes.js'
+import { codeKey, matchSignInCode, mayRegister, normalizedAddress, readCode, triesKey, type SignInCode } from './codes.js'
 
 /** The first factor of a sign-in by email: the mailbox, proven by its code. */
 export const EMAIL: SessionOrigin = Object.freeze({ method: 'email' })
@@ -28,31 +28,37 @@ export interface EmailSignInInput {
   code: string | undefined
 }
 
+/** A try as counted: its holds on the lockouts, the code's record as read (`raw`, for the claim), the session index, the code's tries. */
+interface CountedTry { holds: Hold[], raw: string | null | undefined, read: SignInCode | null, index: string | null, tries: number }
+
 /**
  * Counts the try on the sign-in lockouts (`limits.loginPerAccount` per
- * account and per address, `limits.loginPerIp` per client) and on the
- * code, reading the address's code and the account's session index along,
- * all before the code is looked at: a burst of concurrent guesses is
- * checked at most as often as the limits allow. Over a lockout: 429.
+ * account and per address, `limits.loginPerIp` per client), reading the
+ * address's code and the account's session index along (over a lockout:
+ * 429, and the code's tries are untouched); then on the code read (its
+ * tries are named by its id, so a new code starts with none): all before
+ * the code is looked at, so a burst of concurrent guesses is checked at
+ * most as often as the lockouts and `maxTries` allow.
  */
-async function countTry (ctx: JwtLoginContext, call: Call, email: string, userId: number | null): Promise<{ holds: Hold[], raw: string | null | undefined, index: string | null, tries: number }> {
+async function countTry (ctx: JwtLoginContext, call: Call, email: string, userId: number | null): Promise<CountedTry> {
   const { loginPerAccount, loginPerIp } = call.settings.limits
   const named: Reservable = { key: subjectKey('login:account', normalizedAddress(email)), limit: loginPerAccount, onSuccess: 'reset' }
   const client: Reservable = { key: subjectKey('login:ip', clientKey(call.ip)), limit: loginPerIp, onSuccess: 'release' }
-  const keys = codeKeys(email)
-  const [reserved, counted] = await Promise.allSettled([
-    ctx.limiter.reserve([named, client, accountSubject(userId, loginPerAccount)], [keys.code, sessionIndexKey(userId)]),
-    ctx.store.increment(keys.tries, call.settings.emailSignIn.code.lifetimeMs)
-  ])
-  if (reserved.status === 'fulfilled' && reserved.value.ok && counted.status === 'rejected') await ctx.limiter.release(reserved.value.holds)
-  throwFirstFailure([reserved, counted])
-  const reservation = (reserved as PromiseFulfilledResult<Awaited<ReturnType<typeof ctx.limiter.reserve>>>).value
+  const reservation = await ctx.limiter.reserve([named, client, accountSubject(userId, loginPerAccount)], [codeKey(email), sessionIndexKey(userId)])
   if (!reservation.ok) {
     ctx.events.emit('login.failed', { ip: call.ip, reason: 'rate_limited', errorCode: errorNumber('ERR_JWT_LOGIN_RATE_LIMITED') })
     throw new JwtLoginError('ERR_JWT_LOGIN_RATE_LIMITED', { retryAfter: reservation.retryAfter })
   }
-  const [raw, index] = reservation.read
-  return { holds: reservation.holds, raw, index: index ?? null, tries: (counted as PromiseFulfilledResult<{ count: number }>).value.count }
+  const { holds, read: [raw, index] } = reservation
+  const read = readCode(raw)
+  try {
+    const { count } = await ctx.store.increment(triesKey(email, read), call.settings.emailSignIn.code.lifetimeMs)
+    return { holds, raw, read, index: index ?? null, tries: count }
+  } catch (error) {
+    // not evaluated: the attempt is given back
+    await ctx.limiter.release(holds)
+    throw error
+  }
 }
 
 /**
@@ -62,15 +68,17 @@ async function countTry (ctx: JwtLoginContext, call: Call, email: string, userId
  * factor: the mailbox is one factor). Every bad code, an address without a
  * code, and a try past `emailSignIn.code.maxTries` answer 401 / 246 after the
  * same work. Order:
- * 1. the user looked up; one round trip: the try counted on the lockouts
- *    and on the code, the code and the session index read;
+ * 1. the user looked up; one round trip: the try counted on the lockouts,
+ *    the code and the session index read; one more: the try counted on
+ *    the code read;
  * 2. the code compared; wrong: counted as a failure (a wrong guess does not
- *    spend the code until its tries are used up);
+ *    spend the code until its tries are used up); the right code past its
+ *    tries, or a code just claimed: given back, no guess;
  * 3. the code claimed (one compare-and-set: of concurrent uses one goes on);
  * 4. an account whose address was never verified ends what it held (every
  *    session and trusted device, the passkeys, the second factor; its
- *    password is retired) and is marked verified; a new address's user is
- *    created (verified);
+ *    password is retired, and the sessions are ended once more) and is
+ *    marked verified last; a new address's user is created (verified);
  * 5. the sign-in completes as a password's does.
  * A failure in 4–5 gives the code back (only over this request's claim), so
  * the retry finishes: each step of 4 is idempotent, and a code of a new
@@ -82,15 +90,17 @@ export async function verifyEmailSignIn (ctx: JwtLoginContext, call: Call, input
   if (code === undefined) throw new JwtLoginError('ERR_JWT_LOGIN_EMAIL_SIGN_IN_CODE_MISSING')
   const found = await ctx.users.findByEmail(email)
   const userId = found === null ? null : ctx.users.toPublicUser(found).ID
-  const { holds, raw, index, tries } = await countTry(ctx, call, email, userId)
-  const record = matchesSignInCode(ctx, call, raw, userId, code, tries)
+  const { holds, raw, read, index, tries } = await countTry(ctx, call, email, userId)
+  const { right, record } = matchSignInCode(ctx, call, read, userId, code, tries)
   if (record === null) {
-    await ctx.limiter.failed(holds)
+    // a wrong code is a failed sign-in; the right one past its tries, or one that finds the code just claimed, is no guess
+    // (a page opened twice, a double click; nothing can be guessed while the code is claimed): given back
+    await (right || (raw !== null && raw !== undefined && read === null) ? ctx.limiter.release(holds) : ctx.limiter.failed(holds))
     throw refused(ctx, call)
   }
   let claim: Claim
   try {
-    claim = await claimOnce(ctx.store, codeKeys(email).code, raw as string, () => Math.max(1, record.exp - ctx.clock()), (error) => {
+    claim = await claimOnce(ctx.store, codeKey(email), raw as string, () => Math.max(1, record.exp - ctx.clock()), (error) => {
       ctx.log.error({ userId, err: loggedError(error) }, 'jwt-login: a sign-in code could not be given back after a failure; the user needs a new one')
     })
   } catch (error) {
@@ -105,7 +115,7 @@ export async function verifyEmailSignIn (ctx: JwtLoginContext, call: Call, input
   const settling = ctx.limiter.succeeded(holds)
   let signedIn: { user: unknown, result: SignInResult }
   try {
-    const { user, startedAt } = found === null ? await newUser(ctx, call, email) : await provenAccount(ctx, call, found)
+    const { user, startedAt } = found === null ? await newUser(ctx, call, email) : await provenAccount(ctx, call, found, record)
     signedIn = { user, result: await completeSignIn(ctx, call, user, startedAt, EMAIL, found === null || startedAt !== call.startedAt ? undefined : index) }
   } catch (error) {
     await claim.giveBack()
@@ -136,9 +146,11 @@ interface SignInUser { user: unknown, startedAt: number }
  * marked verified; its owner sets a password under the account. The new
  * session starts after the cutoff that ended the others.
  */
-async function provenAccount (ctx: JwtLoginContext, call: Call, found: unknown): Promise<SignInUser> {
+async function provenAccount (ctx: JwtLoginContext, call: Call, found: unknown, record: SignInCode | null): Promise<SignInUser> {
   const publicUser = ctx.users.toPublicUser(found)
-  if (publicUser.email_verified !== false) return { user: found, startedAt: call.startedAt }
+  const afterCutoff = (): number => ctx.clock() + 1 + call.settings.sessions.clockSkewMs
+  // proven by an earlier try of this code that then failed: its retry starts after that try's cutoff too
+  if (publicUser.email_verified !== false) return { user: found, startedAt: record?.unproven === true ? afterCutoff() : call.startedAt }
   const users = ctx.users
   // registration checks only what it can see: an adapter may report an unproven address and lack what proves it
   if (users.setPassword === undefined || users.setEmailVerified === undefined) {
@@ -147,6 +159,9 @@ async function provenAccount (ctx: JwtLoginContext, call: Call, found: unknown):
   try {
     await resetCredentials(ctx, call, publicUser.ID, found, 'email_verified', true)
     await users.setPassword(found, randomToken(32))
+    // once more, now the password is retired: a sign-in that checked it (or a passkey) while the above ran ends too
+    await endAllSessions(ctx, call.settings, publicUser.ID, 'email_verified')
+    // last: until the address is marked, a retry does all of the above again
     await users.setEmailVerified(found, true)
   } catch (error) {
     // sessions may have ended already: the answer says so, and the retry (the code is given back) finishes
@@ -157,7 +172,7 @@ async function provenAccount (ctx: JwtLoginContext, call: Call, found: unknown):
   const user = await ctx.users.findById(publicUser.ID)
   // the account was removed meanwhile: the code signs in nobody
   if (user === null) throw refused(ctx, call)
-  return { user, startedAt: ctx.clock() + 1 + call.settings.sessions.clockSkewMs }
+  return { user, startedAt: afterCutoff() }
 }
 
 /**
@@ -181,7 +196,7 @@ async function newUser (ctx: JwtLoginContext, call: Call, email: string, attempt
     // a taken address or login is the guard's JwtLoginError 38; anything else is an unavailable dependency (503)
     if (!(error instanceof JwtLoginError && error.code === 'ERR_JWT_LOGIN_USER_EXISTS')) throw error
     const found = await ctx.users.findByEmail(email)
-    if (found !== null) return await provenAccount(ctx, call, found)
+    if (found !== null) return await provenAccount(ctx, call, found, null)
     if (attempt === MAX_CREATE_ATTEMPTS) throw error
     return await newUser(ctx, call, email, attempt + 1)
   }

@@ -9,7 +9,7 @@ export const EMAIL_SIGN_IN_SETTINGS = {
     enabled: Flag(false),
     /** The mailed code: digits only, so it can be read out and typed on a phone. */
     code: Group({
-      length: Type.Optional(Type.Integer({ minimum: 6, maximum: 12, default: 6 })),
+      length: Type.Optional(Type.Integer({ minimum: 6, maximum: 12, default: 8 })),
       /** At most 1 hour. */
       lifetime: DurationOr('10m'),
       /** Tries (wrong or right) one code allows; a wrong one does not spend it until they are used up. */

@@ -155,7 +155,7 @@ t.test('signInWithEmailLink on the link page: the fragment read, the address bar
 
   await client.requestEmailSignIn({ email: ALICE.email })
   const link = await linkIn(mail)
-  t.match(link, new RegExp(`^${LINK_PAGE}#code=\\d{6}&email=alice%40example\\.com$`))
+  t.match(link, new RegExp(`^${LINK_PAGE}#code=\\d{8}&email=alice%40example\\.com$`))
   pageAt(t, link, log)
   log.length = 0
   const answer = await client.signInWithEmailLink()

@@ -11,7 +11,8 @@
  *   however concurrent: one less leaves it working, as many spend it;
  * - a code asked for on one instance signs in on the other;
  * - uses of the right code are not wrong guesses: a burst of them does not
- *   lock the account (pinned as todo: verify.ts counts them as failures).
+ *   lock the account (a use that finds the code claimed, or past its tries,
+ *   is given back, not counted as a failure).
  *
  * test/many-instances/ runs the first two across processes too.
  */
@@ -102,9 +103,6 @@ const crosser = await users.addUser({ login: 'crosser', email: 'crosser@example.
 const guessed = await users.addUser({ login: 'guessed', email: 'guessed@example.com', password: 'the guessed password' })
 const clicker = await users.addUser({ login: 'clicker', email: 'clicker@example.com', password: 'the clicker password' })
 
-/** Why an assertion below is marked todo: a defect of lib/email-sign-in/ this file pins until it is fixed there. */
-const RIGHT_CODE_FAILS = 'lib/email-sign-in/verify.ts counts a use of the right code that finds it claimed, or past maxTries, as a failed sign-in (limiter.failed): a burst of uses locks the account'
-
 for (const kind of STORES) {
   t.test(kind, async (t) => {
     const store = await storeOf(t, kind, 'email-sign-in-races')
@@ -164,7 +162,7 @@ for (const kind of STORES) {
       const answers = await burst(strict, clicker.user_email, RACERS, () => code)
       t.ok(answers.filter(([status]) => status === 200).length <= 1, 'at most one signs in')
       const next = await verify(strict.a, clicker.user_email, await codeFrom(strict.a, strict, clicker.user_email))
-      t.same(errorOf(next), [200, undefined], 'a new code then signs in: no use of the right code was a wrong guess', { todo: RIGHT_CODE_FAILS })
+      t.same(errorOf(next), [200, undefined], 'a new code then signs in: no use of the right code was a wrong guess')
     })
   })
 }

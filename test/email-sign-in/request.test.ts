@@ -25,7 +25,7 @@ t.test('a known and an unknown address get the same answer; only the known one g
   t.equal(message?.to, ALICE.email)
   t.equal(message?.subject, 'Your jwt-login sign-in code')
   const code = codeOf(await kit.mailed())
-  t.match(code, /^\d{6}$/, 'six digits')
+  t.match(code, /^\d{8}$/, 'eight digits, the default')
   t.equal(message?.text, `Your sign-in code is ${code}. Enter it to sign in to jwt-login as ${ALICE.email}. It works once and expires in 10 minutes.\n\n` +
     'If you did not ask for it, ignore this mail: nobody can sign in without the code.')
   t.match(message?.html, `<strong style="font-family:monospace;font-size:1.4em">${code}</strong>`)
@@ -107,7 +107,7 @@ t.test('Accept-Language de: the answer and the mail in German', async (t) => {
   t.equal(res.json().data.message, de?.messages.emailSignInSent)
   if (res.statusCode !== 200) return
   const message = await kit.mailed()
-  const code = /\b(\d{6})\b/.exec(message.text)?.[1] as string
+  const code = /\b(\d{8})\b/.exec(message.text)?.[1] as string
   const values = { code, email: ALICE.email, site_name: 'jwt-login', expires_in_minutes: '10', link: `${LINK_URL}#code=${code}&email=alice%40example.com` }
   t.equal(message.subject, renderTemplate(de?.mails.emailSignInLink.subject as string, values))
   t.equal(message.text, renderTemplate(de?.mails.emailSignInLink.text as string, values))

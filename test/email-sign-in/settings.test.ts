@@ -22,11 +22,11 @@ function refusalOf (emailSignIn: NonNullable<SettingsInput['emailSignIn']>): Jwt
 /** A memory adapter without `methods`, as a host's may be. */
 const without = (...methods: Array<keyof UserAdapter>): UserAdapter => adapterWithout(new MemoryUserAdapter(), ...methods)
 
-t.test('the defaults: off, six digits for ten minutes and five tries, the three limits, no link, no registration', async (t) => {
+t.test('the defaults: off, eight digits for ten minutes and five tries, the three limits, no link, no registration', async (t) => {
   const { emailSignIn } = resolveSettings({ tokens: TOKENS })
   t.match(emailSignIn, {
     enabled: false,
-    code: { length: 6, lifetimeMs: 600_000, maxTries: 5 },
+    code: { length: 8, lifetimeMs: 600_000, maxTries: 5 },
     limits: { perAddress: { max: 5, windowMs: 3_600_000 }, perAccount: { max: 5, windowMs: 3_600_000 }, perIp: { max: 20, windowMs: 3_600_000 } },
     linkUrl: '',
     register: false
@@ -51,12 +51,14 @@ t.test('code.length and code.maxTries within their bounds', async (t) => {
   t.equal(refusalOf({ code: { maxTries: 11 } })?.path, 'emailSignIn/code/maxTries')
 })
 
-t.test('linkUrl: an https page, or http on loopback, without a fragment', async (t) => {
+t.test('linkUrl: an https page, or http on loopback, written plainly, without a fragment', async (t) => {
   for (const linkUrl of ['https://app.example.com/sign-in/email', 'https://app.example.com/in?from=mail', 'http://localhost:3000/in', 'http://127.0.0.1/in', 'http://[::1]:8080/in', '']) {
     t.equal(refusalOf({ linkUrl }), null, `accepted: ${linkUrl}`)
   }
   for (const linkUrl of ['http://app.example.com/in', 'http://localhost.example.com/in', 'https://app.example.com/in#page', 'https://app.example.com/in#', 'app.example.com/in', 'not a url', 'ftp://app.example.com/in', 'javascript:alert(1)',
-    ' https://app.example.com/in', 'https://app.example.com/in ', 'https://app.example.com/sign in', 'https://app.example.com/in\n']) {
+    ' https://app.example.com/in', 'https://app.example.com/in ', 'https://app.example.com/sign in', 'https://app.example.com/in\n',
+    // written into the mail as given: user info that hides another host, a backslash, a control character, a scheme without its slashes
+    'https://app.example.com@evil.example/in', 'https://user:pw@app.example.com/in', 'https://app.example.com\\@evil.example/', 'https://app.example.com/\u0001', 'https:evil.example/in', 'data:text/html,hi']) {
     const refusal = refusalOf({ linkUrl })
     t.equal(refusal?.path, 'emailSignIn/linkUrl', `refused: ${JSON.stringify(linkUrl)}`)
     t.match(refusal?.message, 'https URL')

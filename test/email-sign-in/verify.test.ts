@@ -90,8 +90,9 @@ t.test('five wrong codes: the code is dead, and each counted on the account\'s s
   const kit = await buildEmailSignInApp(t, { settings: { limits: { loginPerAccount: { max: 6, window: '5m' } } } })
   const code = await kit.codeFor(ALICE.email)
   for (let i = 1; i <= 5; i++) t.same(errorOf(await kit.verify(ALICE.email, otherCode(code, i))), [401, 246], `wrong code ${i}`)
-  t.same(errorOf(await kit.verify(ALICE.email, code)), [401, 246], 'the right code, past its tries')
-  // six failures on alice's account: the seventh attempt, however it names her, is over the lockout
+  t.same(errorOf(await kit.verify(ALICE.email, code)), [401, 246], 'the right code, past its tries: refused, and no guess (given back)')
+  t.same(errorOf(await kit.verify(ALICE.email, otherCode(code, 6))), [401, 246], 'a sixth wrong code')
+  // six failures on alice's account (the right code was none): the next attempt, however it names her, is over the lockout
   const byLogin = await kit.app.inject({ method: 'POST', url: '/jwt-login/v1/auth', payload: { username: ALICE.login, password: ALICE.password } })
   t.same(errorOf(byLogin), [429, 200], 'her password by login name is locked out')
   t.equal(byLogin.headers['retry-after'], '300')

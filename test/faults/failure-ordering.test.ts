@@ -283,10 +283,6 @@ async function emailSignInApp (t: Test, settings: Record<string, unknown> = {}) 
   return { app, store, users, clock, requestCode, verify }
 }
 
-/** Why two assertions below are marked todo: defects of lib/email-sign-in/ this file pins until they are fixed there. */
-const TRIES_RESTARTED = 'lib/email-sign-in/codes.ts writeSignInCode deletes the tries beside the set: a set that fails still restarts the older code\'s tries'
-const RETRY_BEFORE_CUTOFF = 'lib/email-sign-in/verify.ts provenAccount: on the retry the account is verified already, so its session starts at the request\'s start, before the cutoff (plus sessions.clockSkew) that the failed request wrote'
-
 t.test('email sign-in: a code write that fails leaves the older code with the tries it used', async (t) => {
   const { app, store, users, requestCode, verify } = await emailSignInApp(t, { limits: { loginPerAccount: { max: 100 } } })
   await users.addUser({ ...ALICE })
@@ -299,7 +295,7 @@ t.test('email sign-in: a code write that fails leaves the older code with the tr
   t.same([failed.statusCode, errorCode(failed)], [503, 201], 'the new code was not written')
   store.rule = null
   const res = await verify(ALICE.email, older)
-  t.same([res.statusCode, errorCode(res)], [401, 246], 'the older code has no try left: the failed request gave it none', { todo: TRIES_RESTARTED })
+  t.same([res.statusCode, errorCode(res)], [401, 246], 'the older code has no try left: the failed request gave it none')
 })
 
 t.test('email sign-in: the retry after a failure past the proof of an unverified address starts a session that validates', async (t) => {
@@ -318,5 +314,5 @@ t.test('email sign-in: the retry after a failure past the proof of an unverified
   const retry = await verify(ALICE.email, code)
   t.equal(retry.statusCode, 200, 'the same code signs in (it was given back)')
   const validated = await post(app, '/auth/validate', { JWT: retry.json().data.jwt })
-  t.same([validated.statusCode, errorCode(validated)], [200, undefined], 'and its session validates', { todo: RETRY_BEFORE_CUTOFF })
+  t.same([validated.statusCode, errorCode(validated)], [200, undefined], 'and its session validates')
 })
