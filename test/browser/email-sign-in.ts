@@ -10,11 +10,15 @@
  * as a user of `npm start` reads them on the console. A code is asked for
  * the demo user through the API, and the link taken from the printed mail.
  * A mail scanner fetches the link first (a plain GET: the fragment, which
- * holds the code, is never sent), which must spend nothing. Then the link
- * is opened in Chromium: the page reads the code from its fragment, clears
- * it from the address bar and posts it, and ends signed in, showing the
- * user. The same link opened again in a new tab is refused (the code works
- * once). Last, the page without a fragment: the two-factor user asks for a
+ * holds the code, is never sent), which must spend nothing. Then a scanner
+ * that runs the page's script: the link opened in a tab left alone for a
+ * couple of seconds, which must post nothing. Then the user opens the link
+ * in Chromium: the page clears the fragment from the address bar at once,
+ * names the address and posts nothing until the "Sign in as …" button is
+ * clicked; the click signs in, showing the user (the same code the scanners
+ * had). The same link opened again in a new tab and clicked is refused (the
+ * code works once). A forged link's address is shown as text, never as
+ * markup. Last, the page without a fragment: the two-factor user asks for a
  * code with the form, types it in, and answers the second factor with a TOTP
  * code. One `ok - …` line per step; the first failure ends the run non-zero.
  */
@@ -67,7 +71,23 @@ function recordPosts (page: Page): string[] {
   return posts
 }
 
-/** The demo user follows the mailed link, after a scanner fetched it; the link a second time is refused. */
+/** Every request a page makes to the plugin's routes, as `METHOD /path`, recorded as it is sent (answered or not). */
+function recordRequests (page: Page): string[] {
+  const requests: string[] = []
+  page.on('request', (request) => {
+    const path = new URL(request.url()).pathname
+    if (path.startsWith(PREFIX)) requests.push(`${request.method()} ${path.slice(PREFIX.length)}`)
+  })
+  return requests
+}
+
+/** What the page shows for a link: the "Sign in as …" button (visible or not) and its text. */
+async function linkButton (page: Page): Promise<{ visible: boolean, text: string }> {
+  const button = page.locator('#link-sign-in')
+  return { visible: await button.isVisible(), text: (await button.innerText()).trim() }
+}
+
+/** The demo user follows the mailed link, after scanners fetched it and ran it; the link a second time is refused. */
 async function followTheLink (page: Page, context: BrowserContext, api: string, mailbox: Mailbox): Promise<void> {
   let link = ''
   await step(`a sign-in code for ${DEMO_USER.email} through the API (POST auth/email), the link read from the printed mail`, async () => {
@@ -88,26 +108,75 @@ async function followTheLink (page: Page, context: BrowserContext, api: string, 
     }
     return `3 GETs of ${new URL(link).pathname}, answered ${scans.join(', ')}; the browser's sign-in below uses the same code`
   })
-  await step('the link opened in Chromium: the page posts the code from the fragment, clears it from the address bar, and shows the user', async () => {
-    const posts = recordPosts(page)
-    await page.goto(link)
-    const seen = await settled(page)
-    expect(seen.signedIn.startsWith(`${DEMO_USER.email} (amr otp)`), `expected ${DEMO_USER.email} signed in with amr otp: ${shown(seen)}`)
+  await step('a scanner that runs the page\'s script (a tab opened on the link, left alone for 2.5 s) posts nothing', async () => {
+    const scanner = await context.newPage()
+    try {
+      const requests = recordRequests(scanner)
+      await scanner.goto(link, { waitUntil: 'networkidle' })
+      await scanner.waitForTimeout(2500)
+      const seen = await shownOn(scanner)
+      expect(requests.length === 0, `the page left alone called the plugin: ${requests.join(', ')}`)
+      expect(seen.signedIn === 'nobody' && seen.status === '', `expected nobody signed in and no status: ${shown(seen)}`)
+      expect(!seen.url.includes('#'), `the address bar still holds the fragment: ${seen.url}`)
+      const button = await linkButton(scanner)
+      expect(button.visible && button.text === `Sign in as ${DEMO_USER.email}`, `expected the button "Sign in as ${DEMO_USER.email}": ${shown(button)}`)
+      return `no request to ${PREFIX} in 2.5 s; the page waits on "${button.text}"`
+    } finally {
+      await scanner.close()
+    }
+  })
+  await step('the link opened in Chromium: the fragment leaves the address bar at once, the page names the address and posts nothing', async () => {
+    const requests = recordRequests(page)
+    await page.goto(link, { waitUntil: 'networkidle' })
+    const button = await linkButton(page)
+    const seen = await shownOn(page)
+    expect(button.visible && button.text === `Sign in as ${DEMO_USER.email}`, `expected the button "Sign in as ${DEMO_USER.email}": ${shown(button)}`)
+    expect(!requests.includes('POST /auth/email/verify') && requests.length === 0, `the page called the plugin on load: ${requests.join(', ')}`)
     // page.url() follows history.replaceState: it is the address bar
     expect(!seen.url.includes('#') && new URL(seen.url).pathname === EMAIL_SIGN_IN_PATH, `the address bar still holds the fragment: ${seen.url}`)
-    expect(posts.join(', ') === '/auth/email/verify → 200, /auth/validate → 200', `the page posted: ${posts.join(', ')}`)
-    return `signed in: ${seen.signedIn}; address bar ${seen.url}; posted ${posts.join(', ')}`
+    expect(seen.signedIn === 'nobody', `signed in before the click: ${shown(seen)}`)
+    expect(await page.locator('#email').inputValue() === DEMO_USER.email, 'the form is not prefilled with the link\'s address')
+    return `"${button.text}"; address bar ${seen.url}; no request to ${PREFIX}`
   })
-  await step('the same link in a new tab: refused, the code works once', async () => {
+  await step('the click: the page posts the code the link held (the one the scanners had) and shows the user', async () => {
+    const posts = recordPosts(page)
+    const seen = await submit(page, 'link-sign-in')
+    expect(seen.signedIn.startsWith(`${DEMO_USER.email} (amr otp)`), `expected ${DEMO_USER.email} signed in with amr otp: ${shown(seen)}`)
+    expect(posts.join(', ') === '/auth/email/verify → 200, /auth/validate → 200', `the page posted: ${posts.join(', ')}`)
+    expect(!seen.url.includes('#') && await page.locator('#link-form').isHidden(), `expected the address bar without a fragment and the button gone: ${seen.url}`)
+    return `signed in: ${seen.signedIn}; posted ${posts.join(', ')}`
+  })
+  await step('the same link in a new tab, clicked: refused, the code works once', async () => {
     const again = await context.newPage()
     try {
-      await again.goto(link)
-      const seen = await settled(again)
+      const requests = recordRequests(again)
+      await again.goto(link, { waitUntil: 'networkidle' })
+      expect(requests.length === 0, `the page called the plugin on load: ${requests.join(', ')}`)
+      const seen = await submit(again, 'link-sign-in')
       expect(seen.status.startsWith('401 / 246') && seen.signedIn === 'nobody', `expected 401 / 246 and nobody signed in: ${shown(seen)}`)
       expect(!seen.url.includes('#'), `the address bar still holds the fragment: ${seen.url}`)
       return seen.status
     } finally {
       await again.close()
+    }
+  })
+}
+
+/** A forged link whose address is markup: shown as text, nothing run, nothing posted. */
+async function forgedLink (context: BrowserContext, base: string): Promise<void> {
+  await step('a forged link whose address is markup: the page shows it as text and posts nothing', async () => {
+    const forged = await context.newPage()
+    try {
+      const requests = recordRequests(forged)
+      const email = '<img id="injected" src="x" onerror="document.title=\'injected\'">@example.com'
+      await forged.goto(`${base}${EMAIL_SIGN_IN_PATH}#code=123456&email=${encodeURIComponent(email)}`, { waitUntil: 'networkidle' })
+      const button = await linkButton(forged)
+      expect(button.text === `Sign in as ${email}`, `expected the address as text: ${shown(button)}`)
+      expect(await forged.locator('#injected').count() === 0 && await forged.title() !== 'injected', 'the address was parsed as markup')
+      expect(requests.length === 0 && !forged.url().includes('#'), `expected no request and no fragment: ${requests.join(', ')}; ${forged.url()}`)
+      return `"${button.text}"`
+    } finally {
+      await forged.close()
     }
   })
 }
@@ -146,6 +215,7 @@ async function run (): Promise<number> {
     console.log(`demo at ${base}${EMAIL_SIGN_IN_PATH} in ${CHROMIUM}; the console mailer's mails read from the demo's output`)
     return await steps(async () => {
       await followTheLink(page, context, `http://127.0.0.1:${port}${PREFIX}`, mailbox)
+      await forgedLink(context, base)
       await useTheForm(page, base, mailbox)
     })
   })

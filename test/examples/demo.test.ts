@@ -322,7 +322,7 @@ t.test('the sign-in by email page at /email-sign-in, a host route outside the pl
   const page = await app.inject({ method: 'GET', url: EMAIL_SIGN_IN_PATH })
   t.equal(page.statusCode, 200)
   t.match(page.headers['content-type'], /^text\/html/)
-  const ids = ['request-form', 'email', 'request-code', 'verify-form', 'code', 'verify', 'second-factor-form', 'second-factor-code', 'submit-second-factor', 'signed-in', 'status']
+  const ids = ['link-form', 'link-sign-in', 'link-email', 'request-form', 'email', 'request-code', 'verify-form', 'code', 'verify', 'second-factor-form', 'second-factor-code', 'submit-second-factor', 'signed-in', 'status']
   for (const id of ids) t.match(page.body, new RegExp(`id="${id}"`), `#${id} is on the page`)
   t.equal(new Set([...page.body.matchAll(/\bid="([^"]+)"/g)].map(match => match[1])).size, [...page.body.matchAll(/\bid="/g)].length, 'no id twice')
   for (const input of page.body.match(/<input\b[^>]*>/g) ?? []) t.match(page.body, new RegExp(`<label>[^<]*${input.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}</label>`), `${input} has its label`)
@@ -331,7 +331,12 @@ t.test('the sign-in by email page at /email-sign-in, a host route outside the pl
   t.notMatch(page.body, /\{\{\w+\}\}/, 'every placeholder filled')
   t.same([...page.body.matchAll(/<script src="([^"]+)"/g)], [], 'no script but its own')
   t.match(page.body, "import { createClient } from '/client.js'", 'it calls the plugin through the client the demo serves')
-  for (const method of ['requestEmailSignIn', 'signInWithEmail', 'signInWithEmailLink', 'completeTwoFactor', 'validate']) t.match(page.body, `client.${method}(`, `it calls client.${method}`)
+  for (const method of ['requestEmailSignIn', 'signInWithEmail', 'completeTwoFactor', 'validate']) t.match(page.body, `client.${method}(`, `it calls client.${method}`)
+  t.match(page.body, /<form id="link-form" hidden>/, 'the link\'s button is hidden until a link opens the page')
+  t.match(page.body, "history.replaceState(null, '', location.pathname + location.search)", 'the fragment leaves the address bar on load')
+  t.match(page.body, "$('link-email').textContent = email", 'the link\'s address is shown as text')
+  t.same([...page.body.matchAll(/client\.signInWithEmailLink\(([^)]*)\)/g)].map(match => match[1]), ['link'], 'it posts the link it kept, once, from the button\'s handler (never on load)')
+  t.match(page.body, /on\('link-form', async \(\) => \{[^]*client\.signInWithEmailLink\(link\)/, 'signInWithEmailLink is called in the click\'s handler')
   const paths = Object.keys((await app.inject({ method: 'GET', url: '/docs/json' })).json().paths)
   t.notOk(paths.includes(EMAIL_SIGN_IN_PATH), 'the host\'s page is not in the OpenAPI document')
   t.ok(paths.includes('/jwt-login/v1/auth/email/verify'), 'the plugin\'s route is')
