@@ -148,6 +148,6 @@ export const SETTING_MEANINGS: Record<string, string> = {
   'emailSignIn.limits.perAccount.window': 'that window',
   'emailSignIn.limits.perIp.max': 'codes asked for per client IP in a window; over it 429',
   'emailSignIn.limits.perIp.window': 'that window',
-  'emailSignIn.linkUrl': 'the page the mail links to, as `<linkUrl>#code=…&email=…` (the code in the fragment, which no browser sends and no mail scanner spends); https, or http on localhost, with no `#` and no space of its own; `\'\'`: the mail carries the code only',
+  'emailSignIn.linkUrl': 'the page the mail links to, as `<linkUrl>#code=…&email=…` (the code in the fragment, which no browser sends: a scanner\'s GET spends nothing, and the page posts it on the user\'s click); https, or http on localhost, with no `#` and no space of its own; `\'\'`: the mail carries the code only',
   'emailSignIn.register': 'an address without an account gets a code too, which creates the user (`createUser`, email verified) when it signs in; in plain ASCII and of `users.register.allowedDomains` only'
 }

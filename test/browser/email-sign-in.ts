@@ -96,7 +96,7 @@ async function followTheLink (page: Page, context: BrowserContext, api: string, 
     expect(res.status === 200, `POST auth/email answered ${res.status}: ${await res.text()}`)
     link = await mailbox.codeFor(DEMO_USER.email, LINK, mark)
     const fragment = new URLSearchParams(new URL(link).hash.slice(1))
-    expect(/^\d{6}$/.test(fragment.get('code') ?? '') && fragment.get('email') === DEMO_USER.email, `the link's fragment holds no code and address: ${link}`)
+    expect(/^\d{8}$/.test(fragment.get('code') ?? '') && fragment.get('email') === DEMO_USER.email, `the link's fragment holds no code and address: ${link}`)
     return `${link.replace(/code=\d+/, 'code=…')}`
   })
   await step('a mail scanner fetches the link (a plain GET: the fragment is not sent) and spends nothing', async () => {

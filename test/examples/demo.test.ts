@@ -138,7 +138,7 @@ t.test('sign-in by email on the demo: the mail holds the code and the link to th
   const mail = await mailTo(printed, DEMO_USER.email)
   t.match(mail, 'Subject: Your jwt-login demo sign-in code')
   const code = /sign-in code is (\d+)\./.exec(mail)?.[1] as string
-  t.match(code, /^\d{6}$/, 'the code, six digits')
+  t.match(code, /^\d{8}$/, 'the code, eight digits')
   const link = new URL(/^(http:\/\/\S+)$/m.exec(mail)?.[1] as string)
   t.equal(`${link.origin}${link.pathname}${link.search}`, `http://localhost:4321${EMAIL_SIGN_IN_PATH}`, 'the link leads to the demo\'s page, on its port')
   t.same(Object.fromEntries(new URLSearchParams(link.hash.slice(1))), { code, email: DEMO_USER.email }, 'the code and the address in the fragment only')
