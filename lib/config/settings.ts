@@ -124,7 +124,7 @@ function checkEmailSignIn ({ code, linkUrl }: Groups['emailSignIn']): void {
   try { url = new URL(linkUrl) } catch {}
   const secure = url !== null && (url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK.has(url.hostname)))
   // written into the mail as given: no user info (https://app.example.com@evil.example), no backslash, no control character, no space
-  const plain = url !== null && url.username === '' && url.password === '' && /^https?:\/\/[^\\#\s\u0000-\u001f\u007f]+$/i.test(linkUrl)
+  const plain = url !== null && url.username === '' && url.password === '' && /^https?:\/\/[^\\#\s]+$/i.test(linkUrl) && ![...linkUrl].some(character => character < ' ' || character === '\u007f')
   if (!secure || !plain) {
     throw new JwtLoginSettingsError('emailSignIn/linkUrl', 'must be the https URL of the page that reads the code from its fragment (http only on localhost), written plainly: scheme://host/path, without user info, a # of its own, a backslash or a space, such as https://app.example.com/sign-in/email')
   }
