@@ -76,9 +76,10 @@ async function countTry (ctx: JwtLoginContext, call: Call, email: string, userId
  *    tries, or a code just claimed: given back, no guess;
  * 3. the code claimed (one compare-and-set: of concurrent uses one goes on);
  * 4. an account whose address was never verified ends what it held (every
- *    session and trusted device, the passkeys, the second factor; its
- *    password is retired, and the sessions are ended once more) and is
- *    marked verified last; a new address's user is created (verified);
+ *    session and trusted device, the passkeys, the second factor, its
+ *    password: the password retired and the passkeys and second factor
+ *    gone before the one cutoff that ends the sessions) and is marked
+ *    verified last; a new address's user is created (verified);
  * 5. the sign-in completes as a password's does.
  * A failure in 4–5 gives the code back (only over this request's claim), so
  * the retry finishes: each step of 4 is idempotent, and a code of a new
@@ -157,9 +158,9 @@ async function provenAccount (ctx: JwtLoginContext, call: Call, found: unknown, 
     throw new JwtLoginError('ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', { cause: new Error('an account\'s address is unverified, and the user adapter lacks setPassword or setEmailVerified to retire its password and record the proof') })
   }
   try {
-    await resetCredentials(ctx, call, publicUser.ID, found, 'email_verified', true)
+    // the credentials first, then one cutoff: a sign-in that checked the old password (or a passkey) before they were gone ends too
     await users.setPassword(found, randomToken(32))
-    // once more, now the password is retired: a sign-in that checked it (or a passkey) while the above ran ends too
+    await resetCredentials(ctx, call, publicUser.ID, found, 'email_verified', false)
     await endAllSessions(ctx, call.settings, publicUser.ID, 'email_verified')
     // last: until the address is marked, a retry does all of the above again
     await users.setEmailVerified(found, true)
