@@ -4,7 +4,7 @@ import type { Mailer } from '../mail/types.js'
 import type { PasskeyOptions, PasskeyPort } from './passkeys.js'
 import type { SecondFactorGate } from './second-factor.js'
 import type { TwoFactorOptions, TwoFactorPort } from './two-factor.js'
-import { isUserExists, type PasswordPolicy, type PublicUser, type UserAdapter } from './users.js'
+import { isIdentityTaken, isUserExists, type PasswordPolicy, type PublicUser, type UserAdapter } from './users.js'
 
 export { HostPortError, loggedError, type LoggedError }
 
@@ -12,10 +12,12 @@ export { HostPortError, loggedError, type LoggedError }
  * What a port's failure becomes. A `JwtLoginError` (a gate may refuse with
  * one) keeps its answer, without what the port attached to it; a taken
  * email or login that `createUser` reports (`isUserExists`) is a conflict
- * (409 / 38, which the flows act on), not a failure of the port.
+ * (409 / 38, which the flows act on), not a failure of the port; so is
+ * a taken identity that `linkIdentity` reports (`isIdentityTaken`).
  */
 function portFailure (port: string, method: string, thrown: unknown, args: readonly unknown[]): Error {
   if ((method === 'createUser' || method === 'setEmail') && isUserExists(thrown)) return new JwtLoginError('ERR_JWT_LOGIN_USER_EXISTS')
+  if (method === 'linkIdentity' && isIdentityTaken(thrown)) return new JwtLoginError('ERR_JWT_LOGIN_IDENTITY_TAKEN')
   if (thrown instanceof JwtLoginError) return new JwtLoginError(thrown.code, { retryAfter: thrown.retryAfter })
   return new HostPortError(port, method, thrown, args)
 }
@@ -117,7 +119,12 @@ const USER_METHODS: Record<keyof UserAdapter, MethodKind> = {
   deleteUser: 'optional',
   setEmailVerified: 'optional',
   setEmail: 'optional',
-  passwordFingerprint: 'optional'
+  passwordFingerprint: 'optional',
+  hasPassword: 'optional',
+  findByIdentity: 'optional',
+  linkIdentity: 'optional',
+  listIdentities: 'optional',
+  unlinkIdentity: 'optional'
 }
 
 const TWO_FACTOR_METHODS: Record<keyof TwoFactorPort, MethodKind> = {

@@ -107,6 +107,73 @@ export interface UserAdapter<U = unknown> {
    * Throwing means the store is unavailable (503).
    */
   passwordFingerprint? (user: U): string | null | Promise<string | null>
+  /**
+   * Whether the user has a password they could sign in with: `false` for a
+   * user created without one (a provider sign-in) who never set one. Read
+   * only before unlinking a provider (`DELETE /account/identities/{provider}`
+   * refuses to take away the last way in). Without it, a `passwordFingerprint`
+   * of `null` means no password, and without either every user has one.
+   */
+  hasPassword? (user: U): Promise<boolean>
+  /**
+   * The user linked to the provider account `subject` of `provider` (the
+   * key of `oauth.providers`, such as `gh`; the subject is the provider's
+   * stable id: the ID token's `sub`, GitHub's numeric id), or `null`.
+   * The four identity methods come together (registration refuses some
+   * without the others); with them a provider sign-in finds its user by the
+   * link first, and only without one by a verified email, which it then links.
+   */
+  findByIdentity? (provider: string, subject: string): Promise<U | null>
+  /**
+   * Links the provider account to the user, with `details` to show in
+   * `GET /account/identities` (a login or an email, or `null`), at `details.linkedAt`
+   * (ms since the epoch). A user has at most one identity per provider, and
+   * a provider account belongs to at most one user: when either is taken
+   * (by another link), throw `IdentityTakenError`, decided atomically with
+   * the insert (unique indexes on (provider, subject) and (user, provider),
+   * or a check under a lock). Linking the same provider account to the same
+   * user again is not an error: resolve, keeping the first link.
+   */
+  linkIdentity? (user: U, provider: string, subject: string, details: IdentityDetails): Promise<void>
+  /** The user's linked identities, oldest first. */
+  listIdentities? (user: U): Promise<LinkedIdentity[]>
+  /** Removes the link; resolves whether there was one. A user's deletion (`deleteUser`) removes the user's links too. */
+  unlinkIdentity? (user: U, provider: string, subject: string): Promise<boolean>
+}
+
+/** What is shown of a linked provider account. */
+export interface IdentityDetails {
+  /** The provider account as its owner knows it (a login, an email), or `null`. */
+  display: string | null
+  /** When it was linked, in ms since the epoch. */
+  linkedAt: number
+}
+
+/** One provider account linked to a user. */
+export interface LinkedIdentity extends IdentityDetails {
+  provider: string
+  subject: string
+}
+
+/** The `code` of `IdentityTakenError`. */
+export const IDENTITY_TAKEN_CODE = 'ERR_JWT_LOGIN_IDENTITY_TAKEN'
+
+/**
+ * What `linkIdentity` throws when the provider account is linked to another
+ * user, or the user already has another account of the provider linked.
+ */
+export class IdentityTakenError extends Error {
+  readonly code = IDENTITY_TAKEN_CODE
+
+  constructor (message = 'this provider account or this provider of the user is linked already', options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'IdentityTakenError'
+  }
+}
+
+/** Whether `thrown` reports a taken identity: an `IdentityTakenError`, or any object whose `code` is `IDENTITY_TAKEN_CODE`. */
+export function isIdentityTaken (thrown: unknown): boolean {
+  return (thrown as { code?: unknown } | null)?.code === IDENTITY_TAKEN_CODE
 }
 
 /**

@@ -128,6 +128,10 @@ export const errorDefinitions = {
   ERR_JWT_LOGIN_EMAIL_SIGN_IN_EMAIL_INVALID: def(244, 400, 'The email is malformed or missing.'),
   ERR_JWT_LOGIN_EMAIL_SIGN_IN_CODE_MISSING: def(245, 400, 'Give the code from the mail.'),
   ERR_JWT_LOGIN_EMAIL_SIGN_IN_CODE_INVALID: def(246, 401, 'The code is wrong, used or expired; ask for a new one if it keeps failing.'),
+  ERR_JWT_LOGIN_IDENTITY_TAKEN: def(247, 409, 'This provider account is linked to another account.'),
+  ERR_JWT_LOGIN_IDENTITY_PROVIDER_LINKED: def(248, 409, 'An account of this provider is linked already: unlink it first.'),
+  ERR_JWT_LOGIN_IDENTITY_NOT_FOUND: def(249, 404, 'No account of this provider is linked.'),
+  ERR_JWT_LOGIN_IDENTITY_LAST: def(250, 409, 'This is the only way to sign in to the account: add a password, a passkey or another provider first.'),
   ERR_JWT_LOGIN_REGISTER_LOGIN_INVALID: def(229, 400, 'The user_login may hold only the letters a-z and A-Z, the digits 0-9, spaces and _ . - @, with no space at either end or two in a row, and no email address but the account\'s own.')
 } as const satisfies Record<string, ErrorDefinition>
 

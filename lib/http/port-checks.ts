@@ -11,7 +11,7 @@ type OptionalKeys<T> = { [K in keyof T]-?: object extends Pick<T, K> ? K : never
 
 const ADAPTER_METHODS = ['findByEmail', 'findByLogin', 'findById', 'verifyPassword', 'toPublicUser']
 /** A record, so that an optional method added to `UserAdapter` and not listed here fails the type check. */
-const OPTIONAL_ADAPTER_METHODS = Object.keys({ getPasswordHash: true, setPassword: true, createUser: true, deleteUser: true, setEmailVerified: true, setEmail: true, rehashPassword: true, passwordFingerprint: true } satisfies Record<OptionalKeys<UserAdapter>, true>)
+const OPTIONAL_ADAPTER_METHODS = Object.keys({ getPasswordHash: true, setPassword: true, createUser: true, deleteUser: true, setEmailVerified: true, setEmail: true, rehashPassword: true, passwordFingerprint: true, hasPassword: true, findByIdentity: true, linkIdentity: true, listIdentities: true, unlinkIdentity: true } satisfies Record<OptionalKeys<UserAdapter>, true>)
 const STORE_METHODS = ['get', 'set', 'consume', 'increment', 'compareAndSet', 'delete']
 const OPTIONAL_STORE_METHODS = Object.keys({ getMany: true, readAndIncrement: true, close: true, attachLogger: true } satisfies Record<OptionalKeys<Omit<StateStore, 'ordered'>>, true>)
 /** Every method of `TwoFactorPort`: the providers call each one (none is optional). */

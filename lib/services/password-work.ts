@@ -194,7 +194,12 @@ const MODES: Record<keyof UserAdapter, PasswordWorkMode | null> = {
   deleteUser: null,
   setEmailVerified: null,
   setEmail: null,
-  passwordFingerprint: null
+  passwordFingerprint: null,
+  hasPassword: null,
+  findByIdentity: null,
+  linkIdentity: null,
+  listIdentities: null,
+  unlinkIdentity: null
 }
 
 type AnyMethod = (...args: unknown[]) => unknown

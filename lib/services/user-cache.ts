@@ -30,7 +30,12 @@ const PASSED_THROUGH: Record<Exclude<keyof UserAdapter, 'findById'>, true> = {
   deleteUser: true,
   setEmailVerified: true,
   setEmail: true,
-  passwordFingerprint: true
+  passwordFingerprint: true,
+  hasPassword: true,
+  findByIdentity: true,
+  linkIdentity: true,
+  listIdentities: true,
+  unlinkIdentity: true
 }
 
 interface Entry<U> {

@@ -1,5 +1,5 @@
 import { randomToken } from '../core/crypto.js'
-import { hashPassword, UserExistsError, verifyPasswordHash, type NewUser, type PublicUser, type UserAdapter } from '../adapters/users.js'
+import { hashPassword, IdentityTakenError, UserExistsError, verifyPasswordHash, type IdentityDetails, type LinkedIdentity, type NewUser, type PublicUser, type UserAdapter } from '../adapters/users.js'
 
 export interface MemoryUser {
   ID: number
@@ -12,6 +12,8 @@ export interface MemoryUser {
   passwordChanges?: number
   /** `undefined` for a user added without saying: `toPublicUser` then leaves `email_verified` out. */
   emailVerified?: boolean
+  /** True for a user created without a password (a provider sign-in) who never set one. */
+  passwordless?: boolean
 }
 
 export interface NewMemoryUser {
@@ -24,6 +26,9 @@ export interface NewMemoryUser {
   emailVerified?: boolean
 }
 
+/** One key per provider account: the provider's name cannot hold the separator. */
+const identityKey = (provider: string, subject: string): string => `${provider}\u0000${subject}`
+
 /**
  * Users kept in memory with argon2id hashes: for the demo, for tests, and as
  * a worked example for adapter authors.
@@ -33,6 +38,9 @@ export class MemoryUserAdapter implements UserAdapter<MemoryUser> {
   /** Lookups by email (lower-cased) and by login: one map read each, whatever the number of users. */
   readonly #byEmail = new Map<string, MemoryUser>()
   readonly #byLogin = new Map<string, MemoryUser>()
+  /** Links by provider and subject, and each user's links in the order they were made. */
+  readonly #byIdentity = new Map<string, number>()
+  readonly #identities = new Map<number, LinkedIdentity[]>()
   #nextId = 1
 
   /** A new user; an email (in any case) or a login (exactly) that is taken throws `UserExistsError`. */
@@ -60,7 +68,7 @@ export class MemoryUserAdapter implements UserAdapter<MemoryUser> {
 
   /** A registered user (`POST /users`), or one without a usable password, who signs in through their provider. */
   async createUser (input: NewUser): Promise<MemoryUser> {
-    return await this.addUser({
+    const user = await this.addUser({
       login: input.login,
       email: input.email,
       password: input.password ?? randomToken(),
@@ -68,6 +76,8 @@ export class MemoryUserAdapter implements UserAdapter<MemoryUser> {
       roles: [input.role],
       emailVerified: input.emailVerified
     })
+    if (input.password === undefined) user.passwordless = true
+    return user
   }
 
   /** `DELETE /users`: the user is removed (`removeUser`). */
@@ -81,11 +91,46 @@ export class MemoryUserAdapter implements UserAdapter<MemoryUser> {
     this.#byId.delete(id)
     this.#byEmail.delete(user.user_email)
     this.#byLogin.delete(user.user_login)
+    for (const link of this.#identities.get(id) ?? []) this.#byIdentity.delete(identityKey(link.provider, link.subject))
+    this.#identities.delete(id)
   }
 
   async setPassword (user: MemoryUser, password: string): Promise<void> {
     user.passwordHash = await hashPassword(password)
     user.passwordChanges = (user.passwordChanges ?? 0) + 1
+    delete user.passwordless
+  }
+
+  async hasPassword (user: MemoryUser): Promise<boolean> {
+    return user.passwordless !== true
+  }
+
+  async findByIdentity (provider: string, subject: string): Promise<MemoryUser | null> {
+    const id = this.#byIdentity.get(identityKey(provider, subject))
+    return id === undefined ? null : this.#byId.get(id) ?? null
+  }
+
+  /** The check and the insert run with no await between them: of two concurrent links, one wins. */
+  async linkIdentity (user: MemoryUser, provider: string, subject: string, details: IdentityDetails): Promise<void> {
+    const key = identityKey(provider, subject)
+    const holder = this.#byIdentity.get(key)
+    if (holder === user.ID) return
+    const links = this.#identities.get(user.ID) ?? []
+    if (holder !== undefined || links.some(link => link.provider === provider)) throw new IdentityTakenError()
+    this.#byIdentity.set(key, user.ID)
+    this.#identities.set(user.ID, [...links, { provider, subject, display: details.display, linkedAt: details.linkedAt }])
+  }
+
+  async listIdentities (user: MemoryUser): Promise<LinkedIdentity[]> {
+    return (this.#identities.get(user.ID) ?? []).map(link => ({ ...link }))
+  }
+
+  async unlinkIdentity (user: MemoryUser, provider: string, subject: string): Promise<boolean> {
+    const key = identityKey(provider, subject)
+    if (this.#byIdentity.get(key) !== user.ID) return false
+    this.#byIdentity.delete(key)
+    this.#identities.set(user.ID, (this.#identities.get(user.ID) ?? []).filter(link => link.provider !== provider || link.subject !== subject))
+    return true
   }
 
   async setEmailVerified (user: MemoryUser, verified: boolean): Promise<void> {

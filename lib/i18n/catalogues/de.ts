@@ -105,7 +105,11 @@ export const de: Catalogue = {
     ERR_JWT_LOGIN_EMAIL_SIGN_IN_DISABLED: 'Die Anmeldung per E-Mail ist nicht aktiviert.',
     ERR_JWT_LOGIN_EMAIL_SIGN_IN_EMAIL_INVALID: 'Das Feld email fehlt oder enthält keine gültige E-Mail-Adresse.',
     ERR_JWT_LOGIN_EMAIL_SIGN_IN_CODE_MISSING: 'Geben Sie den Code aus der E-Mail an.',
-    ERR_JWT_LOGIN_EMAIL_SIGN_IN_CODE_INVALID: 'Der Code ist falsch, bereits verwendet oder abgelaufen; fordern Sie einen neuen an, falls er weiterhin abgelehnt wird.'
+    ERR_JWT_LOGIN_EMAIL_SIGN_IN_CODE_INVALID: 'Der Code ist falsch, bereits verwendet oder abgelaufen; fordern Sie einen neuen an, falls er weiterhin abgelehnt wird.',
+    ERR_JWT_LOGIN_IDENTITY_TAKEN: 'Dieses Konto des Anbieters ist mit einem anderen Konto verknüpft.',
+    ERR_JWT_LOGIN_IDENTITY_PROVIDER_LINKED: 'Ein Konto dieses Anbieters ist bereits verknüpft: lösen Sie es zuerst.',
+    ERR_JWT_LOGIN_IDENTITY_NOT_FOUND: 'Kein Konto dieses Anbieters ist verknüpft.',
+    ERR_JWT_LOGIN_IDENTITY_LAST: 'Dies ist die einzige Anmeldemöglichkeit für das Konto: fügen Sie zuerst ein Passwort, einen Passkey oder einen anderen Anbieter hinzu.'
   },
   fields: {
     body: 'Feld `{{field}}` im Body',

@@ -108,7 +108,11 @@ export const es: Catalogue = {
     ERR_JWT_LOGIN_EMAIL_SIGN_IN_DISABLED: 'El inicio de sesión por correo electrónico no está habilitado.',
     ERR_JWT_LOGIN_EMAIL_SIGN_IN_EMAIL_INVALID: 'Falta el campo email o no contiene una dirección de correo electrónico válida.',
     ERR_JWT_LOGIN_EMAIL_SIGN_IN_CODE_MISSING: 'Indique el código que recibió por correo electrónico.',
-    ERR_JWT_LOGIN_EMAIL_SIGN_IN_CODE_INVALID: 'El código es incorrecto, ya se usó o ha expirado; si sigue sin funcionar, solicite uno nuevo.'
+    ERR_JWT_LOGIN_EMAIL_SIGN_IN_CODE_INVALID: 'El código es incorrecto, ya se usó o ha expirado; si sigue sin funcionar, solicite uno nuevo.',
+    ERR_JWT_LOGIN_IDENTITY_TAKEN: 'Esta cuenta del proveedor está vinculada a otra cuenta.',
+    ERR_JWT_LOGIN_IDENTITY_PROVIDER_LINKED: 'Ya hay una cuenta de este proveedor vinculada: desvincúlela primero.',
+    ERR_JWT_LOGIN_IDENTITY_NOT_FOUND: 'No hay ninguna cuenta de este proveedor vinculada.',
+    ERR_JWT_LOGIN_IDENTITY_LAST: 'Es la única forma de iniciar sesión en la cuenta: añada primero una contraseña, una llave de acceso u otro proveedor.'
   },
   fields: {
     body: 'campo `{{field}}` del cuerpo de la solicitud',

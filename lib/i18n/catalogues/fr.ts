@@ -109,7 +109,11 @@ export const fr: Catalogue = {
     ERR_JWT_LOGIN_EMAIL_SIGN_IN_DISABLED: 'La connexion par e-mail n’est pas activée.',
     ERR_JWT_LOGIN_EMAIL_SIGN_IN_EMAIL_INVALID: 'Le champ email est manquant ou ne contient pas d’adresse e-mail valide.',
     ERR_JWT_LOGIN_EMAIL_SIGN_IN_CODE_MISSING: 'Saisissez le code reçu par e-mail.',
-    ERR_JWT_LOGIN_EMAIL_SIGN_IN_CODE_INVALID: 'Le code est incorrect, déjà utilisé ou expiré : s’il est encore refusé, demandez-en un nouveau.'
+    ERR_JWT_LOGIN_EMAIL_SIGN_IN_CODE_INVALID: 'Le code est incorrect, déjà utilisé ou expiré : s’il est encore refusé, demandez-en un nouveau.',
+    ERR_JWT_LOGIN_IDENTITY_TAKEN: 'Ce compte du fournisseur est lié à un autre compte.',
+    ERR_JWT_LOGIN_IDENTITY_PROVIDER_LINKED: 'Un compte de ce fournisseur est déjà lié : déliez-le d’abord.',
+    ERR_JWT_LOGIN_IDENTITY_NOT_FOUND: 'Aucun compte de ce fournisseur n’est lié.',
+    ERR_JWT_LOGIN_IDENTITY_LAST: 'C’est le seul moyen de se connecter à ce compte : ajoutez d’abord un mot de passe, une clé d’accès ou un autre fournisseur.'
   },
   fields: {
     body: 'champ `{{field}}` du corps de la requête',

@@ -108,7 +108,11 @@ export const pt: Catalogue = {
     ERR_JWT_LOGIN_EMAIL_SIGN_IN_DISABLED: 'O login por e-mail não está habilitado.',
     ERR_JWT_LOGIN_EMAIL_SIGN_IN_EMAIL_INVALID: 'O campo email não foi informado ou não contém um endereço de e-mail válido.',
     ERR_JWT_LOGIN_EMAIL_SIGN_IN_CODE_MISSING: 'Informe o código recebido por e-mail.',
-    ERR_JWT_LOGIN_EMAIL_SIGN_IN_CODE_INVALID: 'O código está incorreto, já foi usado ou expirou; se continuar sendo recusado, solicite um novo.'
+    ERR_JWT_LOGIN_EMAIL_SIGN_IN_CODE_INVALID: 'O código está incorreto, já foi usado ou expirou; se continuar sendo recusado, solicite um novo.',
+    ERR_JWT_LOGIN_IDENTITY_TAKEN: 'Esta conta do provedor está vinculada a outra conta.',
+    ERR_JWT_LOGIN_IDENTITY_PROVIDER_LINKED: 'Já há uma conta deste provedor vinculada: desvincule-a primeiro.',
+    ERR_JWT_LOGIN_IDENTITY_NOT_FOUND: 'Nenhuma conta deste provedor está vinculada.',
+    ERR_JWT_LOGIN_IDENTITY_LAST: 'Esta é a única forma de entrar na conta: adicione primeiro uma senha, uma chave de acesso ou outro provedor.'
   },
   fields: {
     body: 'campo `{{field}}` do corpo da requisição',
