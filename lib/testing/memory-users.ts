@@ -38,8 +38,8 @@ export class MemoryUserAdapter implements UserAdapter<MemoryUser> {
   /** Lookups by email (lower-cased) and by login: one map read each, whatever the number of users. */
   readonly #byEmail = new Map<string, MemoryUser>()
   readonly #byLogin = new Map<string, MemoryUser>()
-  /** Links by provider and subject, and each user's links in the order they were made. */
-  readonly #byIdentity = new Map<string, number>()
+  /** The user of each linked provider account (by provider and subject), and each user's links in the order they were made. */
+  readonly #byIdentity = new Map<string, MemoryUser>()
   readonly #identities = new Map<number, LinkedIdentity[]>()
   #nextId = 1
 
@@ -106,18 +106,23 @@ export class MemoryUserAdapter implements UserAdapter<MemoryUser> {
   }
 
   async findByIdentity (provider: string, subject: string): Promise<MemoryUser | null> {
-    const id = this.#byIdentity.get(identityKey(provider, subject))
-    return id === undefined ? null : this.#byId.get(id) ?? null
+    return this.#byIdentity.get(identityKey(provider, subject)) ?? null
   }
 
-  /** The check and the insert run with no await between them: of two concurrent links, one wins. */
+  /**
+   * The check and the insert run with no await between them: of two concurrent links, one wins.
+   * A user removed meanwhile (a deletion during a provider sign-in) gets no link: removeUser has
+   * already cleared theirs, so one made now would hold the provider account for nobody, for good.
+   */
   async linkIdentity (user: MemoryUser, provider: string, subject: string, details: IdentityDetails): Promise<void> {
+    const stored = this.#byId.get(user.ID)
+    if (stored === undefined) throw new Error('no user with this ID: it was removed')
     const key = identityKey(provider, subject)
     const holder = this.#byIdentity.get(key)
-    if (holder === user.ID) return
+    if (holder?.ID === user.ID) return
     const links = this.#identities.get(user.ID) ?? []
     if (holder !== undefined || links.some(link => link.provider === provider)) throw new IdentityTakenError()
-    this.#byIdentity.set(key, user.ID)
+    this.#byIdentity.set(key, stored)
     this.#identities.set(user.ID, [...links, { provider, subject, display: details.display, linkedAt: details.linkedAt }])
   }
 
@@ -126,10 +131,11 @@ export class MemoryUserAdapter implements UserAdapter<MemoryUser> {
   }
 
   async unlinkIdentity (user: MemoryUser, provider: string, subject: string): Promise<boolean> {
-    const key = identityKey(provider, subject)
-    if (this.#byIdentity.get(key) !== user.ID) return false
-    this.#byIdentity.delete(key)
-    this.#identities.set(user.ID, (this.#identities.get(user.ID) ?? []).filter(link => link.provider !== provider || link.subject !== subject))
+    const links = this.#identities.get(user.ID) ?? []
+    const kept = links.filter(link => link.provider !== provider || link.subject !== subject)
+    if (kept.length === links.length) return false
+    this.#byIdentity.delete(identityKey(provider, subject))
+    this.#identities.set(user.ID, kept)
     return true
   }
 
