@@ -14,7 +14,9 @@ CREATE TABLE IF NOT EXISTS users (
   -- argon2id, PHC string ($argon2id$v=19$m=19456,t=2,p=1$...)
   password_hash text NOT NULL,
   -- whether the user proved they receive mail at email (PublicUser.email_verified); see below
-  email_verified boolean NOT NULL DEFAULT true
+  email_verified boolean NOT NULL DEFAULT true,
+  -- false for a user created without a password (a provider sign-in) until one is set; see below
+  has_password boolean NOT NULL DEFAULT true
 );
 
 -- A table made before email verification gets the column too. The default is
@@ -22,6 +24,11 @@ CREATE TABLE IF NOT EXISTS users (
 -- vouches for, as before; createUser writes false when the plugin says
 -- emailVerified: false (POST /users), until the user proves the address.
 ALTER TABLE users ADD COLUMN IF NOT EXISTS email_verified boolean NOT NULL DEFAULT true;
+
+-- hasPassword reads has_password before a provider is unlinked, so that a user is never left
+-- without a way in. A user made before the column counts as having a password: one made by a
+-- provider sign-in has only the hash of a random one, and gets in again by a password reset.
+ALTER TABLE users ADD COLUMN IF NOT EXISTS has_password boolean NOT NULL DEFAULT true;
 
 -- One account per email whatever its case: Alice@Example.com cannot sign up
 -- next to alice@example.com, and findByEmail uses this index.
@@ -76,3 +83,19 @@ CREATE TABLE IF NOT EXISTS passkeys (
 
 -- listByUser reads a user's credentials through it (the primary key serves findById).
 CREATE INDEX IF NOT EXISTS passkeys_user_id ON passkeys (user_id);
+
+-- Provider accounts linked to users: a provider sign-in finds its user here first.
+CREATE TABLE IF NOT EXISTS jwt_login_identities (
+  -- the key of oauth.providers (such as gh), and the provider's stable id of the account; both compared exactly
+  provider text NOT NULL,
+  subject text NOT NULL,
+  -- a user's links go with the user
+  user_id integer NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  -- what GET /account/identities shows of the account (a login, an email), or NULL
+  display text,
+  linked_at timestamptz NOT NULL,
+  -- a provider account belongs to at most one user...
+  PRIMARY KEY (provider, subject),
+  -- ...and a user has at most one account of each provider; listIdentities and the cascade read through it
+  UNIQUE (user_id, provider)
+);

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import type pg from 'pg'
-import { hashPassword, UserExistsError, verifyPasswordHash, type NewProviderUser, type PublicUser, type UserAdapter } from '../../lib/index.js'
+import { hashPassword, IdentityTakenError, UserExistsError, verifyPasswordHash, type IdentityDetails, type LinkedIdentity, type NewProviderUser, type PublicUser, type UserAdapter } from '../../lib/index.js'
 import { qualified } from './migrate.js'
 
 /** A row of `users`, as the adapter reads it. */
@@ -18,6 +18,8 @@ export interface PostgresUser {
   password_hash: string
   /** Whether the user proved they receive mail at `email` (see schema.sql for the default). */
   email_verified: boolean
+  /** False for a user created without a password (a provider sign-in) until one is set. */
+  has_password: boolean
 }
 
 export interface NewUser {
@@ -30,7 +32,15 @@ export interface NewUser {
   emailVerified?: boolean
 }
 
-const COLUMNS = 'id, login, email, display_name, roles, password_hash, email_verified'
+const COLUMNS = 'id, login, email, display_name, roles, password_hash, email_verified, has_password'
+
+/** A row of `jwt_login_identities`, as listIdentities reads it. */
+interface IdentityRow {
+  provider: string
+  subject: string
+  display: string | null
+  linked_at: Date
+}
 
 /** PostgreSQL's unique_violation: a taken email (any case) or login. */
 export const UNIQUE_VIOLATION = '23505'
@@ -38,10 +48,12 @@ export const UNIQUE_VIOLATION = '23505'
 export class PostgresUserAdapter implements UserAdapter<PostgresUser> {
   readonly #pool: pg.Pool
   readonly #users: string
+  readonly #identities: string
 
   constructor (pool: pg.Pool, schema: string) {
     this.#pool = pool
     this.#users = qualified(schema, 'users')
+    this.#identities = qualified(schema, 'jwt_login_identities')
   }
 
   /**
@@ -51,18 +63,14 @@ export class PostgresUserAdapter implements UserAdapter<PostgresUser> {
    * case, rejects with `code` UNIQUE_VIOLATION from the unique index.
    */
   async addUser (input: NewUser): Promise<PostgresUser> {
-    const { rows } = await this.#pool.query<PostgresUser>(
-      `INSERT INTO ${this.#users} (login, email, display_name, roles, password_hash, email_verified)
-       VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${COLUMNS}`,
-      [input.login, input.email, input.displayName ?? input.login, input.roles ?? ['subscriber'], await hashPassword(input.password), input.emailVerified ?? true]
-    )
-    return rows[0] as PostgresUser
+    return await this.#insert(input, true)
   }
 
   /**
    * `POST /users` (with the password chosen) and OpenID auto-registration
    * (without: the stored hash is of a random password nobody knows, so
-   * password login fails for them at the usual argon2id cost). Two
+   * password login fails for them at the usual argon2id cost, and
+   * `has_password` is false until `setPassword`). Two
    * requests racing for one email (any case) or login meet the unique
    * indexes: the loser's unique_violation becomes `UserExistsError`, which
    * the plugin answers 409 / 38 at `POST /users`, and on a provider sign-in
@@ -72,23 +80,74 @@ export class PostgresUserAdapter implements UserAdapter<PostgresUser> {
    */
   async createUser (input: NewProviderUser): Promise<PostgresUser> {
     try {
-      return await this.addUser({
+      return await this.#insert({
         login: input.login,
         email: input.email,
         password: input.password ?? randomBytes(32).toString('base64url'),
         displayName: input.displayName,
         roles: [input.role],
         emailVerified: input.emailVerified
-      })
+      }, input.password !== undefined)
     } catch (error) {
       if ((error as { code?: unknown }).code === UNIQUE_VIOLATION) throw new UserExistsError()
       throw error
     }
   }
 
-  /** Password reset: the plugin has checked the code; store the new hash. */
+  /** Password reset: the plugin has checked the code; store the new hash. A user made by a provider has a password from now on. */
   async setPassword (user: PostgresUser, newPassword: string): Promise<void> {
-    await this.#pool.query(`UPDATE ${this.#users} SET password_hash = $2 WHERE id = $1`, [user.id, await hashPassword(newPassword)])
+    const hash = await hashPassword(newPassword)
+    await this.#pool.query(`UPDATE ${this.#users} SET password_hash = $2, has_password = true WHERE id = $1`, [user.id, hash])
+    user.password_hash = hash
+    user.has_password = true
+  }
+
+  /**
+   * Read from the row, not from `user`: the plugin asks it before unlinking
+   * a provider, with a record it may have kept since the sign-in, and a
+   * stale false there would refuse the unlink. A user gone meanwhile has none.
+   */
+  async hasPassword (user: PostgresUser): Promise<boolean> {
+    const { rows } = await this.#pool.query<{ has_password: boolean }>(`SELECT has_password FROM ${this.#users} WHERE id = $1`, [user.id])
+    return rows[0]?.has_password ?? false
+  }
+
+  async findByIdentity (provider: string, subject: string): Promise<PostgresUser | null> {
+    return await this.#one(`SELECT ${COLUMNS} FROM ${this.#users} WHERE id = (SELECT user_id FROM ${this.#identities} WHERE provider = $1 AND subject = $2)`, provider, subject)
+  }
+
+  /**
+   * Both rules of the port are the table's unique keys, (provider, subject)
+   * and (user_id, provider), so the insert decides atomically and a conflict
+   * on either inserts nothing. Only then is the holder read, by a second
+   * statement, which sees a racing insert that has committed: when it is
+   * this very link (the same sign-in twice), the first one stays and all is
+   * well; otherwise the account or the provider is taken. A user deleted
+   * meanwhile meets the foreign key: an error the plugin answers with 503.
+   */
+  async linkIdentity (user: PostgresUser, provider: string, subject: string, details: IdentityDetails): Promise<void> {
+    const inserted = await this.#pool.query(
+      `INSERT INTO ${this.#identities} (provider, subject, user_id, display, linked_at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`,
+      [provider, subject, user.id, details.display, new Date(details.linkedAt)]
+    )
+    if (inserted.rowCount === 1) return
+    const { rows } = await this.#pool.query<{ user_id: number }>(`SELECT user_id FROM ${this.#identities} WHERE provider = $1 AND subject = $2`, [provider, subject])
+    if (rows[0]?.user_id !== user.id) throw new IdentityTakenError()
+  }
+
+  /** Oldest first; two links of one moment in the order of their names, so that the answer never varies. */
+  async listIdentities (user: PostgresUser): Promise<LinkedIdentity[]> {
+    const { rows } = await this.#pool.query<IdentityRow>(
+      `SELECT provider, subject, display, linked_at FROM ${this.#identities} WHERE user_id = $1 ORDER BY linked_at, provider, subject`,
+      [user.id]
+    )
+    return rows.map(row => ({ provider: row.provider, subject: row.subject, display: row.display, linkedAt: row.linked_at.getTime() }))
+  }
+
+  /** Only the user's own link goes: the row count tells whether there was one. */
+  async unlinkIdentity (user: PostgresUser, provider: string, subject: string): Promise<boolean> {
+    const { rowCount } = await this.#pool.query(`DELETE FROM ${this.#identities} WHERE user_id = $1 AND provider = $2 AND subject = $3`, [user.id, provider, subject])
+    return rowCount === 1
   }
 
   /** Email verification: the plugin records that the user proved the address (or, false, that they have not). */
@@ -137,12 +196,22 @@ export class PostgresUserAdapter implements UserAdapter<PostgresUser> {
     return { ID: user.id, user_login: user.login, user_email: user.email, display_name: user.display_name, roles: user.roles, email_verified: user.email_verified }
   }
 
+  /** `addUser`, and `createUser` with `hasPassword` false when the plugin gave no password. */
+  async #insert (input: NewUser, hasPassword: boolean): Promise<PostgresUser> {
+    const { rows } = await this.#pool.query<PostgresUser>(
+      `INSERT INTO ${this.#users} (login, email, display_name, roles, password_hash, email_verified, has_password)
+       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${COLUMNS}`,
+      [input.login, input.email, input.displayName ?? input.login, input.roles ?? ['subscriber'], await hashPassword(input.password), input.emailVerified ?? true, hasPassword]
+    )
+    return rows[0] as PostgresUser
+  }
+
   /**
    * The row or null: an absent user is `null`, never an error. A query that
    * fails throws, which the plugin answers with 503 / 201.
    */
-  async #one (sql: string, value: string | number): Promise<PostgresUser | null> {
-    const { rows } = await this.#pool.query<PostgresUser>(sql, [value])
+  async #one (sql: string, ...values: Array<string | number>): Promise<PostgresUser | null> {
+    const { rows } = await this.#pool.query<PostgresUser>(sql, values)
     return rows[0] ?? null
   }
 }
