@@ -99,7 +99,7 @@ function caseOf<U> (parent: Tap, make: () => Promise<IdentityAdapterUnderTest<U>
   }
 }
 
-/** Settles every call; answers how many resolved, and whether every rejection was a taken identity. */
+/** Settles every call; answers the indexes of those that resolved, and whether every rejection was a taken identity. */
 async function settle (calls: Array<Promise<void>>): Promise<{ won: number[], allTaken: boolean }> {
   const results = await Promise.allSettled(calls)
   return {
