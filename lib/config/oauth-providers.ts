@@ -3,6 +3,7 @@ import { Value } from '@sinclair/typebox/value'
 import { OAuthProviderSchema, type OAuthPreset, type OAuthProviderInput } from '../../schemas/settings.js'
 import { JwtLoginSettingsError } from '../core/errors.js'
 import { durationAt } from './duration.js'
+import { OAUTH2_PRESETS, resolveOAuth2 } from './oauth2-presets.js'
 
 export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none'
 
@@ -14,11 +15,35 @@ export interface OAuthEndpoints {
   authorization: string | null
 }
 
+/** The endpoints of a plain OAuth 2.0 provider. */
+export interface OAuth2Api {
+  authorization: string | null
+  token: string
+  user: string
+  /** GitHub's list of the user's addresses (`/user/emails`). */
+  emails: string | null
+}
+
+/** Where the user API's answer holds each fact (`oauth2`), as dotted paths; `emailVerified` may be `true`: every email returned is verified. */
+export interface ProfileFields {
+  subject: string
+  email: string
+  emailVerified: string | true
+  name: string
+  display: string
+}
+
 /** A provider after its preset is applied. */
 export interface OAuthProviderSettings {
   name: string
   enabled: boolean
   preset: OAuthPreset
+  /** OpenID Connect (an ID token), or plain OAuth 2.0 (a user API read with the access token). */
+  kind: 'openid' | 'oauth2'
+  /** The OAuth 2.0 endpoints (`kind` oauth2), else `null`. */
+  api: OAuth2Api | null
+  /** Where the user API's answer holds each fact (`oauth2` preset), else `null` (the preset knows). */
+  profile: ProfileFields | null
   /** The issuer discovered (or described by `endpoints`). */
   issuer: string
   /** `iss` values an ID token may carry (Google also writes the bare host). */
@@ -86,21 +111,39 @@ function checkUrl (name: string, field: string, value: string): boolean {
 type Defaulted = 'enabled' | 'preset' | 'redirectUris' | 'clientAuthMethod' | 'timeout' | 'acceptIdToken' | 'requireNonce' | 'allowUnverifiedEmail' | 'autoRegister' | 'defaultRole' | 'backchannelLogout'
 type DefaultedProvider = OAuthProviderInput & Required<Pick<OAuthProviderInput, Defaulted>>
 
-// long only for the resolved shape, written field by field
-function resolveProvider (name: string, p: DefaultedProvider): OAuthProviderSettings {
-  const { preset } = p
-  const issuer = presetIssuer(name, p, preset)
+/** The URLs of an OpenID provider to check, its issuer first. */
+function openIdUrls (issuer: string, e: OAuthProviderInput['endpoints']): Array<[string, string]> {
   const urls: Array<[string, string]> = [['issuer', issuer]]
-  const e = p.endpoints
   if (e !== undefined) {
     urls.push(['endpoints/token', e.token], ['endpoints/jwks', e.jwks])
     if (e.userinfo !== undefined) urls.push(['endpoints/userinfo', e.userinfo])
   }
+  return urls
+}
+
+/** What differs between the two kinds: an OpenID provider's issuer, or an OAuth 2.0 provider's endpoints. */
+function kindOf (name: string, p: DefaultedProvider, chosenAuth: ClientAuthMethod | undefined): Pick<OAuthProviderSettings, 'kind' | 'issuer' | 'api' | 'profile' | 'clientAuthMethod'> & { urls: Array<[string, string]> } {
+  const { preset } = p
+  if (!OAUTH2_PRESETS.has(preset)) {
+    if (p.enterpriseUrl !== undefined || p.api !== undefined || p.profile !== undefined) {
+      fail(name, p.enterpriseUrl !== undefined ? 'enterpriseUrl' : p.api !== undefined ? 'api' : 'profile', `the ${preset} preset is OpenID Connect: it discovers its endpoints`)
+    }
+    const issuer = presetIssuer(name, p, preset)
+    return { kind: 'openid', issuer, api: null, profile: null, clientAuthMethod: p.clientAuthMethod, urls: openIdUrls(issuer, p.endpoints) }
+  }
+  const { api, profile, clientAuthMethod } = resolveOAuth2(preset, p, chosenAuth, (field, reason) => fail(name, field, reason))
+  const urls = Object.entries(api).filter((entry): entry is [string, string] => entry[1] !== null).map(([field, url]): [string, string] => [`api/${field}`, url])
+  return { kind: 'oauth2', issuer: new URL(api.token).origin, api, profile, clientAuthMethod, urls }
+}
+
+// long only for the resolved shape, written field by field
+function resolveProvider (name: string, p: DefaultedProvider, chosenAuth: ClientAuthMethod | undefined): OAuthProviderSettings {
+  const { preset } = p
+  const { urls, kind, issuer, api, profile, clientAuthMethod } = kindOf(name, p, chosenAuth)
   const { redirectUris } = p
   redirectUris.forEach((uri, index) => { checkUrl(name, `redirectUris/${index}`, uri) })
   const allowHttp = urls.map(([field, value]) => checkUrl(name, field, value)).includes(true)
 
-  const { clientAuthMethod } = p
   if (redirectUris.length > 0 && clientAuthMethod !== 'none' && p.clientSecret === undefined) {
     fail(name, 'clientSecret', `the code flow with ${clientAuthMethod} needs the client secret`)
   }
@@ -114,11 +157,14 @@ function resolveProvider (name: string, p: DefaultedProvider): OAuthProviderSett
     name,
     enabled: p.enabled,
     preset,
+    kind,
+    api,
+    profile,
     issuer,
     acceptedIssuers: preset === 'google' ? [issuer, 'accounts.google.com'] : [issuer],
-    endpoints: e === undefined
+    endpoints: p.endpoints === undefined
       ? null
-      : { token: e.token, jwks: e.jwks, userinfo: e.userinfo ?? null, authorization: e.authorization ?? null },
+      : { token: p.endpoints.token, jwks: p.endpoints.jwks, userinfo: p.endpoints.userinfo ?? null, authorization: p.endpoints.authorization ?? null },
     clientId: p.clientId,
     clientSecret: p.clientSecret ?? null,
     clientAuthMethod,
@@ -139,7 +185,9 @@ export function resolveOAuthProviders (input: Record<string, OAuthProviderInput>
   const providers: Record<string, OAuthProviderSettings> = Object.create(null)
   for (const [name, provider] of Object.entries(input)) {
     // TypeBox does not default inside a record's values; each provider gets its defaults here
-    providers[name] = resolveProvider(name, Value.Default(OAuthProviderSchema, provider) as DefaultedProvider)
+    // (the client authentication as written first: a plain OAuth 2.0 preset has its own default)
+    const chosenAuth = provider.clientAuthMethod
+    providers[name] = resolveProvider(name, Value.Default(OAuthProviderSchema, structuredClone(provider)) as DefaultedProvider, chosenAuth)
   }
   return providers
 }

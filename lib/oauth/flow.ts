@@ -10,6 +10,7 @@ import { uniqueLogin } from '../services/unique-login.js'
 import { completeSignIn } from '../sessions/sign-in.js'
 import { claimOnce } from '../store/claim.js'
 import { exchangeCode, verifyIdToken, type Identity, type PresentedIdToken } from './identity.js'
+import { keepsLinks, link, linkedUser } from './links.js'
 
 export type OAuthSignInResult =
   | { jwt: string, refresh_token?: string, user: { ID: number, user_login: string, user_email: string, display_name: string } }
@@ -96,18 +97,11 @@ async function signIn (ctx: JwtLoginContext, call: Call, input: OAuthInput, know
   known.provider = provider.name
   if (!provider.enabled) throw new JwtLoginError('ERR_JWT_LOGIN_PROVIDER_DISABLED')
   const { identity, flow, presented } = await identify(ctx, call, provider, input)
-
-  // Apple writes the flag as the string "true"
-  const verified = identity.emailVerified === true || identity.emailVerified === 'true'
-  if (identity.email === undefined || (!verified && !provider.allowUnverifiedEmail)) {
-    throw new JwtLoginError('ERR_JWT_LOGIN_EMAIL_UNVERIFIED')
-  }
-  const email = identity.email
   const giveBack = presented === undefined ? null : await spendIdToken(ctx, call, provider, presented)
   let result: SignInResult
   let user: unknown
   try {
-    user = await userFor(ctx, call, provider, { email, verified }, identity.name, presented)
+    user = await userOf(ctx, call, provider, identity, presented)
     // the same end as a password login: a user with two-factor on gets the challenge, not a token.
     // A session from an ID token starts no later than the token was issued, so a cutoff set
     // after that (a password reset, a sign-out everywhere) ends it too.
@@ -123,6 +117,26 @@ async function signIn (ctx: JwtLoginContext, call: Call, input: OAuthInput, know
     ...result,
     user: { ID: publicUser.ID, user_login: publicUser.user_login, user_email: publicUser.user_email, display_name: publicUser.display_name }
   }
+}
+
+/**
+ * The user the provider account signs in: the one it is linked to (the
+ * link survives a change of email on either side); else the one the
+ * provider's verified email finds, or registers, which is then linked. An
+ * email matched only because the provider allows unverified ones is never
+ * linked. An ID token issued before the user's cutoff is refused (401 / 73).
+ */
+async function userOf (ctx: JwtLoginContext, call: Call, provider: OAuthProviderSettings, identity: Identity, presented: PresentedIdToken | undefined): Promise<unknown> {
+  const linked = await linkedUser(ctx, provider, identity)
+  if (linked !== null) return await checkCutoff(ctx, linked, presented)
+  // Apple writes the flag as the string "true"
+  const verified = identity.emailVerified === true || identity.emailVerified === 'true'
+  if (identity.email === undefined || (!verified && !provider.allowUnverifiedEmail)) {
+    throw new JwtLoginError('ERR_JWT_LOGIN_EMAIL_UNVERIFIED')
+  }
+  const user = await userFor(ctx, call, provider, { email: identity.email, verified }, identity.name, presented)
+  if (verified && keepsLinks(ctx.users)) await link(ctx, call, user, provider, identity, 'sign_in')
+  return user
 }
 
 /**
@@ -175,8 +189,13 @@ async function checkFound (ctx: JwtLoginContext, found: unknown, email: string, 
   if (!sameEmail(publicUser.user_email, email)) throw new JwtLoginError('ERR_JWT_LOGIN_PROVIDER_EMAIL_MISMATCH')
   // registered with this address by someone who never proved it: its owner resets the password by mail first (no pre-hijack)
   if (publicUser.email_verified === false) throw new JwtLoginError('ERR_JWT_LOGIN_PROVIDER_ACCOUNT_UNVERIFIED')
+  return await checkCutoff(ctx, found, presented)
+}
+
+/** A user an ID token signs in, unless the token was issued before the user's cutoff (401 / 73). */
+async function checkCutoff (ctx: JwtLoginContext, found: unknown, presented: PresentedIdToken | undefined): Promise<unknown> {
   if (presented !== undefined) {
-    const cutoff = await ctx.tokens.userCutoff(publicUser.ID)
+    const cutoff = await ctx.tokens.userCutoff(ctx.users.toPublicUser(found).ID)
     if (cutoff !== null && presented.issuedAt < cutoff) throw new JwtLoginError('ERR_JWT_LOGIN_ID_TOKEN_INVALID')
   }
   return found

@@ -11,6 +11,7 @@ import { sha256Base64url } from '../core/crypto.js'
 import { JwtLoginError } from '../core/errors.js'
 import { isIssuedNonce, nonceMatches } from './nonce.js'
 import { keyLookup, withDeadline, type BoundFetch } from './providers/registry.js'
+import { exchangeOAuth2Code } from './user-api.js'
 
 /** A provider's codes live at most 10 minutes (RFC 6749 §4.1.2); a used one is remembered that long. */
 export const CODE_MEMORY_MS = 10 * 60 * 1000
@@ -22,8 +23,10 @@ export interface Identity {
   email: string | undefined
   emailVerified: unknown
   name: string | undefined
-  /** The provider's `sub`: its user, for back-channel logout. */
+  /** The provider's stable id of its user (`sub`, GitHub's numeric id): the identity's link, and back-channel logout's `sub`. */
   subject: string
+  /** The provider account as its owner knows it (a login, an email), shown in the account's identities. */
+  display: string | undefined
   /** The provider's session (`sid` of the ID token), when it says one. */
   session: string | undefined
 }
@@ -36,17 +39,21 @@ export interface PresentedIdToken {
   expiresAt: number
 }
 
+const text = (value: unknown): string | undefined => typeof value === 'string' && value !== '' ? value : undefined
+
 function identityOf (claims: Record<string, unknown>): Identity {
+  const email = text(claims.email)
   return {
-    email: typeof claims.email === 'string' && claims.email !== '' ? claims.email : undefined,
+    email,
     emailVerified: claims.email_verified,
-    name: typeof claims.name === 'string' && claims.name !== '' ? claims.name : undefined,
+    name: text(claims.name),
     subject: String(claims.sub),
+    display: email ?? text(claims.preferred_username),
     session: typeof claims.sid === 'string' && claims.sid !== '' ? claims.sid : undefined
   }
 }
 
-function clientAuth (provider: OAuthProviderSettings): ClientAuth {
+export function clientAuth (provider: OAuthProviderSettings): ClientAuth {
   switch (provider.clientAuthMethod) {
     case 'client_secret_post': return ClientSecretPost(provider.clientSecret as string)
     case 'none': return None()
@@ -68,13 +75,21 @@ function codeFlowError (error: unknown): unknown {
 
 export interface CodeRequest { code: string, codeVerifier: string | undefined, nonce: string | undefined, redirectUri: string }
 
-/** Exchanges the code at the token endpoint (openid-client checks the ID token's iss, aud, exp, nonce). */
+/**
+ * Exchanges the code: at an OpenID provider's token endpoint (openid-client
+ * checks the ID token's iss, aud, exp, nonce), or at a plain OAuth 2.0
+ * provider's, whose user API then says who signed in. The code is spent
+ * before the provider sees it: a second use fails here even if the
+ * provider would take it.
+ */
 export async function exchangeCode (ctx: JwtLoginContext, provider: OAuthProviderSettings, request: CodeRequest): Promise<Identity> {
-  // the code is spent before the provider sees it: a second use fails here even if the provider would take it
   const digest = sha256Base64url(`${provider.name}\u0000${request.code}`)
   const { count } = await ctx.store.increment(`oauth-code:${digest}`, CODE_MEMORY_MS)
   if (count > 1) throw new JwtLoginError('ERR_JWT_LOGIN_PROVIDER_CODE_INVALID')
+  return provider.kind === 'oauth2' ? await exchangeOAuth2Code(provider, request) : await exchangeOpenIdCode(ctx, provider, request)
+}
 
+async function exchangeOpenIdCode (ctx: JwtLoginContext, provider: OAuthProviderSettings, request: CodeRequest): Promise<Identity> {
   return await withDeadline(provider.timeoutMs, async (fetchFn) => {
     try {
       // the client names the provider, so the RFC 9207 mix-up check (an `iss` in the redirect) has nothing to add

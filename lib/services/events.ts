@@ -64,6 +64,14 @@ export interface JwtLoginEventMap {
   /** `provider` is the configured provider, or `null` when the value sent names none. */
   'oauth.failed': { ip: string, provider: string | null, reason: JwtLoginErrorCode, errorCode: number }
   'oauth.user_registered': { userId: number, ip: string, provider: string }
+  /**
+   * A provider account was linked to the user: at a sign-in whose verified
+   * email found the user (`sign_in`), or by the user (`account`). Never
+   * with the provider's subject.
+   */
+  'identity.linked': { userId: number, ip: string, provider: string, via: 'sign_in' | 'account' }
+  /** A link was removed: by the user (`account`), or when the account's address was proven by its owner (`credentials_reset`). */
+  'identity.unlinked': { userId: number, ip: string | null, provider: string, reason: 'account' | 'credentials_reset' }
   /** A passkey was enrolled, renamed or deleted (by its user, from a session with a recent sign-in). */
   'passkey.registered': { userId: number, passkeyId: string, ip: string }
   'passkey.renamed': { userId: number, passkeyId: string, ip: string }

@@ -3,14 +3,19 @@ import { Type, type Static } from '@sinclair/typebox'
 import { DurationOr, Flag, Group, HttpUrl, LANGUAGE_TAG_PATTERN } from './parts.js'
 
 export const OAuthPresetSchema = Type.Union([
-  Type.Literal('google'), Type.Literal('auth0'), Type.Literal('microsoft'), Type.Literal('apple'), Type.Literal('generic')
+  Type.Literal('google'), Type.Literal('auth0'), Type.Literal('microsoft'), Type.Literal('apple'), Type.Literal('generic'),
+  Type.Literal('github'), Type.Literal('facebook'), Type.Literal('discord'), Type.Literal('oauth2')
 ])
 export type OAuthPreset = Static<typeof OAuthPresetSchema>
 
 /** One identity provider for `/oauth/token`. */
 export const OAuthProviderSchema = Type.Object({
   enabled: Flag(false),
-  /** `generic` takes `issuer` (or `endpoints`); the others know their issuer. */
+  /**
+   * OpenID Connect: `generic` takes `issuer` (or `endpoints`); google, auth0,
+   * microsoft and apple know their issuer. Plain OAuth 2.0 (a user API, no
+   * ID token): `github`, `facebook`, `discord`, and `oauth2` with `api` and `profile`.
+   */
   preset: Type.Optional(Type.Union(OAuthPresetSchema.anyOf, { default: 'generic' })),
   /** Issuer URL, discovered through `/.well-known/openid-configuration` (generic). */
   issuer: Type.Optional(HttpUrl),
@@ -25,6 +30,34 @@ export const OAuthProviderSchema = Type.Object({
     jwks: HttpUrl,
     userinfo: Type.Optional(HttpUrl),
     authorization: Type.Optional(HttpUrl)
+  }, { additionalProperties: false })),
+  /** GitHub Enterprise Server's address (`github`): its OAuth endpoints and `/api/v3` instead of github.com's. */
+  enterpriseUrl: Type.Optional(HttpUrl),
+  /**
+   * The endpoints of a plain OAuth 2.0 provider: the token endpoint (the code
+   * redeemed), the user API (read with the access token), GitHub's email
+   * list, and the authorization endpoint (for clients that build the URL
+   * from the settings). `oauth2` needs `token` and `user`; the other OAuth 2.0
+   * presets know theirs, and take these only to point elsewhere.
+   */
+  api: Type.Optional(Type.Object({
+    authorization: Type.Optional(HttpUrl),
+    token: Type.Optional(HttpUrl),
+    user: Type.Optional(HttpUrl),
+    emails: Type.Optional(HttpUrl)
+  }, { additionalProperties: false })),
+  /**
+   * Where the user API's answer (`oauth2`) holds each fact, as a path of
+   * property names separated by dots. `emailVerified` names a field that is
+   * `true` for a verified email, or is `true` itself when the provider
+   * returns only addresses it has verified.
+   */
+  profile: Type.Optional(Type.Object({
+    subject: Type.Optional(Type.String({ minLength: 1, maxLength: 200, default: 'id' })),
+    email: Type.Optional(Type.String({ minLength: 1, maxLength: 200, default: 'email' })),
+    emailVerified: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 200 }), Type.Literal(true)], { default: 'email_verified' })),
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, default: 'name' })),
+    display: Type.Optional(Type.String({ minLength: 1, maxLength: 200, default: 'login' }))
   }, { additionalProperties: false })),
   clientId: Type.String({ minLength: 1, maxLength: 512 }),
   clientSecret: Type.Optional(Type.String({ minLength: 1 })),

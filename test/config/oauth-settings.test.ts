@@ -65,7 +65,7 @@ t.test('invalid providers are refused with the field named', async (t) => {
     ['a timeout over 60 s', { ...base, issuer: 'https://x', timeout: '2m' }, 'oauth/providers/p/timeout'],
     ['a zero timeout', { ...base, issuer: 'https://x', timeout: '0s' }, 'oauth/providers/p/timeout'],
     ['an unknown field', { ...base, issuer: 'https://x', secret: 'typo' }, 'oauth/providers/p/secret'],
-    ['an unknown preset', { ...base, preset: 'facebook' }, 'oauth/providers/p/preset'],
+    ['an unknown preset', { ...base, preset: 'gitlab' }, 'oauth/providers/p/preset'],
     ['a bad provider name', { ...base, issuer: 'https://x' }, 'oauth/providers/bad name', 'bad name']
   ]
   for (const [name, provider, path, providerName] of cases) {

@@ -85,7 +85,7 @@ t.test('union settings: an unknown algorithm or preset lists the allowed ones, a
     [{ tokens: { ...TOKENS, algorithm: 'HS999' as never } }, 'tokens/algorithm', 'must be one of HS256, HS384, HS512, RS256, RS384, RS512, PS256, ES256, ES384, EdDSA'],
     [{ tokens: { ...TOKENS, lifetime: 'soon' } }, 'tokens/lifetime', "must be a duration: seconds as a number above 0, or a string such as '30s', '15m', '14d'"],
     [{ tokens: TOKENS, refresh: { reuseInterval: 'soon' } }, 'refresh/reuseInterval', "must be a duration: seconds as a number above 0, or a string such as '30s', '15m', '14d', or 0 for none"],
-    [{ tokens: TOKENS, oauth: { providers: { idp: { clientId: 'c', preset: 'okta' as never } } } }, 'oauth/providers/idp/preset', 'must be one of google, auth0, microsoft, apple, generic']
+    [{ tokens: TOKENS, oauth: { providers: { idp: { clientId: 'c', preset: 'okta' as never } } } }, 'oauth/providers/idp/preset', 'must be one of google, auth0, microsoft, apple, generic, github, facebook, discord, oauth2']
   ]
   for (const [settings, path, reason] of cases) {
     const error = await refusal({ settings: settings as SettingsInput })

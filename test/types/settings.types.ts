@@ -60,7 +60,12 @@ expectType<SettingsInput>({ tokens: { keys: [{ kid: 'k1' }], lifetime: true } })
 expectType<SettingsInput>({ tokens: { keys: [{ kid: 'k1' }] }, refresh: { cookie: { sameSite: 'none' } } })
 
 // @ts-expect-error: no such preset
-expectType<SettingsInput>({ tokens: { keys: [{ kid: 'k1' }] }, oauth: { providers: { x: { preset: 'github', clientId: 'id' } } } })
+expectType<SettingsInput>({ tokens: { keys: [{ kid: 'k1' }] }, oauth: { providers: { x: { preset: 'gitlab', clientId: 'id' } } } })
+
+expectType<SettingsInput>({ tokens: { keys: [{ kid: 'k1' }] }, oauth: { providers: { gh: { preset: 'github', enterpriseUrl: 'https://ghe.example.com', clientId: 'id' } } } })
+
+// @ts-expect-error: emailVerified is a path or true
+expectType<SettingsInput>({ tokens: { keys: [{ kid: 'k1' }] }, oauth: { providers: { x: { preset: 'oauth2', clientId: 'id', profile: { emailVerified: false } } } } })
 
 // @ts-expect-error: a provider needs its clientId
 expectType<SettingsInput>({ tokens: { keys: [{ kid: 'k1' }] }, oauth: { providers: { x: { preset: 'google' } } } })

@@ -1,0 +1,48 @@
+// The links from provider accounts to users: looked up first at a provider sign-in, made when a verified email found the user or the user asked.
+import type { Call } from '../adapters/second-factor.js'
+import type { UserAdapter } from '../adapters/users.js'
+import type { OAuthProviderSettings } from '../config/oauth-providers.js'
+import type { JwtLoginContext } from '../context/context.js'
+import { JwtLoginError } from '../core/errors.js'
+import type { Identity } from './identity.js'
+
+/** The adapter methods that keep links; registration refuses an adapter with some and not all. */
+export const IDENTITY_METHODS = ['findByIdentity', 'linkIdentity', 'listIdentities', 'unlinkIdentity'] as const
+
+/** Whether the host's adapter keeps identity links. */
+export function keepsLinks (users: UserAdapter<any>): boolean {
+  return IDENTITY_METHODS.every(method => typeof users[method] === 'function')
+}
+
+type LinkingAdapter = Required<Pick<UserAdapter<unknown>, typeof IDENTITY_METHODS[number]>>
+
+/** The adapter's link methods; called only where `keepsLinks` holds. */
+export const linksOf = (ctx: JwtLoginContext): LinkingAdapter => ctx.users as unknown as LinkingAdapter
+
+/** The user the provider account is linked to, or `null` (also when the adapter keeps no links). */
+export async function linkedUser (ctx: JwtLoginContext, provider: OAuthProviderSettings, identity: Identity): Promise<unknown> {
+  if (!keepsLinks(ctx.users)) return null
+  return await linksOf(ctx).findByIdentity(provider.name, identity.subject)
+}
+
+/**
+ * Links the provider account to `user`. When the adapter reports it taken,
+ * the link is looked up again: linked to this user meanwhile (a concurrent
+ * sign-in of the same account) is done; linked to another user is 409 / 247;
+ * not linked at all means this user has another account of the provider
+ * linked (409 / 248).
+ */
+export async function link (ctx: JwtLoginContext, call: Call, user: unknown, provider: OAuthProviderSettings, identity: Identity, via: 'sign_in' | 'account'): Promise<void> {
+  const links = linksOf(ctx)
+  const userId = ctx.users.toPublicUser(user).ID
+  try {
+    await links.linkIdentity(user, provider.name, identity.subject, { display: identity.display ?? null, linkedAt: ctx.clock() })
+  } catch (error) {
+    if (!(error instanceof JwtLoginError) || error.code !== 'ERR_JWT_LOGIN_IDENTITY_TAKEN') throw error
+    const holder = await links.findByIdentity(provider.name, identity.subject)
+    if (holder === null) throw new JwtLoginError('ERR_JWT_LOGIN_IDENTITY_PROVIDER_LINKED')
+    if (ctx.users.toPublicUser(holder).ID !== userId) throw error
+    return
+  }
+  ctx.events.emit('identity.linked', { userId, ip: call.ip, provider: provider.name, via })
+}
