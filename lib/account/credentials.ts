@@ -1,11 +1,14 @@
 // What an account held before its address was proven: ended when the mailbox's owner proves it without a session of the account (a verification by code and address, a password reset).
 import type { Call } from '../adapters/second-factor.js'
 import type { JwtLoginContext } from '../context/context.js'
+import { keepsLinks } from '../adapters/users.js'
+import { linksOf } from '../oauth/links.js'
 import { endAllSessions } from '../sessions/manage.js'
 
 /**
  * Ends every credential but the password (which a reset replaces): the
- * passkeys, the second factor and its backup codes; with `sessions`, every
+ * passkeys, the second factor and its backup codes, the provider accounts
+ * linked (a link made by whoever held the account would sign them in); with `sessions`, every
  * session and trusted device first (fails closed: nothing else is touched
  * when that fails). Whoever registered someone else's address keeps nothing
  * once its owner proves it. Each step is idempotent, so a retry after a
@@ -13,7 +16,7 @@ import { endAllSessions } from '../sessions/manage.js'
  */
 export async function resetCredentials (ctx: JwtLoginContext, call: Call, userId: number, user: unknown, reason: 'email_verified' | 'password_reset' | 'email_reverted', sessions: boolean): Promise<void> {
   if (sessions) await endAllSessions(ctx, call.settings, userId, reason === 'email_reverted' ? 'email_reverted' : 'email_verified')
-  const [passkeys, secondFactor] = await Promise.all([endPasskeys(ctx, call, userId), endSecondFactor(ctx, userId, user)])
+  const [passkeys, secondFactor] = await Promise.all([endPasskeys(ctx, call, userId), endSecondFactor(ctx, userId, user), endIdentities(ctx, userId, user)])
   ctx.forgetUser(userId)
   ctx.events.emit('account.credentials_reset', { userId, passkeys, secondFactor, reason })
 }
@@ -25,6 +28,15 @@ async function endPasskeys (ctx: JwtLoginContext, call: Call, userId: number): P
   await Promise.all(held.map(async passkey => await port.delete(userId, passkey.id)))
   for (const passkey of held) ctx.events.emit('passkey.deleted', { userId, passkeyId: passkey.id, ip: call.ip })
   return held.length
+}
+
+/** Every provider account linked to the user unlinked, when the adapter keeps links. */
+async function endIdentities (ctx: JwtLoginContext, userId: number, user: unknown): Promise<void> {
+  if (!keepsLinks(ctx.users)) return
+  const links = linksOf(ctx)
+  const held = await links.listIdentities(user)
+  await Promise.all(held.map(async linked => await links.unlinkIdentity(user, linked.provider, linked.subject)))
+  for (const linked of held) ctx.events.emit('identity.unlinked', { userId, ip: null, provider: linked.provider, reason: 'credentials_reset' })
 }
 
 /** The second factor off (with `setMethod`) and the backup codes gone; answers whether it was on. */

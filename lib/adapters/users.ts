@@ -141,6 +141,14 @@ export interface UserAdapter<U = unknown> {
   unlinkIdentity? (user: U, provider: string, subject: string): Promise<boolean>
 }
 
+/** The adapter methods that keep identity links; registration refuses an adapter with some and not all. */
+export const IDENTITY_METHODS = ['findByIdentity', 'linkIdentity', 'listIdentities', 'unlinkIdentity'] as const
+
+/** Whether the adapter keeps identity links (all four methods). */
+export function keepsLinks (users: UserAdapter<any>): boolean {
+  return IDENTITY_METHODS.every(method => typeof users[method] === 'function')
+}
+
 /** What is shown of a linked provider account. */
 export interface IdentityDetails {
   /** The provider account as its owner knows it (a login, an email), or `null`. */

@@ -201,7 +201,7 @@ function bearerValues (header: string | undefined): unknown[] {
 export function buildApi (ctx: JwtLoginContext, settings: SettingsHolder): JwtLoginApi {
   const callOf = (ip: string): Call => ({ settings: settings.current, ip, startedAt: ctx.clock() })
 
-  const ports = { twoFactor: false, passkeys: false }
+  const ports = { twoFactor: false, passkeys: false, identities: false }
   const guard = ({ maxAgeMs, amr }: Conditions) => async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const call = callOf(request.ip)
     try {

@@ -6,13 +6,14 @@ import type { GateAudit, JwtLoginContext } from '../context/context.js'
 import { JwtLoginError, type JwtLoginErrorCode } from '../core/errors.js'
 import { bodyOf, presentedJwt, queryOf, stringField } from './fields.js'
 import type { Settings } from '../config/settings.js'
+import { keepsLinks } from '../adapters/users.js'
 import type { SettingsHolder } from '../config/holder.js'
 
 /** A switch a route needs on, besides `authentication.enabled`. */
 export type Feature = 'validate' | 'refresh' | 'revoke' | 'resetPassword' | 'emailSignIn' | 'twoFactor' | 'sessions' | 'passkeys' | 'register' | 'deleteUser' | AccountFeature
 
 /** The account routes' switches: the group's, and each part's beside it. */
-type AccountFeature = 'account' | 'accountPassword' | 'accountEmail' | 'accountTwoFactor' | 'emailVerification'
+type AccountFeature = 'account' | 'accountPassword' | 'accountEmail' | 'accountTwoFactor' | 'accountIdentities' | 'emailVerification'
 
 /** The setting that makes the auth code required on a route. */
 export type AuthCodeRule = 'auth' | 'validate' | 'refresh' | 'revoke' | 'oauth' | 'resetPassword' | 'register' | 'deleteUser'
@@ -95,6 +96,7 @@ const SWITCH_ERRORS = {
   accountPassword: 'ERR_JWT_LOGIN_ACCOUNT_DISABLED',
   accountEmail: 'ERR_JWT_LOGIN_ACCOUNT_DISABLED',
   accountTwoFactor: 'ERR_JWT_LOGIN_ACCOUNT_DISABLED',
+  accountIdentities: 'ERR_JWT_LOGIN_ACCOUNT_DISABLED',
   emailVerification: 'ERR_JWT_LOGIN_ACCOUNT_DISABLED'
 } as const
 
@@ -113,7 +115,7 @@ export function gateErrors (gate: RouteGate): JwtLoginErrorCode[] {
 }
 
 /** Which ports the host gave: a feature with a port is on only with it. */
-interface PortsGiven { twoFactor: boolean, passkeys: boolean }
+interface PortsGiven { twoFactor: boolean, passkeys: boolean, identities: boolean }
 
 /** The `users` group's switches, by feature and auth-code rule. */
 const USERS_GROUP = { register: 'register', deleteUser: 'delete' } as const
@@ -124,6 +126,7 @@ const ACCOUNT_ON: Record<AccountFeature, (settings: Settings, ports: PortsGiven)
   accountPassword: ({ account }) => account.enabled && account.password.enabled,
   accountEmail: ({ account }) => account.enabled && account.email.enabled,
   accountTwoFactor: ({ account, twoFactor }, ports) => account.enabled && account.twoFactor.enabled && ports.twoFactor && twoFactor.enabled,
+  accountIdentities: ({ account }, ports) => account.enabled && account.identities.enabled && ports.identities,
   emailVerification: ({ account, users, authentication }) => account.enabled || users.register.verifyEmail || authentication.requireVerifiedEmail
 }
 
@@ -198,7 +201,7 @@ function checkGate (ctx: JwtLoginContext, request: FastifyRequest, gate: RouteGa
  * request looks its route's options up. Both are synchronous.
  */
 export function addGateHooks (instance: FastifyInstance, ctx: JwtLoginContext, settings: SettingsHolder): void {
-  const ports: PortsGiven = { twoFactor: ctx.twoFactor !== null, passkeys: ctx.passkeys !== null }
+  const ports: PortsGiven = { twoFactor: ctx.twoFactor !== null, passkeys: ctx.passkeys !== null, identities: keepsLinks(ctx.users) }
   instance.decorateRequest(kState, null as unknown as RequestState)
   instance.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
     const { headers } = request

@@ -1,7 +1,7 @@
 // The host's ports as registration checks them: every required method present, no optional one misspelt.
 import type { HostPorts } from '../adapters/guard.js'
 import type { TwoFactorOptions } from '../adapters/two-factor.js'
-import type { UserAdapter } from '../adapters/users.js'
+import { IDENTITY_METHODS, type UserAdapter } from '../adapters/users.js'
 import { JwtLoginSettingsError } from '../core/errors.js'
 import { nearestName } from '../core/names.js'
 import type { StateStore } from '../store/types.js'
@@ -108,6 +108,10 @@ function checkTwoFactor (twoFactor: TwoFactorOptions): void {
 export function checkPorts (options: HostPorts & { store?: StateStore }): void {
   requireMethods(options.users, 'users', 'the user adapter (UserAdapter)', ADAPTER_METHODS)
   refuseMisspelledOptional(options.users, 'users', 'the user adapter (UserAdapter)', OPTIONAL_ADAPTER_METHODS)
+  // identity links come as one: a sign-in that could look links up but not make them would match by email forever
+  if (IDENTITY_METHODS.some(method => typeof (options.users as unknown as Record<string, unknown>)[method] === 'function')) {
+    requireMethods(options.users, 'users', 'a user adapter that keeps identity links', [...IDENTITY_METHODS])
+  }
   if (options.store !== undefined) checkStore(options.store)
   if (options.mailer !== undefined) requireMethods(options.mailer, 'mailer', 'the mailer', ['send'])
   if (options.twoFactor !== undefined) checkTwoFactor(options.twoFactor)

@@ -39,6 +39,8 @@ export type SuccessMessage =
   | 'twoFactorMethodChanged'
   | 'twoFactorDisabled'
   | 'emailSignInSent'
+  | 'identityLinked'
+  | 'identityUnlinked'
 
 /** The plugin's mails. */
 export type MailName = 'reset' | 'emailCode' | 'verifyEmail' | 'emailChange' | 'emailChanged' | 'passwordChanged' | 'emailSignIn' | 'emailSignInLink'

@@ -1,6 +1,7 @@
 // Sign-in with an OpenID provider: the provider's verified email matched to a user (or one registered), then the sign-in completed as any other.
 import type { Call, FirstFactor, SignInResult } from '../adapters/second-factor.js'
 import { loggedError } from '../adapters/guard.js'
+import { keepsLinks } from '../adapters/users.js'
 import type { OAuthProviderSettings } from '../config/oauth-providers.js'
 import type { GateAudit, JwtLoginContext } from '../context/context.js'
 import { sha256Base64url } from '../core/crypto.js'
@@ -10,13 +11,13 @@ import { uniqueLogin } from '../services/unique-login.js'
 import { completeSignIn } from '../sessions/sign-in.js'
 import { claimOnce } from '../store/claim.js'
 import { exchangeCode, verifyIdToken, type Identity, type PresentedIdToken } from './identity.js'
-import { keepsLinks, link, linkedUser } from './links.js'
+import { link, linkedUser } from './links.js'
 
 export type OAuthSignInResult =
   | { jwt: string, refresh_token?: string, user: { ID: number, user_login: string, user_email: string, display_name: string } }
   | { two_factor_required: true, jwt: string }
 
-function providerOf (call: Call, name: string | undefined): OAuthProviderSettings {
+export function providerOf (call: Call, name: string | undefined): OAuthProviderSettings {
   const providers = call.settings.oauth.providers
   if (name === undefined || !Object.hasOwn(providers, name)) throw new JwtLoginError('ERR_JWT_LOGIN_PROVIDER_UNKNOWN')
   return providers[name] as OAuthProviderSettings
@@ -45,7 +46,7 @@ interface Identified {
   presented?: PresentedIdToken & { token: string }
 }
 
-async function identify (ctx: JwtLoginContext, call: Call, provider: OAuthProviderSettings, input: OAuthInput): Promise<Identified> {
+export async function identify (ctx: JwtLoginContext, call: Call, provider: OAuthProviderSettings, input: OAuthInput): Promise<Identified> {
   const { code, idToken, nonce } = input
   if (code !== undefined && provider.redirectUris.length > 0) {
     const redirectUri = redirectUriOf(provider, input.redirectUri)
@@ -70,7 +71,7 @@ async function identify (ctx: JwtLoginContext, call: Call, provider: OAuthProvid
  * was issued, so the client may try again): only over this request's own
  * claim. Only a hash is kept.
  */
-async function spendIdToken (ctx: JwtLoginContext, call: Call, provider: OAuthProviderSettings, presented: PresentedIdToken & { token: string }): Promise<() => Promise<void>> {
+export async function spendIdToken (ctx: JwtLoginContext, call: Call, provider: OAuthProviderSettings, presented: PresentedIdToken & { token: string }): Promise<() => Promise<void>> {
   const signed = presented.token.slice(0, presented.token.lastIndexOf('.'))
   const key = `oauth-id-token:${sha256Base64url(`${provider.name}\u0000${signed}`)}`
   const { tokens, sessions } = call.settings

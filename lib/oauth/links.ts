@@ -1,18 +1,10 @@
 // The links from provider accounts to users: looked up first at a provider sign-in, made when a verified email found the user or the user asked.
 import type { Call } from '../adapters/second-factor.js'
-import type { UserAdapter } from '../adapters/users.js'
+import { keepsLinks, type IDENTITY_METHODS, type UserAdapter } from '../adapters/users.js'
 import type { OAuthProviderSettings } from '../config/oauth-providers.js'
 import type { JwtLoginContext } from '../context/context.js'
 import { JwtLoginError } from '../core/errors.js'
 import type { Identity } from './identity.js'
-
-/** The adapter methods that keep links; registration refuses an adapter with some and not all. */
-export const IDENTITY_METHODS = ['findByIdentity', 'linkIdentity', 'listIdentities', 'unlinkIdentity'] as const
-
-/** Whether the host's adapter keeps identity links. */
-export function keepsLinks (users: UserAdapter<any>): boolean {
-  return IDENTITY_METHODS.every(method => typeof users[method] === 'function')
-}
 
 type LinkingAdapter = Required<Pick<UserAdapter<unknown>, typeof IDENTITY_METHODS[number]>>
 

@@ -38,6 +38,14 @@ export const SELF_SERVICE_SETTINGS = {
       /** How long the old address may put itself back (`/account/email/revert`); at most 30 days. */
       revertLifetime: DurationOr('7d')
     }),
+    /**
+     * `/account/identities`: the provider accounts linked to the user, linked
+     * by a provider's code, unlinked. Needs a user adapter that keeps links
+     * (`findByIdentity` and the three others).
+     */
+    identities: Group({
+      enabled: Flag(true)
+    }),
     /** `/account/2fa…`: TOTP enrolment, backup codes, the primary method, turning it off. Needs the `twoFactor` option. */
     twoFactor: Group({
       enabled: Flag(true)

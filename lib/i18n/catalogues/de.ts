@@ -139,7 +139,9 @@ export const de: Catalogue = {
     emailReverted: 'Die bisherige E-Mail-Adresse wurde wiederhergestellt, und alle Sitzungen wurden beendet.',
     twoFactorMethodChanged: 'Der zweite Faktor wurde geändert.',
     twoFactorDisabled: 'Der zweite Faktor ist deaktiviert.',
-    emailSignInSent: 'Falls mit dieser Adresse eine Anmeldung möglich ist, wurde ein Code an sie gesendet.'
+    emailSignInSent: 'Falls mit dieser Adresse eine Anmeldung möglich ist, wurde ein Code an sie gesendet.',
+    identityLinked: 'Das Konto des Anbieters ist verknüpft.',
+    identityUnlinked: 'Die Verknüpfung mit dem Konto des Anbieters ist gelöst.'
   },
   mails: {
     reset: {

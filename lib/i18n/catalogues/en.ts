@@ -35,7 +35,9 @@ export const en: Catalogue = {
     emailReverted: 'The email address was put back, and every session was ended.',
     twoFactorMethodChanged: 'The second factor was changed.',
     twoFactorDisabled: 'The second factor is off.',
-    emailSignInSent: 'If the address may sign in, a code has been sent to it.'
+    emailSignInSent: 'If the address may sign in, a code has been sent to it.',
+    identityLinked: 'The provider account is linked.',
+    identityUnlinked: 'The provider account is unlinked.'
   },
   mails: {
     reset: DEFAULT_RESET_TEMPLATES,

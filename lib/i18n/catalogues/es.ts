@@ -142,7 +142,9 @@ export const es: Catalogue = {
     emailReverted: 'Se restauró la dirección de correo electrónico anterior y se cerraron todas las sesiones.',
     twoFactorMethodChanged: 'Se cambió el segundo factor.',
     twoFactorDisabled: 'El segundo factor está desactivado.',
-    emailSignInSent: 'Si la dirección puede usarse para iniciar sesión, se envió un código a esa dirección.'
+    emailSignInSent: 'Si la dirección puede usarse para iniciar sesión, se envió un código a esa dirección.',
+    identityLinked: 'La cuenta del proveedor está vinculada.',
+    identityUnlinked: 'La cuenta del proveedor está desvinculada.'
   },
   mails: {
     reset: {

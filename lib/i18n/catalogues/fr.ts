@@ -143,7 +143,9 @@ export const fr: Catalogue = {
     emailReverted: 'L’ancienne adresse e-mail a été rétablie et toutes les sessions ont été fermées.',
     twoFactorMethodChanged: 'Le second facteur a été modifié.',
     twoFactorDisabled: 'Le second facteur est désactivé.',
-    emailSignInSent: 'Si cette adresse permet de se connecter, un code y a été envoyé.'
+    emailSignInSent: 'Si cette adresse permet de se connecter, un code y a été envoyé.',
+    identityLinked: 'Le compte du fournisseur est lié.',
+    identityUnlinked: 'Le compte du fournisseur est délié.'
   },
   mails: {
     reset: {

@@ -142,7 +142,9 @@ export const pt: Catalogue = {
     emailReverted: 'O e-mail anterior foi restaurado e todas as sessões foram encerradas.',
     twoFactorMethodChanged: 'O segundo fator foi alterado.',
     twoFactorDisabled: 'O segundo fator está desativado.',
-    emailSignInSent: 'Se o endereço puder ser usado para fazer login, um código foi enviado para ele.'
+    emailSignInSent: 'Se o endereço puder ser usado para fazer login, um código foi enviado para ele.',
+    identityLinked: 'A conta do provedor está vinculada.',
+    identityUnlinked: 'A conta do provedor está desvinculada.'
   },
   mails: {
     reset: {
