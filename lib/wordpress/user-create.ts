@@ -3,7 +3,7 @@ import type { PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2/prom
 import { UserExistsError, type NewUser } from '../adapters/users.js'
 import { nicenameOf, wordPressDisplayName } from './names.js'
 import { serializeCapabilities, userLevel } from './roles.js'
-import { defaultMeta, EMAIL_VERIFIED_KEY, utcNow, type Statements, type WordPressUser } from './user-sql.js'
+import { defaultMeta, EMAIL_VERIFIED_KEY, NO_PASSWORD_KEY, noPasswordMark, utcNow, type Statements, type WordPressUser } from './user-sql.js'
 
 /** The prefixed meta keys of one site: its capabilities and its user level. */
 export interface SiteMetaKeys {
@@ -15,7 +15,8 @@ export interface SiteMetaKeys {
  * Inserts the row and the meta of a new user whose password hash is `hash`
  * (on `connection`, under createUser's lock, in its transaction): a taken
  * email or login, as the columns' collation compares them, throws
- * `UserExistsError`.
+ * `UserExistsError`. A user given no password (`hash` is of a random token)
+ * gets the `NO_PASSWORD_KEY` mark of that hash.
  */
 export async function insertUser (connection: PoolConnection, sql: Statements, keys: SiteMetaKeys, input: NewUser, hash: string): Promise<WordPressUser> {
   const [taken] = await connection.execute<RowDataPacket[]>(sql.taken, [input.email, input.login])
@@ -30,7 +31,8 @@ export async function insertUser (connection: PoolConnection, sql: Statements, k
     ...defaultMeta(input.login),
     [keys.capabilities, serializeCapabilities([input.role])],
     [keys.userLevel, String(userLevel([input.role]))],
-    ...(input.emailVerified === undefined ? [] : [[EMAIL_VERIFIED_KEY, input.emailVerified ? '1' : '0'] as [string, string]])
+    ...(input.emailVerified === undefined ? [] : [[EMAIL_VERIFIED_KEY, input.emailVerified ? '1' : '0'] as [string, string]]),
+    ...(input.password === undefined ? [[NO_PASSWORD_KEY, noPasswordMark(hash)] as [string, string]] : [])
   ]
   await connection.execute(
     sql.insertMeta + meta.map(() => '(?, ?, ?)').join(', '),

@@ -22,10 +22,10 @@ export async function inTransaction<T> (connection: PoolConnection, work: () => 
 /**
  * Runs `work` in a transaction on one connection of `pool` while holding
  * the named lock `lockName` (GET_LOCK, which WordPress never takes): the
- * adapter's createUser, setEmail and setEmailVerified on this database, in
- * every process, take turns. The lock is taken before the transaction
- * starts and freed after it ends, so each holder reads what the one before
- * committed. A wait of more than 10 s throws, naming `method`.
+ * adapter's createUser, setEmail, setEmailVerified and linkIdentity on
+ * this database, in every process, take turns. The lock is taken before the
+ * transaction starts and freed after it ends, so each holder reads what the
+ * one before committed. A wait of more than 10 s throws, naming `method`.
  */
 export async function underLock<T> (pool: Pool, sql: Statements, lockName: string, method: string, work: (connection: PoolConnection) => Promise<T>): Promise<T> {
   const name = [lockName, lockName, lockName]
@@ -35,7 +35,7 @@ export async function underLock<T> (pool: Pool, sql: Statements, lockName: strin
   let holdsLock = false
   try {
     const [[lock]] = await connection.execute<RowDataPacket[]>(sql.lock, name)
-    if (lock?.locked !== 1) throw new Error(`WordPressUserAdapter: ${method} timed out waiting for another createUser, setEmail or setEmailVerified on this database`)
+    if (lock?.locked !== 1) throw new Error(`WordPressUserAdapter: ${method} timed out waiting for another createUser, setEmail, setEmailVerified or linkIdentity on this database`)
     holdsLock = true
     const result = await inTransaction(connection, async () => await work(connection))
       .finally(async () => { await connection.execute(sql.unlock, name) })

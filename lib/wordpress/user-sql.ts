@@ -1,4 +1,5 @@
 // The SQL of the WordPress user adapter, and what WordPress itself writes for a new user.
+import { createHash } from 'node:crypto'
 import type { RowDataPacket } from 'mysql2/promise'
 
 /** How long createUser waits for another createUser of the same database to finish, in seconds. */
@@ -22,6 +23,24 @@ export const EMAIL_VERIFIED_KEY = 'jwt_login_email_verified'
  */
 export function emailVerifiedOf (value: string | null): boolean {
   return value === null || value === '1'
+}
+
+/**
+ * The user meta that marks a user createUser made without a password: the
+ * SHA-256 (hex) of the hash it stored, of a random token nobody knows (see
+ * noPasswordMark). Once the user's hash is another (a password set by
+ * jwt-login, by WordPress's own reset or profile page, by WP-CLI), the mark
+ * no longer matches it and the user has a password, whoever set it.
+ */
+export const NO_PASSWORD_KEY = 'jwt_login_no_password'
+
+/**
+ * The mark of a user whose stored hash is `hash`: a digest of it rather
+ * than a second copy, since code that shows or exports user meta may be
+ * less careful with it than with user_pass.
+ */
+export function noPasswordMark (hash: string): string {
+  return createHash('sha256').update(hash, 'utf8').digest('hex')
 }
 
 /** The user meta WordPress's wp_insert_user writes for a new user, besides the capabilities and the user level. */
@@ -78,12 +97,16 @@ export interface Statements {
   emailTaken: string
   setEmail: string
   deleteEmailVerified: string
-  insertEmailVerified: string
+  addMeta: string
   nicenameTaken: string
   insertUser: string
   insertMeta: string
   deleteMeta: string
   deleteUser: string
+  passwordAndMark: string
+  identityHolders: string
+  identitiesOf: string
+  deleteIdentity: string
 }
 
 /** The statements on the tables of `prefix` (already validated). */
@@ -112,15 +135,26 @@ export function statementsFor (prefix: string): Statements {
     // a new email voids a pending reset link, as WordPress's wp_insert_user clears the key when the email changes
     setEmail: `UPDATE ${users} SET user_email = ?, user_activation_key = '' WHERE ID = ?`,
     deleteEmailVerified: `DELETE FROM ${usermeta} WHERE user_id = ? AND meta_key = ?`,
-    // written only while the user's row exists: none is written for a user deleted meanwhile
-    insertEmailVerified: `INSERT INTO ${usermeta} (user_id, meta_key, meta_value) SELECT ID, ?, ? FROM ${users} WHERE ID = ?`,
+    // a meta row (the parameters: key, value, user ID) written only while the user's row exists: none is written for a user deleted meanwhile
+    addMeta: `INSERT INTO ${usermeta} (user_id, meta_key, meta_value) SELECT ID, ?, ? FROM ${users} WHERE ID = ?`,
     nicenameTaken: `SELECT ID FROM ${users} WHERE user_nicename = ? LIMIT 1`,
     insertUser: `INSERT INTO ${users}
       (user_login, user_pass, user_nicename, user_email, user_url, user_registered, user_activation_key, user_status, display_name)
       VALUES (?, ?, ?, ?, '', ?, '', 0, ?)`,
     insertMeta: `INSERT INTO ${usermeta} (user_id, meta_key, meta_value) VALUES `,
     deleteMeta: `DELETE FROM ${usermeta} WHERE user_id = ?`,
-    deleteUser: `DELETE FROM ${users} WHERE ID = ?`
+    deleteUser: `DELETE FROM ${users} WHERE ID = ?`,
+    // the parameters: NO_PASSWORD_KEY, the user ID; no row when the user is gone
+    passwordAndMark: `SELECT u.user_pass,
+       (SELECT v.meta_value FROM ${usermeta} v WHERE v.user_id = u.ID AND v.meta_key = ? ORDER BY v.umeta_id LIMIT 1) AS mark
+     FROM ${users} u WHERE u.ID = ?`,
+    // The meta_key index finds the rows; the collation would also match a key in another case (a provider
+    // "GH" beside "gh"), so the key is compared byte for byte too. A row whose user is gone is no holder.
+    identityHolders: `SELECT m.user_id FROM ${usermeta} m JOIN ${users} u ON u.ID = m.user_id
+     WHERE m.meta_key = ? AND CAST(m.meta_key AS BINARY) = ? ORDER BY m.umeta_id`,
+    // a coarse filter ('_' matches any character, the collation ignores case): the caller checks each key exactly
+    identitiesOf: `SELECT meta_key, meta_value FROM ${usermeta} WHERE user_id = ? AND meta_key LIKE 'jwt_login_identity_%' ORDER BY umeta_id`,
+    deleteIdentity: `DELETE FROM ${usermeta} WHERE user_id = ? AND meta_key = ? AND CAST(meta_key AS BINARY) = ?`
   }
 }
 

@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto'
 import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2/promise'
-import { UserExistsError, type NewUser, type PublicUser, type UserAdapter } from '../adapters/users.js'
+import { UserExistsError, type IdentityDetails, type LinkedIdentity, type NewUser, type PublicUser, type UserAdapter } from '../adapters/users.js'
 import { requirePeer } from '../core/peer.js'
 import type { WordPressHashWrite } from './hashes.js'
 import { isWordPressLogin } from './names.js'
 import { parseCapabilities } from './roles.js'
 import { insertUser } from './user-create.js'
+import { findLinkedUserId, hasPassword, linkIdentity, listIdentities, unlinkIdentity } from './user-identities.js'
 import { inTransaction, underLock } from './user-lock.js'
 import { hashTypedWordPressPassword, rehashTypedPassword, verifyTypedWordPressPassword, WRITTEN_FORMAT } from './user-passwords.js'
 import { EMAIL_VERIFIED_KEY, emailVerifiedOf, statementsFor, type Statements, type UserRow, type WordPressUser } from './user-sql.js'
@@ -70,6 +71,13 @@ function userId (value: number | string): number {
  * Whether a user's email is verified is the user meta
  * `jwt_login_email_verified` ('1' or '0'); a user without it (one WordPress
  * made) counts as verified: see emailVerifiedOf.
+ *
+ * A linked provider account is one user meta row, which WordPress deletes
+ * with the user: key `jwt_login_identity_<provider>_<SHA-256 of the subject,
+ * hex>`, value JSON of `provider`, `subject`, `display`, `linked_at` (ms);
+ * written under createUser's lock (see user-identities.ts). A user created
+ * without a password has the `jwt_login_no_password` mark until their hash
+ * changes (see NO_PASSWORD_KEY); every other user has a password.
  *
  * WordPress caches users in its object cache; with a persistent object cache
  * (Redis, Memcached) WordPress sees a change made here once its entry expires.
@@ -237,7 +245,7 @@ export class WordPressUserAdapter implements UserAdapter<WordPressUser> {
   }
 
   /**
-   * Deletes the user's row and all their user meta, in one transaction.
+   * Deletes the user's row and all their user meta (their links too), in one transaction.
    * Their posts, comments and links stay: reassigning or deleting content
    * is WordPress's to do. A user already gone resolves.
    */
@@ -251,6 +259,32 @@ export class WordPressUserAdapter implements UserAdapter<WordPressUser> {
     } finally {
       connection.release()
     }
+  }
+
+  /** Whether the user has a password: see hasPassword in user-identities.ts. Throws when the user's row is gone. */
+  async hasPassword (user: WordPressUser): Promise<boolean> {
+    return await hasPassword(this.#pool, this.#sql, user.ID)
+  }
+
+  /** The user linked to the provider account (of several, the first linked), or null. */
+  async findByIdentity (provider: string, subject: string): Promise<WordPressUser | null> {
+    const id = await findLinkedUserId(this.#pool, this.#sql, provider, subject)
+    return id === null ? null : await this.findById(userId(id))
+  }
+
+  /** Links the provider account to the user under createUser's named lock; a taken one throws `IdentityTakenError` (see linkIdentity in user-identities.ts). */
+  async linkIdentity (user: WordPressUser, provider: string, subject: string, details: IdentityDetails): Promise<void> {
+    await linkIdentity(this.#pool, this.#sql, this.#lockName, user.ID, provider, subject, details)
+  }
+
+  /** The user's links, oldest first. */
+  async listIdentities (user: WordPressUser): Promise<LinkedIdentity[]> {
+    return await listIdentities(this.#pool, this.#sql, user.ID)
+  }
+
+  /** Removes the user's link of the provider account; resolves whether there was one. */
+  async unlinkIdentity (user: WordPressUser, provider: string, subject: string): Promise<boolean> {
+    return await unlinkIdentity(this.#pool, this.#sql, user.ID, provider, subject)
   }
 
   /** Ends the pool when the adapter created it (from `uri`); a host's pool stays open. */
@@ -278,7 +312,7 @@ export class WordPressUserAdapter implements UserAdapter<WordPressUser> {
   /** Replaces the user's email-verified meta rows by one (under the lock, in the transaction); throws when the user's row is gone. */
   async #writeEmailVerified (connection: PoolConnection, id: number, verified: boolean): Promise<void> {
     await connection.execute(this.#sql.deleteEmailVerified, [id, EMAIL_VERIFIED_KEY])
-    const [inserted] = await connection.execute<ResultSetHeader>(this.#sql.insertEmailVerified, [EMAIL_VERIFIED_KEY, verified ? '1' : '0', id])
+    const [inserted] = await connection.execute<ResultSetHeader>(this.#sql.addMeta, [EMAIL_VERIFIED_KEY, verified ? '1' : '0', id])
     if (inserted.affectedRows === 0) throw new Error(`WordPress user ${id} no longer exists; nothing was changed`)
   }
 }

@@ -537,7 +537,7 @@ t.test('createUser throws when another holds the lock for more than 10 s', async
   const started = Date.now()
   await t.rejects(
     adapterOn(db).createUser({ email: 'late@example.com', login: 'late', displayName: 'Late', role: 'subscriber' }),
-    { message: 'WordPressUserAdapter: createUser timed out waiting for another createUser, setEmail or setEmailVerified on this database' }
+    { message: 'WordPressUserAdapter: createUser timed out waiting for another createUser, setEmail, setEmailVerified or linkIdentity on this database' }
   )
   t.ok(Date.now() - started >= 9000, 'it waited for the lock')
   t.equal(await db.readUser(1), undefined, 'nothing was created')
@@ -551,13 +551,13 @@ t.test('deleteUser removes the row and the meta', async (t) => {
 
   const fails = new WordPressUserAdapter({ pool: faultyPool(db.pool, { statement: /DELETE FROM `wp_users`/ }) })
   await t.rejects(fails.deleteUser(gone), { message: 'injected statement fault' })
-  t.equal((await db.metaKeys(gone.ID)).length, 13, 'a failed delete rolls the meta deletion back')
+  t.equal((await db.metaKeys(gone.ID)).length, 14, 'a failed delete rolls the meta deletion back (WordPress\'s, and the mark of no password)')
 
   await adapter.deleteUser(gone)
   t.equal(await db.readUser(gone.ID), undefined, 'the row is gone')
   t.same(await db.metaKeys(gone.ID), [], 'the meta is gone')
   t.equal(await adapter.findById(gone.ID), null)
-  t.equal((await db.metaKeys(keep.ID)).length, 13, 'another user keeps theirs')
+  t.equal((await db.metaKeys(keep.ID)).length, 14, 'another user keeps theirs')
   await t.resolves(adapter.deleteUser(gone), 'deleting a user already gone resolves')
 })
 
