@@ -138,7 +138,7 @@ export interface TestOAuth2Provider<K extends OAuth2Kind = OAuth2Kind> {
 const CODE_TTL_MS = 10 * 60 * 1000
 const SIGNED_IN = 'x-test-signed-in-as'
 
-interface Grant { account: unknown, scopes: string[], code: Code | null, expired: boolean }
+interface Grant { account: unknown, scopes: string[], expired: boolean }
 
 interface Code {
   account: unknown
@@ -301,7 +301,7 @@ export async function startOAuth2Provider<K extends OAuth2Kind> (kind: K, option
     if (kind === 'github' && (code.account as GitHubAccount).emails.some((e) => e.primary && !e.verified)) return 'unverified_email'
     code.spent = true
     const token = kind === 'github' ? `gho_${randomBytes(18).toString('hex')}` : random(32)
-    const grant: Grant = { account: code.account, scopes: code.scopes, code, expired: false }
+    const grant: Grant = { account: code.account, scopes: code.scopes, expired: false }
     tokens.set(token, grant)
     code.tokens.push(token)
     return { token, grant }
