@@ -12,8 +12,8 @@ export const IdentityParams = Type.Object({
 export const IdentityItem = Type.Object({
   /** The provider's name, a key of `oauth.providers`. */
   provider: Type.String(),
-  /** The provider account as its owner knows it (a login, an email), or `null`. */
-  display: Type.Union([Type.String(), Type.Null()]),
+  /** The provider account as its owner knows it (a login, an email); absent when the provider said neither. */
+  display: Type.Optional(Type.String()),
   /** When it was linked, in seconds since the epoch. */
   linked_at: Type.Integer()
 })

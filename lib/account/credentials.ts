@@ -1,8 +1,7 @@
 // What an account held before its address was proven: ended when the mailbox's owner proves it without a session of the account (a verification by code and address, a password reset).
 import type { Call } from '../adapters/second-factor.js'
 import type { JwtLoginContext } from '../context/context.js'
-import { keepsLinks } from '../adapters/users.js'
-import { linksOf } from '../oauth/links.js'
+import { keepsLinks, linksOf } from '../adapters/users.js'
 import { endAllSessions } from '../sessions/manage.js'
 
 /**
@@ -33,7 +32,7 @@ async function endPasskeys (ctx: JwtLoginContext, call: Call, userId: number): P
 /** Every provider account linked to the user unlinked, when the adapter keeps links. */
 async function endIdentities (ctx: JwtLoginContext, userId: number, user: unknown): Promise<void> {
   if (!keepsLinks(ctx.users)) return
-  const links = linksOf(ctx)
+  const links = linksOf(ctx.users)
   const held = await links.listIdentities(user)
   await Promise.all(held.map(async linked => await links.unlinkIdentity(user, linked.provider, linked.subject)))
   for (const linked of held) ctx.events.emit('identity.unlinked', { userId, ip: null, provider: linked.provider, reason: 'credentials_reset' })

@@ -149,6 +149,10 @@ export function keepsLinks (users: UserAdapter<any>): boolean {
   return IDENTITY_METHODS.every(method => typeof users[method] === 'function')
 }
 
+/** The adapter's link methods, for where `keepsLinks` holds. */
+export const linksOf = (users: UserAdapter<any>): Required<Pick<UserAdapter<unknown>, typeof IDENTITY_METHODS[number]>> =>
+  users as Required<Pick<UserAdapter<unknown>, typeof IDENTITY_METHODS[number]>>
+
 /** What is shown of a linked provider account. */
 export interface IdentityDetails {
   /** The provider account as its owner knows it (a login, an email), or `null`. */

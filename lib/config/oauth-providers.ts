@@ -3,9 +3,9 @@ import { Value } from '@sinclair/typebox/value'
 import { OAuthProviderSchema, type OAuthPreset, type OAuthProviderInput } from '../../schemas/settings.js'
 import { JwtLoginSettingsError } from '../core/errors.js'
 import { durationAt } from './duration.js'
-import { OAUTH2_PRESETS, resolveOAuth2 } from './oauth2-presets.js'
+import { OAUTH2_PRESETS, resolveOAuth2, type ClientAuthMethod, type OAuth2Api, type ProfileFields } from './oauth2-presets.js'
 
-export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none'
+export type { ClientAuthMethod, OAuth2Api, ProfileFields }
 
 /** Explicit endpoints, for a provider without discovery. */
 export interface OAuthEndpoints {
@@ -13,24 +13,6 @@ export interface OAuthEndpoints {
   jwks: string
   userinfo: string | null
   authorization: string | null
-}
-
-/** The endpoints of a plain OAuth 2.0 provider. */
-export interface OAuth2Api {
-  authorization: string | null
-  token: string
-  user: string
-  /** GitHub's list of the user's addresses (`/user/emails`). */
-  emails: string | null
-}
-
-/** Where the user API's answer holds each fact (`oauth2`), as dotted paths; `emailVerified` may be `true`: every email returned is verified. */
-export interface ProfileFields {
-  subject: string
-  email: string
-  emailVerified: string | true
-  name: string
-  display: string
 }
 
 /** A provider after its preset is applied. */

@@ -1,6 +1,25 @@
 /** The plain OAuth 2.0 presets (github, facebook, discord, oauth2): their endpoints, and the settings that only OpenID providers take refused. */
 import type { OAuthPreset, OAuthProviderInput } from '../../schemas/settings.js'
-import type { ClientAuthMethod, OAuth2Api, ProfileFields } from './oauth-providers.js'
+
+export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none'
+
+/** The endpoints of a plain OAuth 2.0 provider. */
+export interface OAuth2Api {
+  authorization: string | null
+  token: string
+  user: string
+  /** GitHub's list of the user's addresses (`/user/emails`). */
+  emails: string | null
+}
+
+/** Where the user API's answer holds each fact (`oauth2`), as dotted paths; `emailVerified` may be `true`: every email returned is verified. */
+export interface ProfileFields {
+  subject: string
+  email: string
+  emailVerified: string | true
+  name: string
+  display: string
+}
 
 /** The presets without an ID token: the user is read from the provider's user API. */
 export const OAUTH2_PRESETS: ReadonlySet<OAuthPreset> = new Set(['github', 'facebook', 'discord', 'oauth2'])

@@ -1,7 +1,7 @@
 // What an OpenID provider vouches for: an authorization code exchanged with openid-client, or an ID token verified with jose (pinned algorithms, nonce rules).
 import {
-  allowInsecureRequests, authorizationCodeGrant, ClientError, ClientSecretBasic, ClientSecretPost, Configuration,
-  customFetch, fetchUserInfo, None, ResponseBodyError, type ClientAuth
+  allowInsecureRequests, authorizationCodeGrant, ClientError, Configuration,
+  customFetch, fetchUserInfo, ResponseBodyError
 } from 'openid-client'
 import { jwtVerify, type JWTPayload } from 'jose'
 import type { Call } from '../adapters/second-factor.js'
@@ -12,24 +12,14 @@ import { JwtLoginError } from '../core/errors.js'
 import { isIssuedNonce, nonceMatches } from './nonce.js'
 import { keyLookup, withDeadline, type BoundFetch } from './providers/registry.js'
 import { exchangeOAuth2Code } from './user-api.js'
+import { clientAuth, type CodeRequest, type Identity } from './provider-client.js'
+
+export type { CodeRequest, Identity }
 
 /** A provider's codes live at most 10 minutes (RFC 6749 §4.1.2); a used one is remembered that long. */
 export const CODE_MEMORY_MS = 10 * 60 * 1000
 /** Asymmetric algorithms only: never `none`, never an HMAC keyed by the client secret. */
 export const ID_TOKEN_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519']
-
-/** What the provider vouches for. */
-export interface Identity {
-  email: string | undefined
-  emailVerified: unknown
-  name: string | undefined
-  /** The provider's stable id of its user (`sub`, GitHub's numeric id): the identity's link, and back-channel logout's `sub`. */
-  subject: string
-  /** The provider account as its owner knows it (a login, an email), shown in the account's identities. */
-  display: string | undefined
-  /** The provider's session (`sid` of the ID token), when it says one. */
-  session: string | undefined
-}
 
 /** A verified ID token presented by the client: what it vouches for, and what its single use needs. */
 export interface PresentedIdToken {
@@ -53,14 +43,6 @@ function identityOf (claims: Record<string, unknown>): Identity {
   }
 }
 
-export function clientAuth (provider: OAuthProviderSettings): ClientAuth {
-  switch (provider.clientAuthMethod) {
-    case 'client_secret_post': return ClientSecretPost(provider.clientSecret as string)
-    case 'none': return None()
-    default: return ClientSecretBasic(provider.clientSecret as string)
-  }
-}
-
 /** What openid-client throws, as our errors: a refused grant is the code's fault, a bad claim the token's. */
 function codeFlowError (error: unknown): unknown {
   if (error instanceof JwtLoginError) return error
@@ -72,8 +54,6 @@ function codeFlowError (error: unknown): unknown {
   }
   return new JwtLoginError('ERR_JWT_LOGIN_PROVIDER_ERROR', { cause: error })
 }
-
-export interface CodeRequest { code: string, codeVerifier: string | undefined, nonce: string | undefined, redirectUri: string }
 
 /**
  * Exchanges the code: at an OpenID provider's token endpoint (openid-client

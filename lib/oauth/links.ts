@@ -1,20 +1,15 @@
 // The links from provider accounts to users: looked up first at a provider sign-in, made when a verified email found the user or the user asked.
 import type { Call } from '../adapters/second-factor.js'
-import { keepsLinks, type IDENTITY_METHODS, type UserAdapter } from '../adapters/users.js'
+import { keepsLinks, linksOf } from '../adapters/users.js'
 import type { OAuthProviderSettings } from '../config/oauth-providers.js'
 import type { JwtLoginContext } from '../context/context.js'
 import { JwtLoginError } from '../core/errors.js'
 import type { Identity } from './identity.js'
 
-type LinkingAdapter = Required<Pick<UserAdapter<unknown>, typeof IDENTITY_METHODS[number]>>
-
-/** The adapter's link methods; called only where `keepsLinks` holds. */
-export const linksOf = (ctx: JwtLoginContext): LinkingAdapter => ctx.users as unknown as LinkingAdapter
-
 /** The user the provider account is linked to, or `null` (also when the adapter keeps no links). */
 export async function linkedUser (ctx: JwtLoginContext, provider: OAuthProviderSettings, identity: Identity): Promise<unknown> {
   if (!keepsLinks(ctx.users)) return null
-  return await linksOf(ctx).findByIdentity(provider.name, identity.subject)
+  return await linksOf(ctx.users).findByIdentity(provider.name, identity.subject)
 }
 
 /**
@@ -25,7 +20,7 @@ export async function linkedUser (ctx: JwtLoginContext, provider: OAuthProviderS
  * linked (409 / 248).
  */
 export async function link (ctx: JwtLoginContext, call: Call, user: unknown, provider: OAuthProviderSettings, identity: Identity, via: 'sign_in' | 'account'): Promise<void> {
-  const links = linksOf(ctx)
+  const links = linksOf(ctx.users)
   const userId = ctx.users.toPublicUser(user).ID
   try {
     await links.linkIdentity(user, provider.name, identity.subject, { display: identity.display ?? null, linkedAt: ctx.clock() })

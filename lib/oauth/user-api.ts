@@ -3,7 +3,7 @@ import { createHmac } from 'node:crypto'
 import { allowInsecureRequests, authorizationCodeGrant, Configuration, customFetch, fetchProtectedResource, ResponseBodyError } from 'openid-client'
 import type { OAuthProviderSettings, ProfileFields } from '../config/oauth-providers.js'
 import { JwtLoginError } from '../core/errors.js'
-import { clientAuth, type CodeRequest, type Identity } from './identity.js'
+import { clientAuth, type CodeRequest, type Identity } from './provider-client.js'
 import { withDeadline, type BoundFetch } from './providers/registry.js'
 
 /** The refusals of a code (RFC 6749 §5.2), and GitHub's own word for one. */

@@ -2,7 +2,7 @@
 import type { FastifyRequest } from 'fastify'
 import { MessageReply } from '../../schemas/auth.js'
 import { IdentitiesReply, IdentityParams, LinkIdentityBody } from '../../schemas/identities.js'
-import { linkOwnIdentity, listOwnIdentities, unlinkOwnIdentity } from '../account/identities.js'
+import { linkOwnIdentity, listOwnIdentities, unlinkOwnIdentity } from '../oauth/account-identities.js'
 import type { JwtLoginContext } from '../context/context.js'
 import type { JwtLoginErrorCode } from '../core/errors.js'
 import { succeed } from '../http/error-handler.js'

@@ -5,16 +5,21 @@ import type { Call } from '../adapters/second-factor.js'
 import type { LinkedIdentity } from '../adapters/users.js'
 import type { JwtLoginContext } from '../context/context.js'
 import { JwtLoginError } from '../core/errors.js'
-import { identify, providerOf, spendIdToken, type OAuthInput } from '../oauth/flow.js'
-import { link, linksOf } from '../oauth/links.js'
+import { identify, providerOf, spendIdToken, type OAuthInput } from './flow.js'
+import { link } from './links.js'
+import { linksOf } from '../adapters/users.js'
 import { requireRecentAuth, type Authenticated } from '../sessions/authenticate.js'
 
 type IdentitiesAnswer = Static<typeof IdentitiesReply>['data']
 
 /** `GET /account/identities`: the links, oldest first, without the provider's id of the account. */
 export async function listOwnIdentities (ctx: JwtLoginContext, auth: Authenticated): Promise<IdentitiesAnswer> {
-  const links = await linksOf(ctx).listIdentities(auth.user)
-  return { identities: links.map(({ provider, display, linkedAt }) => ({ provider, display, linked_at: Math.floor(linkedAt / 1000) })) }
+  const links = await linksOf(ctx.users).listIdentities(auth.user)
+  return {
+    identities: links.map(({ provider, display, linkedAt }) => display === null
+      ? { provider, linked_at: Math.floor(linkedAt / 1000) }
+      : { provider, display, linked_at: Math.floor(linkedAt / 1000) })
+  }
 }
 
 /**
@@ -65,7 +70,7 @@ async function otherWayIn (ctx: JwtLoginContext, call: Call, auth: Authenticated
  */
 export async function unlinkOwnIdentity (ctx: JwtLoginContext, call: Call, auth: Authenticated, providerName: string): Promise<void> {
   requireRecentAuth(auth.verified.payload, call.settings.account.recentAuthMs, ctx.clock())
-  const links = linksOf(ctx)
+  const links = linksOf(ctx.users)
   const before = await links.listIdentities(auth.user)
   const target = before.find(linked => linked.provider === providerName)
   if (target === undefined) throw new JwtLoginError('ERR_JWT_LOGIN_IDENTITY_NOT_FOUND')
