@@ -266,6 +266,12 @@ export function createClient (options: ClientOptions) {
     setTwoFactorMethod: async (fields: T.MethodFields) => await authed<T.MessageAnswer>('PUT', '/account/2fa', fields),
     /** `DELETE /account/2fa`: turns the second factor off. */
     disableTwoFactor: async () => await authed<T.MessageAnswer>('DELETE', '/account/2fa'),
+    /** `GET /account/identities`: the provider accounts linked to this one. */
+    identities: async () => await authed<T.IdentitiesAnswer>('GET', '/account/identities'),
+    /** `POST /account/identities`: links the provider account of a `code` (or `id_token`) to the signed-in user (a recent sign-in). */
+    linkIdentity: async (fields: T.LinkIdentityFields) => await authed<T.MessageAnswer>('POST', '/account/identities', fields),
+    /** `DELETE /account/identities/{provider}`: unlinks it, unless it is the account's last way in (a recent sign-in). */
+    unlinkIdentity: async (provider: string) => await authed<T.MessageAnswer>('DELETE', `/account/identities/${id(provider)}`),
 
     /** `GET /jwks`: the public keys (asymmetric algorithms). */
     jwks: async () => await call<T.JwksAnswer>({ method: 'GET', path: '/jwks', whole: true }),

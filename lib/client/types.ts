@@ -8,6 +8,7 @@ import type { Static, TSchema } from '@sinclair/typebox'
 import type { AccountReply, BackupCodesReply, CodeBody, MethodBody, NewEmailBody, PasswordBody, RevertBody, TotpConfirmReply, TotpReply, VerificationBody, VerifyBody } from '../../schemas/account.js'
 import type { LoginBody, LoginReply, MessageReply, RefreshReply, RevokeReply, ValidateReply } from '../../schemas/auth.js'
 import type { JwksReply } from '../../schemas/common.js'
+import type { IdentitiesReply, LinkIdentityBody } from '../../schemas/identities.js'
 import type { EmailSignInBody, EmailSignInReply, EmailSignInVerifyBody } from '../../schemas/email-sign-in.js'
 import type { OAuthNonceReply, OAuthTokenFields, OAuthTokenReply } from '../../schemas/oauth.js'
 import type { AuthenticationResponse, OptionsReply, PasskeyReply, PasskeySignInBody, PasskeysReply, RegisterBody, StepUpBody, StepUpReply } from '../../schemas/passkeys.js'
@@ -73,3 +74,6 @@ export type TotpAnswer = Data<typeof TotpReply>
 export type TotpConfirmAnswer = Data<typeof TotpConfirmReply>
 export type BackupCodesAnswer = Data<typeof BackupCodesReply>
 export type JwksAnswer = Static<typeof JwksReply>
+export type IdentitiesAnswer = Data<typeof IdentitiesReply>
+/** A provider and what it gave the client (a `code`, or an `id_token`), to link its account to the signed-in user. */
+export type LinkIdentityFields = With<Body<typeof LinkIdentityBody>, 'provider' | 'code'> | With<Body<typeof LinkIdentityBody>, 'provider' | 'id_token'>

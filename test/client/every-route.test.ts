@@ -16,6 +16,7 @@ const ARGUMENTS: Record<string, unknown[]> = {
   forgetDevice: ['{id}'],
   renamePasskey: ['{id}', 'Laptop'],
   deletePasskey: ['{id}'],
+  unlinkIdentity: ['{provider}'],
   signInWithEmailLink: ['https://app.example.com/sign-in/email#code=123456&email=ada%40example.com']
 }
 

@@ -55,6 +55,7 @@ t.test('every setting given: each lands in its resolved field, durations in ms, 
       limits: { perAccount: { max: 2, window: '1m' }, perIp: { max: 4 } },
       password: { enabled: false, notify: false },
       email: { enabled: false, revertLifetime: '3d' },
+      identities: { enabled: false },
       twoFactor: { enabled: false }
     },
     emailSignIn: {
@@ -129,6 +130,7 @@ t.test('every setting given: each lands in its resolved field, durations in ms, 
       limits: { perAccount: { max: 2, windowMs: 60_000 }, perIp: { max: 4, windowMs: 3_600_000 } },
       password: { enabled: false, notify: false },
       email: { enabled: false, revertLifetimeMs: 259_200_000 },
+      identities: { enabled: false },
       twoFactor: { enabled: false }
     },
     emailSignIn: {
