@@ -85,22 +85,42 @@ export const DEFAULT_PORT = 3000
 /** Where the plugin is mounted (its default prefix). */
 const PREFIX = '/jwt-login/v1'
 
-/** An OpenID provider for `/oauth/token`, from OAUTH_* environment variables. */
+/** A provider for `/oauth/token`, from OAUTH_* environment variables: an OpenID issuer, or a plain OAuth 2.0 preset. */
 export interface DemoOAuth {
   provider: string
-  issuer: string
+  /** An OpenID provider's issuer (its preset is generic), or */
+  issuer?: string
+  /** a plain OAuth 2.0 preset (`github`, `facebook`, `discord`), which knows its endpoints and takes codes only. */
+  preset?: 'github' | 'facebook' | 'discord'
   clientId: string
   clientSecret?: string
   redirectUri?: string
   autoRegister: boolean
 }
 
+/** The presets the demo takes in OAUTH_PRESET. */
+const DEMO_PRESETS = new Set(['github', 'facebook', 'discord'])
+
 /**
- * OAUTH_ISSUER and OAUTH_CLIENT_ID point the demo at a provider; with
- * OAUTH_CLIENT_SECRET and OAUTH_REDIRECT_URI it takes codes too.
+ * OAUTH_ISSUER and OAUTH_CLIENT_ID point the demo at an OpenID provider; with
+ * OAUTH_CLIENT_SECRET and OAUTH_REDIRECT_URI it takes codes too. Or
+ * OAUTH_PRESET (github, facebook or discord) with OAUTH_CLIENT_ID,
+ * OAUTH_CLIENT_SECRET and OAUTH_REDIRECT_URI: a plain OAuth 2.0 provider.
  * OAUTH_PROVIDER names it (default idp1), OAUTH_AUTO_REGISTER=1 creates users.
  */
 export function oauthFromEnv (env: NodeJS.ProcessEnv): DemoOAuth | undefined {
+  const preset = env.OAUTH_PRESET
+  if (preset !== undefined && DEMO_PRESETS.has(preset)) {
+    if (env.OAUTH_CLIENT_ID === undefined || env.OAUTH_CLIENT_SECRET === undefined || env.OAUTH_REDIRECT_URI === undefined) return undefined
+    return {
+      provider: env.OAUTH_PROVIDER ?? preset,
+      preset: preset as NonNullable<DemoOAuth['preset']>,
+      clientId: env.OAUTH_CLIENT_ID,
+      clientSecret: env.OAUTH_CLIENT_SECRET,
+      redirectUri: env.OAUTH_REDIRECT_URI,
+      autoRegister: env.OAUTH_AUTO_REGISTER === '1'
+    }
+  }
   if (env.OAUTH_ISSUER === undefined || env.OAUTH_CLIENT_ID === undefined) return undefined
   return {
     provider: env.OAUTH_PROVIDER ?? 'idp1',
@@ -115,6 +135,9 @@ export function oauthFromEnv (env: NodeJS.ProcessEnv): DemoOAuth | undefined {
 function oauthSettings (oauth: DemoOAuth | undefined): SettingsInput['oauth'] {
   if (oauth === undefined) return { providers: {} }
   const { clientSecret, redirectUri } = oauth
+  if (oauth.preset !== undefined) {
+    return { providers: { [oauth.provider]: { enabled: true, preset: oauth.preset, clientId: oauth.clientId, clientSecret, redirectUris: [redirectUri as string], autoRegister: oauth.autoRegister } } }
+  }
   const codeFlow = clientSecret !== undefined && redirectUri !== undefined ? { clientSecret, redirectUris: [redirectUri] } : {}
   return {
     providers: {

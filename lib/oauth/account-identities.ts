@@ -37,7 +37,9 @@ export async function linkOwnIdentity (ctx: JwtLoginContext, call: Call, auth: A
   const { identity, presented } = await identify(ctx, call, provider, input)
   const giveBack = presented === undefined ? null : await spendIdToken(ctx, call, provider, presented)
   try {
-    await link(ctx, call, auth.user, provider, identity, 'account')
+    const holder = await linksOf(ctx.users).findByIdentity(provider.name, identity.subject)
+    if (holder === null) await link(ctx, call, auth.user, provider, identity, 'account')
+    else if (ctx.users.toPublicUser(holder).ID !== auth.publicUser.ID) throw new JwtLoginError('ERR_JWT_LOGIN_IDENTITY_TAKEN')
   } catch (error) {
     await giveBack?.()
     throw error

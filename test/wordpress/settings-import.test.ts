@@ -602,6 +602,27 @@ t.test('OpenID providers', async (t) => {
   for (const result of [noClient, httpRedirect, loopback, noSecret, buttonOnly, auth0]) accepted(t, result)
 })
 
+t.test('GitHub and Facebook carry over to their OAuth 2.0 presets: the code flow, registration, GitHub\'s unverified emails', async (t) => {
+  const code = { enable_exchange_code: 1, redirect_uri_exchange_code: 'https://app.example.com/cb', create_user_if_not_exists: 1 }
+  const result = v2({
+    integrations: {
+      oauth: {
+        github: { enabled: 1, client_id: 'gh-client', client_secret: 'gh-secret', allow_unverified_email: 1, enable_exchange_token: 1, ...code },
+        facebook: { enabled: 1, client_id: 'fb-app', client_secret: 'fb-secret', ...code }
+      }
+    }
+  })
+  t.same(result.settings.oauth?.providers, {
+    github: { enabled: true, preset: 'github', clientId: 'gh-client', clientSecret: 'gh-secret', redirectUris: ['https://app.example.com/cb'], acceptIdToken: false, autoRegister: true, allowUnverifiedEmail: true },
+    facebook: { enabled: true, preset: 'facebook', clientId: 'fb-app', clientSecret: 'fb-secret', redirectUris: ['https://app.example.com/cb'], acceptIdToken: false, autoRegister: true }
+  })
+  t.same(names(result), ['integrations.oauth.github.enable_exchange_token'], 'a provider access token is not taken')
+  accepted(t, result)
+  const codeOff = v2({ integrations: { oauth: { github: { enabled: 1, client_id: 'gh-client', client_secret: 'gh-secret', allow_unverified_email: 1 } } } })
+  t.same(codeOff.settings.oauth?.providers, {}, 'without the code flow, nothing of GitHub signs in')
+  t.same(names(codeOff), ['integrations.oauth.github.enabled'])
+})
+
 t.test('third-party integrations', async (t) => {
   const result = v2({ integrations: { '3rdparty': { two_factor: { enabled: true }, woocommerce: { enabled: 1, mode: 'x' }, wpgraphql: { enabled: false } } } })
   t.same(names(result), ['integrations.3rdparty.two_factor.enabled', 'integrations.3rdparty.woocommerce.enabled'])

@@ -2,8 +2,10 @@
 import type { OAuthProviderInput } from '../../../schemas/settings.js'
 import { isOn, text, type Reader } from './reader.js'
 
-/** OpenID Connect providers with a jwt-login preset; the others are listed when on. */
-const OPENID_PRESETS = new Set(['google', 'auth0'])
+/** The providers with a jwt-login preset (OpenID Connect: google, auth0; plain OAuth 2.0: github, facebook); the others are listed when on. */
+const PRESETS = new Set(['google', 'auth0', 'github', 'facebook'])
+/** The presets without ID tokens: only their code flow carries over. */
+const OAUTH2_ONLY = new Set(['github', 'facebook'])
 
 /** Provider flags without a counterpart. */
 const PROVIDER_LEFT_WHEN_ON: ReadonlyArray<readonly [string, string]> = [
@@ -30,36 +32,38 @@ function isHttpsUrl (value: string): boolean {
 }
 
 /**
- * `integrations.oauth.*` (v1 `google`, `auth0`): Google and Auth0 carry
- * over to their presets; the code flow (`enable_exchange_code` with
- * `redirect_uri_exchange_code`) to `redirectUris`, Google's
- * `enable_exchange_id_token` to `acceptIdToken`,
- * `create_user_if_not_exists` to `autoRegister`. Other providers are not
- * OpenID Connect and are listed when on.
+ * `integrations.oauth.*` (v1 `google`, `auth0`): Google, Auth0, GitHub and
+ * Facebook carry over to their presets; the code flow
+ * (`enable_exchange_code` with `redirect_uri_exchange_code`) to
+ * `redirectUris`, Google's `enable_exchange_id_token` to `acceptIdToken`,
+ * `create_user_if_not_exists` to `autoRegister`, GitHub's
+ * `allow_unverified_email` to `allowUnverifiedEmail`. Other providers are
+ * listed when on.
  */
 export function readProviders (r: Reader): Record<string, OAuthProviderInput> {
   const providers: Record<string, OAuthProviderInput> = {}
   for (const slug of r.from.children('integrations.oauth')) {
     const path = `integrations.oauth.${slug}`
-    if (OPENID_PRESETS.has(slug)) {
-      const provider = readOpenIdProvider(r, slug, path)
+    if (PRESETS.has(slug)) {
+      const provider = readPresetProvider(r, slug, path)
       if (provider !== undefined) providers[slug] = provider
       continue
     }
-    if (r.on(`${path}.enabled`)) r.leave(`${path}.enabled`, 'signs in through a provider that is not OpenID Connect, which jwt-login does not take')
+    if (r.on(`${path}.enabled`)) r.leave(`${path}.enabled`, 'signs in through a provider that jwt-login has no preset for (an oauth2 provider with its endpoints can stand in)')
     r.from.under(path)
   }
   return providers
 }
 
-export function readOpenIdProvider (r: Reader, slug: string, path: string): OAuthProviderInput | undefined {
+export function readPresetProvider (r: Reader, slug: string, path: string): OAuthProviderInput | undefined {
   const field = (name: string): unknown => r.from.value(`${path}.${name}`)
   const enabled = isOn(field('enabled'))
   const clientId = text(field('client_id'))
   const clientSecret = text(field('client_secret'))
   const codeFlow = isOn(field('enable_exchange_code'))
   const redirectUri = text(field('redirect_uri_exchange_code'))
-  const acceptIdToken = isOn(field('enable_exchange_id_token'))
+  const acceptIdToken = !OAUTH2_ONLY.has(slug) && isOn(field('enable_exchange_id_token'))
+  const allowUnverifiedEmail = slug === 'github' && isOn(field('allow_unverified_email'))
   const autoRegister = isOn(field('create_user_if_not_exists'))
   const domain = text(field('domain'))?.trim().replace(/^https?:\/\//, '').replace(/\/+$/, '')
   const flags = PROVIDER_LEFT_WHEN_ON.filter(([name]) => isOn(field(name)))
@@ -69,7 +73,8 @@ export function readOpenIdProvider (r: Reader, slug: string, path: string): OAut
     r.leave(`${path}.client_id`, 'is missing or longer than 512 characters, so the provider is left out')
     return undefined
   }
-  const provider: OAuthProviderInput = { enabled: true, preset: slug as 'google' | 'auth0', clientId, acceptIdToken, autoRegister }
+  const provider: OAuthProviderInput = { enabled: true, preset: slug as 'google' | 'auth0' | 'github' | 'facebook', clientId, acceptIdToken, autoRegister }
+  if (allowUnverifiedEmail) provider.allowUnverifiedEmail = true
   if (slug === 'auth0') {
     if (domain === undefined || !/^[A-Za-z0-9][A-Za-z0-9.-]{0,252}$/.test(domain)) {
       r.leave(`${path}.domain`, 'is not an Auth0 tenant domain (such as example.eu.auth0.com), so the provider is left out')
