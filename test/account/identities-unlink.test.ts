@@ -4,7 +4,7 @@ import type { MemoryUser } from '../../lib/testing.js'
 import { collect } from '../helpers/oauth.js'
 import { errorOf } from '../helpers/http.js'
 import { ALICE } from '../helpers/account.js'
-import { adapterOf, buildIdentityApp, idTokenOf, type IdentityKit } from '../helpers/identities.js'
+import { adapterOf, buildIdentityApp, idTokenOf, type IdentityKit, type IdentityKitOptions } from '../helpers/identities.js'
 import { PASSKEY_SETTINGS } from '../helpers/passkeys.js'
 import { ACCOUNTS, CLIENTS, startIdp } from '../helpers/oidc-provider.js'
 
@@ -88,10 +88,8 @@ t.test('a passkey is a way in while passkeys are on', async (t) => {
   for (const on of [false, true]) {
     const kit = await buildIdentityApp(t, idp, { settings: { passkeys: { ...PASSKEY_SETTINGS, enabled: on } } })
     const { jwt, bob } = await providerUser(kit)
-    await kit.passkeys.create({
-      id: 'cred-bob', userId: bob.ID, publicKey: 'AQID', counter: 0, transports: ['internal'], deviceType: 'multiDevice',
-      backupEligible: true, backedUp: true, aaguid: '00000000-0000-0000-0000-000000000000', name: 'phone', createdAt: new Date(kit.clock()), lastUsedAt: null
-    })
+    const passkey = { id: 'cred-bob', userId: bob.ID, publicKey: 'AQID', counter: 0, transports: ['internal'], deviceType: 'multiDevice' as const }
+    await kit.passkeys.create({ ...passkey, backupEligible: true, backedUp: true, aaguid: '00000000-0000-0000-0000-000000000000', name: 'phone', createdAt: new Date(kit.clock()), lastUsedAt: null })
     const res = await at(kit, jwt, 'idp1')
     if (on) t.equal(res.statusCode, 200, 'passkeys on: the passkey signs bob in')
     else t.same(errorOf(res), [409, 250], 'passkeys off: the stored passkey signs no one in')
@@ -150,13 +148,13 @@ t.test('two concurrent removals of one link with another way in: one 200, the ot
 })
 
 t.test('off: 403 / 233 on the three routes without account.identities.enabled, without account.enabled, or with an adapter that keeps no links', async (t) => {
-  const variants = [
+  const variants: Array<[string, IdentityKitOptions]> = [
     ['account.identities.enabled false', { settings: { account: { enabled: true, identities: { enabled: false } } } }],
     ['account.enabled false', { settings: { account: { enabled: false } } }],
     ['an adapter without the four identity methods', { adapter: (users) => adapterOf(users, ['findByIdentity', 'linkIdentity', 'listIdentities', 'unlinkIdentity']) }]
-  ] as const
+  ]
   for (const [name, options] of variants) {
-    const kit = await buildIdentityApp(t, idp, options as Parameters<typeof buildIdentityApp>[2])
+    const kit = await buildIdentityApp(t, idp, options)
     const jwt = await kit.token()
     t.same(errorOf(await kit.call('GET', '/account/identities', jwt)), [403, 233], `${name}: GET`)
     t.same(errorOf(await kit.link(jwt, { provider: 'idp1', id_token: await idTokenOf(idp, kit.clock, 'acct-off') })), [403, 233], `${name}: POST`)

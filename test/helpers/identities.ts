@@ -43,7 +43,7 @@ export interface IdentityKit extends AccountApp {
  */
 export async function buildIdentityApp (t: Test, idp: TestIdp, options: IdentityKitOptions = {}): Promise<IdentityKit> {
   const oidc = providers(idp, { idp1: { autoRegister: true, ...options.idp1 }, idp2: { autoRegister: true, ...options.idp2 } })
-  const github = options.github === undefined
+  const github: Providers = options.github === undefined
     ? {}
     : { gh: { enabled: true, preset: 'github', clientId: options.github.clientId, clientSecret: options.github.clientSecret, redirectUris: [options.github.redirectUris[0]], ...options.github.settings, ...options.gh } as Provider }
   const { oauth, ...rest } = options.settings ?? {}
