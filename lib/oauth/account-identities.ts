@@ -6,7 +6,7 @@ import type { LinkedIdentity } from '../adapters/users.js'
 import type { JwtLoginContext } from '../context/context.js'
 import { JwtLoginError } from '../core/errors.js'
 import { identify, providerOf, spendIdToken, type OAuthInput } from './flow.js'
-import { link } from './links.js'
+import { link, linkedUser } from './links.js'
 import { linksOf } from '../adapters/users.js'
 import { requireRecentAuth, type Authenticated } from '../sessions/authenticate.js'
 
@@ -28,7 +28,7 @@ export async function listOwnIdentities (ctx: JwtLoginContext, auth: Authenticat
  * caller, whatever its email: the caller holds the session, and proved the
  * provider account just now. The code is spent as at `/oauth/token`. A
  * provider account linked to another user is 409 / 247; one already the
- * caller's is done; another account of the same provider is 409 / 248.
+ * caller's is done (no event); another account of the same provider is 409 / 248.
  */
 export async function linkOwnIdentity (ctx: JwtLoginContext, call: Call, auth: Authenticated, input: OAuthInput): Promise<void> {
   requireRecentAuth(auth.verified.payload, call.settings.account.recentAuthMs, ctx.clock())
@@ -37,9 +37,10 @@ export async function linkOwnIdentity (ctx: JwtLoginContext, call: Call, auth: A
   const { identity, presented } = await identify(ctx, call, provider, input)
   const giveBack = presented === undefined ? null : await spendIdToken(ctx, call, provider, presented)
   try {
-    const holder = await linksOf(ctx.users).findByIdentity(provider.name, identity.subject)
-    if (holder === null) await link(ctx, call, auth.user, provider, identity, 'account')
-    else if (ctx.users.toPublicUser(holder).ID !== auth.publicUser.ID) throw new JwtLoginError('ERR_JWT_LOGIN_IDENTITY_TAKEN')
+    // the adapter keeps the first link and says nothing: the lookup keeps a second identity.linked out of the audit
+    const holder = await linkedUser(ctx, provider, identity)
+    if (holder !== null && ctx.users.toPublicUser(holder).ID === auth.publicUser.ID) return
+    await link(ctx, call, auth.user, provider, identity, 'account')
   } catch (error) {
     await giveBack?.()
     throw error

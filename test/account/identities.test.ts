@@ -1,0 +1,183 @@
+// GET and POST /account/identities: the links listed oldest first; a provider account linked by its code or ID token after a recent sign-in, whatever its email, never one another user holds, never a second one of a provider.
+import t from 'tap'
+import { IdentityTakenError } from '../../lib/index.js'
+import { collect } from '../helpers/oauth.js'
+import { errorOf } from '../helpers/http.js'
+import { ALICE } from '../helpers/account.js'
+import { adapterOf, buildIdentityApp, gitHubAccount, idTokenOf } from '../helpers/identities.js'
+import { startOAuth2Provider } from '../helpers/oauth2-providers.js'
+import { ACCOUNTS, CLIENTS, startIdp } from '../helpers/oidc-provider.js'
+
+const idp = await startIdp()
+t.teardown(() => idp.close())
+const github = await startOAuth2Provider('github')
+t.teardown(() => github.close())
+
+const OCTO = gitHubAccount(4242, 'octo-alice', 'alice.at.github@example.net')
+
+t.test('links by an ID token, an OpenID code and a GitHub code, whatever their emails; listed oldest first, linked_at in seconds, display left out when unknown', async (t) => {
+  const kit = await buildIdentityApp(t, idp, { github })
+  const linked = collect(kit.app, 'identity.linked')
+  const jwt = await kit.token()
+  const empty = await kit.call('GET', '/account/identities', jwt)
+  t.equal(empty.statusCode, 200, empty.body)
+  t.strictSame(empty.json().data, { identities: [] })
+
+  const first = kit.clock()
+  const byIdToken = await kit.link(jwt, { provider: 'idp1', id_token: await idTokenOf(idp, kit.clock, 'acct-nameless') })
+  t.equal(byIdToken.statusCode, 200, byIdToken.body)
+  t.equal(byIdToken.json().data.message, 'The provider account is linked.')
+  kit.clock.advance(1500)
+  const second = kit.clock()
+  const { code } = await idp.code({ client: CLIENTS.idp2, account: ACCOUNTS.bob })
+  const byCode = await kit.link(jwt, { provider: 'idp2', code })
+  t.equal(byCode.statusCode, 200, byCode.body)
+  kit.clock.advance(1500)
+  const third = kit.clock()
+  const byGitHub = await kit.link(jwt, { provider: 'gh', code: github.code(OCTO).code })
+  t.equal(byGitHub.statusCode, 200, byGitHub.body)
+
+  const listed = await kit.call('GET', '/account/identities', jwt)
+  t.equal(listed.statusCode, 200, listed.body)
+  t.strictSame(listed.json().data.identities, [
+    { provider: 'idp1', linked_at: Math.floor(first / 1000) },
+    { provider: 'idp2', display: ACCOUNTS.bob.email, linked_at: Math.floor(second / 1000) },
+    { provider: 'gh', display: OCTO.login, linked_at: Math.floor(third / 1000) }
+  ], 'the provider\'s id of the account is not shown')
+  t.strictSame(linked.map(event => [event.userId, event.provider, event.via]), [[1, 'idp1', 'account'], [1, 'idp2', 'account'], [1, 'gh', 'account']])
+
+  const bobAtIdp2 = await idp.code({ client: CLIENTS.idp2, account: ACCOUNTS.bob })
+  const signedIn = await kit.providerSignIn({ provider: 'idp2', code: bobAtIdp2.code })
+  t.equal(signedIn.statusCode, 200, signedIn.body)
+  t.equal(signedIn.json().data.user.user_email, ALICE.email, 'the provider account whose email is bob\'s signs alice in')
+  t.equal(await kit.users.findByEmail(ACCOUNTS.bob.email), null, 'and registers nobody')
+  t.same(errorOf(await kit.call('GET', '/account/identities')), [400, 53], 'a token is needed')
+})
+
+t.test('a sign-in older than account.recentAuth: 401 / 220, the code left unspent', async (t) => {
+  const kit = await buildIdentityApp(t, idp)
+  const stale = await kit.token()
+  kit.clock.advance(6 * 60 * 1000)
+  const { code } = await idp.code({ account: ACCOUNTS.bob })
+  const res = await kit.link(stale, { provider: 'idp1', code })
+  t.same(errorOf(res), [401, 220])
+  t.match(res.headers['www-authenticate'], 'insufficient_user_authentication')
+  t.strictSame(await kit.linksOf(ALICE.email), [])
+  const fresh = await kit.token()
+  t.equal((await kit.link(fresh, { provider: 'idp1', code })).statusCode, 200, 'the same code links after a new sign-in')
+  t.strictSame(await kit.linksOf(ALICE.email), [{ provider: 'idp1', subject: ACCOUNTS.bob.id }])
+})
+
+t.test('an unknown provider: 400 / 69; a disabled one: 403 / 70', async (t) => {
+  const kit = await buildIdentityApp(t, idp, { idp2: { enabled: false } })
+  const jwt = await kit.token()
+  t.same(errorOf(await kit.link(jwt, { provider: 'nope', code: 'x' })), [400, 69])
+  t.same(errorOf(await kit.link(jwt, { code: 'x' })), [400, 69], 'no provider named')
+  const { code } = await idp.code({ client: CLIENTS.idp2, account: ACCOUNTS.bob })
+  t.same(errorOf(await kit.link(jwt, { provider: 'idp2', code })), [403, 70])
+  t.same(errorOf(await kit.link(jwt, { provider: 'idp1' })), [400, 71], 'neither a code nor an ID token')
+  t.strictSame(await kit.linksOf(ALICE.email), [])
+})
+
+t.test('a provider account linked to another user: 409 / 247; a second account of a provider already linked: 409 / 248; nothing changes', async (t) => {
+  const kit = await buildIdentityApp(t, idp)
+  const bobSignIn = await kit.providerSignIn({ provider: 'idp1', code: (await idp.code({ account: ACCOUNTS.bob })).code })
+  t.equal(bobSignIn.statusCode, 200, bobSignIn.body)
+  const jwt = await kit.token()
+  const taken = await kit.link(jwt, { provider: 'idp1', code: (await idp.code({ account: ACCOUNTS.bob })).code })
+  t.same(errorOf(taken), [409, 247])
+  t.notMatch(taken.body, 'bob', 'the other user is not named')
+  t.strictSame(await kit.linksOf(ACCOUNTS.bob.email), [{ provider: 'idp1', subject: ACCOUNTS.bob.id }])
+  t.strictSame(await kit.linksOf(ALICE.email), [])
+
+  t.equal((await kit.link(jwt, { provider: 'idp1', code: (await idp.code({ account: ACCOUNTS.carol })).code })).statusCode, 200)
+  const linked = collect(kit.app, 'identity.linked')
+  t.same(errorOf(await kit.link(jwt, { provider: 'idp1', id_token: await idTokenOf(idp, kit.clock, 'acct-second') })), [409, 248])
+  t.strictSame(await kit.linksOf(ALICE.email), [{ provider: 'idp1', subject: ACCOUNTS.carol.id }])
+  t.equal(linked.length, 0, 'no event for a refused link')
+})
+
+t.test('the caller\'s own linked account again: 200, one link, the first one kept, no second event', async (t) => {
+  const kit = await buildIdentityApp(t, idp)
+  const linked = collect(kit.app, 'identity.linked')
+  const jwt = await kit.token()
+  t.equal((await kit.link(jwt, { provider: 'idp1', code: (await idp.code({ account: ACCOUNTS.bob })).code })).statusCode, 200)
+  const { linked_at: linkedAt } = (await kit.call('GET', '/account/identities', jwt)).json().data.identities[0]
+  kit.clock.advance(5000)
+  const again = await kit.link(jwt, { provider: 'idp1', code: (await idp.code({ account: ACCOUNTS.bob })).code })
+  t.equal(again.statusCode, 200, again.body)
+  t.strictSame((await kit.call('GET', '/account/identities', jwt)).json().data.identities, [{ provider: 'idp1', display: ACCOUNTS.bob.email, linked_at: linkedAt }])
+  t.equal(linked.length, 1)
+})
+
+t.test('ten parallel links of one account by its user, on an adapter that refuses the same link again (a plain unique index): all 200, one link, one event', async (t) => {
+  const kit = await buildIdentityApp(t, idp, {
+    adapter: (users) => adapterOf(users, [], {
+      linkIdentity: async (user, provider, subject, details) => {
+        if (await users.findByIdentity(provider, subject) !== null) throw new IdentityTakenError()
+        await users.linkIdentity(user, provider, subject, details)
+      }
+    })
+  })
+  const linked = collect(kit.app, 'identity.linked')
+  const jwt = await kit.token()
+  const tokens = await Promise.all(Array.from({ length: 10 }, async () => await idTokenOf(idp, kit.clock, 'acct-unique')))
+  const answers = await Promise.all(tokens.map(async (token) => await kit.link(jwt, { provider: 'idp1', id_token: token })))
+  t.same(answers.map(res => res.statusCode), Array(10).fill(200), JSON.stringify(answers.map(errorOf)))
+  t.strictSame(await kit.linksOf(ALICE.email), [{ provider: 'idp1', subject: 'acct-unique' }])
+  t.equal(linked.length, 1)
+})
+
+t.test('an adapter that reports the link taken because the user\'s own concurrent request made it first: 200, one link, no second event', async (t) => {
+  const kit = await buildIdentityApp(t, idp, {
+    adapter: (users) => adapterOf(users, [], {
+      // the concurrent request's insert lands between this request's lookup and its own insert
+      linkIdentity: async (user, provider, subject, details) => {
+        await users.linkIdentity(user, provider, subject, details)
+        throw new IdentityTakenError()
+      }
+    })
+  })
+  const linked = collect(kit.app, 'identity.linked')
+  const jwt = await kit.token()
+  const res = await kit.link(jwt, { provider: 'idp1', id_token: await idTokenOf(idp, kit.clock, 'acct-raced') })
+  t.equal(res.statusCode, 200, res.body)
+  t.strictSame(await kit.linksOf(ALICE.email), [{ provider: 'idp1', subject: 'acct-raced' }])
+  t.equal(linked.length, 0, 'the request that made it reports it')
+})
+
+t.test('an ID token links once (401 / 210 on reuse); one whose link failed is given back', async (t) => {
+  const kit = await buildIdentityApp(t, idp)
+  const jwt = await kit.token()
+  const mine = await idTokenOf(idp, kit.clock, 'acct-alice-token', { email: 'someone@example.org', email_verified: true })
+  t.equal((await kit.link(jwt, { provider: 'idp1', id_token: mine })).statusCode, 200)
+  t.same(errorOf(await kit.link(jwt, { provider: 'idp1', id_token: mine })), [401, 210], 'spent')
+  t.same(errorOf(await kit.providerSignIn({ provider: 'idp1', id_token: mine })), [401, 210], 'at /oauth/token too')
+
+  const bobToken = await idTokenOf(idp, kit.clock, ACCOUNTS.bob.id, { email: ACCOUNTS.bob.email, email_verified: true })
+  t.equal((await kit.providerSignIn({ provider: 'idp1', id_token: await idTokenOf(idp, kit.clock, ACCOUNTS.bob.id, { email: ACCOUNTS.bob.email, email_verified: true }) })).statusCode, 200, 'bob signs up through idp1')
+  t.same(errorOf(await kit.link(jwt, { provider: 'idp1', id_token: bobToken })), [409, 247])
+  t.same(errorOf(await kit.link(jwt, { provider: 'idp1', id_token: bobToken })), [409, 247], 'not 210: the failed link gave it back')
+  const bob = await kit.providerSignIn({ provider: 'idp1', id_token: bobToken })
+  t.equal(bob.statusCode, 200, bob.body)
+  t.equal(bob.json().data.user.user_email, ACCOUNTS.bob.email, 'the token still signs its own user in')
+})
+
+t.test('an adapter that fails to link: 503 / 201, nothing linked, the ID token given back', async (t) => {
+  let failing = true
+  const kit = await buildIdentityApp(t, idp, {
+    adapter: (users) => adapterOf(users, [], {
+      linkIdentity: async (user, provider, subject, details) => {
+        if (failing) throw new Error('connection reset')
+        await users.linkIdentity(user, provider, subject, details)
+      }
+    })
+  })
+  const jwt = await kit.token()
+  const token = await idTokenOf(idp, kit.clock, 'acct-flaky')
+  t.same(errorOf(await kit.link(jwt, { provider: 'idp1', id_token: token })), [503, 201])
+  t.strictSame(await kit.linksOf(ALICE.email), [])
+  failing = false
+  t.equal((await kit.link(jwt, { provider: 'idp1', id_token: token })).statusCode, 200, 'the retry with the same token links')
+  t.strictSame(await kit.linksOf(ALICE.email), [{ provider: 'idp1', subject: 'acct-flaky' }])
+})
