@@ -36,7 +36,6 @@ async function asRfc6749 (preset: OAuthProviderSettings['preset'], response: Res
  * 111, as when the user API says so); anything else the provider's (502 / 202).
  */
 function codeError (error: unknown): JwtLoginError {
-  if (error instanceof JwtLoginError) return error
   if (error instanceof ResponseBodyError && REFUSED_CODE.has(error.error)) return new JwtLoginError('ERR_JWT_LOGIN_PROVIDER_CODE_INVALID', { cause: error })
   if (error instanceof ResponseBodyError && error.error === UNVERIFIED_EMAIL) return new JwtLoginError('ERR_JWT_LOGIN_EMAIL_UNVERIFIED', { cause: error })
   return new JwtLoginError('ERR_JWT_LOGIN_PROVIDER_ERROR', { cause: error })
