@@ -115,7 +115,11 @@ function kindOf (name: string, p: DefaultedProvider, chosenAuth: ClientAuthMetho
   }
   const { api, profile, clientAuthMethod } = resolveOAuth2(preset, p, chosenAuth, (field, reason) => fail(name, field, reason))
   const urls = Object.entries(api).filter((entry): entry is [string, string] => entry[1] !== null).map(([field, url]): [string, string] => [`api/${field}`, url])
-  return { kind: 'oauth2', issuer: new URL(api.token).origin, api, profile, clientAuthMethod, urls }
+  // the address the host wrote is checked first, so that a refusal names it rather than an endpoint made from it
+  if (p.enterpriseUrl !== undefined) urls.unshift(['enterpriseUrl', p.enterpriseUrl])
+  // a token endpoint that is no URL is refused with the others below, naming its field
+  const issuer = URL.canParse(api.token) ? new URL(api.token).origin : api.token
+  return { kind: 'oauth2', issuer, api, profile, clientAuthMethod, urls }
 }
 
 // long only for the resolved shape, written field by field
@@ -130,7 +134,7 @@ function resolveProvider (name: string, p: DefaultedProvider, chosenAuth: Client
     fail(name, 'clientSecret', `the code flow with ${clientAuthMethod} needs the client secret`)
   }
   if (redirectUris.length === 0 && p.acceptIdToken !== true) {
-    fail(name, 'redirectUris', 'give redirect URIs (code flow) or turn on acceptIdToken')
+    fail(name, 'redirectUris', kind === 'oauth2' ? `give redirect URIs: the ${preset} preset signs in by the code flow only` : 'give redirect URIs (code flow) or turn on acceptIdToken')
   }
   const timeoutMs = durationAt(p.timeout, `oauth/providers/${name}/timeout`)
   if (timeoutMs > MAX_TIMEOUT_MS) fail(name, 'timeout', 'at most 60 s')

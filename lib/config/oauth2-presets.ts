@@ -42,6 +42,8 @@ function presetApi (preset: OAuthPreset, p: OAuthProviderInput, fail: Fail): Par
           emails: 'https://api.github.com/user/emails'
         }
       }
+      // the endpoints are written below the address: a query or a fragment would swallow them
+      if (/[?#]/.test(p.enterpriseUrl)) fail('enterpriseUrl', "the server's address, without a query or a fragment")
       const base = p.enterpriseUrl.replace(/\/+$/, '')
       return {
         authorization: `${base}/login/oauth/authorize`,

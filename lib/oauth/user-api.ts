@@ -8,6 +8,8 @@ import { withDeadline, type BoundFetch } from './providers/registry.js'
 
 /** The refusals of a code (RFC 6749 §5.2), and GitHub's own word for one. */
 const REFUSED_CODE = new Set(['invalid_grant', 'bad_verification_code'])
+/** GitHub's refusal of a code whose user has not verified their primary address: the provider vouches for no email. */
+const UNVERIFIED_EMAIL = 'unverified_user_email'
 
 /**
  * The token endpoint's answer in RFC 6749's form, for the providers that
@@ -28,10 +30,14 @@ async function asRfc6749 (preset: OAuthProviderSettings['preset'], response: Res
   return response
 }
 
-/** What openid-client throws, as our errors: a refused code is the code's fault (401 / 72); anything else the provider's (502 / 202). */
+/**
+ * What openid-client throws, as our errors: a refused code is the code's
+ * fault (401 / 72); a user without a verified address the user's (403 /
+ * 111, as when the user API says so); anything else the provider's (502 / 202).
+ */
 function codeError (error: unknown): JwtLoginError {
-  if (error instanceof JwtLoginError) return error
   if (error instanceof ResponseBodyError && REFUSED_CODE.has(error.error)) return new JwtLoginError('ERR_JWT_LOGIN_PROVIDER_CODE_INVALID', { cause: error })
+  if (error instanceof ResponseBodyError && error.error === UNVERIFIED_EMAIL) return new JwtLoginError('ERR_JWT_LOGIN_EMAIL_UNVERIFIED', { cause: error })
   return new JwtLoginError('ERR_JWT_LOGIN_PROVIDER_ERROR', { cause: error })
 }
 
