@@ -7,15 +7,16 @@ import { endAllSessions } from '../sessions/manage.js'
 /**
  * Ends every credential but the password (which a reset replaces): the
  * passkeys, the second factor and its backup codes, the provider accounts
- * linked (a link made by whoever held the account would sign them in); with `sessions`, every
- * session and trusted device first (fails closed: nothing else is touched
- * when that fails). Whoever registered someone else's address keeps nothing
- * once its owner proves it. Each step is idempotent, so a retry after a
- * failure finishes the work.
+ * linked (a link made by whoever held the account would sign them in);
+ * then, with `sessions`, every session and trusted device, by one cutoff
+ * after the credentials are gone, so that a sign-in that used one of them
+ * meanwhile ends too. Whoever registered someone else's address keeps
+ * nothing once its owner proves it. Each step is idempotent, so a retry
+ * after a failure finishes the work.
  */
 export async function resetCredentials (ctx: JwtLoginContext, call: Call, userId: number, user: unknown, reason: 'email_verified' | 'password_reset' | 'email_reverted', sessions: boolean): Promise<void> {
-  if (sessions) await endAllSessions(ctx, call.settings, userId, reason === 'email_reverted' ? 'email_reverted' : 'email_verified')
   const [passkeys, secondFactor] = await Promise.all([endPasskeys(ctx, call, userId), endSecondFactor(ctx, userId, user), endIdentities(ctx, userId, user)])
+  if (sessions) await endAllSessions(ctx, call.settings, userId, reason === 'email_reverted' ? 'email_reverted' : 'email_verified')
   ctx.forgetUser(userId)
   ctx.events.emit('account.credentials_reset', { userId, passkeys, secondFactor, reason })
 }

@@ -125,7 +125,7 @@ async function signIn (ctx: JwtLoginContext, call: Call, input: OAuthInput, know
  * link survives a change of email on either side); else the one the
  * provider's verified email finds, or registers, which is then linked. An
  * email matched only because the provider allows unverified ones is never
- * linked. An ID token issued before the user's cutoff is refused (401 / 73).
+ * linked; a user registered for it is (the provider account made it). An ID token issued before the user's cutoff is refused (401 / 73).
  */
 async function userOf (ctx: JwtLoginContext, call: Call, provider: OAuthProviderSettings, identity: Identity, presented: PresentedIdToken | undefined): Promise<unknown> {
   const linked = await linkedUser(ctx, provider, identity)
@@ -135,8 +135,10 @@ async function userOf (ctx: JwtLoginContext, call: Call, provider: OAuthProvider
   if (identity.email === undefined || (!verified && !provider.allowUnverifiedEmail)) {
     throw new JwtLoginError('ERR_JWT_LOGIN_EMAIL_UNVERIFIED')
   }
-  const user = await userFor(ctx, call, provider, { email: identity.email, verified }, identity.name, presented)
-  if (verified && keepsLinks(ctx.users)) await link(ctx, call, user, provider, identity, 'sign_in')
+  const made = { created: false }
+  const user = await userFor(ctx, call, provider, { email: identity.email, verified }, identity.name, presented, made)
+  // a user this provider account created is its own, verified email or not
+  if ((verified || made.created) && keepsLinks(ctx.users)) await link(ctx, call, user, provider, identity, 'sign_in')
   return user
 }
 
@@ -166,16 +168,18 @@ const MAX_CREATE_ATTEMPTS = 3
  * the user found signs in under the same checks; after
  * `MAX_CREATE_ATTEMPTS` the conflict is the answer (409 / 38).
  */
-async function userFor (ctx: JwtLoginContext, call: Call, provider: OAuthProviderSettings, vouched: { email: string, verified: boolean }, name: string | undefined, presented: PresentedIdToken | undefined, attempt = 1): Promise<unknown> {
+async function userFor (ctx: JwtLoginContext, call: Call, provider: OAuthProviderSettings, vouched: { email: string, verified: boolean }, name: string | undefined, presented: PresentedIdToken | undefined, made: { created: boolean }, attempt = 1): Promise<unknown> {
   const { email } = vouched
   const found = await ctx.users.findByEmail(email)
   if (found !== null) return await checkFound(ctx, found, email, presented)
   try {
-    return await register(ctx, call, provider, vouched, name)
+    const user = await register(ctx, call, provider, vouched, name)
+    made.created = true
+    return user
   } catch (error) {
     const taken = error instanceof JwtLoginError && error.code === 'ERR_JWT_LOGIN_USER_EXISTS'
     if (!taken || attempt === MAX_CREATE_ATTEMPTS) throw error
-    return await userFor(ctx, call, provider, vouched, name, presented, attempt + 1)
+    return await userFor(ctx, call, provider, vouched, name, presented, made, attempt + 1)
   }
 }
 

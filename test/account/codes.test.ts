@@ -30,7 +30,7 @@ t.test('the credential reset without a passkey port, and with a two-factor port 
   t.equal(await port.methodOf(kit.aliceId), 'totp', 'without setMethod the method stays (the host\'s port cannot turn it off)')
   const none = await flowKit()
   const noneReset = collect(none, 'account.credentials_reset')
-  await resetCredentials(none.ctx, none.call(), none.aliceId, null, 'email_verified', false)
+  await resetCredentials(none.ctx, none.call(), none.aliceId, await none.users.findById(none.aliceId), 'email_verified', false)
   t.strictSame(noneReset, [{ userId: none.aliceId, passkeys: 0, secondFactor: false, reason: 'email_verified' }], 'no two-factor and no passkey port: nothing ended, and the event says so')
 })
 
