@@ -125,14 +125,15 @@ export class PostgresUserAdapter implements UserAdapter<PostgresUser> {
    * well; otherwise the account or the provider is taken. A user deleted
    * meanwhile meets the foreign key: an error the plugin answers with 503.
    */
-  async linkIdentity (user: PostgresUser, provider: string, subject: string, details: IdentityDetails): Promise<void> {
+  async linkIdentity (user: PostgresUser, provider: string, subject: string, details: IdentityDetails): Promise<boolean> {
     const inserted = await this.#pool.query(
       `INSERT INTO ${this.#identities} (provider, subject, user_id, display, linked_at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`,
       [provider, subject, user.id, details.display, new Date(details.linkedAt)]
     )
-    if (inserted.rowCount === 1) return
+    if (inserted.rowCount === 1) return true
     const { rows } = await this.#pool.query<{ user_id: number }>(`SELECT user_id FROM ${this.#identities} WHERE provider = $1 AND subject = $2`, [provider, subject])
     if (rows[0]?.user_id !== user.id) throw new IdentityTakenError()
+    return false
   }
 
   /** Oldest first; two links of one moment in the order of their names, so that the answer never varies. */

@@ -132,9 +132,11 @@ export interface UserAdapter<U = unknown> {
    * (by another link), throw `IdentityTakenError`, decided atomically with
    * the insert (unique indexes on (provider, subject) and (user, provider),
    * or a check under a lock). Linking the same provider account to the same
-   * user again is not an error: resolve, keeping the first link.
+   * user again is not an error: keep the first link. Resolves whether this
+   * call made the link (`false`: it was there), so that of concurrent
+   * sign-ins only the one that linked reports it.
    */
-  linkIdentity? (user: U, provider: string, subject: string, details: IdentityDetails): Promise<void>
+  linkIdentity? (user: U, provider: string, subject: string, details: IdentityDetails): Promise<boolean>
   /** The user's linked identities, oldest first. */
   listIdentities? (user: U): Promise<LinkedIdentity[]>
   /** Removes the link; resolves whether there was one. A user's deletion (`deleteUser`) removes the user's links too. */

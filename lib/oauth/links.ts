@@ -22,8 +22,9 @@ export async function linkedUser (ctx: JwtLoginContext, provider: OAuthProviderS
 export async function link (ctx: JwtLoginContext, call: Call, user: unknown, provider: OAuthProviderSettings, identity: Identity, via: 'sign_in' | 'account'): Promise<void> {
   const links = linksOf(ctx.users)
   const userId = ctx.users.toPublicUser(user).ID
+  let made: boolean
   try {
-    await links.linkIdentity(user, provider.name, identity.subject, { display: identity.display ?? null, linkedAt: ctx.clock() })
+    made = await links.linkIdentity(user, provider.name, identity.subject, { display: identity.display ?? null, linkedAt: ctx.clock() })
   } catch (error) {
     if (!(error instanceof JwtLoginError) || error.code !== 'ERR_JWT_LOGIN_IDENTITY_TAKEN') throw error
     const holder = await links.findByIdentity(provider.name, identity.subject)
@@ -31,5 +32,6 @@ export async function link (ctx: JwtLoginContext, call: Call, user: unknown, pro
     if (ctx.users.toPublicUser(holder).ID !== userId) throw error
     return
   }
-  ctx.events.emit('identity.linked', { userId, ip: call.ip, provider: provider.name, via })
+  // a concurrent sign-in of the same account that linked it first reports it, not this one
+  if (made !== false) ctx.events.emit('identity.linked', { userId, ip: call.ip, provider: provider.name, via })
 }

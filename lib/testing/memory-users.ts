@@ -114,16 +114,17 @@ export class MemoryUserAdapter implements UserAdapter<MemoryUser> {
    * A user removed meanwhile (a deletion during a provider sign-in) gets no link: removeUser has
    * already cleared theirs, so one made now would hold the provider account for nobody, for good.
    */
-  async linkIdentity (user: MemoryUser, provider: string, subject: string, details: IdentityDetails): Promise<void> {
+  async linkIdentity (user: MemoryUser, provider: string, subject: string, details: IdentityDetails): Promise<boolean> {
     const stored = this.#byId.get(user.ID)
     if (stored === undefined) throw new Error('no user with this ID: it was removed')
     const key = identityKey(provider, subject)
     const holder = this.#byIdentity.get(key)
-    if (holder?.ID === user.ID) return
+    if (holder?.ID === user.ID) return false
     const links = this.#identities.get(user.ID) ?? []
     if (holder !== undefined || links.some(link => link.provider === provider)) throw new IdentityTakenError()
     this.#byIdentity.set(key, stored)
     this.#identities.set(user.ID, [...links, { provider, subject, display: details.display, linkedAt: details.linkedAt }])
+    return true
   }
 
   async listIdentities (user: MemoryUser): Promise<LinkedIdentity[]> {

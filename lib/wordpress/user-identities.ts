@@ -55,21 +55,22 @@ export async function findLinkedUserId (pool: Pool, sql: Statements, provider: s
  * unique index on user meta: when the account is linked to another user,
  * or the user has another account of the provider, it throws
  * `IdentityTakenError` and writes nothing; when it is linked to this user
- * already, it resolves and keeps the first link. Throws when the user's row
+ * already, it keeps the first link and resolves `false` (`true` when it linked). Throws when the user's row
  * is gone, and for a provider name or subject `identityKey` refuses.
  */
-export async function linkIdentity (pool: Pool, sql: Statements, lockName: string, userId: number, provider: string, subject: string, details: IdentityDetails): Promise<void> {
+export async function linkIdentity (pool: Pool, sql: Statements, lockName: string, userId: number, provider: string, subject: string, details: IdentityDetails): Promise<boolean> {
   const key = identityKey(provider, subject)
   if (key === null) throw new Error('WordPressUserAdapter: a provider name of letters, digits, "_" and "-" (at most 64) and a subject of well-formed Unicode are linked, nothing else')
   const link: StoredLink = { provider, subject, display: details.display, linked_at: details.linkedAt }
-  await underLock(pool, sql, lockName, 'linkIdentity', async (connection) => {
+  return await underLock(pool, sql, lockName, 'linkIdentity', async (connection) => {
     const [holders] = await connection.execute<RowDataPacket[]>(sql.identityHolders, [key, key])
-    if (holders.some((row) => String(row.user_id) === String(userId))) return
+    if (holders.some((row) => String(row.user_id) === String(userId))) return false
     if (holders.length > 0) throw new IdentityTakenError()
     const [own] = await connection.execute<RowDataPacket[]>(sql.identitiesOf, [userId])
     if (own.some((row) => IDENTITY_KEY.exec(row.meta_key as string)?.[1] === provider)) throw new IdentityTakenError()
     const [inserted] = await connection.execute<ResultSetHeader>(sql.addMeta, [key, JSON.stringify(link), userId])
     if (inserted.affectedRows === 0) throw new Error(`WordPress user ${userId} no longer exists; nothing was linked`)
+    return true
   })
 }
 

@@ -273,8 +273,8 @@ export class WordPressUserAdapter implements UserAdapter<WordPressUser> {
   }
 
   /** Links the provider account to the user under createUser's named lock; a taken one throws `IdentityTakenError` (see linkIdentity in user-identities.ts). */
-  async linkIdentity (user: WordPressUser, provider: string, subject: string, details: IdentityDetails): Promise<void> {
-    await linkIdentity(this.#pool, this.#sql, this.#lockName, user.ID, provider, subject, details)
+  async linkIdentity (user: WordPressUser, provider: string, subject: string, details: IdentityDetails): Promise<boolean> {
+    return await linkIdentity(this.#pool, this.#sql, this.#lockName, user.ID, provider, subject, details)
   }
 
   /** The user's links, oldest first. */

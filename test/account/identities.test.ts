@@ -115,7 +115,7 @@ t.test('ten parallel links of one account by its user, on an adapter that refuse
     adapter: (users) => adapterOf(users, [], {
       linkIdentity: async (user, provider, subject, details) => {
         if (await users.findByIdentity(provider, subject) !== null) throw new IdentityTakenError()
-        await users.linkIdentity(user, provider, subject, details)
+        return await users.linkIdentity(user, provider, subject, details)
       }
     })
   })
@@ -169,7 +169,7 @@ t.test('an adapter that fails to link: 503 / 201, nothing linked, the ID token g
     adapter: (users) => adapterOf(users, [], {
       linkIdentity: async (user, provider, subject, details) => {
         if (failing) throw new Error('connection reset')
-        await users.linkIdentity(user, provider, subject, details)
+        return await users.linkIdentity(user, provider, subject, details)
       }
     })
   })
