@@ -401,8 +401,11 @@ function oauthFlows (rig: Rig, bob: { id: number }): Array<Flow<any>> {
 
   const idToken = async (email: string): Promise<string> => {
     const now = Math.floor(Date.now() / 1000)
+    // bob's subject is his account's at the provider, as in the tokens of its code flow: his first sign-in
+    // links it, and a second account of idp1 with his email would be refused (409 / 248)
+    const sub = email === ACCOUNTS.bob.email ? ACCOUNTS.bob.id : `acct-${email}`
     // a jti of its own: an ID token signs in once, and two minted in one second would be one token
-    return await idp.sign({ iss: idp.issuer, aud: CLIENTS.idp1.client_id, sub: `acct-${email}`, email, email_verified: true, iat: now, exp: now + 600, jti: randomUUID() })
+    return await idp.sign({ iss: idp.issuer, aud: CLIENTS.idp1.client_id, sub, email, email_verified: true, iat: now, exp: now + 600, jti: randomUUID() })
   }
 
   const idTokenFlow: Flow<{ idToken: string }> = {
