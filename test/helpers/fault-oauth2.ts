@@ -22,18 +22,20 @@
  * - the links are as before the request or as after it, never in between,
  *   and an unlink never takes away the last way in: the way left signs in.
  *
- * Beyond the sweep's own, every case checks that no log line holds a code,
- * an access token or the client's secret.
+ * GitHub itself is not swept by position: in cases of their own its token
+ * endpoint, its user API and its email list fail once each, during the
+ * sign-in of `oauth2-code-github`. Beyond the sweep's own, every case checks
+ * that no log line holds a code, an access token or the client's secret.
  */
 import t from 'tap'
 import type { SettingsInput } from '../../lib/index.js'
 import type { MemoryUser } from '../../lib/testing.js'
 import { accountOptions } from './fault-account.js'
 import {
-  bearer, buildRig, checkListConsistent, dataOf, expect, listedIds, listSessions, MANY, noted, ok, PASSWORD, PREFIX, runFlow, session, setupData, where,
+  bearer, buildRig, checkListConsistent, dataOf, errorCodeOf, expect, listedIds, listSessions, MANY, noted, ok, PASSWORD, PREFIX, runFlow, session, setupData, where,
   type FaultInfo, type Flow, type Response, type Rig, type Session, type StoreName, type Test
 } from './fault-rig.js'
-import { REDIRECT_URI, startOAuth2Provider, type GitHubAccount, type TestOAuth2Provider } from './oauth2-providers.js'
+import { REDIRECT_URI, startOAuth2Provider, type GitHubAccount, type OAuth2Endpoint, type OAuth2Fault, type TestOAuth2Provider } from './oauth2-providers.js'
 
 type GitHub = TestOAuth2Provider<'github'>
 
@@ -94,14 +96,32 @@ async function linksOf (rig: Rig, user: MemoryUser): Promise<string[]> {
 export async function oauth2Sweep (t: Test, store: StoreName): Promise<void> {
   const gh = await gitHub()
   const rig = await buildRig(t, store, 'oauth2', settingsOf(gh), accountOptions, { logged: true })
-  const { flows, checkWholeLog } = await oauth2Flows(rig, gh)
+  const { flows, providerCases, checkWholeLog } = await oauth2Flows(rig, gh)
   for (const flow of flows) {
     await t.test(`${store} ${flow.name}`, async (t) => { await runFlow(t, flow) })
   }
+  await providerCases(t)
   checkWholeLog(t)
 }
 
-async function oauth2Flows (rig: Rig, gh: GitHub): Promise<{ flows: Array<Flow<any>>, checkWholeLog: (t: Test) => void }> {
+/** A failure of GitHub in the middle of a sign-in: where, and how (given the code being redeemed). */
+interface ProviderFailure { name: string, endpoint: OAuth2Endpoint, fault: (code: string) => OAuth2Fault }
+
+/** GitHub failing, once per case: its token endpoint (quoting what it was sent), its user API, its email list. */
+function providerFailures (gh: GitHub): ProviderFailure[] {
+  return [
+    {
+      name: 'the token endpoint fails, quoting the code and the secret it was sent',
+      endpoint: 'token',
+      // as a provider's error page may: the plugin must not log it
+      fault: (code) => ({ status: 500, body: { error: 'server_error', error_description: `could not redeem ${code} for ${gh.clientId} (${gh.clientSecret})` } })
+    },
+    { name: 'the user API answers 503', endpoint: 'user', fault: () => ({ status: 503, body: { message: 'Service Unavailable' } }) },
+    { name: 'the email list drops the connection', endpoint: 'emails', fault: () => ({ destroy: true }) }
+  ]
+}
+
+async function oauth2Flows (rig: Rig, gh: GitHub): Promise<{ flows: Array<Flow<any>>, providerCases: (t: Test) => Promise<void>, checkWholeLog: (t: Test) => void }> {
   const { app, users } = rig
   /** Every provider code this rig used; the access tokens are read from what GitHub was sent, from `firstRequest` on. */
   const codes = new Set<string>()
@@ -301,6 +321,31 @@ async function oauth2Flows (rig: Rig, gh: GitHub): Promise<{ flows: Array<Flow<a
     }
   }
 
+  // ---- GitHub fails during the sign-in: not swept by position, a case each ----
+
+  const providerCases = async (t: Test): Promise<void> => {
+    for (const failure of providerFailures(gh)) {
+      await t.test(`${rig.store} oauth2-code-github provider: ${failure.name}`, async (t) => {
+        for (const link of await users.listIdentities(known)) await users.unlinkIdentity(known, link.provider, link.subject)
+        const from = rig.logs.length
+        const mark = gh.requests.length
+        const before = await listed(knownLister)
+        const code = codeFor(knownAtGitHub)
+        gh.failNext(failure.endpoint, failure.fault(code))
+        const res = await signIn('gh', code)
+        t.equal(`${res.statusCode}/${String(errorCodeOf(res))}`, '502/202', 'the provider\'s failure answers 502 / 202', { body: res.body.slice(0, 300) })
+        t.same(await linksOf(rig, known), [], 'no link was made')
+        t.same(await listed(knownLister), before, 'no session was started')
+        const retry = await signIn('gh', code)
+        t.equal(`${retry.statusCode}/${String(errorCodeOf(retry))}`, '401/72', 'the code was claimed before GitHub was asked: it is spent')
+        const fresh = await signIn('gh', codeFor(knownAtGitHub))
+        if (t.equal(fresh.statusCode, 200, 'a new code signs in', { body: fresh.body.slice(0, 300) })) t.equal(userOf(fresh), known.ID, 'the user of the email')
+        t.same(await linksOf(rig, known), [`gh:${knownAtGitHub.id}`], 'the user ends with exactly one link')
+        checkLogClean(t, from, [...codes, ...tokensSince(mark)], failure.name)
+      })
+    }
+  }
+
   /** Once at the end: no line of the whole log holds a code, an access token or the secret (and the log did catch the sweep's failures). */
   const checkWholeLog = (t: Test): void => {
     const tokens = tokensSince(firstRequest)
@@ -309,5 +354,5 @@ async function oauth2Flows (rig: Rig, gh: GitHub): Promise<{ flows: Array<Flow<a
     checkLogClean(t, 0, [...codes, ...tokens], `${rig.store} OAuth 2.0, the whole log`)
   }
 
-  return { flows: [codeFlow, linkedFlow, linkFlow, unlinkFlow], checkWholeLog }
+  return { flows: [codeFlow, linkedFlow, linkFlow, unlinkFlow], providerCases, checkWholeLog }
 }
