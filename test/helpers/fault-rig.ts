@@ -24,11 +24,12 @@ export const PREFIX = '/jwt-login/v1'
  * port's `create` and `recordUse` are among them: a host that stored the new passkey (or the use) and then
  * threw leaves it stored under a 503. So are the account's: the user adapter's `setEmailVerified` and
  * `setEmail`, the two-factor port's `setMethod`, `setTotpSecret` and `replaceBackupCodes` (its
- * `countBackupCodes` is a read: an `after` fault there is its `before`).
+ * `countBackupCodes` is a read: an `after` fault there is its `before`); and the identity links'
+ * `linkIdentity` and `unlinkIdentity`, a link made or removed under a 503.
  */
 export const ADAPTER_WRITES = new Set([
   'setPassword', 'consumeBackupCode', 'createUser', 'deleteUser', 'create', 'recordUse',
-  'setEmailVerified', 'setEmail', 'setMethod', 'setTotpSecret', 'replaceBackupCodes'
+  'setEmailVerified', 'setEmail', 'setMethod', 'setTotpSecret', 'replaceBackupCodes', 'linkIdentity', 'unlinkIdentity'
 ])
 export const MANY = { max: 1_000_000 }
 

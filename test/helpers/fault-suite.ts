@@ -21,7 +21,8 @@
  *
  * The harness (the rig, the requests, the shared assertions, `runFlow`) is
  * in fault-rig.ts; the account routes' flows are in fault-account.ts, sign-in
- * by email's in fault-email-sign-in.ts.
+ * by email's in fault-email-sign-in.ts, plain OAuth 2.0 sign-in's and the
+ * identity links' in fault-oauth2.ts.
  */
 import { randomUUID } from 'node:crypto'
 import t from 'tap'
@@ -33,6 +34,7 @@ import { createTotpSecret } from '../../lib/two-factor/methods/totp.js'
 import { SoftAuthenticator } from './authenticator.js'
 import { accountFlows, accountOptions, ACCOUNT_SETTINGS } from './fault-account.js'
 import { emailSignInSweep } from './fault-email-sign-in.js'
+import { oauth2Sweep } from './fault-oauth2.js'
 import {
   BASE, bearer, buildRig, checkListConsistent, dataOf, endAllSessions, endSession, errorCodeOf, expect, hashLogin, listedIds, listSessions,
   login, MANY, noted, ok, PASSWORD, post, PREFIX, refresh, registerUser, revoke, runFlow, session, setupData, setupLogin, sidOf, validate, where,
@@ -399,8 +401,11 @@ function oauthFlows (rig: Rig, bob: { id: number }): Array<Flow<any>> {
 
   const idToken = async (email: string): Promise<string> => {
     const now = Math.floor(Date.now() / 1000)
+    // bob's subject is his account's at the provider, as in the tokens of its code flow: his first sign-in
+    // links it, and a second account of idp1 with his email would be refused (409 / 248)
+    const sub = email === ACCOUNTS.bob.email ? ACCOUNTS.bob.id : `acct-${email}`
     // a jti of its own: an ID token signs in once, and two minted in one second would be one token
-    return await idp.sign({ iss: idp.issuer, aud: CLIENTS.idp1.client_id, sub: `acct-${email}`, email, email_verified: true, iat: now, exp: now + 600, jti: randomUUID() })
+    return await idp.sign({ iss: idp.issuer, aud: CLIENTS.idp1.client_id, sub, email, email_verified: true, iat: now, exp: now + 600, jti: randomUUID() })
   }
 
   const idTokenFlow: Flow<{ idToken: string }> = {
@@ -1017,6 +1022,8 @@ export function faultSuite (stores: readonly StoreName[]): void {
           await t.test(`${store} ${flow.name}`, async (t) => { await runFlow(t, flow) })
         }
       })
+
+      await t.test(`${store} oauth2`, async (t) => { await oauth2Sweep(t, store) })
     })
   }
 }

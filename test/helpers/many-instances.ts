@@ -2,11 +2,18 @@ import { randomBytes } from 'node:crypto'
 import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import Fastify, { type FastifyInstance } from 'fastify'
+import pg from 'pg'
 import type t from 'tap'
-import type { SettingsInput } from '../../lib/index.js'
+import jwtLogin, { type SettingsInput, type StateStore } from '../../lib/index.js'
+import { migrate, qualified } from '../../examples/postgres/migrate.js'
+import { PostgresUserAdapter } from '../../examples/postgres/users.js'
+import { storeFromEnv } from '../../examples/two-instances/store.js'
 import { ALICE, BOB, CAROL, DAVE, ERIN, TOTP_SECRET } from '../../examples/two-instances/users.js'
 import { startHost, stopHost, type Answer, type Host } from './example-hosts.js'
+import { REDIRECT_URI, startOAuth2Provider, type GitHubAccount, type TestOAuth2Provider } from './oauth2-providers.js'
 import { codeIn } from './reset.js'
+import { DATABASE_URL } from './shared-stores.js'
 import { totpAt } from './two-factor.js'
 
 type Test = Parameters<Parameters<typeof t.test>[0]>[0]
@@ -115,6 +122,7 @@ export async function runManyInstances (t: Test, store: StoreUnderTest): Promise
   await t.test('sessions: DELETE /sessions on A ends the sessions started on A, B and C on all three; DELETE /sessions/{id} on B ends one started on C everywhere', async (t) => { await sessionsAcross(t, hosts) })
   // last to sign alice in: it locks her account
   await t.test('sign-in by email: wrong codes sent to all three at once are checked at most limits.loginPerAccount.max times, and lock the account everywhere', async (t) => { await emailGuessesAcross(t, hosts) })
+  await t.test('GitHub sign-in on three instances sharing one user database: the link made on A finds the user on B; 20 concurrent first sign-ins of one account make one user and one link', async (t) => { await providerLinksAcross(t, store) })
   await t.test('never a 5xx in any answer of the run (nothing was made to fail: not even a 503)', async (t) => {
     const answered = hosts.flatMap((host) => host.answered)
     t.ok(answered.length > 80, `${answered.length} answers`)
@@ -377,4 +385,125 @@ async function sessionsAcross (t: Test, hosts: Trio): Promise<void> {
   }
   t.same(await listedOn(t, a, after[0]?.jwt as string), [fromA, fromB].sort(), 'A no longer lists it')
   t.same(pairOf(await c.call(`/sessions/${fromC}`, { JWT: after[0]?.jwt }, 'DELETE')), [404, 213], 'C finds it ended too')
+}
+
+// ---- provider sign-in and identity links --------------------------------------------
+
+/**
+ * The host processes each seed their own in-memory users (see
+ * examples/two-instances/users.ts): a link one of them made is in its memory
+ * only. Links live in the user database, which a real service's instances
+ * share; so the provider sign-ins run on three instances in this process,
+ * each with its own connections to one PostgreSQL user database (the
+ * example's PostgresUserAdapter) and its own client of the store under test
+ * (beside the hosts' keys, in a namespace of its own).
+ */
+interface LinkedInstances {
+  instances: Array<{ name: string, app: FastifyInstance }>
+  /** A view of the shared user database, for the checks. */
+  users: PostgresUserAdapter
+  /** How many users the database holds. */
+  count: () => Promise<number>
+  gh: TestOAuth2Provider<'github'>
+}
+
+/** How many first sign-ins of one provider account race. */
+const FIRST_SIGN_INS = 20
+
+/** The store's namespace for the in-process instances: beside the hosts', removed with theirs. */
+function besideHosts (env: Record<string, string>): Record<string, string> {
+  const own = { ...env }
+  if (own.REDIS_PREFIX !== undefined) own.REDIS_PREFIX = `${own.REDIS_PREFIX}oauth:`
+  if (own.PG_TABLE !== undefined) own.PG_TABLE = `${own.PG_TABLE}_oauth`
+  return own
+}
+
+async function startLinkedInstances (t: Test, store: StoreUnderTest): Promise<LinkedInstances> {
+  const gh = await startOAuth2Provider('github')
+  const schema = `jwt_login_many_users_${randomBytes(6).toString('hex')}`
+  const admin = new pg.Pool({ connectionString: DATABASE_URL, max: 2 })
+  const pools: pg.Pool[] = []
+  const stores: StateStore[] = []
+  const apps: FastifyInstance[] = []
+  t.teardown(async () => {
+    await Promise.all(apps.map(async (app) => { await app.close() }))
+    await Promise.all(stores.map(async (one) => { await one.close?.() }))
+    await Promise.all(pools.map(async (pool) => { await pool.end() }))
+    await admin.query(`DROP SCHEMA IF EXISTS ${pg.escapeIdentifier(schema)} CASCADE`)
+    await admin.end()
+    await gh.close()
+  })
+  await migrate(admin, schema)
+  const settings: SettingsInput = {
+    tokens: { keys: [{ kid: 'shared-1', secret: randomBytes(32).toString('base64url') }] },
+    refresh: { enabled: true },
+    sessions: { enabled: true },
+    limits: { requestsPerIp: { max: 100_000, window: '1m' }, signInsPerAccount: { max: 1000, window: '1h' } },
+    // registration on: a sign-in the link did not find would make a new user, which the checks would see
+    oauth: { providers: { gh: { enabled: true, preset: 'github', clientId: gh.clientId, clientSecret: gh.clientSecret, redirectUris: [REDIRECT_URI], autoRegister: true, ...gh.settings } } }
+  }
+  const instances = await Promise.all(['A', 'B', 'C'].map(async (name) => {
+    const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 4 })
+    pools.push(pool)
+    const own = await storeFromEnv({ ...besideHosts(store.env), STORE: store.kind })
+    stores.push(own)
+    const app = Fastify()
+    apps.push(app)
+    await app.register(jwtLogin, { users: new PostgresUserAdapter(pool, schema), store: own, settings })
+    await app.ready()
+    return { name, app }
+  }))
+  const count = async (): Promise<number> => Number((await admin.query<{ n: string }>(`SELECT count(*) AS n FROM ${qualified(schema, 'users')}`)).rows[0]?.n)
+  return { instances, users: new PostgresUserAdapter(admin, schema), count, gh }
+}
+
+/** A GitHub account whose one address, its primary, is verified. */
+function gitHubAccount (id: number, login: string, email: string): GitHubAccount {
+  return { id, login, name: null, email: null, emails: [{ email, primary: true, verified: true, visibility: 'private' }] }
+}
+
+async function providerLinksAcross (t: Test, store: StoreUnderTest): Promise<void> {
+  const { instances, users, count, gh } = await startLinkedInstances(t, store)
+  const [a, b, c] = instances as [LinkedInstances['instances'][number], LinkedInstances['instances'][number], LinkedInstances['instances'][number]]
+  const signIn = async (on: { app: FastifyInstance }, code: string): Promise<{ status: number, data: Record<string, any> }> => {
+    const res = await on.app.inject({ method: 'POST', url: '/jwt-login/v1/oauth/token', payload: { provider: 'gh', code } })
+    return { status: res.statusCode, data: (res.json() as { data: Record<string, any> }).data }
+  }
+  const validate = async (on: { app: FastifyInstance }, jwt: string): Promise<number> =>
+    (await on.app.inject({ method: 'POST', url: '/jwt-login/v1/auth/validate', payload: { JWT: jwt } })).statusCode
+  const linksOf = async (user: Parameters<PostgresUserAdapter['listIdentities']>[0]): Promise<string[]> =>
+    (await users.listIdentities(user)).map(({ provider, subject }) => `${provider}:${subject}`)
+
+  await t.test('a sign-in on A links the GitHub account; the next one, on B, finds the user by the link', async (t) => {
+    const user = await users.addUser({ login: 'octavia', email: 'octavia@example.com', password: 'octavia has a password too', emailVerified: true })
+    const atGitHub = gitHubAccount(7001, 'octavia-gh', user.email)
+    const first = await signIn(a, gh.code(atGitHub).code)
+    t.same([first.status, first.data.user?.ID], [200, user.id], 'on A: the user of the verified email signs in')
+    t.same(await linksOf(user), ['gh:7001'], 'and the GitHub account is linked to her')
+    // her address at GitHub changes to one nobody has here: only the link can find her now
+    const moved = gitHubAccount(7001, 'octavia-gh', 'octavia@elsewhere.example')
+    const before = await count()
+    const next = await signIn(b, gh.code(moved).code)
+    t.same([next.status, next.data.user?.ID], [200, user.id], 'on B: the same user, found by the link made on A')
+    t.equal(await count(), before, 'nobody was registered for the new address (registration is on)')
+    t.same(await linksOf(user), ['gh:7001'], 'still the one link')
+    t.equal(await validate(c, next.data.jwt as string), 200, 'the token from B validates on C')
+  })
+
+  await t.test(`${FIRST_SIGN_INS} concurrent first sign-ins of one GitHub account, spread over A, B and C: all 200, one user, one link`, async (t) => {
+    const email = 'newcomer@example.com'
+    const atGitHub = gitHubAccount(7002, 'newcomer-gh', email)
+    const before = await count()
+    const codes = Array.from({ length: FIRST_SIGN_INS }, () => gh.code(atGitHub).code)
+    const answers = await Promise.all(codes.map(async (code, i) => await signIn(instances[i % instances.length] as typeof a, code)))
+    t.same(answers.filter(({ status }) => status !== 200), [], 'every sign-in answers 200')
+    const user = await users.findByEmail(email)
+    if (!t.ok(user, 'the user was registered') || user === null) return
+    t.same([...new Set(answers.map(({ data }) => data.user?.ID))], [user.id], 'every answer names that user')
+    t.equal(await count(), before + 1, 'one user was registered')
+    t.same(await linksOf(user), ['gh:7002'], 'with one link, the GitHub account\'s')
+    t.equal((await users.findByIdentity('gh', '7002'))?.id, user.id, 'which finds the user')
+    const statuses = await Promise.all(answers.map(async ({ data }, i) => await validate(instances[(i + 1) % instances.length] as typeof a, data.jwt as string)))
+    t.same(statuses, Array(FIRST_SIGN_INS).fill(200), 'every token validates on another instance')
+  })
 }
