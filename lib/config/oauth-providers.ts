@@ -84,6 +84,8 @@ function checkUrl (name: string, field: string, value: string): boolean {
   } catch {
     fail(name, field, 'not a URL')
   }
+  // fetch refuses credentials in a URL: every sign-in would fail at the provider
+  if (url.username !== '' || url.password !== '') fail(name, field, 'must not hold a user name or password (give the client secret as clientSecret)')
   if (url.protocol === 'https:') return false
   if (!LOOPBACK.has(url.hostname)) fail(name, field, 'must use https (http only on loopback)')
   return true

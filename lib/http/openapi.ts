@@ -20,11 +20,11 @@ export const jwtLoginOpenApi = {
     { name: 'auth', description: 'Sign-in without a password: a one-time code mailed to the address, or the link that carries it.' },
     { name: 'two-factor', description: 'The second step of a sign-in, for users with two-factor authentication on.' },
     { name: 'password-reset', description: 'Two-step password reset by a code sent by email.' },
-    { name: 'openid', description: 'Sign-in with the code or ID token of an OpenID provider.' },
+    { name: 'openid', description: 'Sign-in with the code of a provider (OpenID Connect or plain OAuth 2.0) or the ID token of an OpenID provider.' },
     { name: 'sessions', description: 'A user\'s own sessions and trusted devices: list them, end one, sign out everywhere.' },
     { name: 'passkeys', description: 'A user\'s own passkeys (WebAuthn): enrol one, list, rename and delete them.' },
     { name: 'users', description: 'Registration and deleting one\'s own user, as Simple JWT Login offers them (both off by default).' },
-    { name: 'account', description: 'A user\'s own account: verify the email, change the password and the email, enrol and remove the second factor.' },
+    { name: 'account', description: 'A user\'s own account: verify the email, change the password and the email, enrol and remove the second factor, link and unlink provider accounts.' },
     { name: 'keys', description: 'The public keys that verify the tokens (asymmetric keys only).' }
   ],
   components: {

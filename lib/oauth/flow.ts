@@ -1,4 +1,4 @@
-// Sign-in with an OpenID provider: the provider's verified email matched to a user (or one registered), then the sign-in completed as any other.
+// Sign-in with a provider (OpenID Connect or plain OAuth 2.0): the user its account is linked to, or the one its verified email finds (or registers) and links, then the sign-in completed as any other.
 import type { Call, FirstFactor, SignInResult } from '../adapters/second-factor.js'
 import { loggedError } from '../adapters/guard.js'
 import { keepsLinks } from '../adapters/users.js'

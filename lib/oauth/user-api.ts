@@ -7,7 +7,7 @@ import { clientAuth, type CodeRequest, type Identity } from './provider-client.j
 import { withDeadline, type BoundFetch } from './providers/registry.js'
 
 /** The refusals of a code (RFC 6749 §5.2), and GitHub's own word for one. */
-const REFUSED_CODE = new Set(['invalid_grant', 'bad_verification_code'])
+const REFUSED_CODE = new Set(['invalid_grant', 'bad_verification_code', 'redirect_uri_mismatch'])
 /** GitHub's refusal of a code whose user has not verified their primary address: the provider vouches for no email. */
 const UNVERIFIED_EMAIL = 'unverified_user_email'
 
@@ -54,10 +54,22 @@ function clientOf (provider: OAuthProviderSettings, api: NonNullable<OAuthProvid
   return config
 }
 
-/** One GET of the user API with the access token: its JSON, or the provider's failure. */
-async function readJson (config: Configuration, accessToken: string, url: URL): Promise<unknown> {
+/**
+ * The statuses by which GitHub says the token may not read the email list:
+ * a GitHub App without the "Email addresses" permission (403), an OAuth app
+ * not granted `user:email` (404). The list is then empty: a linked user
+ * still signs in, an unlinked one has no verified email (403 / 111).
+ */
+const NOT_GRANTED = new Set([403, 404])
+
+/** One GET of the user API with the access token: its JSON (`[]` for a status of `empty`), or the provider's failure. */
+async function readJson (config: Configuration, accessToken: string, url: URL, empty?: ReadonlySet<number>): Promise<unknown> {
   const headers = new Headers({ accept: 'application/json' })
   const response = await fetchProtectedResource(config, accessToken, url, 'GET', undefined, headers)
+  if (empty?.has(response.status) === true) {
+    await response.body?.cancel()
+    return []
+  }
   if (!response.ok) throw new JwtLoginError('ERR_JWT_LOGIN_PROVIDER_ERROR')
   return await response.json()
 }
@@ -86,7 +98,7 @@ interface GitHubEmail { email?: unknown, primary?: unknown, verified?: unknown }
 
 /** GitHub: the user's id and login from `/user`; the email only from the `primary` entry of `/user/emails`, verified as that entry says. */
 async function gitHubIdentity (config: Configuration, api: NonNullable<OAuthProviderSettings['api']>, token: string): Promise<Identity> {
-  const [user, emails] = await Promise.all([readJson(config, token, new URL(api.user)), readJson(config, token, new URL(api.emails as string))])
+  const [user, emails] = await Promise.all([readJson(config, token, new URL(api.user)), readJson(config, token, new URL(api.emails as string), NOT_GRANTED)])
   const primary = Array.isArray(emails) ? (emails as GitHubEmail[]).find(entry => entry?.primary === true) : undefined
   const login = text(valueAt(user, 'login'))
   return {

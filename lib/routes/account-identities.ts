@@ -12,7 +12,7 @@ import type { TypedScope } from '../http/scope.js'
 import { ID_TOKEN_MAX_LENGTH } from '../../schemas/oauth.js'
 import { TOKEN_REFUSALS } from '../sessions/authenticate.js'
 import { doc } from './account.js'
-import { callerOf, said } from './caller.js'
+import { callerOf, needed, said } from './caller.js'
 
 const MINE = (errors: JwtLoginErrorCode[]): RouteGate => ({ feature: 'accountIdentities', token: 'access', errors: [...TOKEN_REFUSALS, ...errors] })
 const RECENT: JwtLoginErrorCode = 'ERR_JWT_LOGIN_REAUTHENTICATION_REQUIRED'
@@ -38,21 +38,28 @@ export function accountIdentityRoutes (app: TypedScope, ctx: JwtLoginContext): v
     config: { jwtLogin: MINE([RECENT, ...PROVIDER, 'ERR_JWT_LOGIN_IDENTITY_TAKEN', 'ERR_JWT_LOGIN_IDENTITY_PROVIDER_LINKED']) },
     schema: {
       ...doc('jwtLoginLinkIdentity', 'Link a provider account to mine',
-        'The `provider` and its `code` (with `code_verifier` and `redirect_uri` when used), or an `id_token` where the provider takes them, as at `/oauth/token`. ' +
+        'The `provider` and its `code` with PKCE\'s `code_verifier` (and `redirect_uri` when used), or an `id_token` with its `nonce` where the provider takes them, as at `/oauth/token`; ' +
+        'the verifier or the nonce is required here (400 / 203 without), so that a code or token someone else obtained cannot be planted on this page to link their account. ' +
         'Links the provider account even when its email is not mine; one linked to another account answers 409 / 247, a second account of the same provider 409 / 248. Needs a sign-in within `account.recentAuth`.'),
       body: LinkIdentityBody,
       response: { 200: MessageReply }
     }
   }, async (request) => {
     const fields = request.body
-    await linkOwnIdentity(ctx, callOf(request), await caller(request), {
+    const auth = await caller(request)
+    const input = {
       provider: present(fields.provider),
       code: present(fields.code),
       idToken: present(fields.id_token, ID_TOKEN_MAX_LENGTH),
       nonce: present(fields.nonce),
       codeVerifier: present(fields.code_verifier),
       redirectUri: present(fields.redirect_uri)
-    })
+    }
+    // the proof that this page asked for what it presents: without it, a code or ID token obtained by
+    // someone else and planted in the page's callback would link their provider account to this user
+    if (input.code !== undefined) needed(input.codeVerifier, 'code_verifier')
+    else if (input.idToken !== undefined) needed(input.nonce, 'nonce')
+    await linkOwnIdentity(ctx, callOf(request), auth, input)
     return succeed({ message: said(ctx, request, 'identityLinked') })
   })
 

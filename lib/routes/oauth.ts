@@ -31,7 +31,8 @@ const ERRORS = [
   'ERR_JWT_LOGIN_PROVIDER_UNKNOWN', 'ERR_JWT_LOGIN_PROVIDER_DISABLED', 'ERR_JWT_LOGIN_PROVIDER_CODE_MISSING', 'ERR_JWT_LOGIN_PROVIDER_CODE_INVALID',
   'ERR_JWT_LOGIN_ID_TOKEN_INVALID', 'ERR_JWT_LOGIN_PROVIDER_USER_NOT_FOUND', 'ERR_JWT_LOGIN_EMAIL_UNVERIFIED', 'ERR_JWT_LOGIN_USER_CREATE_FAILED',
   'ERR_JWT_LOGIN_PROVIDER_TIMEOUT', 'ERR_JWT_LOGIN_PROVIDER_ERROR', 'ERR_JWT_LOGIN_TWO_FACTOR_DISABLED',
-  'ERR_JWT_LOGIN_ID_TOKEN_REPLAYED', 'ERR_JWT_LOGIN_PROVIDER_EMAIL_MISMATCH', 'ERR_JWT_LOGIN_PROVIDER_ACCOUNT_UNVERIFIED', 'ERR_JWT_LOGIN_EMAIL_NOT_VERIFIED', 'ERR_JWT_LOGIN_REGISTER_EMAIL_NOT_ASCII', 'ERR_JWT_LOGIN_USER_EXISTS'
+  'ERR_JWT_LOGIN_ID_TOKEN_REPLAYED', 'ERR_JWT_LOGIN_PROVIDER_EMAIL_MISMATCH', 'ERR_JWT_LOGIN_PROVIDER_ACCOUNT_UNVERIFIED', 'ERR_JWT_LOGIN_EMAIL_NOT_VERIFIED', 'ERR_JWT_LOGIN_REGISTER_EMAIL_NOT_ASCII', 'ERR_JWT_LOGIN_USER_EXISTS',
+  'ERR_JWT_LOGIN_IDENTITY_TAKEN', 'ERR_JWT_LOGIN_IDENTITY_PROVIDER_LINKED'
 ] as const
 
 const gate = (authCodeFrom: 'query' | 'body'): RouteGate => ({ authCode: 'oauth', authCodeFrom, audit: auditOAuthGate, refreshCookie: 'issues', errors: ERRORS })
@@ -39,9 +40,9 @@ const gate = (authCodeFrom: 'query' | 'body'): RouteGate => ({ authCode: 'oauth'
 const doc = (method: 'GET' | 'POST'): RouteDoc => ({
   tags: ['openid'],
   operationId: method === 'GET' ? 'jwtLoginOAuthTokenGet' : 'jwtLoginOAuthToken',
-  summary: method === 'GET' ? 'Sign in with an OpenID provider (query form; prefer POST)' : 'Sign in with an OpenID provider',
-  description: 'The `provider` and its authorization `code` (with `code_verifier` and `redirect_uri` when used) or an `id_token` (with its `nonce`). ' +
-    'The provider\'s verified email is matched to a user, who is created when the provider allows it (an email in plain ASCII only, else 400 / 230). ' +
+  summary: method === 'GET' ? 'Sign in with a provider (query form; prefer POST)' : 'Sign in with a provider',
+  description: 'The `provider` (OpenID Connect or plain OAuth 2.0) and its authorization `code` (with `code_verifier` and `redirect_uri` when used) or an `id_token` (with its `nonce`). ' +
+    'The provider account signs in the user it is linked to; without a link, the provider\'s verified email finds the user (then linked), who is created when the provider allows it (an email in plain ASCII only, else 400 / 230). ' +
     'Of concurrent first sign-ins for one email, one creates the user and the others sign it in. ' +
     (method === 'GET' ? 'A code in a URL ends up in logs and history: use POST.' : 'Answers a JWT and the user.')
 })
