@@ -1,7 +1,7 @@
 // The account's linked provider accounts: listed, linked by a provider's code, unlinked.
 import { Type } from '@sinclair/typebox'
 import { Field, Fields, Success } from './common.js'
-import { ID_TOKEN_MAX_LENGTH } from './oauth.js'
+import { PROVIDER_FIELDS } from './oauth.js'
 
 /** A provider's name, as the settings spell it. */
 export const IdentityParams = Type.Object({
@@ -21,12 +21,4 @@ export const IdentityItem = Type.Object({
 export const IdentitiesReply = Success({ identities: Type.Array(IdentityItem) })
 
 /** `POST /account/identities`: the provider and what it gave the client, as at `/oauth/token`. */
-export const LinkIdentityBody = Fields({
-  provider: Field,
-  code: Field,
-  id_token: Type.Optional(Type.String({ maxLength: ID_TOKEN_MAX_LENGTH })),
-  code_verifier: Field,
-  nonce: Field,
-  redirect_uri: Field,
-  JWT: Field
-}, { provider: 'gh', code: 'the code from the provider' })
+export const LinkIdentityBody = Fields({ ...PROVIDER_FIELDS, JWT: Field }, { provider: 'gh', code: 'the code from the provider', code_verifier: 'the PKCE verifier' })

@@ -5,15 +5,18 @@ import { CsrfToken } from './auth.js'
 /** The longest ID token `/oauth/token` takes: Entra ID tokens with group claims run past 4096 characters. */
 export const ID_TOKEN_MAX_LENGTH = 16384
 
-/** `/oauth/token` parameters: the query on GET, the body (JSON, form or multipart) on POST. */
-export const OAuthTokenFields = Fields({
+/** What a provider gave the client, as `/oauth/token` and `POST /account/identities` take it. */
+export const PROVIDER_FIELDS = {
   provider: Field,
   code: Field,
   id_token: Type.Optional(Type.String({ maxLength: ID_TOKEN_MAX_LENGTH })),
   code_verifier: Field,
   nonce: Field,
   redirect_uri: Field
-})
+}
+
+/** `/oauth/token` parameters: the query on GET, the body (JSON, form or multipart) on POST. */
+export const OAuthTokenFields = Fields(PROVIDER_FIELDS)
 /** `/oauth/token` (query or body) as validated. */
 export type OAuthTokenInput = Static<typeof OAuthTokenFields>
 

@@ -6,13 +6,12 @@ import { linkOwnIdentity, listOwnIdentities, unlinkOwnIdentity } from '../oauth/
 import type { JwtLoginContext } from '../context/context.js'
 import type { JwtLoginErrorCode } from '../core/errors.js'
 import { succeed } from '../http/error-handler.js'
-import { present } from '../http/fields.js'
 import { stateOf, type RouteGate } from '../http/gates.js'
 import type { TypedScope } from '../http/scope.js'
-import { ID_TOKEN_MAX_LENGTH } from '../../schemas/oauth.js'
 import { TOKEN_REFUSALS } from '../sessions/authenticate.js'
 import { doc } from './account.js'
 import { callerOf, needed, said } from './caller.js'
+import { inputOf } from './oauth.js'
 
 const MINE = (errors: JwtLoginErrorCode[]): RouteGate => ({ feature: 'accountIdentities', token: 'access', errors: [...TOKEN_REFUSALS, ...errors] })
 const RECENT: JwtLoginErrorCode = 'ERR_JWT_LOGIN_REAUTHENTICATION_REQUIRED'
@@ -47,14 +46,7 @@ export function accountIdentityRoutes (app: TypedScope, ctx: JwtLoginContext): v
   }, async (request) => {
     const fields = request.body
     const auth = await caller(request)
-    const input = {
-      provider: present(fields.provider),
-      code: present(fields.code),
-      idToken: present(fields.id_token, ID_TOKEN_MAX_LENGTH),
-      nonce: present(fields.nonce),
-      codeVerifier: present(fields.code_verifier),
-      redirectUri: present(fields.redirect_uri)
-    }
+    const input = inputOf(fields)
     // the proof that this page asked for what it presents: without it, a code or ID token obtained by
     // someone else and planted in the page's callback would link their provider account to this user
     if (input.code !== undefined) needed(input.codeVerifier, 'code_verifier')

@@ -16,7 +16,8 @@ import { backchannelLogout, LogoutRefused } from '../oauth/logout.js'
 import { oauthNonce } from '../oauth/nonce.js'
 import { said } from './caller.js'
 
-function inputOf (fields: OAuthTokenInput): OAuthInput {
+/** What the provider gave the client, as the flows take it. */
+export function inputOf (fields: OAuthTokenInput): OAuthInput {
   return {
     provider: present(fields.provider),
     code: present(fields.code),
