@@ -92,6 +92,8 @@ export interface DemoOAuth {
   issuer?: string
   /** a plain OAuth 2.0 preset (`github`, `facebook`, `discord`), which knows its endpoints and takes codes only. */
   preset?: 'github' | 'facebook' | 'discord'
+  /** GitHub Enterprise Server's address (the github preset). */
+  enterpriseUrl?: string
   clientId: string
   clientSecret?: string
   redirectUri?: string
@@ -105,7 +107,8 @@ const DEMO_PRESETS = new Set(['github', 'facebook', 'discord'])
  * OAUTH_ISSUER and OAUTH_CLIENT_ID point the demo at an OpenID provider; with
  * OAUTH_CLIENT_SECRET and OAUTH_REDIRECT_URI it takes codes too. Or
  * OAUTH_PRESET (github, facebook or discord) with OAUTH_CLIENT_ID,
- * OAUTH_CLIENT_SECRET and OAUTH_REDIRECT_URI: a plain OAuth 2.0 provider.
+ * OAUTH_CLIENT_SECRET and OAUTH_REDIRECT_URI: a plain OAuth 2.0 provider
+ * (with github, OAUTH_ENTERPRISE_URL names a GitHub Enterprise Server).
  * OAUTH_PROVIDER names it (default idp1), OAUTH_AUTO_REGISTER=1 creates users.
  */
 export function oauthFromEnv (env: NodeJS.ProcessEnv): DemoOAuth | undefined {
@@ -118,7 +121,8 @@ export function oauthFromEnv (env: NodeJS.ProcessEnv): DemoOAuth | undefined {
       clientId: env.OAUTH_CLIENT_ID,
       clientSecret: env.OAUTH_CLIENT_SECRET,
       redirectUri: env.OAUTH_REDIRECT_URI,
-      autoRegister: env.OAUTH_AUTO_REGISTER === '1'
+      autoRegister: env.OAUTH_AUTO_REGISTER === '1',
+      ...(preset === 'github' && env.OAUTH_ENTERPRISE_URL !== undefined ? { enterpriseUrl: env.OAUTH_ENTERPRISE_URL } : {})
     }
   }
   if (env.OAUTH_ISSUER === undefined || env.OAUTH_CLIENT_ID === undefined) return undefined
@@ -136,7 +140,8 @@ function oauthSettings (oauth: DemoOAuth | undefined): SettingsInput['oauth'] {
   if (oauth === undefined) return { providers: {} }
   const { clientSecret, redirectUri } = oauth
   if (oauth.preset !== undefined) {
-    return { providers: { [oauth.provider]: { enabled: true, preset: oauth.preset, clientId: oauth.clientId, clientSecret, redirectUris: [redirectUri as string], autoRegister: oauth.autoRegister } } }
+    const { preset, clientId, enterpriseUrl, autoRegister } = oauth
+    return { providers: { [oauth.provider]: { enabled: true, preset, clientId, clientSecret, redirectUris: [redirectUri as string], autoRegister, ...(enterpriseUrl === undefined ? {} : { enterpriseUrl }) } } }
   }
   const codeFlow = clientSecret !== undefined && redirectUri !== undefined ? { clientSecret, redirectUris: [redirectUri] } : {}
   return {

@@ -27,6 +27,7 @@ import type { Locator, Page } from 'playwright-core'
 import { DEMO_2FA_USER, DEMO_USER, demoTotp, main } from '../../examples/demo.js'
 import { BEARER_SCHEME } from '../../lib/index.js'
 import { SoftAuthenticator } from '../helpers/authenticator.js'
+import { REDIRECT_URI, startOAuth2Provider, type TestOAuth2Provider } from '../helpers/oauth2-providers.js'
 import { CHROMIUM, inChromium, Mailbox, PREFIX, StepFailed, TIMEOUT } from './kit.js'
 
 const JWT = /"jwt":\s*"([\w-]+\.[\w-]+\.[\w-]+)"/
@@ -142,7 +143,7 @@ interface Plan {
 }
 
 /** Every operation with the Bearer scheme, in an order that keeps the tokens alive: what ends sessions comes last. */
-function plans (app: FastifyInstance, api: Api, start: string): Array<[string, Plan]> {
+function plans (app: FastifyInstance, api: Api, start: string, github: TestOAuth2Provider<'github'>): Array<[string, Plan]> {
   const settings = app.jwtLogin.settings
   const authenticator = new SoftAuthenticator({ origin: settings.passkeys.origins[0] as string, rpId: settings.passkeys.rpId })
   const demo = { token: start }
@@ -205,6 +206,15 @@ function plans (app: FastifyInstance, api: Api, start: string): Array<[string, P
       }
     }],
     [`GET ${PREFIX}/account`, { run: async () => demo }],
+    [`POST ${PREFIX}/account/identities`, {
+      // the demo user links a GitHub account of the local GitHub Enterprise server, by its code and PKCE verifier
+      run: async () => {
+        const { code, codeVerifier } = github.code(GITHUB_ACCOUNT, { pkce: true })
+        return { ...demo, body: { provider: 'github', code, code_verifier: codeVerifier } }
+      }
+    }],
+    [`GET ${PREFIX}/account/identities`, { run: async () => demo }],
+    [`DELETE ${PREFIX}/account/identities/{provider}`, { run: async () => ({ ...demo, params: { provider: 'github' } }) }],
     [`POST ${PREFIX}/account/2fa/totp`, {
       // a user of its own, registered (and signed in) for the account operations
       run: async () => {
@@ -279,8 +289,28 @@ async function tryOut (ui: SwaggerUi, name: string, plan: Plan): Promise<number>
   return shown.status
 }
 
+/** The GitHub account the demo user links (its email is nobody's: linking from the account needs no matching email). */
+const GITHUB_ACCOUNT = { id: 4242, login: 'octo-demo', name: 'Octo Demo', email: null, emails: [{ email: 'octo@elsewhere.example', primary: true, verified: true, visibility: null }] }
+
 async function run (): Promise<number> {
-  return await inChromium(async () => await main({ PORT: '0' }, mailbox.print), async (page, app) => {
+  const github = await startOAuth2Provider('github', { redirectUris: [REDIRECT_URI] })
+  const env = {
+    PORT: '0',
+    OAUTH_PRESET: 'github',
+    OAUTH_ENTERPRISE_URL: github.origin,
+    OAUTH_CLIENT_ID: github.clientId,
+    OAUTH_CLIENT_SECRET: github.clientSecret,
+    OAUTH_REDIRECT_URI: REDIRECT_URI
+  }
+  try {
+    return await runWith(env, github)
+  } finally {
+    await github.close()
+  }
+}
+
+async function runWith (env: NodeJS.ProcessEnv, github: TestOAuth2Provider<'github'>): Promise<number> {
+  return await inChromium(async () => await main(env, mailbox.print), async (page, app) => {
     const address = app.server.address() as { port: number }
     const base = `http://127.0.0.1:${address.port}`
     console.log(`demo at ${base}; Swagger UI at ${base}/docs in ${CHROMIUM}`)
@@ -293,7 +323,7 @@ async function run (): Promise<number> {
     console.log(`ok - Swagger UI "Try it out" on POST ${PREFIX}/auth answered a JWT: ${jwt.slice(0, 24)}…`)
 
     const documented = await bearerOperations(base)
-    const planned = plans(app, new Api(base), jwt)
+    const planned = plans(app, new Api(base), jwt, github)
     const names = new Set(planned.map(([name]) => name))
     const unplanned = documented.filter(name => !names.has(name))
     const undocumented = [...names].filter(name => !documented.includes(name))

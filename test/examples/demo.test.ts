@@ -426,8 +426,11 @@ t.test('the demo reads a provider from the environment', async (t) => {
   })
   const github = oauthFromEnv({ OAUTH_PRESET: 'github', OAUTH_CLIENT_ID: 'gh', OAUTH_CLIENT_SECRET: 'gh-secret', OAUTH_REDIRECT_URI: 'https://app.example.com/callback' })
   t.same(github, { provider: 'github', preset: 'github', clientId: 'gh', clientSecret: 'gh-secret', redirectUri: 'https://app.example.com/callback', autoRegister: false })
+  t.match(oauthFromEnv({ OAUTH_PRESET: 'github', OAUTH_CLIENT_ID: 'gh', OAUTH_CLIENT_SECRET: 's', OAUTH_REDIRECT_URI: 'https://app.example.com/cb', OAUTH_ENTERPRISE_URL: 'https://ghe.example.com' }), { enterpriseUrl: 'https://ghe.example.com' })
+  t.notOk('enterpriseUrl' in (oauthFromEnv({ OAUTH_PRESET: 'discord', OAUTH_CLIENT_ID: 'd', OAUTH_CLIENT_SECRET: 's', OAUTH_REDIRECT_URI: 'https://app.example.com/cb', OAUTH_ENTERPRISE_URL: 'https://ghe.example.com' }) ?? {}), 'only GitHub takes an Enterprise Server')
   t.equal(oauthFromEnv({ OAUTH_PRESET: 'github', OAUTH_CLIENT_ID: 'gh' }), undefined, 'a plain OAuth 2.0 preset takes codes only: it needs the secret and the redirect URI')
-  for (const oauth of [full, github, oauthFromEnv({ OAUTH_ISSUER: 'https://idp.example.com', OAUTH_CLIENT_ID: 'demo' })]) {
+  const enterprise = oauthFromEnv({ OAUTH_PRESET: 'github', OAUTH_CLIENT_ID: 'gh', OAUTH_CLIENT_SECRET: 's', OAUTH_REDIRECT_URI: 'https://app.example.com/cb', OAUTH_ENTERPRISE_URL: 'https://ghe.example.com' })
+  for (const oauth of [full, github, enterprise, oauthFromEnv({ OAUTH_ISSUER: 'https://idp.example.com', OAUTH_CLIENT_ID: 'demo' })]) {
     const app = await buildDemo({ oauth })
     const unknown = await app.inject({ method: 'POST', url: `${PREFIX}/oauth/token`, payload: { provider: 'nope', code: 'x' } })
     t.equal(errorCode(unknown), 69, 'the provider map is in place; an unknown provider is refused')
