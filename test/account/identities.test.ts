@@ -15,7 +15,7 @@ t.teardown(() => github.close())
 
 const OCTO = gitHubAccount(4242, 'octo-alice', 'alice.at.github@example.net')
 /** A subject of the test OpenID provider as a link holds it. */
-const at = (subject: string): string => subjectAt(idp.issuer, subject)
+const qualified = (subject: string): string => subjectAt(idp.issuer, subject)
 
 t.test('links by an ID token, an OpenID code and a GitHub code, whatever their emails; listed oldest first, linked_at in seconds, display left out when unknown', async (t) => {
   const kit = await buildIdentityApp(t, idp, { github })
@@ -48,8 +48,8 @@ t.test('links by an ID token, an OpenID code and a GitHub code, whatever their e
   ], 'the provider\'s id of the account is not shown')
   t.strictSame(linked.map(event => [event.userId, event.provider, event.via]), [[1, 'idp1', 'account'], [1, 'idp2', 'account'], [1, 'gh', 'account']])
   t.strictSame(await kit.linksOf(ALICE.email), [
-    { provider: 'idp1', subject: at('acct-nameless') },
-    { provider: 'idp2', subject: at(ACCOUNTS.bob.id) },
+    { provider: 'idp1', subject: qualified('acct-nameless') },
+    { provider: 'idp2', subject: qualified(ACCOUNTS.bob.id) },
     { provider: 'gh', subject: subjectAt(github.origin, String(OCTO.id)) }
   ], 'each subject held with its issuer: the OpenID provider\'s, GitHub\'s API origin')
 
@@ -72,7 +72,7 @@ t.test('a sign-in older than account.recentAuth: 401 / 220, the code left unspen
   t.strictSame(await kit.linksOf(ALICE.email), [])
   const fresh = await kit.token()
   t.equal((await kit.link(fresh, bob)).statusCode, 200, 'the same code links after a new sign-in')
-  t.strictSame(await kit.linksOf(ALICE.email), [{ provider: 'idp1', subject: at(ACCOUNTS.bob.id) }])
+  t.strictSame(await kit.linksOf(ALICE.email), [{ provider: 'idp1', subject: qualified(ACCOUNTS.bob.id) }])
 })
 
 t.test('an unknown provider: 400 / 69; a disabled one: 403 / 70', async (t) => {
@@ -114,9 +114,9 @@ t.test('a code without PKCE\'s code_verifier, an ID token without its nonce: 400
   t.equal((await kit.link(jwt, { provider: 'gh', code: octo.code, code_verifier: octo.codeVerifier as string })).statusCode, 200, 'the GitHub code too')
   t.equal((await kit.link(jwt, { ...token, nonce: nonce as string })).statusCode, 200, 'the ID token, unspent, links with its nonce')
   t.strictSame(await kit.linksOf(ALICE.email), [
-    { provider: 'idp2', subject: at(ACCOUNTS.bob.id) },
+    { provider: 'idp2', subject: qualified(ACCOUNTS.bob.id) },
     { provider: 'gh', subject: subjectAt(github.origin, String(OCTO.id)) },
-    { provider: 'idp1', subject: at('acct-planted') }
+    { provider: 'idp1', subject: qualified('acct-planted') }
   ])
 })
 
@@ -128,13 +128,13 @@ t.test('a provider account linked to another user: 409 / 247; a second account o
   const taken = await kit.link(jwt, await codeFields(idp, ACCOUNTS.bob))
   t.same(errorOf(taken), [409, 247])
   t.notMatch(taken.body, 'bob', 'the other user is not named')
-  t.strictSame(await kit.linksOf(ACCOUNTS.bob.email), [{ provider: 'idp1', subject: at(ACCOUNTS.bob.id) }])
+  t.strictSame(await kit.linksOf(ACCOUNTS.bob.email), [{ provider: 'idp1', subject: qualified(ACCOUNTS.bob.id) }])
   t.strictSame(await kit.linksOf(ALICE.email), [])
 
   t.equal((await kit.link(jwt, await codeFields(idp, ACCOUNTS.carol))).statusCode, 200)
   const linked = collect(kit.app, 'identity.linked')
   t.same(errorOf(await kit.link(jwt, await idTokenFields(idp, kit.clock, 'acct-second'))), [409, 248])
-  t.strictSame(await kit.linksOf(ALICE.email), [{ provider: 'idp1', subject: at(ACCOUNTS.carol.id) }])
+  t.strictSame(await kit.linksOf(ALICE.email), [{ provider: 'idp1', subject: qualified(ACCOUNTS.carol.id) }])
   t.equal(linked.length, 0, 'no event for a refused link')
 })
 
@@ -165,7 +165,7 @@ t.test('ten parallel links of one account by its user, on an adapter that refuse
   const tokens = await Promise.all(Array.from({ length: 10 }, async () => await idTokenFields(idp, kit.clock, 'acct-unique')))
   const answers = await Promise.all(tokens.map(async (fields) => await kit.link(jwt, fields)))
   t.same(answers.map(res => res.statusCode), Array(10).fill(200), JSON.stringify(answers.map(errorOf)))
-  t.strictSame(await kit.linksOf(ALICE.email), [{ provider: 'idp1', subject: at('acct-unique') }])
+  t.strictSame(await kit.linksOf(ALICE.email), [{ provider: 'idp1', subject: qualified('acct-unique') }])
   t.equal(linked.length, 1)
 })
 
@@ -183,7 +183,7 @@ t.test('an adapter that reports the link taken because the user\'s own concurren
   const jwt = await kit.token()
   const res = await kit.link(jwt, await idTokenFields(idp, kit.clock, 'acct-raced'))
   t.equal(res.statusCode, 200, res.body)
-  t.strictSame(await kit.linksOf(ALICE.email), [{ provider: 'idp1', subject: at('acct-raced') }])
+  t.strictSame(await kit.linksOf(ALICE.email), [{ provider: 'idp1', subject: qualified('acct-raced') }])
   t.equal(linked.length, 0, 'the request that made it reports it')
 })
 
@@ -220,5 +220,5 @@ t.test('an adapter that fails to link: 503 / 201, nothing linked, the ID token g
   t.strictSame(await kit.linksOf(ALICE.email), [])
   failing = false
   t.equal((await kit.link(jwt, token)).statusCode, 200, 'the retry with the same token links')
-  t.strictSame(await kit.linksOf(ALICE.email), [{ provider: 'idp1', subject: at('acct-flaky') }])
+  t.strictSame(await kit.linksOf(ALICE.email), [{ provider: 'idp1', subject: qualified('acct-flaky') }])
 })
