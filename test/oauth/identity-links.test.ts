@@ -4,7 +4,7 @@ import { MemoryUserAdapter } from '../../lib/testing.js'
 import { mailCode } from '../helpers/account.js'
 import { registrationRefusal } from '../helpers/app.js'
 import { errorOf } from '../helpers/http.js'
-import { adapterOf, buildIdentityApp, idTokenOf, type IdentityKit } from '../helpers/identities.js'
+import { adapterOf, buildIdentityApp, codeFields, idTokenOf, subjectAt, type IdentityKit } from '../helpers/identities.js'
 import { collect } from '../helpers/oauth.js'
 import { ACCOUNTS, startIdp, type TestAccount } from '../helpers/oidc-provider.js'
 import { codeIn, NEW_PASSWORD, RESET_URL } from '../helpers/reset.js'
@@ -12,7 +12,10 @@ import { codeIn, NEW_PASSWORD, RESET_URL } from '../helpers/reset.js'
 const idp = await startIdp()
 t.teardown(() => idp.close())
 
-const codeOf = async (account: TestAccount = ACCOUNTS.bob): Promise<Record<string, string>> => ({ provider: 'idp1', code: (await idp.code({ account })).code })
+/** A code of idp1 for the account, with PKCE's verifier (which linking from the account requires). */
+const codeOf = async (account: TestAccount = ACCOUNTS.bob): Promise<Record<string, string>> => await codeFields(idp, account)
+/** A subject of the test OpenID provider as a link holds it. */
+const qualified = (subject: string): string => subjectAt(idp.issuer, subject)
 
 t.test('done when: the second sign-in of a provider account finds its user by the link after the user changed their email through the account routes', async (t) => {
   const kit = await buildIdentityApp(t, idp)
@@ -69,7 +72,7 @@ async function preHijack (t: Test, prove: (kit: IdentityKit, email: string) => P
   t.equal(back.json().data.user.ID, squatted, 'while the address is unproven, the attacker\'s provider account signs in to it')
 
   t.same(errorOf(await kit.providerSignIn(await codeOf(ACCOUNTS.carol))), [403, 232], 'the owner\'s provider sign-in does not land in the unproven account')
-  t.equal(await kit.users.findByIdentity('idp1', ACCOUNTS.carol.id), null, 'nor links it')
+  t.equal(await kit.users.findByIdentity('idp1', qualified(ACCOUNTS.carol.id)), null, 'nor links it')
 
   await prove(kit, victim)
   t.same(unlinked, [{ userId: squatted, ip: null, provider: 'idp1', reason: 'credentials_reset' }])
@@ -78,7 +81,7 @@ async function preHijack (t: Test, prove: (kit: IdentityKit, email: string) => P
   const owner = await kit.providerSignIn(await codeOf(ACCOUNTS.carol))
   t.equal(owner.statusCode, 200, owner.body)
   t.equal(owner.json().data.user.ID, squatted, 'the owner\'s provider account signs in to the proven account')
-  t.strictSame(await kit.linksOf(victim), [{ provider: 'idp1', subject: ACCOUNTS.carol.id }], 'and is linked')
+  t.strictSame(await kit.linksOf(victim), [{ provider: 'idp1', subject: qualified(ACCOUNTS.carol.id) }], 'and is linked')
 }
 
 t.test('pre-hijack: proven by the mailed code without a session (POST /account/email/verify), every link of the account goes', async (t) => {
@@ -106,7 +109,7 @@ t.test('allowUnverifiedEmail: an unverified email finds its user, and is not lin
     t.equal(res.statusCode, 200, res.body)
     t.equal(res.json().data.user.ID, eve.ID)
   }
-  t.equal(await kit.users.findByIdentity('idp1', ACCOUNTS.eve.id), null)
+  t.equal(await kit.users.findByIdentity('idp1', qualified(ACCOUNTS.eve.id)), null)
   t.equal(linked.length, 0)
 })
 
@@ -129,14 +132,16 @@ t.test('an adapter with some of the four identity methods is refused at registra
   t.match(one.message, 'findByIdentity, linkIdentity, listIdentities, unlinkIdentity')
 })
 
-t.test('20 concurrent first sign-ins of one provider account: all 200, one user, exactly one link', async (t) => {
+t.test('20 concurrent first sign-ins of one provider account: all 200, one user, exactly one link, one identity.linked', async (t) => {
   const kit = await buildIdentityApp(t, idp)
   const registered = collect(kit.app, 'oauth.user_registered')
+  const linked = collect(kit.app, 'identity.linked')
   const tokens = await Promise.all(Array.from({ length: 20 }, async () => await idTokenOf(idp, kit.clock, 'acct-crowd', { email: 'crowd@example.com', email_verified: true })))
   const answers = await Promise.all(tokens.map(async (token) => await kit.providerSignIn({ provider: 'idp1', id_token: token })))
   t.same(answers.map(res => res.statusCode), Array(20).fill(200), JSON.stringify(answers.map(errorOf)))
   t.equal(new Set(answers.map(res => res.json().data.user.ID)).size, 1, 'one user in every answer')
   t.equal(registered.length, 1)
-  t.strictSame(await kit.linksOf('crowd@example.com'), [{ provider: 'idp1', subject: 'acct-crowd' }])
-  t.equal((await kit.users.findByIdentity('idp1', 'acct-crowd'))?.user_email, 'crowd@example.com')
+  t.strictSame(await kit.linksOf('crowd@example.com'), [{ provider: 'idp1', subject: qualified('acct-crowd') }])
+  t.equal((await kit.users.findByIdentity('idp1', qualified('acct-crowd')))?.user_email, 'crowd@example.com')
+  t.equal(linked.length, 1)
 })
