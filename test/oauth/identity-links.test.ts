@@ -1,4 +1,4 @@
-// Issue 40: a provider sign-in finds its user by the link first (whatever either side's email became), links only what a verified email found, never lands in an unproven account, and a proven address takes every link the account held.
+// Issue 40: a provider sign-in finds its user by the link first (whatever either side's email became, never a link another issuer made), links what a verified email found or what it registered, never lands in an unproven account, and a proven address takes every link the account held and ends the sessions they started.
 import t, { type Test } from 'tap'
 import { MemoryUserAdapter } from '../../lib/testing.js'
 import { ALICE, mailCode } from '../helpers/account.js'
