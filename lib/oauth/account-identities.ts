@@ -37,7 +37,7 @@ export async function linkOwnIdentity (ctx: JwtLoginContext, call: Call, auth: A
   const { identity, presented } = await identify(ctx, call, provider, input)
   const giveBack = presented === undefined ? null : await spendIdToken(ctx, call, provider, presented)
   try {
-    // the adapter keeps the first link and says nothing: the lookup keeps a second identity.linked out of the audit
+    // already the caller's: done without a write (the adapter would keep the first link and answer that it made none, so no event either way)
     const holder = await linkedUser(ctx, provider, identity)
     if (holder !== null && ctx.users.toPublicUser(holder).ID === auth.publicUser.ID) return
     await link(ctx, call, auth.user, provider, identity, 'account')

@@ -4,12 +4,15 @@ import type { MemoryUser } from '../../lib/testing.js'
 import { collect } from '../helpers/oauth.js'
 import { errorOf } from '../helpers/http.js'
 import { ALICE } from '../helpers/account.js'
-import { adapterOf, buildIdentityApp, idTokenOf, type IdentityKit, type IdentityKitOptions } from '../helpers/identities.js'
+import { adapterOf, buildIdentityApp, codeFields, idTokenFields, subjectAt, type IdentityKit, type IdentityKitOptions } from '../helpers/identities.js'
 import { PASSKEY_SETTINGS } from '../helpers/passkeys.js'
-import { ACCOUNTS, CLIENTS, startIdp } from '../helpers/oidc-provider.js'
+import { ACCOUNTS, startIdp } from '../helpers/oidc-provider.js'
 
 const idp = await startIdp()
 t.teardown(() => idp.close())
+
+/** A subject of the test OpenID provider as a link holds it. */
+const qualified = (subject: string): string => subjectAt(idp.issuer, subject)
 
 /** Bob's first sign-in through idp1: a user registered without a password, linked to bob's idp1 account. Answers the session's token and the user. */
 async function providerUser (kit: IdentityKit): Promise<{ jwt: string, bob: MemoryUser }> {
@@ -25,7 +28,7 @@ t.test('unlinks after a recent sign-in: 200 and identity.unlinked; a provider wi
   const kit = await buildIdentityApp(t, idp)
   const unlinked = collect(kit.app, 'identity.unlinked')
   const stale = await kit.token()
-  t.equal((await kit.link(stale, { provider: 'idp1', code: (await idp.code({ account: ACCOUNTS.bob })).code })).statusCode, 200)
+  t.equal((await kit.link(stale, await codeFields(idp, ACCOUNTS.bob))).statusCode, 200)
   t.same(errorOf(await at(kit, stale, 'idp2')), [404, 249], 'nothing of idp2 is linked')
   t.same(errorOf(await at(kit, stale, 'nope')), [404, 249], 'nor of a provider that is not configured')
   t.same(errorOf(await at(kit, stale, 'not%20a%20name')), [400, 203], 'a name no provider can have (the schema)')
@@ -46,7 +49,7 @@ t.test('the last way in of a user a provider registered (no password, no passkey
   const kit = await buildIdentityApp(t, idp)
   const { jwt } = await providerUser(kit)
   t.same(errorOf(await at(kit, jwt, 'idp1')), [409, 250])
-  t.strictSame(await kit.linksOf(ACCOUNTS.bob.email), [{ provider: 'idp1', subject: ACCOUNTS.bob.id }])
+  t.strictSame(await kit.linksOf(ACCOUNTS.bob.email), [{ provider: 'idp1', subject: qualified(ACCOUNTS.bob.id) }])
   const again = await kit.providerSignIn({ provider: 'idp1', code: (await idp.code({ account: ACCOUNTS.bob })).code })
   t.equal(again.json().data.user.user_email, ACCOUNTS.bob.email, 'bob still gets in')
 })
@@ -62,15 +65,15 @@ t.test('a link to another provider is a way in while that provider is configured
   t.test('enabled: 200', async (t) => {
     const kit = await buildIdentityApp(t, idp)
     const { jwt } = await providerUser(kit)
-    t.equal((await kit.link(jwt, { provider: 'idp2', code: (await idp.code({ client: CLIENTS.idp2, account: ACCOUNTS.bob })).code })).statusCode, 200)
+    t.equal((await kit.link(jwt, await codeFields(idp, ACCOUNTS.bob, 'idp2'))).statusCode, 200)
     t.equal((await at(kit, jwt, 'idp1')).statusCode, 200)
-    t.strictSame(await kit.linksOf(ACCOUNTS.bob.email), [{ provider: 'idp2', subject: ACCOUNTS.bob.id }])
+    t.strictSame(await kit.linksOf(ACCOUNTS.bob.email), [{ provider: 'idp2', subject: qualified(ACCOUNTS.bob.id) }])
     t.same(errorOf(await at(kit, jwt, 'idp2')), [409, 250], 'then idp2 is the last')
   })
   t.test('disabled: 409 / 250', async (t) => {
     const kit = await buildIdentityApp(t, idp, { idp2: { enabled: false } })
     const { jwt, bob } = await providerUser(kit)
-    await kit.users.linkIdentity(bob, 'idp2', ACCOUNTS.bob.id, { display: null, linkedAt: kit.clock() })
+    await kit.users.linkIdentity(bob, 'idp2', qualified(ACCOUNTS.bob.id), { display: null, linkedAt: kit.clock() })
     t.same(errorOf(await at(kit, jwt, 'idp1')), [409, 250])
     t.equal((await kit.linksOf(ACCOUNTS.bob.email)).length, 2)
   })
@@ -123,7 +126,7 @@ t.test('two concurrent removals of a user\'s two links, nothing else a way in: a
   const unlinked = collect(kit.app, 'identity.unlinked')
   const { jwt, bob } = await providerUser(kit)
   for (let round = 0; round < 10; round++) {
-    for (const provider of ['idp1', 'idp2']) await kit.users.linkIdentity(bob, provider, ACCOUNTS.bob.id, { display: null, linkedAt: kit.clock() })
+    for (const provider of ['idp1', 'idp2']) await kit.users.linkIdentity(bob, provider, qualified(ACCOUNTS.bob.id), { display: null, linkedAt: kit.clock() })
     t.equal((await kit.linksOf(ACCOUNTS.bob.email)).length, 2)
     unlinked.length = 0
     const answers = await Promise.all(['idp1', 'idp2'].map(async (provider) => await at(kit, jwt, provider)))
@@ -140,7 +143,7 @@ t.test('two concurrent removals of one link with another way in: one 200, the ot
   const kit = await buildIdentityApp(t, idp)
   const jwt = await kit.token()
   for (let round = 0; round < 5; round++) {
-    t.equal((await kit.link(jwt, { provider: 'idp1', id_token: await idTokenOf(idp, kit.clock, 'acct-twice') })).statusCode, 200)
+    t.equal((await kit.link(jwt, await idTokenFields(idp, kit.clock, 'acct-twice'))).statusCode, 200)
     const answers = await Promise.all([1, 2].map(async () => await at(kit, jwt, 'idp1')))
     t.same(answers.map(errorOf).map(String).sort(), ['200,', '404,249'].sort(), `round ${round}`)
     t.strictSame(await kit.linksOf(ALICE.email), [])
@@ -157,7 +160,7 @@ t.test('off: 403 / 233 on the three routes without account.identities.enabled, w
     const kit = await buildIdentityApp(t, idp, options)
     const jwt = await kit.token()
     t.same(errorOf(await kit.call('GET', '/account/identities', jwt)), [403, 233], `${name}: GET`)
-    t.same(errorOf(await kit.link(jwt, { provider: 'idp1', id_token: await idTokenOf(idp, kit.clock, 'acct-off') })), [403, 233], `${name}: POST`)
+    t.same(errorOf(await kit.link(jwt, await idTokenFields(idp, kit.clock, 'acct-off'))), [403, 233], `${name}: POST`)
     t.same(errorOf(await at(kit, jwt, 'idp1')), [403, 233], `${name}: DELETE`)
   }
 })

@@ -7,7 +7,7 @@ import { MemoryUserAdapter, type MemoryUser } from '../../lib/testing.js'
 import { ALICE, buildAccountApp, type AccountApp } from './account.js'
 import { providers } from './oauth.js'
 import type { GitHubAccount, TestOAuth2Provider } from './oauth2-providers.js'
-import { CLIENTS, type TestIdp } from './oidc-provider.js'
+import { CLIENTS, type TestAccount, type TestIdp } from './oidc-provider.js'
 
 type Providers = NonNullable<NonNullable<SettingsInput['oauth']>['providers']>
 type Provider = Providers[string]
@@ -23,6 +23,8 @@ export interface IdentityKitOptions {
   plugin?: Partial<JwtLoginOptions>
   /** The adapter the plugin is given, made from the memory users the kit holds (`adapterOf`); those users themselves by default. */
   adapter?: (users: MemoryUserAdapter) => UserAdapter<MemoryUser>
+  /** The memory users to hold, as a host's database that outlives one configuration; new ones (with alice) by default. */
+  users?: MemoryUserAdapter
 }
 
 export interface IdentityKit extends AccountApp {
@@ -47,8 +49,8 @@ export async function buildIdentityApp (t: Test, idp: TestIdp, options: Identity
     ? {}
     : { gh: { enabled: true, preset: 'github', clientId: options.github.clientId, clientSecret: options.github.clientSecret, redirectUris: [options.github.redirectUris[0]], ...options.github.settings, ...options.gh } as Provider }
   const { oauth, ...rest } = options.settings ?? {}
-  const users = new MemoryUserAdapter()
-  await users.addUser({ ...ALICE, emailVerified: true })
+  const users = options.users ?? new MemoryUserAdapter()
+  if (options.users === undefined) await users.addUser({ ...ALICE, emailVerified: true })
   const plugin = { ...options.plugin, users: options.adapter?.(users) ?? users }
   const kit = { ...await buildAccountApp(t, { ...rest, oauth: { ...oauth, providers: { ...oidc, ...github } } }, plugin), users }
   const providerSignIn: IdentityKit['providerSignIn'] = async (fields) => await kit.app.inject({ method: 'POST', url: '/jwt-login/v1/oauth/token', payload: fields })
@@ -68,6 +70,38 @@ export async function buildIdentityApp (t: Test, idp: TestIdp, options: Identity
       return (await kit.users.listIdentities(user)).map(({ provider, subject }) => ({ provider, subject }))
     }
   }
+}
+
+/**
+ * A provider account's subject as a link holds it: `<issuer URL> <subject>`,
+ * the issuer written as the URL parser writes it (an OpenID provider's
+ * issuer; a plain OAuth 2.0 provider's user API origin). Built here from the
+ * documented form rather than by the plugin's own function, so that a change
+ * of the form shows.
+ */
+export function subjectAt (issuer: string, subject: string): string {
+  return `${new URL(issuer).href} ${subject}`
+}
+
+/**
+ * The fields of an authorization code of the test provider for `account`,
+ * issued to the client of `provider` with a PKCE challenge: the code and its
+ * verifier, which `POST /account/identities` requires beside a code.
+ */
+export async function codeFields (idp: TestIdp, account: TestAccount, provider: 'idp1' | 'idp2' = 'idp1'): Promise<Record<string, string>> {
+  const { code, codeVerifier } = await idp.code({ client: CLIENTS[provider], account, pkce: true })
+  if (codeVerifier === undefined) throw new Error('the provider answered no PKCE verifier')
+  return { provider, code, code_verifier: codeVerifier }
+}
+
+/**
+ * The fields of an ID token of idp1's client for `sub` (`idTokenOf`) that
+ * carries a fresh nonce: the token and that nonce, which
+ * `POST /account/identities` requires beside an ID token.
+ */
+export async function idTokenFields (idp: TestIdp, clock: () => number, sub: string, claims: Record<string, unknown> = {}): Promise<Record<string, string>> {
+  const nonce = randomUUID()
+  return { provider: 'idp1', id_token: await idTokenOf(idp, clock, sub, { nonce, ...claims }), nonce }
 }
 
 /** An ID token of idp1's client for `sub`, issued now by `clock` (each its own `jti`); `claims` over the defaults. */
