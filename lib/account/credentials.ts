@@ -35,8 +35,11 @@ async function endIdentities (ctx: JwtLoginContext, userId: number, user: unknow
   if (!keepsLinks(ctx.users)) return
   const links = linksOf(ctx.users)
   const held = await links.listIdentities(user)
-  await Promise.all(held.map(async linked => await links.unlinkIdentity(user, linked.provider, linked.subject)))
-  for (const linked of held) ctx.events.emit('identity.unlinked', { userId, ip: null, provider: linked.provider, reason: 'credentials_reset' })
+  const removed = await Promise.all(held.map(async linked => await links.unlinkIdentity(user, linked.provider, linked.subject)))
+  // a link another request removed meanwhile is reported by that request
+  held.forEach((linked, index) => {
+    if (removed[index] === true) ctx.events.emit('identity.unlinked', { userId, ip: null, provider: linked.provider, reason: 'credentials_reset' })
+  })
 }
 
 /** The second factor off (with `setMethod`) and the backup codes gone; answers whether it was on. */

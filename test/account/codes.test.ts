@@ -34,6 +34,21 @@ t.test('the credential reset without a passkey port, and with a two-factor port 
   t.strictSame(noneReset, [{ userId: none.aliceId, passkeys: 0, secondFactor: false, reason: 'email_verified' }], 'no two-factor and no passkey port: nothing ended, and the event says so')
 })
 
+t.test('the credential reset unlinks every provider account, and reports only the links it removed', async (t) => {
+  const kit = await flowKit()
+  const alice = await kit.users.findById(kit.aliceId)
+  if (alice === null) throw new Error('no alice')
+  await kit.users.linkIdentity(alice, 'gh', 'https://api.github.com/ 1', { display: 'alice-gh', linkedAt: 1 })
+  await kit.users.linkIdentity(alice, 'dc', 'https://discord.com/ 2', { display: null, linkedAt: 2 })
+  // another request removes the Discord link while the reset lists them: its removal answers false here
+  const unlink = kit.users.unlinkIdentity.bind(kit.users)
+  kit.users.unlinkIdentity = async (user, provider, subject) => provider === 'dc' ? false : await unlink(user, provider, subject)
+  const unlinked = collect(kit, 'identity.unlinked')
+  await resetCredentials(kit.ctx, kit.call(), kit.aliceId, alice, 'email_verified', false)
+  t.same(await kit.users.listIdentities(alice), [{ provider: 'dc', subject: 'https://discord.com/ 2', display: null, linkedAt: 2 }], 'the GitHub link went (the stub kept Discord\'s)')
+  t.strictSame(unlinked, [{ userId: kit.aliceId, ip: null, provider: 'gh', reason: 'credentials_reset' }], 'one event, for the link this reset removed')
+})
+
 t.test('a mail that is never sent, whose code cannot be withdrawn: both logged, without the code', async (t) => {
   const kit = await flowKit({ resetPassword: { mail: { retries: 0 } } }, { mailer: { send: async () => { throw new Error('smtp down') } } })
   const call = kit.call()
