@@ -109,7 +109,7 @@ t.test('a user adapter method that looks like a misspelt optional method is refu
     Object.defineProperty(Adapter.prototype, typo, { value: async () => {} })
     const error = await refusal({ users: new Adapter() })
     t.equal(error.path, `users/${typo}`, typo)
-    t.equal(error.message, `jwt-login: invalid option users/${typo}: is not a method of the user adapter (UserAdapter); did you mean \`${method}\`? (optional: getPasswordHash, setPassword, createUser, deleteUser, setEmailVerified, setEmail, rehashPassword, passwordFingerprint)`, typo)
+    t.equal(error.message, `jwt-login: invalid option users/${typo}: is not a method of the user adapter (UserAdapter); did you mean \`${method}\`? (optional: getPasswordHash, setPassword, createUser, deleteUser, setEmailVerified, setEmail, rehashPassword, passwordFingerprint, hasPassword, findByIdentity, linkIdentity, listIdentities, unlinkIdentity)`, typo)
   }
   // on a plain object too
   const users = new MemoryUserAdapter()

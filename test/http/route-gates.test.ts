@@ -12,7 +12,7 @@ import { errorCode, loginTokens, post } from '../helpers/http.js'
 
 /** The parts of the context the gate hooks read: the ports given, the clock and the events. */
 function gateContext (): JwtLoginContext {
-  return { twoFactor: null, passkeys: null, clock: () => 1_000, events: new JwtLoginEvents(), store: new MemoryStore() } as unknown as JwtLoginContext
+  return { twoFactor: null, passkeys: null, users: {}, clock: () => 1_000, events: new JwtLoginEvents(), store: new MemoryStore() } as unknown as JwtLoginContext
 }
 
 t.test('a route\'s gate runs before its own preHandler, and only on a route that declares one', async (t) => {

@@ -30,7 +30,7 @@ class CountingUsers extends MemoryUserAdapter {
 /** A distinct ID token for `email` (each its own `jti`, so none is a replay of another). */
 async function idTokenFor (email: string, n: number, extra: Record<string, unknown> = {}): Promise<string> {
   const now = Math.floor(Date.now() / 1000)
-  return await idp.sign({ iss: idp.issuer, aud: CLIENTS.idp1.client_id, sub: 'acct-new', email, email_verified: true, iat: now, exp: now + 600, jti: `race-${n}`, ...extra })
+  return await idp.sign({ iss: idp.issuer, aud: CLIENTS.idp1.client_id, sub: `acct-${email}`, email, email_verified: true, iat: now, exp: now + 600, jti: `race-${n}`, ...extra })
 }
 
 t.test('ten parallel first sign-ins of one new email through the provider\'s code flow: all 200, one user', async (t) => {
