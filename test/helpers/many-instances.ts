@@ -497,6 +497,8 @@ async function providerLinksAcross (t: Test, store: StoreUnderTest): Promise<voi
     const atGitHub = gitHubAccount(7002, 'newcomer-gh', email)
     const before = await count()
     const codes = Array.from({ length: FIRST_SIGN_INS }, () => gh.code(atGitHub).code)
+    const linked: unknown[] = []
+    for (const { app } of instances) app.jwtLogin.events.on('identity.linked', (event) => { linked.push(event) })
     const answers = await Promise.all(codes.map(async (code, i) => await signIn(instances[i % instances.length] as typeof a, code)))
     t.same(answers.filter(({ status }) => status !== 200), [], 'every sign-in answers 200')
     const user = await users.findByEmail(email)
@@ -505,6 +507,7 @@ async function providerLinksAcross (t: Test, store: StoreUnderTest): Promise<voi
     t.equal(await count(), before + 1, 'one user was registered')
     t.same(await linksOf(user), [linkTo(7002)], 'with one link, the GitHub account\'s')
     t.equal((await users.findByIdentity('gh', gh.linkSubject(7002)))?.id, user.id, 'which finds the user')
+    t.same(linked, [{ userId: user.id, ip: '127.0.0.1', provider: 'gh', via: 'sign_in' }], 'and one sign-in, the one that made the link, reports it')
     const statuses = await Promise.all(answers.map(async ({ data }, i) => await validate(instances[(i + 1) % instances.length] as typeof a, data.jwt as string)))
     t.same(statuses, Array(FIRST_SIGN_INS).fill(200), 'every token validates on another instance')
   })
