@@ -163,6 +163,25 @@ t.test('refusals, each with its field named', async (t) => {
   }
 })
 
+t.test('a URL holding a user name or a password is refused, and the refusal does not repeat it', async (t) => {
+  const cases: Array<[string, Record<string, unknown>, string]> = [
+    ['an enterpriseUrl with both', { ...base, preset: 'github', enterpriseUrl: 'https://octo:hunter2@ghe.example' }, 'enterpriseUrl'],
+    ['an enterpriseUrl with a user name alone', { ...base, preset: 'github', enterpriseUrl: 'https://octo@ghe.example' }, 'enterpriseUrl'],
+    ['a loopback enterpriseUrl with a password alone', { ...base, preset: 'github', enterpriseUrl: 'http://:hunter2@127.0.0.1:8080' }, 'enterpriseUrl'],
+    ['a token endpoint', { ...generic, api: { ...generic.api, token: 'https://client-1:hunter2@op.example/oauth/token' } }, 'api/token'],
+    ['a user endpoint', { ...base, preset: 'discord', api: { user: 'https://bot:hunter2@discord.example/me' } }, 'api/user'],
+    ['an email list', { ...base, preset: 'github', api: { emails: 'https://octo:hunter2@proxy.example/emails' } }, 'api/emails'],
+    ['a redirect URI', { ...generic, redirectUris: ['https://me:hunter2@app.example/cb'] }, 'redirectUris/0']
+  ]
+  for (const [name, provider, field] of cases) {
+    const error = t.throws(() => resolve(provider), JwtLoginSettingsError, name) as JwtLoginSettingsError
+    t.equal(error.path, `oauth/providers/p/${field}`, name)
+    t.match(error.message, /must not hold a user name or password/, name)
+    t.notMatch(error.message, /hunter2/, `${name}: the password is not in the message`)
+  }
+  t.equal(resolve({ ...generic, api: { ...generic.api, token: 'https://op.example/oauth/token?user=a:b@c' } }).api?.token, 'https://op.example/oauth/token?user=a:b@c', 'an @ in the query is no credential')
+})
+
 t.test('the refusals say why', async (t) => {
   const reason = (provider: Record<string, unknown>): string => (t.throws(() => resolve(provider)) as Error).message
   t.match(reason({ ...base, preset: 'github', issuer: 'https://github.com' }), /github preset is plain OAuth 2\.0: give api instead/)

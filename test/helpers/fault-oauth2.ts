@@ -8,7 +8,8 @@
  *   verified user found by its email and not linked yet (the sign-in links it);
  * - `oauth2-linked`: the same for a user found by its link (the GitHub
  *   account's email is nobody's, so only the link can find the user);
- * - `identity-link`: `POST /account/identities` with a GitHub code;
+ * - `identity-link`: `POST /account/identities` with a GitHub code and its
+ *   PKCE verifier (the route takes no code without one);
  * - `identity-unlink`: `DELETE /account/identities/gh` for a user without a
  *   password whose other way in is a second GitHub link (provider `gh2`).
  *
@@ -87,7 +88,7 @@ function codeLeft (info: FaultInfo, before = 0): boolean {
   return claim > 0 && (info.k < claim || (info.k === claim && info.mode === 'before'))
 }
 
-/** A user's links as `provider:subject`, sorted. */
+/** A user's links as `provider:subject`, sorted (the subject as the link holds it, qualified by GitHub's origin). */
 async function linksOf (rig: Rig, user: MemoryUser): Promise<string[]> {
   return (await rig.users.listIdentities(user)).map(link => `${link.provider}:${link.subject}`).sort()
 }
@@ -123,7 +124,7 @@ function providerFailures (gh: GitHub): ProviderFailure[] {
 
 async function oauth2Flows (rig: Rig, gh: GitHub): Promise<{ flows: Array<Flow<any>>, providerCases: (t: Test) => Promise<void>, checkWholeLog: (t: Test) => void }> {
   const { app, users } = rig
-  /** Every provider code this rig used; the access tokens are read from what GitHub was sent, from `firstRequest` on. */
+  /** Every provider code (and PKCE verifier) this rig used; the access tokens are read from what GitHub was sent, from `firstRequest` on. */
   const codes = new Set<string>()
   const firstRequest = gh.requests.length
 
@@ -132,6 +133,15 @@ async function oauth2Flows (rig: Rig, gh: GitHub): Promise<{ flows: Array<Flow<a
     codes.add(code)
     return code
   }
+  /** A code bound to a PKCE challenge, with its verifier. */
+  const pkceCodeFor = (who: GitHubAccount): { code: string, codeVerifier: string } => {
+    const { code, codeVerifier } = gh.code(who, { pkce: true }) as { code: string, codeVerifier: string }
+    codes.add(code)
+    codes.add(codeVerifier)
+    return { code, codeVerifier }
+  }
+  /** A link to the GitHub account, as `linksOf` lists it. */
+  const linkTo = (provider: string, who: GitHubAccount): string => `${provider}:${gh.linkSubject(who.id)}`
   const signIn = async (provider: string, code: string): Promise<Response> =>
     noted(await app.inject({ method: 'POST', url: `${PREFIX}/oauth/token`, payload: { provider, code } }))
   const userOf = (res: Response): number => dataOf(res).user.ID as number
@@ -207,7 +217,7 @@ async function oauth2Flows (rig: Rig, gh: GitHub): Promise<{ flows: Array<Flow<a
       for (const answer of won) t.equal(userOf(answer), known.ID, `the answer names the user of the email [${where(info)}]`)
       const fresh = await signIn('gh', codeFor(knownAtGitHub))
       if (expect(t, fresh, 200, null, 'a new code signs in', info)) t.equal(userOf(fresh), known.ID, `the user of the email [${where(info)}]`)
-      t.same(await linksOf(rig, known), [`gh:${knownAtGitHub.id}`], `the user ends with exactly one link, the GitHub account's [${where(info)}]`)
+      t.same(await linksOf(rig, known), [linkTo('gh', knownAtGitHub)], `the user ends with exactly one link, the GitHub account's [${where(info)}]`)
       await checkSessions(t, knownLister, c.before, [...won, fresh].filter(ok).map(one => dataOf<Session>(one).jwt), info)
       checkLogClean(t, c.from, [...codes, ...tokensSince(c.mark)], where(info))
     }
@@ -218,7 +228,7 @@ async function oauth2Flows (rig: Rig, gh: GitHub): Promise<{ flows: Array<Flow<a
   const linked = await users.addUser({ login: 'linked', email: 'linked@example.com', password: PASSWORD, emailVerified: true })
   // an address that is nobody's at the host: only the link finds the user
   const linkedAtGitHub = account(4202, 'linked-octo', 'somewhere-else@example.org')
-  await users.linkIdentity(linked, 'gh', String(linkedAtGitHub.id), { display: linkedAtGitHub.login, linkedAt: rig.clock() })
+  await users.linkIdentity(linked, 'gh', gh.linkSubject(linkedAtGitHub.id), { display: linkedAtGitHub.login, linkedAt: rig.clock() })
   const linkedLister = await session(rig, linked.user_email)
 
   const linkedFlow: Flow<SignInCase> = {
@@ -234,7 +244,7 @@ async function oauth2Flows (rig: Rig, gh: GitHub): Promise<{ flows: Array<Flow<a
       for (const answer of won) t.equal(userOf(answer), linked.ID, `the answer names the linked user [${where(info)}]`)
       const fresh = await signIn('gh', codeFor(linkedAtGitHub))
       if (expect(t, fresh, 200, null, 'a new code signs in', info)) t.equal(userOf(fresh), linked.ID, `the linked user [${where(info)}]`)
-      t.same(await linksOf(rig, linked), [`gh:${linkedAtGitHub.id}`], `the link is the one it was [${where(info)}]`)
+      t.same(await linksOf(rig, linked), [linkTo('gh', linkedAtGitHub)], `the link is the one it was [${where(info)}]`)
       t.equal(await users.findByEmail(linkedAtGitHub.emails[0]?.email as string), null, `nobody was made for the GitHub account's address [${where(info)}]`)
       await checkSessions(t, linkedLister, c.before, [...won, fresh].filter(ok).map(one => dataOf<Session>(one).jwt), info)
       checkLogClean(t, c.from, [...codes, ...tokensSince(c.mark)], where(info))
@@ -246,11 +256,11 @@ async function oauth2Flows (rig: Rig, gh: GitHub): Promise<{ flows: Array<Flow<a
   const linker = await users.addUser({ login: 'linker', email: 'linker@example.com', password: PASSWORD, emailVerified: true })
   // whatever its email: the caller holds the session and proves the GitHub account with the code
   const linkerAtGitHub = account(4203, 'linker-octo', 'linker-at-github@example.org')
-  const linkerLinked = [`gh:${linkerAtGitHub.id}`]
-  const linkByCode = async (jwt: string, code: string): Promise<Response> =>
-    await app.inject({ method: 'POST', url: `${PREFIX}/account/identities`, headers: bearer(jwt), payload: { provider: 'gh', code } })
+  const linkerLinked = [linkTo('gh', linkerAtGitHub)]
+  const linkByCode = async (jwt: string, { code, codeVerifier }: { code: string, codeVerifier: string }): Promise<Response> =>
+    await app.inject({ method: 'POST', url: `${PREFIX}/account/identities`, headers: bearer(jwt), payload: { provider: 'gh', code, code_verifier: codeVerifier } })
 
-  interface LinkCase { jwt: string, code: string, from: number, mark: number }
+  interface LinkCase { jwt: string, code: { code: string, codeVerifier: string }, from: number, mark: number }
   const linkFlow: Flow<LinkCase> = {
     name: 'identity-link',
     rig,
@@ -258,7 +268,7 @@ async function oauth2Flows (rig: Rig, gh: GitHub): Promise<{ flows: Array<Flow<a
       for (const link of await users.listIdentities(linker)) await users.unlinkIdentity(linker, link.provider, link.subject)
       // a new session each case: the route wants a recent sign-in
       const { jwt } = await session(rig, linker.user_email)
-      return { jwt, code: codeFor(linkerAtGitHub), from: rig.logs.length, mark: gh.requests.length }
+      return { jwt, code: pkceCodeFor(linkerAtGitHub), from: rig.logs.length, mark: gh.requests.length }
     },
     act: async (c) => await linkByCode(c.jwt, c.code),
     check: async (t, c, res, info) => {
@@ -269,7 +279,7 @@ async function oauth2Flows (rig: Rig, gh: GitHub): Promise<{ flows: Array<Flow<a
       // the caller's lookup (`findById`) comes before the claim
       await checkCode(t, res, info, async () => await linkByCode(c.jwt, c.code), 1)
       // a new code links it, or finds it linked to the caller already: done either way
-      expect(t, await linkByCode(c.jwt, codeFor(linkerAtGitHub)), 200, null, 'a new code links the GitHub account', info)
+      expect(t, await linkByCode(c.jwt, pkceCodeFor(linkerAtGitHub)), 200, null, 'a new code links the GitHub account', info)
       t.same(await linksOf(rig, linker), linkerLinked, `the user ends with exactly one link, the GitHub account's [${where(info)}]`)
       checkLogClean(t, c.from, [...codes, ...tokensSince(c.mark)], where(info))
     }
@@ -281,9 +291,9 @@ async function oauth2Flows (rig: Rig, gh: GitHub): Promise<{ flows: Array<Flow<a
   const unlinker = await users.createUser({ login: 'unlinker', email: 'unlinker@example.com', displayName: 'Unlinker', role: 'subscriber', emailVerified: true })
   const unlinkerAtGh = account(4204, 'unlinker-octo', 'unlinker-gh@example.org')
   const unlinkerAtGh2 = account(4205, 'unlinker-other', 'unlinker-gh2@example.org')
-  await users.linkIdentity(unlinker, 'gh2', String(unlinkerAtGh2.id), { display: unlinkerAtGh2.login, linkedAt: rig.clock() })
-  const bothLinks = [`gh2:${unlinkerAtGh2.id}`, `gh:${unlinkerAtGh.id}`].sort()
-  const oneLeft = [`gh2:${unlinkerAtGh2.id}`]
+  await users.linkIdentity(unlinker, 'gh2', gh.linkSubject(unlinkerAtGh2.id), { display: unlinkerAtGh2.login, linkedAt: rig.clock() })
+  const bothLinks = [linkTo('gh2', unlinkerAtGh2), linkTo('gh', unlinkerAtGh)].sort()
+  const oneLeft = [linkTo('gh2', unlinkerAtGh2)]
   const unlink = async (jwt: string): Promise<Response> => await app.inject({ method: 'DELETE', url: `${PREFIX}/account/identities/gh`, headers: bearer(jwt) })
 
   interface UnlinkCase { jwt: string, from: number, mark: number }
@@ -291,8 +301,8 @@ async function oauth2Flows (rig: Rig, gh: GitHub): Promise<{ flows: Array<Flow<a
     name: 'identity-unlink',
     rig,
     setup: async () => {
-      if ((await users.findByIdentity('gh', String(unlinkerAtGh.id))) === null) {
-        await users.linkIdentity(unlinker, 'gh', String(unlinkerAtGh.id), { display: unlinkerAtGh.login, linkedAt: rig.clock() })
+      if ((await users.findByIdentity('gh', gh.linkSubject(unlinkerAtGh.id))) === null) {
+        await users.linkIdentity(unlinker, 'gh', gh.linkSubject(unlinkerAtGh.id), { display: unlinkerAtGh.login, linkedAt: rig.clock() })
       }
       const from = rig.logs.length
       const mark = gh.requests.length
@@ -340,7 +350,7 @@ async function oauth2Flows (rig: Rig, gh: GitHub): Promise<{ flows: Array<Flow<a
         t.equal(`${retry.statusCode}/${String(errorCodeOf(retry))}`, '401/72', 'the code was claimed before GitHub was asked: it is spent')
         const fresh = await signIn('gh', codeFor(knownAtGitHub))
         if (t.equal(fresh.statusCode, 200, 'a new code signs in', { body: fresh.body.slice(0, 300) })) t.equal(userOf(fresh), known.ID, 'the user of the email')
-        t.same(await linksOf(rig, known), [`gh:${knownAtGitHub.id}`], 'the user ends with exactly one link')
+        t.same(await linksOf(rig, known), [linkTo('gh', knownAtGitHub)], 'the user ends with exactly one link')
         checkLogClean(t, from, [...codes, ...tokensSince(mark)], failure.name)
       })
     }

@@ -473,20 +473,22 @@ async function providerLinksAcross (t: Test, store: StoreUnderTest): Promise<voi
     (await on.app.inject({ method: 'POST', url: '/jwt-login/v1/auth/validate', payload: { JWT: jwt } })).statusCode
   const linksOf = async (user: Parameters<PostgresUserAdapter['listIdentities']>[0]): Promise<string[]> =>
     (await users.listIdentities(user)).map(({ provider, subject }) => `${provider}:${subject}`)
+  /** A link to the GitHub account `id`, as `linksOf` lists it: its subject qualified by the server's origin. */
+  const linkTo = (id: number): string => `gh:${gh.linkSubject(id)}`
 
   await t.test('a sign-in on A links the GitHub account; the next one, on B, finds the user by the link', async (t) => {
     const user = await users.addUser({ login: 'octavia', email: 'octavia@example.com', password: 'octavia has a password too', emailVerified: true })
     const atGitHub = gitHubAccount(7001, 'octavia-gh', user.email)
     const first = await signIn(a, gh.code(atGitHub).code)
     t.same([first.status, first.data.user?.ID], [200, user.id], 'on A: the user of the verified email signs in')
-    t.same(await linksOf(user), ['gh:7001'], 'and the GitHub account is linked to her')
+    t.same(await linksOf(user), [linkTo(7001)], 'and the GitHub account is linked to her')
     // her address at GitHub changes to one nobody has here: only the link can find her now
     const moved = gitHubAccount(7001, 'octavia-gh', 'octavia@elsewhere.example')
     const before = await count()
     const next = await signIn(b, gh.code(moved).code)
     t.same([next.status, next.data.user?.ID], [200, user.id], 'on B: the same user, found by the link made on A')
     t.equal(await count(), before, 'nobody was registered for the new address (registration is on)')
-    t.same(await linksOf(user), ['gh:7001'], 'still the one link')
+    t.same(await linksOf(user), [linkTo(7001)], 'still the one link')
     t.equal(await validate(c, next.data.jwt as string), 200, 'the token from B validates on C')
   })
 
@@ -495,14 +497,17 @@ async function providerLinksAcross (t: Test, store: StoreUnderTest): Promise<voi
     const atGitHub = gitHubAccount(7002, 'newcomer-gh', email)
     const before = await count()
     const codes = Array.from({ length: FIRST_SIGN_INS }, () => gh.code(atGitHub).code)
+    const linked: unknown[] = []
+    for (const { app } of instances) app.jwtLogin.events.on('identity.linked', (event) => { linked.push(event) })
     const answers = await Promise.all(codes.map(async (code, i) => await signIn(instances[i % instances.length] as typeof a, code)))
     t.same(answers.filter(({ status }) => status !== 200), [], 'every sign-in answers 200')
     const user = await users.findByEmail(email)
     if (!t.ok(user, 'the user was registered') || user === null) return
     t.same([...new Set(answers.map(({ data }) => data.user?.ID))], [user.id], 'every answer names that user')
     t.equal(await count(), before + 1, 'one user was registered')
-    t.same(await linksOf(user), ['gh:7002'], 'with one link, the GitHub account\'s')
-    t.equal((await users.findByIdentity('gh', '7002'))?.id, user.id, 'which finds the user')
+    t.same(await linksOf(user), [linkTo(7002)], 'with one link, the GitHub account\'s')
+    t.equal((await users.findByIdentity('gh', gh.linkSubject(7002)))?.id, user.id, 'which finds the user')
+    t.same(linked, [{ userId: user.id, ip: '127.0.0.1', provider: 'gh', via: 'sign_in' }], 'and one sign-in, the one that made the link, reports it')
     const statuses = await Promise.all(answers.map(async ({ data }, i) => await validate(instances[(i + 1) % instances.length] as typeof a, data.jwt as string)))
     t.same(statuses, Array(FIRST_SIGN_INS).fill(200), 'every token validates on another instance')
   })

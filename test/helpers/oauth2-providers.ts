@@ -118,6 +118,13 @@ export interface TestOAuth2Provider<K extends OAuth2Kind = OAuth2Kind> {
   urls: { authorization: string, token: string, user: string, emails?: string }
   /** The redirect URIs registered for both clients (GitHub also takes any path below one of them). */
   redirectUris: string[]
+  /**
+   * The subject a link holds for the account `id` of this server: the
+   * provider's id qualified by the origin of its user API, as
+   * `http://127.0.0.1:<port>/ <id>` (written out here, not taken from the
+   * plugin, so that a test of the plugin's links checks its rule).
+   */
+  linkSubject: (id: string | number) => string
   /** An authorization code for the account, as if its user had just approved the client. */
   code: (account: AccountOf[K], options?: CodeOptions) => { code: string, codeVerifier?: string }
   /**
@@ -634,6 +641,7 @@ export async function startOAuth2Provider<K extends OAuth2Kind> (kind: K, option
     settings: kind === 'github' ? { enterpriseUrl: origin } : { api: { authorization: urls.authorization, token: urls.token, user: urls.user } },
     urls,
     redirectUris,
+    linkSubject: (id) => `${origin}/ ${id}`,
     code: (account, options = {}) => {
       const codeVerifier = options.pkce === true ? random(32) : undefined
       const code = issue(account, options.otherClient === true ? other.clientId : clientId, options.redirectUri ?? REDIRECT_URI, options.scope ?? DEFAULT_SCOPE[kind], codeVerifier === undefined ? null : { value: s256(codeVerifier), method: 'S256' })

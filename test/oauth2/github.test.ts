@@ -1,9 +1,10 @@
 // Sign-in with the github preset against a local GitHub Enterprise Server: the primary verified email, the link kept beside the account, and each way GitHub refuses or fails.
 import t, { type Test } from 'tap'
+import { MemoryUserAdapter } from '../../lib/testing.js'
 import { ALICE } from '../helpers/app.js'
 import { closedPort } from '../helpers/net.js'
 import { buildOAuthApp, collect, errorOf, postToken } from '../helpers/oauth.js'
-import { startOAuth2Provider, type GitHubAccount } from '../helpers/oauth2-providers.js'
+import { OTHER_REDIRECT_URI, startOAuth2Provider, type GitHubAccount } from '../helpers/oauth2-providers.js'
 
 const gh = await startOAuth2Provider('github')
 t.teardown(() => gh.close())
@@ -25,10 +26,10 @@ const primary = (email: string, verified = true): GitHubAccount['emails'][number
 
 type Providers = Parameters<typeof buildOAuthApp>[0]
 
-/** The app with provider `gh`: the github preset at the local server, with `extra` over its settings. */
-async function build (t: Test, extra: Record<string, unknown> = {}): Promise<Awaited<ReturnType<typeof buildOAuthApp>>> {
+/** The app with provider `gh`: the github preset at the local server, with `extra` over its settings; on its own memory users (alice seeded) unless given `users`. */
+async function build (t: Test, extra: Record<string, unknown> = {}, users?: MemoryUserAdapter): Promise<Awaited<ReturnType<typeof buildOAuthApp>>> {
   const providers = { gh: { enabled: true, preset: 'github', clientId: gh.clientId, clientSecret: gh.clientSecret, redirectUris: gh.redirectUris, ...gh.settings, ...extra } }
-  const built = await buildOAuthApp(providers as unknown as Providers)
+  const built = await buildOAuthApp(providers as unknown as Providers, {}, users === undefined ? {} : { users })
   t.teardown(() => built.app.close())
   return built
 }
@@ -48,7 +49,9 @@ t.test('the primary verified email signs its user in, and links the GitHub accou
   t.equal((await app.jwtLogin.verify(data.jwt)).sub, String(alice?.ID))
   t.same(succeeded, [{ userId: alice?.ID, ip: '127.0.0.1', provider: 'gh', flow: 'code' }])
   t.same(linked, [{ userId: alice?.ID, ip: '127.0.0.1', provider: 'gh', via: 'sign_in' }])
-  t.match(await users.listIdentities(alice as NonNullable<typeof alice>), [{ provider: 'gh', subject: '1001', display: 'alice-gh', linkedAt: Number }])
+  const links = await users.listIdentities(alice as NonNullable<typeof alice>)
+  t.match(links, [{ provider: 'gh', display: 'alice-gh', linkedAt: Number }])
+  t.same(links.map((link) => link.subject), [`${gh.origin}/ 1001`], 'the numeric id, qualified by the origin of the user API')
 
   const calls = gh.requests.slice(before)
   t.same(calls.map((r) => r.path).sort(), ['/api/v3/user', '/api/v3/user/emails', '/login/oauth/access_token'], 'one redemption, then /user and /user/emails')
@@ -143,7 +146,8 @@ t.test('GitHub refusing our client, or failing, is 502 / 202', async (t) => {
   t.equal(res.json().data.message, 'The identity provider answered with an error.')
 
   const { app } = await build(t)
-  t.same(errorOf(await postToken(app, { provider: 'gh', code: gh.code(ALICE_GH, { scope: 'read:user' }).code })), [502, 202], '/user/emails is 404 without the user:email scope')
+  gh.failNext('emails', { status: 401, body: { message: 'Bad credentials', status: '401' } })
+  t.same(errorOf(await postToken(app, { provider: 'gh', code: gh.code(ALICE_GH).code })), [502, 202], '/user/emails refusing the token')
   gh.failNext('token', { status: 503, body: '<html>unicorn</html>', contentType: 'text/html' })
   t.same(errorOf(await postToken(app, { provider: 'gh', code: gh.code(ALICE_GH).code })), [502, 202], 'a token endpoint answering an HTML page')
   gh.failNext('user', { status: 500, body: { message: 'Server Error' } })
@@ -183,7 +187,8 @@ t.test('autoRegister creates the user, its email verified, and links the account
   t.same(res.json().data.user.ID, created.ID)
   t.same(registered, [{ userId: created.ID, ip: '127.0.0.1', provider: 'gh' }])
   t.same(linked, [{ userId: created.ID, ip: '127.0.0.1', provider: 'gh', via: 'sign_in' }])
-  t.match(await users.listIdentities(created), [{ provider: 'gh', subject: '4001', display: 'newcomer' }])
+  t.match(await users.listIdentities(created), [{ provider: 'gh', display: 'newcomer' }])
+  t.same((await users.listIdentities(created)).map((link) => link.subject), [gh.linkSubject(4001)])
 })
 
 t.test('the link finds the user again after either address changed', async (t) => {
@@ -207,10 +212,91 @@ t.test('another GitHub account with the address of a user who has one linked is 
   const other = account(5001, 'alice-second', [primary(ALICE.email)])
   t.same(errorOf(await postToken(app, { provider: 'gh', code: gh.code(other).code })), [409, 248])
   const alice = await users.findByEmail(ALICE.email) as NonNullable<Awaited<ReturnType<typeof users.findByEmail>>>
-  t.same((await users.listIdentities(alice)).map((i) => i.subject), ['1001'], 'the first link kept')
+  t.same((await users.listIdentities(alice)).map((i) => i.subject), [gh.linkSubject(1001)], 'the first link kept')
 })
 
 t.test('a GitHub Enterprise Server behind https that cannot be reached is 502 / 202', async (t) => {
   const { app } = await build(t, { enterpriseUrl: `https://127.0.0.1:${await closedPort()}` })
   t.same(errorOf(await postToken(app, { provider: 'gh', code: 'any-code' })), [502, 202])
+})
+
+t.test('redirect_uri_mismatch from the token endpoint is a refused code: 401 / 72', async (t) => {
+  const { app } = await build(t)
+  const failed = collect(app, 'oauth.failed')
+  // issued for one registered callback, redeemed with the other: GitHub answers HTTP 200 with redirect_uri_mismatch
+  const { code } = gh.code(ALICE_GH)
+  const before = seen('token')
+  t.same(errorOf(await postToken(app, { provider: 'gh', code, redirect_uri: OTHER_REDIRECT_URI })), [401, 72])
+  t.equal(seen('token'), before + 1, 'GitHub was asked once')
+  t.match(gh.requests.filter((r) => r.endpoint === 'token').at(-1)?.body, { code, redirect_uri: OTHER_REDIRECT_URI })
+  t.same(failed.map((f) => [f.provider, f.reason]), [['gh', 'ERR_JWT_LOGIN_PROVIDER_CODE_INVALID']])
+})
+
+/** GitHub's answer to a GitHub App without the "Email addresses" permission. */
+const NOT_ACCESSIBLE = { status: 403, body: { message: 'Resource not accessible by integration', documentation_url: 'https://docs.github.com/rest/users/emails#list-email-addresses-for-the-authenticated-user', status: '403' } }
+
+t.test('an email list GitHub does not grant (404 without user:email, 403 without the permission) is no email: the link still signs in', async (t) => {
+  const { app, users } = await build(t, { autoRegister: true })
+  const alice = await users.findByEmail(ALICE.email) as NonNullable<Awaited<ReturnType<typeof users.findByEmail>>>
+  t.equal((await postToken(app, { provider: 'gh', code: gh.code(ALICE_GH).code })).statusCode, 200, 'alice signs in and links her account')
+  const asked = seen('emails')
+
+  const without = await postToken(app, { provider: 'gh', code: gh.code(ALICE_GH, { scope: 'read:user' }).code })
+  t.equal(without.statusCode, 200, 'a token without user:email (the list is 404)')
+  t.equal(without.json().data.user.ID, alice.ID, 'alice, by her link')
+  gh.failNext('emails', NOT_ACCESSIBLE)
+  const forbidden = await postToken(app, { provider: 'gh', code: gh.code(ALICE_GH).code })
+  t.equal(forbidden.statusCode, 200, 'the list is 403')
+  t.equal(forbidden.json().data.user.ID, alice.ID, 'alice, by her link')
+  t.equal(seen('emails'), asked + 2, 'the list was asked for each time')
+  t.same((await users.listIdentities(alice)).map((link) => link.subject), [gh.linkSubject(1001)], 'still the one link')
+})
+
+t.test('an email list GitHub does not grant, for an account linked to nobody, is 403 / 111', async (t) => {
+  const { app, users } = await build(t, { autoRegister: true })
+  const alice = await users.findByEmail(ALICE.email) as NonNullable<Awaited<ReturnType<typeof users.findByEmail>>>
+  const failed = collect(app, 'oauth.failed')
+  const registered = collect(app, 'oauth.user_registered')
+  t.same(errorOf(await postToken(app, { provider: 'gh', code: gh.code(ALICE_GH, { scope: 'read:user' }).code })), [403, 111], 'the list is 404: alice\'s address is not read, so it does not find her')
+  const newcomer = account(6001, 'no-list', [primary('no-list@example.com')])
+  gh.failNext('emails', NOT_ACCESSIBLE)
+  t.same(errorOf(await postToken(app, { provider: 'gh', code: gh.code(newcomer).code })), [403, 111], 'the list is 403: nobody registered without an email')
+  t.equal(await users.findByEmail('no-list@example.com'), null)
+  t.same(await users.listIdentities(alice), [], 'alice was not linked')
+  t.same(registered, [])
+  t.same(failed.map((f) => f.errorCode), [111, 111])
+})
+
+t.test('gh pointed at another GitHub Enterprise Server: its account with the same id is not the one linked', async (t) => {
+  const second = await startOAuth2Provider('github')
+  t.teardown(() => second.close())
+  const users = new MemoryUserAdapter()
+  const alice = await users.addUser(ALICE)
+  const linksOf = async (user: typeof alice): Promise<string[][]> => (await users.listIdentities(user)).map((link) => [link.provider, link.subject])
+
+  const { app: first } = await build(t, {}, users)
+  t.equal((await postToken(first, { provider: 'gh', code: gh.code(ALICE_GH).code })).statusCode, 200)
+  t.same(await linksOf(alice), [['gh', gh.linkSubject(1001)]], 'alice is linked to 1001 of the first server')
+
+  // GitHub numbers the users of each server: 1001 of the second one is somebody else, with another address
+  const moved = { enterpriseUrl: second.origin, clientId: second.clientId, clientSecret: second.clientSecret, redirectUris: second.redirectUris }
+  const stranger = account(1001, 'stranger', [primary('stranger@elsewhere.example')])
+  const { app: pointed } = await build(t, moved, users)
+  t.same(errorOf(await postToken(pointed, { provider: 'gh', code: second.code(stranger).code })), [404, 74], 'no link and no user of the address: not found')
+  const unverified = account(1001, 'stranger', [primary('stranger@elsewhere.example', false)])
+  t.same(errorOf(await postToken(pointed, { provider: 'gh', code: second.code(unverified).code })), [403, 111], 'an unverified address: refused')
+  const withoutList = await postToken(pointed, { provider: 'gh', code: second.code(stranger, { scope: 'read:user' }).code })
+  t.same(errorOf(withoutList), [403, 111], 'no email at all: refused')
+
+  const { app: registering } = await build(t, { ...moved, autoRegister: true }, users)
+  const res = await postToken(registering, { provider: 'gh', code: second.code(stranger).code })
+  t.equal(res.statusCode, 200, 'with registration on, the stranger signs in')
+  const created = await users.findByEmail('stranger@elsewhere.example')
+  t.ok(created !== null && res.json().data.user.ID === created.ID, 'as the user registered for the address')
+  t.not(res.json().data.user.ID, alice.ID, 'never as alice')
+  t.same(await linksOf(created as NonNullable<typeof created>), [['gh', second.linkSubject(1001)]], 'linked to 1001 of the second server')
+  t.same(await linksOf(alice), [['gh', gh.linkSubject(1001)]], 'alice keeps her link')
+
+  const back = await postToken(first, { provider: 'gh', code: gh.code(ALICE_GH).code })
+  t.equal(back.json().data.user?.ID, alice.ID, 'pointed back at the first server, 1001 signs alice in again')
 })
