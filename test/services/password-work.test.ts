@@ -252,7 +252,7 @@ t.test('the bounded adapter: hashing methods take a slot in their queue, the oth
   t.same(users.calls, ['findByEmail a@example.com private', 'findByLogin a private', 'findById 7 private', 'verifyPassword 1 private', 'setPassword 1 private'])
   t.equal(bounded.getPasswordHash, undefined, 'a method the adapter lacks stays absent')
   t.equal(bounded.deleteUser, undefined)
-  t.same(Object.keys(bounded).sort(), ['createUser', 'deleteUser', 'findByEmail', 'findById', 'findByLogin', 'getPasswordHash', 'passwordFingerprint', 'rehashPassword', 'setEmail', 'setEmailVerified', 'setPassword', 'toPublicUser', 'verifyPassword'])
+  t.same(Object.keys(bounded).sort(), ['createUser', 'deleteUser', 'findByEmail', 'findById', 'findByIdentity', 'findByLogin', 'getPasswordHash', 'hasPassword', 'linkIdentity', 'listIdentities', 'passwordFingerprint', 'rehashPassword', 'setEmail', 'setEmailVerified', 'setPassword', 'toPublicUser', 'unlinkIdentity', 'verifyPassword'])
 
   // a method added to the adapter later is found at the time of the call
   const late = users as unknown as { getPasswordHash: () => Promise<string> }
