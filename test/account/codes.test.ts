@@ -49,6 +49,21 @@ t.test('the credential reset unlinks every provider account, and reports only th
   t.strictSame(unlinked, [{ userId: kit.aliceId, ip: null, provider: 'gh', reason: 'credentials_reset' }], 'one event, for the link this reset removed')
 })
 
+t.test('the credential reset on an adapter that keeps no links touches no link', async (t) => {
+  const kit = await flowKit()
+  const alice = await kit.users.findById(kit.aliceId)
+  if (alice === null) throw new Error('no alice')
+  await kit.users.linkIdentity(alice, 'gh', 'https://api.github.com/ 1', { display: null, linkedAt: 1 })
+  // the host's adapter without the link methods: the plugin reads none of them
+  Object.defineProperty(kit.users, 'listIdentities', { value: undefined, configurable: true })
+  const unlinked = collect(kit, 'identity.unlinked')
+  await resetCredentials(kit.ctx, kit.call(), kit.aliceId, alice, 'password_reset', false)
+  t.strictSame(unlinked, [])
+  Object.defineProperty(kit.users, 'listIdentities', { value: undefined, configurable: true, writable: true })
+  delete (kit.users as unknown as Record<string, unknown>).listIdentities
+  t.equal((await kit.users.listIdentities(alice)).length, 1, 'the link is where it was')
+})
+
 t.test('a mail that is never sent, whose code cannot be withdrawn: both logged, without the code', async (t) => {
   const kit = await flowKit({ resetPassword: { mail: { retries: 0 } } }, { mailer: { send: async () => { throw new Error('smtp down') } } })
   const call = kit.call()
