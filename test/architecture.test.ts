@@ -59,10 +59,12 @@ const LAYERS: Layer[] = [
   { name: 'http', paths: ['lib/http/'], fastify: true },
   // The routes.
   { name: 'routes', paths: ['lib/routes/'], fastify: true },
+  // The conformance suites of fastify-jwt-login/conformance: the ports' contracts as tests, for any runner.
+  { name: 'conformance', paths: ['lib/conformance/'] },
   // The client (lib/client/) of fastify-jwt-login/client: it loads nothing of the server at runtime (checked below), only its types.
   { name: 'client', paths: ['lib/client/'] },
   // The package entries, one for each export of package.json.
-  { name: 'entries', paths: ['lib/index.ts', 'lib/redis.ts', 'lib/postgres.ts', 'lib/nodemailer.ts', 'lib/testing.ts', 'lib/wordpress.ts', 'lib/client.ts'], fastify: true }
+  { name: 'entries', paths: ['lib/index.ts', 'lib/redis.ts', 'lib/postgres.ts', 'lib/nodemailer.ts', 'lib/testing.ts', 'lib/wordpress.ts', 'lib/client.ts', 'lib/conformance.ts'], fastify: true }
 ]
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))

@@ -1,0 +1,2 @@
+// placeholder: the suite lands here
+export {}
