@@ -1,6 +1,7 @@
 // What the account settings need of the options: refused at registration and on every reload, naming the fix.
 import type { TwoFactorOptions } from '../adapters/two-factor.js'
 import type { UserAdapter } from '../adapters/users.js'
+import { provides, requireCapability, TWO_FACTOR_PORT_MANIFEST, USER_ADAPTER_MANIFEST } from '../adapters/manifest.js'
 import type { Settings } from '../config/settings.js'
 import { JwtLoginSettingsError } from '../core/errors.js'
 import type { Mailer } from '../mail/types.js'
@@ -12,10 +13,10 @@ export interface AccountEquipment {
   twoFactor?: TwoFactorOptions
 }
 
-const has = (users: UserAdapter<any>, method: keyof UserAdapter): boolean => typeof users[method] === 'function'
+const has = (users: UserAdapter<any>, name: string): boolean => provides(USER_ADAPTER_MANIFEST, users, name)
 
 /** Each setting that needs a method of the user adapter or the mailer: the first unmet one is refused. */
-function needs (settings: Settings): Array<[path: string, on: boolean, method: keyof UserAdapter | 'mailer', what: string]> {
+function needs (settings: Settings): Array<[path: string, on: boolean, capability: string, what: string]> {
   const { account, users, authentication, emailSignIn } = settings
   return [
     ['emailSignIn/enabled', emailSignIn.enabled, 'mailer', 'sign-in by email'],
@@ -41,16 +42,16 @@ export function checkAccountSetup (settings: Settings, options: AccountEquipment
   for (const [path, on, method, what] of needs(settings)) {
     if (!on) continue
     if (method === 'mailer' && options.mailer === undefined) throw new JwtLoginSettingsError(path, `${what} needs the \`mailer\` option`)
-    if (method !== 'mailer' && !has(options.users, method)) throw new JwtLoginSettingsError(path, `${what} needs the user adapter to implement ${method} (docs/adapters.md)`)
+    if (method !== 'mailer') requireCapability(USER_ADAPTER_MANIFEST, options.users, method, path, what)
   }
   const { account } = settings
-  if (account.enabled && account.twoFactor.enabled && options.twoFactor !== undefined && typeof options.twoFactor.port.setMethod !== 'function') {
-    throw new JwtLoginSettingsError('account/twoFactor/enabled', 'the account\'s two-factor routes need the two-factor port to implement setMethod (turn account.twoFactor.enabled off, or add it: docs/two-factor.md)')
+  if (account.enabled && account.twoFactor.enabled && options.twoFactor !== undefined) {
+    requireCapability(TWO_FACTOR_PORT_MANIFEST, options.twoFactor.port, 'setMethod', 'account/twoFactor/enabled', 'the account\'s two-factor routes', 'turn account.twoFactor.enabled off, or add it (docs/two-factor.md)')
   }
   checkEmailSignInSetup(settings, options.users)
   const matching = Object.entries(settings.oauth.providers).find(([, provider]) => provider.enabled)
-  if (settings.users.register.enabled && matching !== undefined && !has(options.users, 'setEmailVerified')) {
-    throw new JwtLoginSettingsError('users/register/enabled', `registration beside provider sign-in (oauth.providers.${matching[0]}) needs the user adapter to implement setEmailVerified: ` +
+  if (settings.users.register.enabled && matching !== undefined) {
+    requireCapability(USER_ADAPTER_MANIFEST, options.users, 'setEmailVerified', 'users/register/enabled', `registration beside provider sign-in (oauth.providers.${matching[0]})`,
       'a provider signs in the account its email finds, so an account registered with someone else\'s address must be known as unverified (docs/account.md#no-pre-hijack)')
   }
 }
@@ -64,11 +65,12 @@ export function checkAccountSetup (settings: Settings, options: AccountEquipment
  */
 function checkEmailSignInSetup ({ emailSignIn, users }: Settings, adapter: UserAdapter<any>): void {
   if (!emailSignIn.enabled) return
-  if (users.register.enabled && !has(adapter, 'setEmailVerified')) {
-    throw new JwtLoginSettingsError('users/register/enabled', 'registration beside sign-in by email needs the user adapter to implement setEmailVerified: ' +
+  if (users.register.enabled) {
+    requireCapability(USER_ADAPTER_MANIFEST, adapter, 'setEmailVerified', 'users/register/enabled', 'registration beside sign-in by email',
       'a code signs in the account its address finds, so an account registered with someone else\'s address must be known as unverified (docs/account.md#no-pre-hijack)')
   }
-  if (has(adapter, 'setEmailVerified') && !has(adapter, 'setPassword')) {
-    throw new JwtLoginSettingsError('emailSignIn/enabled', 'sign-in by email retires the password of an account whose address was never verified, which needs the user adapter to implement setPassword (docs/email-sign-in.md)')
+  if (has(adapter, 'setEmailVerified')) {
+    requireCapability(USER_ADAPTER_MANIFEST, adapter, 'setPassword', 'emailSignIn/enabled', 'sign-in by email',
+      'it retires the password of an account whose address was never verified (docs/email-sign-in.md)')
   }
 }

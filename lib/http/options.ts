@@ -4,6 +4,7 @@ import type { Clock } from '../core/clock.js'
 import { DEFAULT_PREFIX, trimPrefix } from './rest-route.js'
 import type { HostPorts } from '../adapters/guard.js'
 import type { UserAdapter } from '../adapters/users.js'
+import { requireCapability, USER_ADAPTER_MANIFEST } from '../adapters/manifest.js'
 import { DURATION_HINT, durationAt, toMs } from '../config/duration.js'
 import type { Mailer } from '../mail/types.js'
 import { JwtLoginSettingsError } from '../core/errors.js'
@@ -130,9 +131,7 @@ const DEFAULT_USER_CACHE_MAX = 10_000
 /** Refuses settings that switch reset on without what it needs. Called at registration and on every reload. */
 export function checkResetSetup (settings: Settings, users: UserAdapter<any>, mailer: Mailer | undefined): void {
   if (!settings.resetPassword.enabled) return
-  if (typeof users.setPassword !== 'function') {
-    throw new JwtLoginSettingsError('resetPassword/enabled', 'the user adapter must implement setPassword')
-  }
+  requireCapability(USER_ADAPTER_MANIFEST, users, 'setPassword', 'resetPassword/enabled', 'password reset')
   if (mailer === undefined) throw new JwtLoginSettingsError('resetPassword/enabled', 'password reset needs the `mailer` option')
 }
 
@@ -235,19 +234,14 @@ export function checkSettings (settings: Settings, options: JwtLoginOptions): vo
  * provider's auto-registration, 503 / 201 at `POST` and `DELETE /users`.
  */
 function checkAdapterFor (settings: Settings, users: UserAdapter): void {
-  if (settings.login.allowPasswordHash && typeof users.getPasswordHash !== 'function') {
-    throw new JwtLoginSettingsError('login/allowPasswordHash', 'logging in with password_hash needs the user adapter to implement getPasswordHash')
+  const need = (on: boolean, name: string, path: string, what: string): void => {
+    if (on) requireCapability(USER_ADAPTER_MANIFEST, users, name, path, what)
   }
-  if (settings.users.register.enabled && typeof users.createUser !== 'function') {
-    throw new JwtLoginSettingsError('users/register/enabled', 'registering users needs the user adapter to implement createUser')
-  }
-  if (settings.users.delete.enabled && typeof users.deleteUser !== 'function') {
-    throw new JwtLoginSettingsError('users/delete/enabled', 'deleting users needs the user adapter to implement deleteUser')
-  }
+  need(settings.login.allowPasswordHash, 'getPasswordHash', 'login/allowPasswordHash', 'logging in with password_hash')
+  need(settings.users.register.enabled, 'createUser', 'users/register/enabled', 'registering users')
+  need(settings.users.delete.enabled, 'deleteUser', 'users/delete/enabled', 'deleting users')
   for (const [name, provider] of Object.entries(settings.oauth.providers)) {
-    if (provider.enabled && provider.autoRegister && typeof users.createUser !== 'function') {
-      throw new JwtLoginSettingsError(`oauth/providers/${name}/autoRegister`, 'registering users needs the user adapter to implement createUser')
-    }
+    need(provider.enabled && provider.autoRegister, 'createUser', `oauth/providers/${name}/autoRegister`, 'registering users')
   }
 }
 

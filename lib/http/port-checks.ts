@@ -1,25 +1,23 @@
 // The host's ports as registration checks them: every required method present, no optional one misspelt.
 import type { HostPorts } from '../adapters/guard.js'
 import type { TwoFactorOptions } from '../adapters/two-factor.js'
-import { IDENTITY_METHODS, type UserAdapter } from '../adapters/users.js'
+import { IDENTITY_METHODS } from '../adapters/users.js'
+import { optionalMethods, PASSKEY_PORT_MANIFEST, STATE_STORE_MANIFEST, TWO_FACTOR_PORT_MANIFEST, USER_ADAPTER_MANIFEST } from '../adapters/manifest.js'
 import { JwtLoginSettingsError } from '../core/errors.js'
 import { nearestName } from '../core/names.js'
 import type { StateStore } from '../store/types.js'
 
-/** The keys of `T` that are optional. */
-type OptionalKeys<T> = { [K in keyof T]-?: object extends Pick<T, K> ? K : never }[keyof T]
-
-const ADAPTER_METHODS = ['findByEmail', 'findByLogin', 'findById', 'verifyPassword', 'toPublicUser']
-/** A record, so that an optional method added to `UserAdapter` and not listed here fails the type check. */
-const OPTIONAL_ADAPTER_METHODS = Object.keys({ getPasswordHash: true, setPassword: true, createUser: true, deleteUser: true, setEmailVerified: true, setEmail: true, rehashPassword: true, passwordFingerprint: true, hasPassword: true, findByIdentity: true, linkIdentity: true, listIdentities: true, unlinkIdentity: true } satisfies Record<OptionalKeys<UserAdapter>, true>)
-const STORE_METHODS = ['get', 'set', 'consume', 'increment', 'compareAndSet', 'delete']
-const OPTIONAL_STORE_METHODS = Object.keys({ getMany: true, readAndIncrement: true, close: true, attachLogger: true } satisfies Record<OptionalKeys<Omit<StateStore, 'ordered'>>, true>)
-/** Every method of `TwoFactorPort`: the providers call each one (none is optional). */
-const PORT_METHODS = ['methodOf', 'getTotpSecret', 'setTotpSecret', 'consumeBackupCode', 'replaceBackupCodes']
+// The port manifests' lists (test/adapters/manifest.test.ts holds each to its interface).
+const ADAPTER_METHODS = [...USER_ADAPTER_MANIFEST.required]
+const OPTIONAL_ADAPTER_METHODS = optionalMethods(USER_ADAPTER_MANIFEST)
+const STORE_METHODS = [...STATE_STORE_MANIFEST.required]
+const OPTIONAL_STORE_METHODS = optionalMethods(STATE_STORE_MANIFEST)
+/** The methods of `TwoFactorPort` the providers call. */
+const PORT_METHODS = [...TWO_FACTOR_PORT_MANIFEST.required]
 /** The optional methods of `TwoFactorPort`: the account's two-factor routes need them. */
-const OPTIONAL_PORT_METHODS = ['setMethod', 'countBackupCodes']
+const OPTIONAL_PORT_METHODS = optionalMethods(TWO_FACTOR_PORT_MANIFEST)
 /** Every method of `PasskeyPort` (none is optional). */
-const PASSKEY_PORT_METHODS = ['listByUser', 'findById', 'create', 'recordUse', 'rename', 'delete']
+const PASSKEY_PORT_METHODS = [...PASSKEY_PORT_MANIFEST.required]
 
 /** A refusal of a plugin option (not a setting), naming its path. */
 export function optionError (path: string, reason: string): JwtLoginSettingsError {

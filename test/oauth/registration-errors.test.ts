@@ -135,7 +135,7 @@ t.test('settings that need an optional adapter method: pass-the-hash needs getPa
   Object.defineProperty(Bare.prototype, 'createUser', { value: undefined })
   const hash = await refusal({ users: new Bare(), settings: { tokens: TOKENS, login: { allowPasswordHash: true } } })
   t.equal(hash.path, 'login/allowPasswordHash')
-  t.equal(hash.message, 'jwt-login: invalid setting login/allowPasswordHash: logging in with password_hash needs the user adapter to implement getPasswordHash')
+  t.equal(hash.message, 'jwt-login: invalid setting login/allowPasswordHash: logging in with password_hash needs the user adapter to implement getPasswordHash (capability `getPasswordHash` of UserAdapter; docs/adapters.md)')
   const provider = { enabled: true, issuer: 'https://idp.example', clientId: 'c', acceptIdToken: true, autoRegister: true }
   const register = await refusal({ users: new Bare(), settings: { tokens: TOKENS, oauth: { providers: { idp1: provider } } } })
   t.equal(register.path, 'oauth/providers/idp1/autoRegister')
