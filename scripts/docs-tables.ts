@@ -85,7 +85,8 @@ export const ENTRIES: Array<[string, string]> = [
   ['fastify-jwt-login/nodemailer', 'lib/nodemailer.ts'],
   ['fastify-jwt-login/testing', 'lib/testing.ts'],
   ['fastify-jwt-login/wordpress', 'lib/wordpress.ts'],
-  ['fastify-jwt-login/client', 'lib/client.ts']
+  ['fastify-jwt-login/client', 'lib/client.ts'],
+  ['fastify-jwt-login/conformance', 'lib/conformance.ts']
 ]
 
 export interface EntryExports { values: string[], types: string[] }

@@ -26,7 +26,8 @@ const OPTIONS: ts.CompilerOptions = {
     'fastify-jwt-login/nodemailer': ['lib/nodemailer.ts'],
     'fastify-jwt-login/testing': ['lib/testing.ts'],
     'fastify-jwt-login/wordpress': ['lib/wordpress.ts'],
-    'fastify-jwt-login/client': ['lib/client.ts']
+    'fastify-jwt-login/client': ['lib/client.ts'],
+    'fastify-jwt-login/conformance': ['lib/conformance.ts']
   }
 }
 

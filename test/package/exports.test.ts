@@ -16,7 +16,8 @@ const ENTRIES: Record<string, string> = {
   'fastify-jwt-login/nodemailer': 'lib/nodemailer.ts',
   'fastify-jwt-login/testing': 'lib/testing.ts',
   'fastify-jwt-login/wordpress': 'lib/wordpress.ts',
-  'fastify-jwt-login/client': 'lib/client.ts'
+  'fastify-jwt-login/client': 'lib/client.ts',
+  'fastify-jwt-login/conformance': 'lib/conformance.ts'
 }
 
 /** The README's rows: entry → documented value and type names. */
