@@ -107,7 +107,7 @@ export const mailerRules: readonly MailerRule[] = [
           `<p><a href="https://app.example.com/sign-in#${longToken()}">${longWords()}</a></p>`
         ].join('\n')
       }
-      await sendAndCheck(fixture, [message], 'a message with an HTML part (unicode, a line of 3,000 characters)')
+      await sendAndCheck(fixture, [message], 'a message with an HTML part (unicode, a line of over 4,000 characters)')
     }
   },
   {

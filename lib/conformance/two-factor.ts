@@ -30,7 +30,7 @@ export interface TwoFactorPortSettings {
 type Fixture = TwoFactorPortFixture<unknown>
 type TwoFactorRule = Rule<Fixture, TwoFactorPortSettings>
 
-/** Every method the port may have: the order the promise rule calls them in. */
+/** Every primary method, in the order the setMethod rule sets them. */
 const METHODS: readonly TwoFactorMethod[] = ['totp', 'email', 'backup_codes', 'passkey']
 
 /** A user of this run, made to exist through the fixture. */
