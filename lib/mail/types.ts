@@ -1,8 +1,14 @@
-/** One message to send. */
+/**
+ * One message to send. Every field arrives as it was given: unicode in the
+ * subject and the bodies, long lines unbroken, line breaks where they were.
+ */
 export interface MailMessage {
+  /** The recipient's address. */
   to: string
   subject: string
+  /** The plain-text body. */
   text: string
+  /** The HTML body, sent beside the text when given (the reader's mail program shows one of them). */
   html?: string
 }
 

@@ -1,6 +1,6 @@
 import type { Mailer, MailMessage } from '../mail/types.js'
 
-/** Prints each message to a stream (the demo host's "mail"). */
+/** Prints each message to a stream (the demo host's "mail"): its HTML part too, when it has one, so that nothing sent is lost. */
 export class ConsoleMailer implements Mailer {
   readonly #write: (line: string) => void
 
@@ -9,6 +9,7 @@ export class ConsoleMailer implements Mailer {
   }
 
   async send (message: MailMessage): Promise<void> {
-    this.#write(`\n--- mail to ${message.to} ---\nSubject: ${message.subject}\n\n${message.text}\n--- end of mail ---\n`)
+    const html = message.html === undefined ? '' : `\n--- html ---\n${message.html}`
+    this.#write(`\n--- mail to ${message.to} ---\nSubject: ${message.subject}\n\n${message.text}${html}\n--- end of mail ---\n`)
   }
 }

@@ -198,12 +198,12 @@ t.test('events: typed on, once, off; a throwing listener does not break emit', a
   t.doesNotThrow(() => { events.emit('validation.failed', { ip: '::1', errorCode: 11 }) }, 'an event without listeners')
 })
 
-t.test('ConsoleMailer writes the message', async (t) => {
+t.test('ConsoleMailer writes the message, its HTML part after the text', async (t) => {
   const lines: string[] = []
   const mailer = new ConsoleMailer((line) => { lines.push(line) })
-  await mailer.send({ to: 'alice@example.com', subject: 'Your code', text: 'Code: 123456', html: '<b>ignored</b>' })
+  await mailer.send({ to: 'alice@example.com', subject: 'Your code', text: 'Code: 123456', html: '<b>123456</b>' })
   t.equal(lines.length, 1)
-  t.equal(lines[0], '\n--- mail to alice@example.com ---\nSubject: Your code\n\nCode: 123456\n--- end of mail ---\n')
+  t.equal(lines[0], '\n--- mail to alice@example.com ---\nSubject: Your code\n\nCode: 123456\n--- html ---\n<b>123456</b>\n--- end of mail ---\n')
 })
 
 t.test('ConsoleMailer writes to stdout by default', async (t) => {

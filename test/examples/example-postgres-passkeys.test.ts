@@ -1,10 +1,10 @@
-// The PostgreSQL example's passkey store: the port's conformance on a schema of its own, and the cascade from users.
+// The PostgreSQL example's passkey store beyond the port's contract (test/conformance/passkey-port.test.ts runs the suite): migrate again, the cascade from users, the table's checks.
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import t from 'tap'
 import { migrate, qualified } from '../../examples/postgres/migrate.js'
 import { PostgresPasskeyStore } from '../../examples/postgres/passkeys.js'
-import { passkeyOf, passkeyPortConformance } from '../helpers/passkey-port-conformance.js'
+import { passkeyOf } from '../../lib/conformance/passkey-samples.js'
 import { DATABASE_URL } from '../helpers/shared-stores.js'
 
 // One schema of our own on the shared database, dropped with everything in it at the end.
@@ -28,11 +28,6 @@ async function addUser (): Promise<number> {
   )
   return (rows[0] as { id: number }).id
 }
-
-passkeyPortConformance(t, 'PostgresPasskeyStore', async () => ({
-  port: new PostgresPasskeyStore(pool, schema),
-  userIds: [await addUser(), await addUser()]
-}))
 
 t.test('migrate runs again and keeps the credentials', async (t) => {
   const store = new PostgresPasskeyStore(pool, schema)

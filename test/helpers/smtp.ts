@@ -14,6 +14,8 @@ export interface SmtpPeer {
   messages: ReceivedMessage[]
   /** The next message not yet taken by an earlier call (waits for it, 10 s at most). */
   nextMessage: () => Promise<ReceivedMessage>
+  /** The server answers the next message 550 once its data is in, and keeps nothing of it. */
+  refuseNext: () => void
   close: () => Promise<void>
 }
 
@@ -90,6 +92,7 @@ export async function startSmtp (): Promise<SmtpPeer> {
   const messages: ReceivedMessage[] = []
   const waiting: Array<() => void> = []
   let taken = 0
+  let refusals = 0
 
   const server = new SMTPServer({
     authOptional: true,
@@ -99,6 +102,11 @@ export async function startSmtp (): Promise<SmtpPeer> {
       const chunks: Buffer[] = []
       stream.on('data', (chunk: Buffer) => chunks.push(chunk))
       stream.on('end', () => {
+        if (refusals > 0) {
+          refusals--
+          callback(Object.assign(new Error('Mailbox unavailable'), { responseCode: 550 }))
+          return
+        }
         const to = session.envelope.rcptTo.map(r => r.address).join(', ')
         messages.push(parseMessage(to, Buffer.concat(chunks).toString('utf8')))
         for (const wake of waiting.splice(0)) wake()
@@ -126,6 +134,7 @@ export async function startSmtp (): Promise<SmtpPeer> {
     port,
     messages,
     nextMessage,
+    refuseNext: () => { refusals++ },
     close: async () => { await new Promise<void>((resolve) => server.close(() => resolve())) }
   }
 }

@@ -5,11 +5,11 @@ import type { PublicKeyCredentialCreationOptionsJSON, RegistrationResponseJSON }
 import { cose, decodeAttestationObject, isoBase64URL, isoCBOR, parseAuthenticatorData } from '@simplewebauthn/server/helpers'
 import t from 'tap'
 import type { StoredPasskey } from '../../lib/adapters/passkeys.js'
+import { passkeyOf } from '../../lib/conformance/passkey-samples.js'
 import jwtLogin, { JwtLoginSettingsError, type JwtLoginEventMap, type JwtLoginEventName, type JwtLoginOptions } from '../../lib/index.js'
 import { MemoryPasskeyStore, MemoryUserAdapter } from '../../lib/testing.js'
 import { ALICE, HS_SECRET, registrationThrew, testClock } from '../helpers/app.js'
 import { errorOf } from '../helpers/http.js'
-import { passkeyOf } from '../helpers/passkey-port-conformance.js'
 import { authenticator, buildPasskeyApp, claimsOf, ORIGIN, PASSKEY_SETTINGS, PREFIX, RP_ID, type PasskeyApp } from '../helpers/passkeys.js'
 import { BOB, totpAt } from '../helpers/two-factor.js'
 

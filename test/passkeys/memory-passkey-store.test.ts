@@ -1,12 +1,9 @@
-// MemoryPasskeyStore: the passkey port's conformance, and that callers never share an object with the store.
+// MemoryPasskeyStore beyond the port's contract (test/conformance/passkey-port.test.ts runs the suite): callers never share an object with the store.
 import t from 'tap'
+import { passkeyOf } from '../../lib/conformance/passkey-samples.js'
 import { MemoryPasskeyStore } from '../../lib/testing.js'
-import { passkeyOf, passkeyPortConformance } from '../helpers/passkey-port-conformance.js'
 
 const ALICE = 1
-const BOB = 2
-
-passkeyPortConformance(t, 'MemoryPasskeyStore', async () => ({ port: new MemoryPasskeyStore(), userIds: [ALICE, BOB] }))
 
 t.test('changing what was passed in or answered changes nothing in the store', async (t) => {
   const store = new MemoryPasskeyStore()
