@@ -41,8 +41,8 @@ export interface TwoFactorPort<U = unknown> {
    * with a spent code answers `false`. Resolve `false`, never throw, for a
    * hash the user does not hold; throw only when the outcome is unknown
    * (503 / 201; the challenge stays open for the retry). A port that ignores
-   * `claim` still works: after such a failure the code is lost, never a
-   * wrong one let in.
+   * `claim` fails the conformance suite's retry rule but stays safe: after
+   * such a failure the code is lost, never a wrong one let in.
    */
   consumeBackupCode (userId: number, codeHash: string, claim: string): Promise<boolean>
   /** Replaces every backup code hash of the user (after regenerating them). */
