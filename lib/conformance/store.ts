@@ -1,2 +1,58 @@
-// placeholder: the suite lands here
-export {}
+// The StateStore conformance suite: the port's written contract (lib/store/types.ts), one test per rule, on any test runner.
+import { STATE_STORE_MANIFEST, supportsOf } from '../adapters/manifest.js'
+import type { StateStore } from '../store/types.js'
+import { declareSuite, parallelismOf, type SuiteOptions } from './runner.js'
+import { BATCH_RULES } from './store-batch.js'
+import { COUNTER_RULES } from './store-counters.js'
+import { KEY_RULES, PORT_RULES } from './store-keys.js'
+import { settingsFrom, type StoreRule } from './store-kit.js'
+import { VALUE_RULES } from './store-values.js'
+
+export type { StateStoreSettings } from './store-kit.js'
+
+/**
+ * What `stateStoreSuite` takes: `create` resolves a fresh `StateStore`. The
+ * suite names its keys at random for each test, so stores on one shared
+ * server (one Redis, one table) never see one another's keys; `destroy` may
+ * remove them. A store with `close` is closed by the last rule, and
+ * `destroy` still runs after it: a `destroy` that closes the store must let
+ * it be closed twice.
+ */
+export interface StateStoreSuiteOptions extends SuiteOptions<StateStore> {
+  /**
+   * How late after its TTL an expired value or counter may still be seen
+   * (default 50 ms): a rule waits the TTL and this long, then expects it gone.
+   * A value must still be there this long before its TTL ends.
+   */
+  ttlGranularityMs?: number
+  /**
+   * A TTL short enough to wait out, long enough to read the value back
+   * first (default 1000 ms); it must be longer than `ttlGranularityMs`.
+   */
+  briefTtlMs?: number
+  /**
+   * Lets `ms` pass for the store (default: a real sleep). A store on an
+   * injected clock passes one that advances the clock.
+   */
+  wait?: (ms: number) => Promise<void>
+  /** The size of the large value that must round-trip, in bytes (default 64 KiB). */
+  largeValueBytes?: number
+  /** How many keys one rule writes and reads back (default 1000). */
+  manyKeys?: number
+}
+
+/**
+ * The rules, in the order the suite declares them: values and their TTL,
+ * consume, compareAndSet, delete; counters; keys and values as they are;
+ * getMany; readAndIncrement; the order of calls; attachLogger; close last.
+ */
+export const stateStoreRules: readonly StoreRule[] = [...VALUE_RULES, ...COUNTER_RULES, ...KEY_RULES, ...BATCH_RULES, ...PORT_RULES]
+
+/**
+ * Declares one test per rule of the `StateStore` contract on `options.test`;
+ * a rule that needs an optional method or `ordered` is skipped, saying so,
+ * on a store without it.
+ */
+export async function stateStoreSuite (options: StateStoreSuiteOptions): Promise<void> {
+  await declareSuite(options, 'StateStore', stateStoreRules, store => supportsOf(STATE_STORE_MANIFEST, store), settingsFrom(options, parallelismOf(options)))
+}

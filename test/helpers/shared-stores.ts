@@ -87,3 +87,44 @@ export async function storeOf (t: Teardown, kind: StoreKind, name: string, clock
     case 'postgres': return (await postgresStore(t, name)).store
   }
 }
+
+/** The `create` and `destroy` of a conformance suite: stores as `storeOf` makes them, without a tap test. */
+export interface StorePorts {
+  create: () => Promise<StateStore>
+  destroy: (store: StateStore) => Promise<void>
+}
+
+/**
+ * Fresh stores of `kind` for a conformance suite, each cleaned up by
+ * `destroy` as `storeOf` cleans up at a test's end (keys removed, store
+ * closed). The suite's last rule closes its store, then `destroy` closes it
+ * again, which a RedisStore refuses (ioredis's quit on a closed
+ * connection): close is made to run once.
+ */
+export function storePorts (kind: StoreKind, name: string, clock?: Clock): StorePorts {
+  const cleanups = new Map<StateStore, Array<() => Promise<void>>>()
+  return {
+    create: async () => {
+      const steps: Array<() => Promise<void>> = []
+      const store = await storeOf({ teardown: (step) => { steps.push(step) } }, kind, name, clock)
+      closesOnce(store)
+      cleanups.set(store, steps)
+      return store
+    },
+    destroy: async (store) => {
+      const steps = cleanups.get(store) ?? []
+      cleanups.delete(store)
+      for (const step of steps.reverse()) await step()
+    }
+  }
+}
+
+/** Makes the store's close run once, however often it is called. */
+function closesOnce (store: StateStore): void {
+  const close = (store.close as () => Promise<void>).bind(store)
+  let closing: Promise<void> | undefined
+  store.close = async () => {
+    closing ??= close()
+    await closing
+  }
+}

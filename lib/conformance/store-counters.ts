@@ -1,0 +1,88 @@
+// The state-store rules on counters: increment's count, its TTL and the time left it answers, and counting under concurrency.
+import { LONG_TTL_MS, atOnce, expectSame, expectThat, keysOf, oneTo, type StoreRule } from './store-kit.js'
+
+/** The part of the brief TTL a rule lets pass between two increments of one counter. */
+export function stepOf (briefTtlMs: number): number {
+  return Math.ceil(briefTtlMs / 5)
+}
+
+/**
+ * Checks the time left a later count answered, `passed` ms at least after
+ * the counter was made with `ttlMs`: not more than what is left (the expiry
+ * was kept), not less by more than the granularity (it is the time left).
+ */
+export function expectTimeLeft (answered: number, ttlMs: number, waited: number, since: number, ttlGranularityMs: number, what: string): void {
+  // in real time more may have passed than was waited
+  const passed = Math.max(waited, Date.now() - since)
+  expectThat(answered <= ttlMs - waited, `${what} answered ${answered} ms left of a counter made with ttlMs ${ttlMs} at least ${waited} ms earlier: its expiry was not kept`)
+  expectThat(answered >= ttlMs - passed - ttlGranularityMs, `${what} answered ${answered} ms left of a counter made with ttlMs ${ttlMs} at most ${passed} ms earlier: less than the time left`)
+}
+
+/** Checks the time left a new counter answered: its `ttlMs`, less at most the granularity. */
+export function expectNewTtl (answered: number, ttlMs: number, ttlGranularityMs: number, what: string): void {
+  expectThat(answered <= ttlMs && answered >= ttlMs - ttlGranularityMs, `${what} with ttlMs ${ttlMs} answered ${answered} ms left`)
+}
+
+export const COUNTER_RULES: StoreRule[] = [
+  {
+    name: 'the first increment counts 1 and answers its ttlMs',
+    contract: 'The first increment creates the counter with `ttlMs`',
+    async run (store, { ttlGranularityMs }) {
+      const key = keysOf()
+      const first = await store.increment(key('counter'), LONG_TTL_MS)
+      expectSame(first.count, 1, 'the count of the first increment')
+      expectNewTtl(first.ttlMs, LONG_TTL_MS, ttlGranularityMs, 'the first increment')
+    }
+  },
+  {
+    name: 'a counter expires once the time left that increment answered has passed, and starts again at 1',
+    contract: 'returns the new count and the time left (ms) before the counter expires',
+    async run (store, { briefTtlMs, ttlGranularityMs, wait }) {
+      const key = keysOf()
+      await store.increment(key('window'), briefTtlMs)
+      await wait(Math.floor(briefTtlMs / 2))
+      const second = await store.increment(key('window'), briefTtlMs)
+      expectSame(second.count, 2, `the count of a second increment ${Math.floor(briefTtlMs / 2)} ms into a ttlMs of ${briefTtlMs}`)
+      expectThat(second.ttlMs > 0 && second.ttlMs <= briefTtlMs, `the second increment of a counter made with ttlMs ${briefTtlMs} answered ${second.ttlMs} ms left`)
+      await wait(second.ttlMs + ttlGranularityMs)
+      const third = await store.increment(key('window'), briefTtlMs)
+      expectSame(third.count, 1, `the count of an increment ${second.ttlMs + ttlGranularityMs} ms after one that answered ${second.ttlMs} ms left (ttlGranularityMs ${ttlGranularityMs})`)
+    }
+  },
+  {
+    name: 'later increments keep the counter\'s expiry, whatever their ttlMs',
+    contract: 'later ones keep its expiry',
+    async run (store, { briefTtlMs, ttlGranularityMs, wait }) {
+      const key = keysOf()
+      const step = stepOf(briefTtlMs)
+      const since = Date.now()
+      await store.increment(key('counter'), LONG_TTL_MS)
+      await wait(step)
+      const cases: Array<[number, string]> = [[LONG_TTL_MS, 'with the same ttlMs'], [LONG_TTL_MS * 10, 'with a longer ttlMs'], [briefTtlMs, 'with a shorter ttlMs']]
+      for (const [i, [ttlMs, how]] of cases.entries()) {
+        const later = await store.increment(key('counter'), ttlMs)
+        expectSame(later.count, i + 2, `the count of increment ${i + 2}`)
+        expectTimeLeft(later.ttlMs, LONG_TTL_MS, step, since, ttlGranularityMs, `increment ${i + 2} ${how}`)
+      }
+    }
+  },
+  {
+    name: 'concurrent increments count 1 to N, each once',
+    contract: 'Adds one to the counter under `key` atomically',
+    async run (store, { parallelism }) {
+      const key = keysOf()
+      const answers = await atOnce(parallelism, async () => await store.increment(key('busy'), LONG_TTL_MS))
+      expectSame(answers.map(answer => answer.count).sort((a, b) => a - b), oneTo(parallelism), `the counts of ${parallelism} concurrent increments, sorted`)
+      expectSame((await store.increment(key('busy'), LONG_TTL_MS)).count, parallelism + 1, 'the count of one more increment')
+    }
+  },
+  {
+    name: 'get reads a counter as its count',
+    contract: 'Adds one to the counter under `key`',
+    async run (store) {
+      const key = keysOf()
+      for (let i = 0; i < 3; i++) await store.increment(key('counter'), LONG_TTL_MS)
+      expectSame(await store.get(key('counter')), '3', 'get of a counter incremented three times')
+    }
+  }
+]
