@@ -98,7 +98,9 @@ export const KEY_RULES: StoreRule[] = [
     async run (store) {
       const key = keysOf()
       for (const name of ['a', 'b', 'c']) await store.set(key(name), `v${name}`, LONG_TTL_MS)
-      expectSame(await methodOf(store, 'getMany')([key('b'), key('absent'), key('a'), key('c')]), ['vb', null, 'va', 'vc'], 'getMany of b, an absent key, a, c')
+      await store.increment(key('counter'), LONG_TTL_MS)
+      const keys = [key('b'), key('absent'), key('a'), key('counter'), key('c')]
+      expectSame(await methodOf(store, 'getMany')(keys), ['vb', null, 'va', '1', 'vc'], 'getMany of b, an absent key, a, a counter counted once, c')
     }
   },
   {

@@ -1,9 +1,9 @@
 /**
- * PostgresStore beyond the StateStore contract (which store-conformance runs
- * on it): options, the table and its migration, the sweep, what it logs,
- * failing closed on a stalled or unreachable database, and the plugin on it
- * end to end. Everything lives in one schema of this file's own, dropped at
- * the end.
+ * PostgresStore beyond the StateStore contract (which
+ * test/conformance/state-store-postgres.test.ts checks): options, the table
+ * and its migration, the sweep, what it logs, failing closed on a stalled or
+ * unreachable database, and the plugin on it end to end. Everything lives in
+ * one schema of this file's own, dropped at the end.
  */
 import { randomBytes } from 'node:crypto'
 import { readFile } from 'node:fs/promises'

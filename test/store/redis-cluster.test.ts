@@ -1,6 +1,6 @@
 /**
  * RedisStore on a Redis Cluster beyond the store contract (which
- * store-conformance.test.ts runs on a cluster too): a host's own Cluster
+ * test/conformance/state-store-cluster.test.ts checks): a host's own Cluster
  * client, keys of one request in different hash slots, the plugin's routes
  * end to end, what the store logs, and waitForReplicas.
  */

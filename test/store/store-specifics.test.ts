@@ -1,213 +1,24 @@
+/**
+ * The stores beyond the StateStore contract (which the published suite
+ * checks on all four, in test/conformance/state-store*.test.ts): RedisStore's
+ * prefixes and connections, MemoryStore's bounds, sweeps and warnings,
+ * guardStore, and the request rate limit on the store.
+ */
 import { randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Redis } from 'ioredis'
-import t, { type Test } from 'tap'
+import t from 'tap'
 import { JwtLoginError, MemoryStore, type StateStore } from '../../lib/index.js'
-import { batchOf } from '../../lib/store/read.js'
-import type { AtomicBatch } from '../../lib/store/types.js'
 import { RedisStore } from '../../lib/redis.js'
 import { StoreRateLimit } from '../../lib/http/rate-limit-store.js'
 import { guardStore } from '../../lib/store/guard.js'
 import { ALICE, buildApp, testClock } from '../helpers/app.js'
 import { ruledStore } from '../helpers/faults.js'
-import { deleteKeys, redisStore, REDIS_URL } from '../helpers/redis-store.js'
-import { clusterStore, postgresStore } from '../helpers/shared-stores.js'
-
-interface Subject {
-  store: StateStore
-  /** Lets `ms` pass for the store: advances the injected clock, or waits in real time for the servers. */
-  pass: (ms: number) => Promise<void>
-  /** A TTL short enough to wait out, long enough to read back first on a busy machine (real time: a second). */
-  brief: number
-}
-
-type Factory = (t: Test) => Promise<Subject>
+import { deleteKeys, REDIS_URL } from '../helpers/redis-store.js'
 
 function uniquePrefix (): string {
   return `jwt-login-test-${randomBytes(6).toString('hex')}:`
 }
-
-const memoryFactory: Factory = async (t) => {
-  const clock = testClock()
-  const store = new MemoryStore({ clock })
-  t.teardown(async () => { await store.close() })
-  return { store, pass: async (ms) => { clock.advance(ms) }, brief: 50 }
-}
-
-/** Real time on the server's clock: a margin so the server has expired the key. */
-const realTime = { pass: async (ms: number) => { await sleep(ms + 30) }, brief: 1000 }
-
-const redisFactory: Factory = async (t) => ({ store: redisStore(t, 'conformance').store, ...realTime })
-const clusterFactory: Factory = async (t) => ({ store: (await clusterStore(t, 'conformance')).store, ...realTime })
-const postgresFactory: Factory = async (t) => ({ store: (await postgresStore(t, 'conformance')).store, ...realTime })
-
-function conformance (name: string, make: Factory): void {
-  t.test(`${name}: the StateStore contract`, async (t) => {
-    t.test('get answers null for an absent key, set stores, set replaces', async (t) => {
-      const { store } = await make(t)
-      t.equal(await store.get('absent'), null)
-      await store.set('k', 'v1', 10_000)
-      t.equal(await store.get('k'), 'v1')
-      await store.set('k', 'v2', 10_000)
-      t.equal(await store.get('k'), 'v2')
-    })
-
-    t.test('getMany answers each key\'s value in the order asked, null for an absent or expired one', async (t) => {
-      const { store, pass } = await make(t)
-      if (store.getMany === undefined) throw new Error('the store has no getMany')
-      t.same(await store.getMany([]), [], 'no keys, no values')
-      await store.set('a', '1', 60_000)
-      await store.set('b', '2', 60_000)
-      // long enough to be read on a busy machine before it expires
-      await store.set('brief', '3', 1000)
-      await store.increment('count', 60_000)
-      t.same(await store.getMany(['b', 'absent', 'a', 'brief', 'count']), ['2', null, '1', '3', '1'])
-      t.same(await store.getMany(['a', 'a']), ['1', '1'], 'a key asked twice')
-      await pass(1000)
-      t.same(await store.getMany(['brief', 'a']), [null, '1'], 'expired')
-      t.same(await store.getMany(['absent']), [null])
-    })
-
-    t.test('a value expires after its TTL', async (t) => {
-      const { store, pass, brief } = await make(t)
-      await store.set('short', 'v', brief)
-      await store.set('long', 'v', 60_000)
-      t.equal(await store.get('short'), 'v')
-      await pass(brief + 10)
-      t.equal(await store.get('short'), null, 'expired')
-      t.equal(await store.consume('short'), null, 'an expired value cannot be consumed')
-      t.equal(await store.get('long'), 'v', 'a longer TTL is still there')
-    })
-
-    t.test('consume answers the value once and deletes it', async (t) => {
-      const { store } = await make(t)
-      await store.set('once', 'secret', 10_000)
-      t.equal(await store.consume('once'), 'secret')
-      t.equal(await store.consume('once'), null)
-      t.equal(await store.get('once'), null)
-      t.equal(await store.consume('never-set'), null)
-    })
-
-    t.test('50 concurrent consumes of one key: exactly one gets the value', async (t) => {
-      const { store } = await make(t)
-      await store.set('race', 'the-value', 10_000)
-      const results = await Promise.all(Array.from({ length: 50 }, async () => await store.consume('race')))
-      t.equal(results.filter(r => r === 'the-value').length, 1)
-      t.equal(results.filter(r => r === null).length, 49)
-    })
-
-    t.test('increment creates the counter with its TTL and keeps the expiry', async (t) => {
-      const { store, pass } = await make(t)
-      const first = await store.increment('counter', 10_000)
-      t.same(first, { count: 1, ttlMs: 10_000 })
-      await pass(200)
-      const second = await store.increment('counter', 10_000)
-      t.equal(second.count, 2)
-      t.ok(second.ttlMs <= 9_800 && second.ttlMs > 0, `expiry kept, not reset (${second.ttlMs} ms left)`)
-      const third = await store.increment('counter', 99_999)
-      t.equal(third.count, 3)
-      t.ok(third.ttlMs <= 9_800, 'a later TTL does not extend the counter')
-    })
-
-    t.test('a counter expires and starts again at 1', async (t) => {
-      const { store, pass, brief } = await make(t)
-      await store.increment('window', brief)
-      t.equal((await store.increment('window', brief)).count, 2)
-      await pass(brief + 10)
-      t.equal((await store.increment('window', brief)).count, 1)
-    })
-
-    t.test('concurrent increments count exactly', async (t) => {
-      const { store } = await make(t)
-      const results = await Promise.all(Array.from({ length: 100 }, async () => await store.increment('busy', 10_000)))
-      t.same(results.map(r => r.count).sort((a, b) => a - b), Array.from({ length: 100 }, (_, i) => i + 1))
-      t.equal((await store.increment('busy', 10_000)).count, 101)
-    })
-
-    t.test('compareAndSet writes only over the expected value, or an absent key for null', async (t) => {
-      const { store, pass, brief } = await make(t)
-      t.equal(await store.compareAndSet('cas', 'x', 'v1', 10_000), false, 'absent is not "x"')
-      t.equal(await store.get('cas'), null)
-      t.equal(await store.compareAndSet('cas', null, 'v1', 10_000), true, 'null: only when absent')
-      t.equal(await store.compareAndSet('cas', null, 'other', 10_000), false)
-      t.equal(await store.compareAndSet('cas', 'v2', 'other', 10_000), false, 'a different value stays')
-      t.equal(await store.get('cas'), 'v1')
-      t.equal(await store.compareAndSet('cas', 'v1', 'v2', brief), true)
-      t.equal(await store.get('cas'), 'v2')
-      await pass(brief + 10)
-      t.equal(await store.get('cas'), null, 'the new TTL applies')
-      t.equal(await store.compareAndSet('cas', null, 'again', 10_000), true, 'an expired key counts as absent')
-    })
-
-    t.test('50 concurrent compareAndSet over one value: exactly one writes', async (t) => {
-      const { store } = await make(t)
-      await store.set('cas-race', 'start', 10_000)
-      const results = await Promise.all(Array.from({ length: 50 }, async (_, i) => await store.compareAndSet('cas-race', 'start', `v${i}`, 10_000)))
-      t.equal(results.filter(Boolean).length, 1)
-      const winner = results.indexOf(true)
-      t.equal(await store.get('cas-race'), `v${winner}`)
-    })
-
-    t.test('readAndIncrement reads, then counts as increment does, in the order asked', async (t) => {
-      const { store, pass, brief } = await make(t)
-      const batch = batchOf(store) as AtomicBatch['readAndIncrement']
-      t.type(batch, 'function', 'the store offers the batch')
-      await store.set('seen', 'v', 60_000)
-      const first = await batch(['seen', 'fails:{s}', 'absent'], [{ key: 'fails:{s}', ttlMs: 10_000 }, { key: 'failed:{s}', ttlMs: brief }])
-      t.same(first, { values: ['v', null, null], counts: [{ count: 1, ttlMs: 10_000 }, { count: 1, ttlMs: brief }] }, 'read before the counts: a counter read is its value before')
-      await pass(200)
-      const second = await batch(['fails:{s}'], [{ key: 'fails:{s}', ttlMs: 99_999 }])
-      t.same(second.values, ['1'])
-      t.equal(second.counts[0]?.count, 2)
-      t.ok((second.counts[0]?.ttlMs as number) <= 9_800 && (second.counts[0]?.ttlMs as number) > 0, 'the expiry kept, as increment keeps it')
-      await pass(brief + 10)
-      t.same((await batch([], [{ key: 'failed:{s}', ttlMs: brief }])).counts, [{ count: 1, ttlMs: brief }], 'an expired counter starts again at 1')
-      t.same(await batch([], []), { values: [], counts: [] }, 'nothing asked, nothing done')
-      t.equal(await store.get('fails:{s}'), '2', 'the counts are the store\'s counters')
-    })
-
-    t.test('readAndIncrement with unlessAbove: a key over now holds every count back, and nothing is written', async (t) => {
-      const { store } = await make(t)
-      const batch = batchOf(store) as AtomicBatch['readAndIncrement']
-      const now = Date.now()
-      const counters = [{ key: 'fails:{locked}', ttlMs: 60_000 }, { key: 'failed:{locked}', ttlMs: 60_000 }]
-      await store.set('lock:{locked}', String(now + 60_000), 60_000)
-      const held = await batch(['lock:{locked}', 'fails:{locked}'], counters, { unlessAbove: { keys: ['lock:{locked}'], now } })
-      t.same(held, { values: [String(now + 60_000), null], counts: [null, null] })
-      t.same(await store.getMany?.(['fails:{locked}', 'failed:{locked}']), [null, null], 'no counter written')
-      t.same((await batch([], counters, { unlessAbove: { keys: ['lock:{locked}'], now: now + 60_000 } })).counts.map(c => c?.count), [1, 1], 'a lock not over now holds nothing back')
-      await store.set('lock:{locked}', 'not a time', 60_000)
-      t.same((await batch([], counters, { unlessAbove: { keys: ['lock:{locked}', 'lock:{absent}'], now } })).counts.map(c => c?.count), [2, 2], 'nor does a value that is no number, or an absent key')
-    })
-
-    t.test('100 concurrent readAndIncrement calls: counts 1..100 once each, every read from before its own count', async (t) => {
-      const { store } = await make(t)
-      const batch = batchOf(store) as AtomicBatch['readAndIncrement']
-      const results = await Promise.all(Array.from({ length: 100 }, async () => await batch(['fails:{busy}'], [{ key: 'fails:{busy}', ttlMs: 10_000 }, { key: 'failed:{busy}', ttlMs: 10_000 }])))
-      const counts = results.map(r => r.counts[0]?.count as number)
-      t.same([...counts].sort((a, b) => a - b), Array.from({ length: 100 }, (_, i) => i + 1), 'no count twice, none lost')
-      t.same(results.map(r => r.counts[1]?.count), counts, 'one call counts both counters before another call counts either')
-      t.same(results.filter(r => Number(r.values[0] ?? 0) > (r.counts[0]?.count as number) - 1), [], 'no read sees a count made after its own')
-      t.equal((await store.increment('fails:{busy}', 10_000)).count, 101)
-    })
-
-    t.test('delete removes a key; deleting an absent key is fine', async (t) => {
-      const { store } = await make(t)
-      await store.set('gone', 'v', 10_000)
-      await store.delete('gone')
-      t.equal(await store.get('gone'), null)
-      await store.increment('gone-counter', 10_000)
-      await store.delete('gone-counter')
-      t.equal((await store.increment('gone-counter', 10_000)).count, 1)
-      await t.resolves(store.delete('never-there'))
-    })
-  })
-}
-
-conformance('MemoryStore', memoryFactory)
-conformance('RedisStore', redisFactory)
-conformance('RedisStore on a Redis Cluster', clusterFactory)
-conformance('PostgresStore', postgresFactory)
 
 t.test('RedisStore specifics', async (t) => {
   const admin = new Redis(REDIS_URL)
