@@ -1,12 +1,7 @@
 // The state-store rules on `readAndIncrement` (`AtomicBatch`): the reads before the counts, counting as increment does, unlessAbove, concurrency.
-import type { ReadAndIncrementResult, StateStore } from '../store/types.js'
+import type { ReadAndIncrementResult } from '../store/types.js'
 import { expectNewTtl, expectTimeLeft, stepOf } from './store-counters.js'
 import { LONG_TTL_MS, atOnce, expectReadBack, expectSame, expectThat, keysOf, methodOf, oneTo, show, type StoreRule } from './store-kit.js'
-
-/** The store's batch, bound to it. */
-function batchOf (store: StateStore): NonNullable<StateStore['readAndIncrement']> {
-  return methodOf(store, 'readAndIncrement')
-}
 
 /** One count that was made. */
 type Counted = NonNullable<ReadAndIncrementResult['counts'][number]>
@@ -26,7 +21,7 @@ export const BATCH_RULES: StoreRule[] = [
     needs: NEEDS,
     async run (store, { parallelism }) {
       const key = keysOf()
-      const batch = batchOf(store)
+      const batch = methodOf(store, 'readAndIncrement')
       const counters = [{ key: key.unit('fails'), ttlMs: LONG_TTL_MS }, { key: key.unit('failed'), ttlMs: LONG_TTL_MS }]
       const first = await batch([key.unit('fails'), key.unit('failed')], counters)
       expectSame(first.values, [null, null], 'the values of two counters read in the call that creates them')
@@ -48,7 +43,7 @@ export const BATCH_RULES: StoreRule[] = [
     needs: NEEDS,
     async run (store, { briefTtlMs, ttlGranularityMs, wait }) {
       const key = keysOf()
-      const batch = batchOf(store)
+      const batch = methodOf(store, 'readAndIncrement')
       await store.set(key.unit('x'), 'vx', LONG_TTL_MS)
       await store.set(key.unit('y'), 'vy', LONG_TTL_MS)
       const since = Date.now()
@@ -66,7 +61,7 @@ export const BATCH_RULES: StoreRule[] = [
     needs: NEEDS,
     async run (store, { briefTtlMs, ttlGranularityMs, wait }) {
       const key = keysOf()
-      const batch = batchOf(store)
+      const batch = methodOf(store, 'readAndIncrement')
       const since = Date.now()
       const first = await batch([], [{ key: key.unit('long'), ttlMs: LONG_TTL_MS }, { key: key.unit('brief'), ttlMs: briefTtlMs }])
       expectSame(countsOf(first), [1, 1], 'the counts of a call that creates two counters')
@@ -89,7 +84,7 @@ export const BATCH_RULES: StoreRule[] = [
     needs: NEEDS,
     async run (store, { parallelism }) {
       const key = keysOf()
-      const batch = batchOf(store)
+      const batch = methodOf(store, 'readAndIncrement')
       const answers = await atOnce(parallelism, async () => await batch([], [{ key: key.unit('busy'), ttlMs: LONG_TTL_MS }]))
       expectSame(answers.map(answer => countsOf(answer)[0] as number).sort((a, b) => a - b), oneTo(parallelism), `the counts of ${parallelism} concurrent calls, sorted`)
       expectSame((await store.increment(key.unit('busy'), LONG_TTL_MS)).count, parallelism + 1, 'the count of one increment after them')
@@ -101,7 +96,7 @@ export const BATCH_RULES: StoreRule[] = [
     needs: NEEDS,
     async run (store, { parallelism }) {
       const key = keysOf()
-      const batch = batchOf(store)
+      const batch = methodOf(store, 'readAndIncrement')
       const a = { key: key.unit('a'), ttlMs: LONG_TTL_MS }
       const b = { key: key.unit('b'), ttlMs: LONG_TTL_MS }
       // half the calls name the counters the other way round, so counting one after the other shows
@@ -119,7 +114,7 @@ export const BATCH_RULES: StoreRule[] = [
     needs: NEEDS,
     async run (store) {
       const key = keysOf()
-      const batch = batchOf(store)
+      const batch = methodOf(store, 'readAndIncrement')
       const now = Date.now()
       await store.set(key.unit('lock'), String(now + LONG_TTL_MS), LONG_TTL_MS)
       await store.increment(key.unit('counted'), LONG_TTL_MS)
@@ -136,7 +131,7 @@ export const BATCH_RULES: StoreRule[] = [
     needs: NEEDS,
     async run (store, { briefTtlMs, ttlGranularityMs, wait }) {
       const key = keysOf()
-      const batch = batchOf(store)
+      const batch = methodOf(store, 'readAndIncrement')
       const now = Date.now()
       await store.compareAndSet(key.unit('expired'), null, String(now + LONG_TTL_MS), briefTtlMs)
       await store.set(key.unit('equal'), String(now), LONG_TTL_MS)

@@ -7,9 +7,10 @@ export function stepOf (briefTtlMs: number): number {
 }
 
 /**
- * Checks the time left a later count answered, `passed` ms at least after
- * the counter was made with `ttlMs`: not more than what is left (the expiry
- * was kept), not less by more than the granularity (it is the time left).
+ * Checks the time left a later count answered, `waited` ms at least after
+ * the counter was made with `ttlMs` (at `since`, in real time): not more
+ * than what is left (the expiry was kept), not less by more than the
+ * granularity (it is the time left).
  */
 export function expectTimeLeft (answered: number, ttlMs: number, waited: number, since: number, ttlGranularityMs: number, what: string): void {
   // in real time more may have passed than was waited

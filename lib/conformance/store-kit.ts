@@ -33,7 +33,7 @@ export function settingsFrom (
   }
   const ttlGranularityMs = whole('ttlGranularityMs', given.ttlGranularityMs ?? 50, 0)
   const briefTtlMs = whole('briefTtlMs', given.briefTtlMs ?? 1000, 2)
-  // the rule on the end of a TTL reads ttlGranularityMs before it: that must be after the write
+  // expiry is seen within the granularity: one as long as the brief TTL could not tell an expired value from one never kept
   if (briefTtlMs <= ttlGranularityMs) throw new TypeError('briefTtlMs must be longer than ttlGranularityMs')
   const wait = given.wait ?? (async (ms: number) => { await sleep(ms) })
   if (typeof wait !== 'function') throw new TypeError('wait must be a function that lets the given milliseconds pass for the store')
