@@ -140,9 +140,10 @@ export const VALUE_RULES: StoreRule[] = [
     async run (store, { briefTtlMs, ttlGranularityMs, wait }) {
       const key = keysOf()
       await store.set(key('shortened'), 'v1', LONG_TTL_MS)
+      const since = Date.now()
       await store.set(key('lengthened'), 'v1', briefTtlMs)
       expectSame(await store.compareAndSet(key('shortened'), 'v1', 'v2', briefTtlMs), true, `compareAndSet with ttlMs ${briefTtlMs} over a value set for longer`)
-      expectSame(await store.compareAndSet(key('lengthened'), 'v1', 'v2', LONG_TTL_MS), true, `compareAndSet with a long ttlMs over a value set for ${briefTtlMs} ms`)
+      expectReadBack(await store.compareAndSet(key('lengthened'), 'v1', 'v2', LONG_TTL_MS), true, since, briefTtlMs, `compareAndSet with a long ttlMs over a value set for ${briefTtlMs} ms`)
       await wait(briefTtlMs + ttlGranularityMs)
       // read by consume: get's own handling of an expired value is the rule on expiry's
       expectSame(await store.consume(key('shortened')), null, 'consume after the shorter ttlMs of the compareAndSet passed')
