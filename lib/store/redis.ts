@@ -53,6 +53,7 @@ export class RedisStore implements StateStore, AtomicBatch {
   readonly ordered: boolean
   readonly #client: StoreClient
   readonly #owned: boolean
+  #closing: Promise<void> | undefined
   readonly #prefix: string
   readonly #wait: { replicas: number, timeoutMs: number } | null
   readonly #deadlineMs: number
@@ -240,7 +241,13 @@ export class RedisStore implements StateStore, AtomicBatch {
     await new Promise<void>((resolve) => { (this.#client as Cluster).refreshSlotsCache(() => { resolve() }) })
   }
 
+  /** Closes a client the store created (once: a second call waits for the first), leaves a host's alone. */
   async close (): Promise<void> {
+    this.#closing ??= this.#quit()
+    await this.#closing
+  }
+
+  async #quit (): Promise<void> {
     this.#client.off('ready', this.#onReady)
     if (this.#owned) await this.#client.quit()
   }

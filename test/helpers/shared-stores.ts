@@ -97,9 +97,8 @@ export interface StorePorts {
 /**
  * Fresh stores of `kind` for a conformance suite, each cleaned up by
  * `destroy` as `storeOf` cleans up at a test's end (keys removed, store
- * closed). The suite's last rule closes its store, then `destroy` closes it
- * again, which a RedisStore refuses (ioredis's quit on a closed
- * connection): close is made to run once.
+ * closed; the suite's last rule has closed its store already, which each of
+ * our stores allows).
  */
 export function storePorts (kind: StoreKind, name: string, clock?: Clock): StorePorts {
   const cleanups = new Map<StateStore, Array<() => Promise<void>>>()
@@ -107,7 +106,6 @@ export function storePorts (kind: StoreKind, name: string, clock?: Clock): Store
     create: async () => {
       const steps: Array<() => Promise<void>> = []
       const store = await storeOf({ teardown: (step) => { steps.push(step) } }, kind, name, clock)
-      closesOnce(store)
       cleanups.set(store, steps)
       return store
     },
@@ -116,15 +114,5 @@ export function storePorts (kind: StoreKind, name: string, clock?: Clock): Store
       cleanups.delete(store)
       for (const step of steps.reverse()) await step()
     }
-  }
-}
-
-/** Makes the store's close run once, however often it is called. */
-function closesOnce (store: StateStore): void {
-  const close = (store.close as () => Promise<void>).bind(store)
-  let closing: Promise<void> | undefined
-  store.close = async () => {
-    closing ??= close()
-    await closing
   }
 }
