@@ -10,8 +10,11 @@ import { CHANGE_RULES, CREATE_RULES } from './users-write.js'
 
 export type { SeedUser, UserAdapterFixture } from './users-kit.js'
 
-/** What `userAdapterSuite` takes: `create` resolves a `UserAdapterFixture`. */
-export interface UserAdapterSuiteOptions<U = unknown> extends SuiteOptions<UserAdapterFixture<U>> {
+/**
+ * What `userAdapterSuite` takes: `create` resolves a `UserAdapterFixture`,
+ * or more (a schema to drop), which `destroy` then gets.
+ */
+export interface UserAdapterSuiteOptions<U = unknown, Made extends UserAdapterFixture<U> = UserAdapterFixture<U>> extends SuiteOptions<Made> {
   /** The role the suite gives the users it creates through `createUser` (default 'subscriber'). */
   role?: string
 }
@@ -35,7 +38,7 @@ export const userAdapterRules: ReadonlyArray<UserRule> = Object.freeze([
  * users the suite makes have logins and emails of their own (a random part
  * per test), so an adapter over a shared database passes too.
  */
-export async function userAdapterSuite<U> (options: UserAdapterSuiteOptions<U>): Promise<void> {
+export async function userAdapterSuite<U, Made extends UserAdapterFixture<U> = UserAdapterFixture<U>> (options: UserAdapterSuiteOptions<U, Made>): Promise<void> {
   const settings: UserSettings = { parallelism: parallelismOf(options), role: options.role ?? 'subscriber' }
-  await declareSuite(options as UserAdapterSuiteOptions, 'UserAdapter', userAdapterRules, made => supportsOf(USER_ADAPTER_MANIFEST, made.adapter), settings)
+  await declareSuite(options as unknown as UserAdapterSuiteOptions, 'UserAdapter', userAdapterRules, made => supportsOf(USER_ADAPTER_MANIFEST, made.adapter), settings)
 }
