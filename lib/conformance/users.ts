@@ -8,7 +8,7 @@ import type { UserAdapterFixture, UserRule, UserSettings } from './users-kit.js'
 import { LOOKUP_RULES } from './users-lookup.js'
 import { CHANGE_RULES, CREATE_RULES } from './users-write.js'
 
-export type { SeedUser, UserAdapterFixture } from './users-kit.js'
+export type { SeedUser, UserAdapterFixture, UserRule, UserSettings } from './users-kit.js'
 
 /**
  * What `userAdapterSuite` takes: `create` resolves a `UserAdapterFixture`,
