@@ -179,9 +179,11 @@ export class MemoryUserAdapter implements UserAdapter<MemoryUser> {
    * How many times the password was set: it changes with every new
    * password, so a session ends when the password is changed outside
    * jwt-login, and instances that seeded the same users agree on it.
+   * `null` for a user created without a password who never set one, as
+   * the port's contract says.
    */
-  passwordFingerprint (user: MemoryUser): string {
-    return String(user.passwordChanges ?? 0)
+  passwordFingerprint (user: MemoryUser): string | null {
+    return user.passwordless === true ? null : String(user.passwordChanges ?? 0)
   }
 
   toPublicUser (user: MemoryUser): PublicUser {

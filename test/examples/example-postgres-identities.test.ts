@@ -1,15 +1,13 @@
-// The PostgreSQL example's linked identities: the conformance suite on a schema of its own, and what only the table can be asked.
+// The PostgreSQL example's linked identities beyond the port's contract (test/conformance/user-adapter-postgres.test.ts holds that): what only the tables can be asked.
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import t from 'tap'
 import { migrate, qualified } from '../../examples/postgres/migrate.js'
 import { PostgresUserAdapter, type PostgresUser } from '../../examples/postgres/users.js'
-import { identityConformance } from '../helpers/identity-conformance.js'
 import { DATABASE_URL } from '../helpers/shared-stores.js'
 
 // One schema of our own on the shared database, dropped with everything in it at the end.
-// Ten connections, so that the suite's concurrent links really meet in the database.
-const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 10 })
+const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 4 })
 const schema = `jwt_login_example_${randomBytes(6).toString('hex')}`
 t.teardown(async () => {
   await pool.query(`DROP SCHEMA IF EXISTS ${pg.escapeIdentifier(schema)} CASCADE`)
@@ -26,16 +24,23 @@ async function removeUser (user: PostgresUser): Promise<void> {
   await pool.query(`DELETE FROM ${usersTable} WHERE id = $1`, [user.id])
 }
 
-identityConformance<PostgresUser>(t, 'PostgresUserAdapter', async () => ({
-  adapter: users,
-  addUser: async (email, options) => await users.addUser({ login: email, email, password: options?.password ?? PASSWORD }),
-  removeUser
-}))
-
 async function user (): Promise<PostgresUser> {
   const login = `user-${randomBytes(6).toString('hex')}`
   return await users.addUser({ login, email: `${login}@example.com`, password: PASSWORD })
 }
+
+t.test('a user the host deletes with a plain DELETE loses their links by the cascade, and their accounts can be linked again', async (t) => {
+  const [gone, stays, heir] = [await user(), await user(), await user()]
+  await users.linkIdentity(gone, 'github', 'gone-gh', { display: null, linkedAt: 1 })
+  await users.linkIdentity(gone, 'discord', 'gone-dc', { display: null, linkedAt: 2 })
+  await users.linkIdentity(stays, 'github', 'stays-gh', { display: null, linkedAt: 3 })
+  await removeUser(gone)
+  t.equal(await users.findByIdentity('github', 'gone-gh'), null)
+  t.equal(await users.findByIdentity('discord', 'gone-dc'), null)
+  t.equal((await users.findByIdentity('github', 'stays-gh'))?.id, stays.id, 'another user\'s link stays')
+  t.equal(await users.linkIdentity(heir, 'github', 'gone-gh', { display: null, linkedAt: 4 }), true)
+  t.equal((await users.findByIdentity('github', 'gone-gh'))?.id, heir.id)
+})
 
 t.test('migrate runs again and keeps the links and has_password', async (t) => {
   const alice = await user()
