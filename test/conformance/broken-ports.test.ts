@@ -1,5 +1,4 @@
 // The suites catch mistakes: each port below is a good in-memory one with exactly one rule broken, and the suite fails that rule alone.
-import { readFile } from 'node:fs/promises'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import {
@@ -608,23 +607,4 @@ t.test('every rule of the three suites has a broken port that fails it alone, bu
   t.strictSame(proven(TWO_FACTOR_BREAKAGES), names(twoFactorPortRules))
   t.strictSame(proven(PASSKEY_BREAKAGES), names(passkeyPortRules))
   t.strictSame(proven(MAILER_BREAKAGES), names(mailerRules.slice(1)))
-})
-
-/** The doc comments of a source file, each as one line: the ` * ` prefixes gone, the lines joined by a space. */
-async function docComments (path: string): Promise<string[]> {
-  const source = await readFile(new URL(`../../${path}`, import.meta.url), 'utf8')
-  return [...source.matchAll(/\/\*\*([\s\S]*?)\*\//g)].map(([, body]) => (body as string).split('\n').map(line => line.replace(/^\s*\*\s?/, '').trim()).join(' ').replace(/\s+/g, ' ').trim())
-}
-
-t.test('every rule\'s contract is quoted word for word from its port\'s doc comments, and every rule has a name of its own', async (t) => {
-  const suites = [
-    { rules: twoFactorPortRules, source: 'lib/adapters/two-factor.ts' },
-    { rules: passkeyPortRules, source: 'lib/adapters/passkeys.ts' },
-    { rules: mailerRules, source: 'lib/mail/types.ts' }
-  ]
-  for (const { rules, source } of suites) {
-    const comments = await docComments(source)
-    for (const { name, contract } of rules) t.ok(comments.some(comment => comment.includes(contract)), `${name}: "${contract}" is in ${source}`)
-    t.equal(new Set(rules.map(rule => rule.name)).size, rules.length, `the rules checked against ${source} have distinct names`)
-  }
 })

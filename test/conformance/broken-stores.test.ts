@@ -2,10 +2,9 @@
  * The StateStore suite catches a broken store: a good in-memory port
  * (a MemoryStore on an injected clock) passes every rule, and the same port
  * with one rule broken fails that rule and no other. Also: the suite's own
- * verdicts when the machine is too slow to tell, its settings, and every
- * rule's contract quoted word for word from lib/store/types.ts.
+ * verdicts when the machine is too slow to tell, and its settings (the
+ * contract quotes are checked in test/conformance/contracts.test.ts).
  */
-import { readFile } from 'node:fs/promises'
 import { setTimeout as sleep, setImmediate as tick } from 'node:timers/promises'
 import t from 'tap'
 import { ConformanceError, stateStoreRules, stateStoreSuite, type StateStoreSuiteOptions } from '../../lib/conformance.js'
@@ -502,14 +501,6 @@ for (const { rule, what, breaks } of BREAKAGES) {
     t.equal(run.passed.length, ALL.length - 1, 'every other rule passes')
   })
 }
-
-t.test('every rule is named once, and quotes its contract word for word from the doc comments of lib/store/types.ts', async (t) => {
-  const source = await readFile(new URL('../../lib/store/types.ts', import.meta.url), 'utf8')
-  // each doc comment as one line: its lines joined, their leading ` * ` dropped
-  const docs = [...source.matchAll(/\/\*\*([\s\S]*?)\*\//g)].map(([, body]) => (body as string).split('\n').map(line => line.replace(/^\s*\*\s?/, '')).join(' ').replace(/\s+/g, ' '))
-  t.equal(new Set(stateStoreRules.map(rule => rule.name)).size, stateStoreRules.length, 'no two rules share a name')
-  for (const rule of stateStoreRules) t.ok(docs.some(doc => doc.includes(rule.contract)), `${rule.name}: "${rule.contract}"`)
-})
 
 t.test('the suite says when the machine was too slow to tell, rather than blame the store', async (t) => {
   const rule = (name: string): (typeof stateStoreRules)[number] => stateStoreRules.find(known => known.name === name) as (typeof stateStoreRules)[number]
