@@ -11,7 +11,7 @@
  *   `stallMs`), then is made: a slow network, for the plugin's deadlines.
  *
  * Every function property is wrapped (through a Proxy, so methods added to a
- * port later are counted too) except `close` and the sync `toPublicUser`.
+ * port later are counted too) except `close`, `attachLogger` and the sync `toPublicUser`.
  * Calls go to the inner object with itself as `this`, so its own internal
  * calls are not counted.
  */
@@ -193,6 +193,12 @@ export interface SweepOutcome<T> {
   fired: FaultCall | null
   /** The calls of this run, the faulted one marked, for a failure message. */
   calls: string
+  /**
+   * Whether the calls before the faulted one were other methods than the
+   * unfaulted run's: state that `reset` does not put back (a cache, a
+   * counter) changed the flow, so the k-th call is not the one it was.
+   */
+  drifted: boolean
   result?: T
   error?: unknown
 }
@@ -203,39 +209,77 @@ export interface SweepOptions<T> {
   reset?: () => Promise<void>
   /** The action under test, such as one sign-in through `fastify.inject`: it must not throw for an answer it is given. */
   run: () => Promise<T>
-  /** Judges one faulted run (the answer, then the state it left); throw to fail. */
+  /** Judges one faulted run (the answer, then the state it left); throw to fail. A stalled call is still held while it runs. */
   check: (outcome: SweepOutcome<T>) => Promise<void> | void
   /** The fault modes to try at every call (default `before` and `after`). */
   modes?: readonly FaultMode[]
+  /**
+   * With `stall` among the modes (required then): how long the action may
+   * wait on the stalled call, which is held until `check` has judged the
+   * run (its late write must not land first). The action is expected to
+   * give up by its own deadline; one that is still waiting after `stallMs`
+   * is an outcome with an error saying so.
+   */
+  stallMs?: number
+}
+
+/** The error of a run that still waited on a stalled call after `stallMs`: the action has no deadline of its own. */
+export class StalledRunError extends Error {
+  constructor (stallMs: number) {
+    super(`the action still waited on the stalled call after ${stallMs} ms: it has no deadline of its own`)
+    this.name = 'StalledRunError'
+  }
+}
+
+/** The methods of the calls before the k-th, to compare a run's path with the unfaulted one's. */
+const pathBefore = (calls: readonly FaultCall[], k: number): string => calls.slice(0, k - 1).map(call => call.method).join(' ')
+
+/** Runs the action under the plan: its outcome, and the run itself when a stall cut the wait short (to be awaited after the release). */
+async function runOnce<T> (options: SweepOptions<T>, plan: FaultPlan, unfaulted: readonly FaultCall[]): Promise<{ outcome: SweepOutcome<T>, pending: Promise<unknown>, made: number }> {
+  const { faults, run } = options
+  faults.arm(plan)
+  const outcome: SweepOutcome<T> = { plan, fired: null, calls: '', drifted: false }
+  const running = run().then(result => { outcome.result = result }, (error: unknown) => { outcome.error = error })
+  let timer: NodeJS.Timeout | undefined
+  const cut = plan.mode === 'stall'
+    ? new Promise<void>(resolve => { timer = setTimeout(() => { outcome.error = new StalledRunError(options.stallMs as number); resolve() }, options.stallMs) })
+    : running
+  await Promise.race([running, cut])
+  clearTimeout(timer)
+  outcome.fired = faults.fired
+  outcome.calls = faults.describe()
+  outcome.drifted = pathBefore(faults.calls, plan.k) !== pathBefore(unfaulted, plan.k)
+  return { outcome, pending: running, made: faults.calls.length }
 }
 
 /**
  * jwt-login's fault sweep for an author's own port: runs `run` once
- * unfaulted to count its N calls, then N times per mode with the k-th call
- * failing, and hands each outcome to `check`. Answers the outcomes.
+ * unfaulted to count its N calls, then once per call and mode with that
+ * call failing, and hands each outcome to `check`. It goes past N while a
+ * run that failed the k-th call had drifted or made calls after it (such a
+ * flow may have more calls to fail; the last of those runs may find none,
+ * `fired` null). Answers the outcomes.
  */
 export async function sweepFaults<T> (options: SweepOptions<T>): Promise<Array<SweepOutcome<T>>> {
-  const { faults, reset, run, check } = options
+  const { faults, reset, check } = options
   const modes = options.modes ?? ['before', 'after']
+  if (modes.includes('stall') && !(typeof options.stallMs === 'number' && options.stallMs > 0)) throw new TypeError('a sweep with stall needs stallMs: how long the action may wait on the stalled call')
   await reset?.()
-  const { calls } = await measure(faults, run)
+  const { calls } = await measure(faults, options.run)
   const outcomes: Array<SweepOutcome<T>> = []
-  for (let k = 1; k <= calls.length; k++) {
+  // a flow whose path varies may make more calls than the unfaulted run: go on while one may have more, within a bound
+  for (let k = 1, more = false; k <= calls.length || (more && k <= 4 * calls.length + 16); k++) {
+    more = false
     for (const mode of modes) {
       await reset?.()
-      const plan: FaultPlan = { k, mode }
-      faults.arm(plan)
-      const outcome: SweepOutcome<T> = { plan, fired: null, calls: '' }
+      const { outcome, pending, made } = await runOnce(options, { k, mode }, calls)
       try {
-        outcome.result = await run()
-      } catch (error) {
-        outcome.error = error
+        await check(outcome)
       } finally {
-        outcome.fired = faults.fired
-        outcome.calls = faults.describe()
         faults.disarm()
+        await pending
       }
-      await check(outcome)
+      more ||= outcome.fired !== null && (outcome.drifted || made > k)
       outcomes.push(outcome)
     }
   }

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import Fastify from 'fastify'
 import t from 'tap'
 import jwtLogin from '../../lib/index.js'
-import { Faults, faultyPort, InjectedFault, sweepFaults, type SweepOutcome } from '../../lib/conformance.js'
+import { Faults, faultyPort, InjectedFault, StalledRunError, sweepFaults, type SweepOutcome } from '../../lib/conformance.js'
 import { ConsoleMailer, MemoryUserAdapter } from '../../lib/testing.js'
 import { HS_SECRET } from '../helpers/app.js'
 
@@ -51,6 +51,12 @@ t.test('arm refuses a call that is not counted from 1; a mail call is shown by i
   t.type(refused, InjectedFault)
   t.equal((refused as InjectedFault).message, 'injected fault (before) at call 1: send to=ann@example.com')
   t.notMatch(faults.describe(), '123456', 'never the message')
+  faults.disarm()
+  const any = faultyPort({ take: async (value: unknown) => value }, faults)
+  faults.arm()
+  await any.take({ id: 'cred-1' })
+  await any.take(true)
+  t.equal(faults.describe(), '1 → take:object\n2 → take:boolean', 'another argument is shown by its type only')
   faults.disarm()
 })
 
@@ -101,4 +107,75 @@ t.test('sweepFaults: a run that throws is an outcome; modes and the missing rese
   t.type(outcomes[0]?.error, InjectedFault)
   t.equal(outcomes[0]?.result, undefined)
   t.match(outcomes[0]?.calls, '1 → read:  <= fault')
+})
+
+t.test('sweepFaults with stall: needs stallMs; the stalled call is held until check has judged the run; an action without a deadline is told so', async (t) => {
+  const faults = new Faults()
+  const world: string[] = []
+  const port = faultyPort({ write: async (value: string) => { world.push(value) } }, faults)
+  await t.rejects(sweepFaults({ faults, modes: ['stall'], run: async () => {}, check: () => {} }), { name: 'TypeError', message: /needs stallMs/ })
+  await t.rejects(sweepFaults({ faults, modes: ['stall'], stallMs: 0, run: async () => {}, check: () => {} }), TypeError)
+
+  // an action with its own deadline of 20 ms: it gives up, the late write lands only after check
+  const withDeadline = async (): Promise<string> => await Promise.race([port.write('late').then(() => 'written'), sleep(20).then(() => 'gave up')])
+  const judged: string[][] = []
+  const outcomes = await sweepFaults({
+    faults,
+    modes: ['stall'],
+    stallMs: 1000,
+    reset: async () => { world.length = 0 },
+    run: withDeadline,
+    check: ({ result }) => { judged.push([result as string, ...world]) }
+  })
+  t.same(judged, [['gave up']], 'check saw the answer before the late write')
+  t.same(world, ['late'], 'then the held call ran')
+  t.equal(outcomes[0]?.drifted, false)
+
+  // an action that waits forever on its call
+  const stuck = await sweepFaults({ faults, modes: ['stall'], stallMs: 30, reset: async () => { world.length = 0 }, run: async () => { await port.write('stuck') }, check: () => {} })
+  t.type(stuck[0]?.error, StalledRunError)
+  t.match(stuck[0]?.error, { message: 'the action still waited on the stalled call after 30 ms: it has no deadline of its own' })
+  t.same(world, ['stuck'], 'released after check, and awaited')
+})
+
+t.test('sweepFaults: a path that changes between runs is marked drifted, and the sweep goes on while a fault still lands', async (t) => {
+  const faults = new Faults()
+  let cached = false
+  const port = faultyPort({ load: async () => 'v', save: async () => {} }, faults)
+  // the first run loads, then saves; later runs find the value cached (state reset does not put back) and save three times
+  const run = async (): Promise<void> => {
+    if (!cached) {
+      await port.load()
+      await port.save()
+      cached = true
+      return
+    }
+    await port.save()
+    await port.save()
+    await port.save()
+  }
+  const outcomes = await sweepFaults({ faults, modes: ['before'], run, check: () => {} })
+  t.same(outcomes.map(outcome => [outcome.plan.k, outcome.fired?.method ?? null, outcome.drifted]), [
+    [1, 'save', false],
+    [2, 'save', true],
+    [3, 'save', true],
+    [4, null, true]
+  ], 'the unfaulted run made two calls; the sweep went on to the third that later runs made, and stopped where none landed')
+
+  // an action that goes on after a failed call has more calls to fail than the unfaulted run counted
+  let first = true
+  const tolerant = faultyPort({ ping: async () => {} }, faults)
+  const onward = async (): Promise<void> => {
+    await tolerant.ping().catch(() => {})
+    if (!first) await tolerant.ping().catch(() => {})
+    first = false
+  }
+  const more = await sweepFaults({ faults, modes: ['after'], run: onward, check: () => {} })
+  t.same(more.map(outcome => [outcome.plan.k, outcome.fired !== null, outcome.drifted]), [[1, true, false], [2, true, false]], 'the second call, past the one of the unfaulted run, was failed too')
+})
+
+t.test('sweepFaults over an action that makes no call runs nothing', async (t) => {
+  const faults = new Faults()
+  const outcomes = await sweepFaults({ faults, run: async () => 'nothing', check: () => { t.fail('no run to judge') } })
+  t.same(outcomes, [])
 })
