@@ -10,7 +10,12 @@ export interface Capability {
   methods: readonly string[]
   /** A property that must be `true` (the store's `ordered`). */
   flag?: string
-  /** The settings (slash paths, as errors name them) that refuse to start without it. */
+  /**
+   * The settings (slash paths, as errors name them) that refuse to start
+   * without it; some only beside another (registration beside provider or
+   * email sign-in needs `setEmailVerified`; sign-in by email needs
+   * `setPassword` only of an adapter that records verification).
+   */
   neededBy: readonly string[]
   /** The settings whose routes stay off without it (403 with the feature's code), on by default so that a port without it still starts. */
   gates?: readonly string[]

@@ -58,6 +58,8 @@ export class ConformanceError extends AssertionError {
     super({ message: `${title}: ${rule.name}\nthe contract: "${rule.contract}"\nseen: ${seen}` })
     this.name = 'ConformanceError'
     this.rule = rule.name
+    // the port's own error, with its stack, for a rule that failed by a throw of the port
+    Object.defineProperty(this, 'cause', { value: cause, enumerable: false, writable: true, configurable: true })
     if (cause instanceof AssertionError) Object.assign(this, { actual: cause.actual, expected: cause.expected, operator: cause.operator })
   }
 }

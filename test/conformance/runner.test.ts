@@ -26,6 +26,7 @@ t.test('one test per rule, named after the port; a rule that needs what the port
   t.type(failure, ConformanceError)
   t.equal(failure.rule, 'throws a string')
   t.equal(failure.message, 'Port: throws a string\nthe contract: "It never throws a string."\nseen: a string')
+  t.equal(failure.cause, 'a string', 'what was thrown is the cause')
 })
 
 t.test('given supports, nothing is made before the tests; a title replaces the port\'s name; a failed assertion keeps its values', async (t) => {
@@ -37,6 +38,7 @@ t.test('given supports, nothing is made before the tests; a title replaces the p
   t.same([...result.failed.keys()], ['Mine: the id is expected', 'Mine: needs flying'])
   t.match(result.failed.get('Mine: the id is expected'), { actual: 1, expected: 7, operator: 'strictEqual', message: /^Mine: the id is expected\nthe contract: "The id is what was asked."\nseen: Expected values to be strictly equal/ })
   t.match(result.failed.get('Mine: needs flying')?.message, 'seen: never run')
+  t.match(result.failed.get('Mine: needs flying')?.cause, { message: 'never run', stack: /runner\.test\.ts/ }, 'a port\'s own error keeps its stack')
 })
 
 t.test('destroy runs after every rule; its error fails a passing rule, never hides a broken one', async (t) => {
