@@ -38,7 +38,7 @@ export async function insertUser (connection: PoolConnection, sql: Statements, k
     sql.insertMeta + meta.map(() => '(?, ?, ?)').join(', '),
     meta.flatMap(([key, value]) => [ID, key, value])
   )
-  return { ID, user_login: input.login, user_email: input.email, display_name: displayName, user_pass: hash, roles: [input.role], email_verified: input.emailVerified ?? true }
+  return { ID, user_login: input.login, user_email: input.email, display_name: displayName, user_pass: hash, roles: [input.role], email_verified: input.emailVerified ?? true, no_password_mark: input.password === undefined ? noPasswordMark(hash) : null }
 }
 
 /** `nicename`, or, when another user has it, the first free of nicename-2, nicename-3… (each at most 50 characters), as WordPress picks. */

@@ -71,6 +71,8 @@ export interface WordPressUser {
   roles: string[]
   /** From the `jwt_login_email_verified` meta: '1' or no row (a user WordPress made) is true, '0' false. */
   email_verified: boolean
+  /** The `jwt_login_no_password` mark of a user createUser made without a password (see NO_PASSWORD_KEY); absent or null: none. */
+  no_password_mark?: string | null
 }
 
 /** A row of a find: the user's columns, the capabilities meta and the email-verified meta (each null when the user has none). */
@@ -82,6 +84,7 @@ export interface UserRow extends RowDataPacket {
   user_pass: string
   capabilities: string | null
   email_verified: string | null
+  no_password: string | null
 }
 
 /** The SQL of the adapter for one table prefix; every value is a `?` parameter. */
@@ -113,11 +116,12 @@ export interface Statements {
 export function statementsFor (prefix: string): Statements {
   const users = `\`${prefix}users\``
   const usermeta = `\`${prefix}usermeta\``
-  // the row, the email-verified and the capabilities meta in one query (the parameters: EMAIL_VERIFIED_KEY,
-  // the capabilities key, the value looked up); of several meta rows, WordPress reads the first
+  // the row, the email-verified, no-password and capabilities meta in one query (the parameters: EMAIL_VERIFIED_KEY,
+  // NO_PASSWORD_KEY, the capabilities key, the value looked up); of several meta rows, WordPress reads the first
   const find = (column: string): string =>
     `SELECT u.ID, u.user_login, u.user_email, u.display_name, u.user_pass, m.meta_value AS capabilities,
-       (SELECT v.meta_value FROM ${usermeta} v WHERE v.user_id = u.ID AND v.meta_key = ? ORDER BY v.umeta_id LIMIT 1) AS email_verified
+       (SELECT v.meta_value FROM ${usermeta} v WHERE v.user_id = u.ID AND v.meta_key = ? ORDER BY v.umeta_id LIMIT 1) AS email_verified,
+       (SELECT p.meta_value FROM ${usermeta} p WHERE p.user_id = u.ID AND p.meta_key = ? ORDER BY p.umeta_id LIMIT 1) AS no_password
      FROM ${users} u LEFT JOIN ${usermeta} m ON m.user_id = u.ID AND m.meta_key = ?
      WHERE u.${column} = ? ORDER BY u.ID, m.umeta_id LIMIT 1`
   // a lock name longer than MySQL's 64 characters is replaced by its SHA-256 (64 hex digits)

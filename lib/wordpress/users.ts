@@ -9,7 +9,7 @@ import { insertUser } from './user-create.js'
 import { findLinkedUserId, hasPassword, linkIdentity, listIdentities, unlinkIdentity } from './user-identities.js'
 import { inTransaction, underLock } from './user-lock.js'
 import { hashTypedWordPressPassword, rehashTypedPassword, verifyTypedWordPressPassword, WRITTEN_FORMAT } from './user-passwords.js'
-import { EMAIL_VERIFIED_KEY, emailVerifiedOf, statementsFor, type Statements, type UserRow, type WordPressUser } from './user-sql.js'
+import { EMAIL_VERIFIED_KEY, emailVerifiedOf, NO_PASSWORD_KEY, noPasswordMark, statementsFor, type Statements, type UserRow, type WordPressUser } from './user-sql.js'
 
 export { nicenameOf } from './names.js'
 export type { WordPressUser } from './user-sql.js'
@@ -60,9 +60,8 @@ function userId (value: number | string): number {
  * that keeps WordPress running beside it. Reads `<prefix>users` and the
  * `<prefix>capabilities` user meta; creates users and sets passwords as
  * WordPress's own wp_insert_user and wp_set_password do, so WordPress keeps
- * working with every user the plugin creates or changes. Every
- * statement is parameterised; only the validated table prefix is part of
- * the SQL text.
+ * working with every user the plugin creates or changes. Every statement is
+ * parameterised; only the validated table prefix is part of the SQL text.
  *
  * Email and login lookups compare through the columns' collation, which is
  * case-insensitive in every collation WordPress picks. WordPress does not
@@ -160,12 +159,12 @@ export class WordPressUserAdapter implements UserAdapter<WordPressUser> {
    * The user's whole stored hash: it changes with every new password (each
    * hash has a fresh salt), whoever sets it (WordPress, WP-CLI, jwt-login's
    * reset or upgrade), as WordPress's own cookies end when a part of it
-   * changes. The plugin keeps only a keyed hash of it. Never null: every
-   * WordPress user row holds a `user_pass` (even '', which no password
-   * matches, and which a new password changes too).
+   * changes. The plugin keeps only a keyed hash of it. `null` while the
+   * hash is still the one createUser stored for a user given no password.
    */
-  passwordFingerprint (user: WordPressUser): string {
-    return user.user_pass
+  passwordFingerprint (user: WordPressUser): string | null {
+    const mark = user.no_password_mark
+    return mark != null && mark === noPasswordMark(user.user_pass) ? null : user.user_pass
   }
 
   /** The fields a client may see: never the hash. */
@@ -294,7 +293,7 @@ export class WordPressUserAdapter implements UserAdapter<WordPressUser> {
 
   /** The first user a find statement matches, with their roles, or null. */
   async #find (sql: string, value: string | number): Promise<WordPressUser | null> {
-    const [rows] = await this.#pool.execute<UserRow[]>(sql, [EMAIL_VERIFIED_KEY, this.#capabilitiesKey, value])
+    const [rows] = await this.#pool.execute<UserRow[]>(sql, [EMAIL_VERIFIED_KEY, NO_PASSWORD_KEY, this.#capabilitiesKey, value])
     const row = rows[0]
     if (row === undefined) return null
     const ID = userId(row.ID)
@@ -305,7 +304,8 @@ export class WordPressUserAdapter implements UserAdapter<WordPressUser> {
       display_name: row.display_name,
       user_pass: row.user_pass,
       roles: parseCapabilities(row.capabilities, ID, this.#capabilitiesKey),
-      email_verified: emailVerifiedOf(row.email_verified)
+      email_verified: emailVerifiedOf(row.email_verified),
+      no_password_mark: row.no_password
     }
   }
 

@@ -5,6 +5,7 @@ import t from 'tap'
 import { UserExistsError } from '../../lib/index.js'
 import { hashWordPressPassword, verifyWordPressHash, wordPressHashFormat, wordPressSlash } from '../../lib/wordpress/hashes.js'
 import { MAX_CAPABILITIES_BYTES } from '../../lib/wordpress/roles.js'
+import { noPasswordMark } from '../../lib/wordpress/user-sql.js'
 import { nicenameOf, WordPressUserAdapter, type WordPressUser, type WordPressUserAdapterOptions } from '../../lib/wordpress/users.js'
 import { createWordPressDb, MYSQL_URL, type WordPressDb } from '../helpers/wordpress-db.js'
 
@@ -99,7 +100,7 @@ t.test('every hash form WordPress wrote: found by email, login and ID, and verif
     t.equal(wordPressHashFormat(hash), format, `the ${format} fixture is of its form`)
     const id = await db.insertUser({ login: `user-${format}`, email: `User.${format}@Example.com`, pass: hash, displayName: `User ${format}`, roles: ['author'] })
     const byEmail = await adapter.findByEmail(`uSER.${format}@example.COM`)
-    t.same(byEmail, { ID: id, user_login: `user-${format}`, user_email: `User.${format}@Example.com`, display_name: `User ${format}`, user_pass: hash, roles: ['author'], email_verified: true }, `${format}: found by an email in another case`)
+    t.same(byEmail, { ID: id, user_login: `user-${format}`, user_email: `User.${format}@Example.com`, display_name: `User ${format}`, user_pass: hash, roles: ['author'], email_verified: true, no_password_mark: null }, `${format}: found by an email in another case`)
     t.equal(typeof byEmail?.ID, 'number', `${format}: the ID is a number`)
     t.same(await adapter.findByLogin(`user-${format}`), byEmail, `${format}: found by login`)
     t.same(await adapter.findById(id), byEmail, `${format}: found by ID`)
@@ -365,6 +366,8 @@ t.test('passwordFingerprint reads the user only: no query', async (t) => {
   const user: WordPressUser = { ID: 7, user_login: 'u', user_email: 'u@example.com', display_name: 'U', user_pass: fixture('wordpress').hash, roles: [], email_verified: true }
   t.equal(adapter.passwordFingerprint(user), fixture('wordpress').hash)
   t.not(adapter.passwordFingerprint({ ...user, user_pass: fixture('bcrypt').hash }), adapter.passwordFingerprint(user), 'another hash, another fingerprint')
+  t.equal(adapter.passwordFingerprint({ ...user, no_password_mark: noPasswordMark(user.user_pass) }), null, 'null while the no-password mark matches the hash')
+  t.equal(adapter.passwordFingerprint({ ...user, no_password_mark: noPasswordMark('an earlier hash') }), user.user_pass, 'the hash once a password replaced the marked one')
 })
 
 t.test('passwordFingerprint: the whole stored hash, changed by every new password', async (t) => {
@@ -381,7 +384,15 @@ t.test('passwordFingerprint: the whole stored hash, changed by every new passwor
   await adapter.setPassword(user, password)
   t.not(adapter.passwordFingerprint(user), upgraded, 'the same password set again: a new salt, a new fingerprint')
   await db.pool.execute('UPDATE wp_users SET user_pass = \'\' WHERE ID = ?', [id])
-  t.equal(adapter.passwordFingerprint(await mustFind(adapter, id)), '', 'an empty hash is a value too, never null')
+  t.equal(adapter.passwordFingerprint(await mustFind(adapter, id)), '', 'an empty hash is a value too, not null')
+
+  // a user createUser made without a password: null until a password is set, by jwt-login or by WordPress
+  const created = await adapter.createUser({ login: 'nopass', email: 'nopass@example.com', displayName: 'No Pass', role: 'subscriber' })
+  t.equal(adapter.passwordFingerprint(created), null, 'as created')
+  const found = await mustFind(adapter, created.ID)
+  t.equal(adapter.passwordFingerprint(found), null, 'as read back')
+  await db.pool.execute('UPDATE wp_users SET user_pass = ? WHERE ID = ?', [fixture('phpass').hash, created.ID])
+  t.equal(adapter.passwordFingerprint(await mustFind(adapter, created.ID)), fixture('phpass').hash, 'a password WordPress set')
 })
 
 t.test('setPassword writes a $wp$ hash and clears the activation key', async (t) => {
