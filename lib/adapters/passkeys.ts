@@ -9,7 +9,7 @@ export type PasskeyDeviceType = 'singleDevice' | 'multiDevice'
  * authenticator. Keep every field; a host may add its own columns.
  */
 export interface StoredPasskey {
-  /** The credential id, base64url (as WebAuthn's JSON carries it). Unique across all users. */
+  /** The credential id, base64url (as WebAuthn's JSON carries it): up to 1,023 bytes, 1,364 characters. Unique across all users. */
   id: string
   userId: number
   /** The credential's public key (COSE), base64url. */

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { MAILER_MANIFEST, supportsOf } from '../adapters/manifest.js'
 import type { Mailer, MailMessage } from '../mail/types.js'
+import { optionalMethod, settleAll } from './port-helpers.js'
 import { declareSuite, parallelismOf, type Rule, type SuiteOptions } from './runner.js'
 
 /** What `create` resolves: the mailer, and the mailbox at the other end. */
@@ -16,14 +17,24 @@ export interface MailerFixture {
   delivered: () => Promise<MailMessage[]>
   /**
    * Makes the other end refuse the next message (an SMTP server answering
-   * 550, an API answering an error). Without it the rules that need a
-   * refusal are skipped, saying so.
+   * 550, an API answering an error). It is the capability `refuse` (the
+   * mailer's manifest has none of its own): a `supports` given to the suite
+   * says `{ refuse: true }` when the fixture has it, and without it the
+   * rules that need a refusal are skipped, saying so.
    */
   refuse?: () => void
 }
 
+/**
+ * The suite's options. `supports`, when given, names the one capability the
+ * rules may need, `refuse`: `{ refuse: true }` for a fixture with `refuse`.
+ */
 export interface MailerSuiteOptions extends SuiteOptions<MailerFixture> {
-  /** The address the suite sends to (default `jwt-login-conformance@example.com`): one the mailbox of `delivered` receives. */
+  /**
+   * The address the suite sends to, one the mailbox of `delivered` receives
+   * (default `jwt-login-conformance+<random>@example.com`: a tag of its own
+   * on every run, so that runs sharing a mailbox are told apart).
+   */
   recipient?: string
 }
 
@@ -81,7 +92,7 @@ function supportsOfFixture (fixture: MailerFixture): Record<string, boolean> {
 }
 
 function refuse (fixture: MailerFixture): void {
-  (fixture.refuse as () => void)()
+  optionalMethod(fixture, 'refuse', 'the fixture')()
 }
 
 export const mailerRules: readonly MailerRule[] = [
@@ -141,10 +152,10 @@ export const mailerRules: readonly MailerRule[] = [
   },
   {
     name: 'concurrent sends each arrive once',
-    contract: '`send` resolves once the message is accepted for delivery',
+    contract: 'One mailer serves every request, so sends overlap: each message is sent once, as it was given.',
     async run (fixture, { recipient, parallelism }) {
       const messages = Array.from({ length: parallelism }, (_, n) => ({ to: recipient, subject: tagged(`Message ${n + 1} of ${parallelism}`), text: `Body of message ${n + 1}.` }))
-      await Promise.all(messages.map(async message => { await fixture.mailer.send(message) }))
+      await settleAll(messages.map(async message => { await fixture.mailer.send(message) }))
       const arrived = (await fixture.delivered()).map(message => seen(message, false))
       const bySubject = (a: MailMessage, b: MailMessage): number => a.subject.localeCompare(b.subject)
       assert.deepEqual(arrived.sort(bySubject), messages.sort(bySubject), `the ${parallelism} messages sent at once, as they arrived`)
@@ -183,6 +194,6 @@ export const mailerRules: readonly MailerRule[] = [
  * the refusal rules are skipped, saying so, when the fixture cannot refuse.
  */
 export async function mailerSuite (options: MailerSuiteOptions): Promise<void> {
-  const settings: MailerSettings = { parallelism: parallelismOf(options), recipient: options.recipient ?? 'jwt-login-conformance@example.com' }
+  const settings: MailerSettings = { parallelism: parallelismOf(options), recipient: options.recipient ?? `jwt-login-conformance+${randomBytes(4).toString('hex')}@example.com` }
   await declareSuite(options, 'Mailer', mailerRules, supportsOfFixture, settings)
 }

@@ -9,10 +9,12 @@ import { nextUserId } from './port-helpers.js'
 export interface PasskeyPortFixture {
   port: PasskeyPort
   /**
-   * Makes the user with this id exist, for a port whose table refers to its
+   * Creates the user with this id, for a port whose table refers to its
    * users (a foreign key); without it the suite stores credentials of users
    * it never announced. The suite picks the ids (positive integers below
-   * 2^31, new ones on every run) and calls this before it first uses one.
+   * 2^31, new ones on every run) and calls this before it first uses one:
+   * it must create the user, never find one, and a user who already has
+   * credentials is refused before anything is written.
    */
   user?: (userId: number) => Promise<unknown>
 }
@@ -27,7 +29,7 @@ export type PasskeyRule = Rule<PasskeyPortFixture, PasskeyPortSettings>
 /** The highest signature counter an authenticator can report: an unsigned 32-bit number. */
 export const MAX_COUNTER = 2 ** 32 - 1
 
-/** The longest credential id WebAuthn allows, 1023 bytes, as base64url: 1,364 characters. */
+/** The longest credential id WebAuthn allows, 1,023 bytes, as base64url: 1,364 characters. */
 export const LONGEST_ID_BYTES = 1023
 
 /** An AAGUID of an authenticator model (any well-formed one does). */
@@ -63,10 +65,16 @@ export function passkeyOf (userId: number, overrides: Partial<StoredPasskey> = {
   }
 }
 
-/** A user of this run, made to exist through the fixture. */
+/**
+ * A user of this run, made to exist through the fixture. Refused when the
+ * user has credentials already: `user` found a real user, whom the rules
+ * would give credentials of their own.
+ */
 export async function newUser (fixture: PasskeyPortFixture): Promise<number> {
   const userId = nextUserId()
   await fixture.user?.(userId)
+  const held = await fixture.port.listByUser(userId)
+  if (Array.isArray(held) && held.length > 0) throw new Error(`user ${userId} already has credentials (${held.length}): the suite only writes to users it made`)
   return userId
 }
 

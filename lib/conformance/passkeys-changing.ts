@@ -1,6 +1,7 @@
 // The passkey suite's rules on changing credentials: recordUse, rename, delete.
 import assert from 'node:assert/strict'
 import type { PasskeyUse } from '../adapters/passkeys.js'
+import { settleAll } from './port-helpers.js'
 import { MAX_COUNTER, assertListed, assertStored, credentialId, newUser, passkeyOf, twoUsers, type PasskeyRule } from './passkey-samples.js'
 
 export const changingRules: readonly PasskeyRule[] = [
@@ -50,7 +51,7 @@ export const changingRules: readonly PasskeyRule[] = [
       const lastUsedAt = new Date('2024-07-08T09:10:11.012Z')
       // made in counting order: a port whose writes land out of order must still keep the greatest
       const counters = Array.from({ length: parallelism }, (_, n) => n + 1)
-      await Promise.all(counters.map(async counter => { await port.recordUse(passkey.id, { counter, backedUp: true, lastUsedAt }) }))
+      await settleAll(counters.map(async counter => { await port.recordUse(passkey.id, { counter, backedUp: true, lastUsedAt }) }))
       assert.equal((await port.findById(passkey.id))?.counter, parallelism, `the counter after ${parallelism} concurrent uses counting 1 to ${parallelism}`)
     }
   },

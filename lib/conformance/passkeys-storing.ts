@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import {
   LONGEST_ID_BYTES, MAX_COUNTER, UNICODE_NAME, assertListed, assertStored, credentialId, newUser, passkeyOf, twoUsers, type PasskeyRule
 } from './passkey-samples.js'
-import { promised } from './port-helpers.js'
+import { promised, settleAll } from './port-helpers.js'
 
 export const storingRules: readonly PasskeyRule[] = [
   {
@@ -47,7 +47,7 @@ export const storingRules: readonly PasskeyRule[] = [
   },
   {
     name: 'a credential id of 1,364 characters is kept exactly',
-    contract: 'The credential id, base64url (as WebAuthn\'s JSON carries it).',
+    contract: 'The credential id, base64url (as WebAuthn\'s JSON carries it): up to 1,023 bytes, 1,364 characters.',
     async run (fixture) {
       const { port } = fixture
       const userId = await newUser(fixture)
@@ -115,9 +115,9 @@ export const storingRules: readonly PasskeyRule[] = [
       const id = credentialId()
       // each racer a user of its own, as registrations of one authenticator by several accounts would be
       const racers = users.map((userId, n) => passkeyOf(userId, { id, name: `racer ${n}` }))
-      const answers = await Promise.all(racers.map(async passkey => await port.create(passkey)))
+      const answers = await settleAll(racers.map(async passkey => await port.create(passkey)))
       assert.equal(answers.filter(answer => answer).length, 1, `of ${parallelism} concurrent creates of one id, how many resolved true`)
-      const listed = (await Promise.all(users.map(async userId => await port.listByUser(userId)))).flat()
+      const listed = (await settleAll(users.map(async userId => await port.listByUser(userId)))).flat()
       assert.equal(listed.length, 1, `how many credentials the ${parallelism} users list in all`)
     }
   },
@@ -128,9 +128,10 @@ export const storingRules: readonly PasskeyRule[] = [
       const { port } = fixture
       const [alice, bob] = await twoUsers(fixture)
       assertListed(await port.listByUser(alice), [], 'listByUser of a user without credentials')
-      const newest = passkeyOf(alice, { name: 'newest', createdAt: new Date('2024-03-01T00:00:00.000Z') })
-      const oldest = passkeyOf(alice, { name: 'oldest', createdAt: new Date('2024-01-01T00:00:00.000Z') })
-      const middle = passkeyOf(alice, { name: 'middle', createdAt: new Date('2024-02-01T00:00:00.001Z') })
+      // the ids sort oldest, newest, middle, the order of neither createdAt nor creation: a port that lists by id fails, ascending or descending
+      const newest = passkeyOf(alice, { id: `m${credentialId()}`, name: 'newest', createdAt: new Date('2024-03-01T00:00:00.000Z') })
+      const oldest = passkeyOf(alice, { id: `c${credentialId()}`, name: 'oldest', createdAt: new Date('2024-01-01T00:00:00.000Z') })
+      const middle = passkeyOf(alice, { id: `w${credentialId()}`, name: 'middle', createdAt: new Date('2024-02-01T00:00:00.001Z') })
       const bobs = passkeyOf(bob, { name: 'bob\'s', createdAt: new Date('2024-01-15T00:00:00.000Z') })
       for (const passkey of [newest, bobs, oldest, middle]) assert.equal(await port.create(passkey), true, `create of ${passkey.name}`)
       assertListed(await port.listByUser(alice), [oldest, middle, newest], 'listByUser of a user with three credentials created newest first')

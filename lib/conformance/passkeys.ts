@@ -7,6 +7,11 @@ import { declareSuite, parallelismOf, type SuiteOptions } from './runner.js'
 
 export type { PasskeyPortFixture, PasskeyPortSettings } from './passkey-samples.js'
 
+/**
+ * The suite's options. `create` answers a port on a database for tests,
+ * never one with real users: the suite stores, renames and deletes
+ * credentials of the users it picks.
+ */
 export interface PasskeyPortSuiteOptions extends SuiteOptions<PasskeyPortFixture> {}
 
 export const passkeyPortRules: readonly PasskeyRule[] = [...storingRules, ...changingRules]

@@ -14,7 +14,9 @@ export interface MailMessage {
 
 /**
  * The mailer port. `send` resolves once the message is accepted for delivery
- * and rejects when it was not (the caller decides about retries).
+ * and rejects when it was not (the caller decides about retries). One
+ * mailer serves every request, so sends overlap: each message is sent once,
+ * as it was given.
  */
 export interface Mailer {
   send (message: MailMessage): Promise<void>

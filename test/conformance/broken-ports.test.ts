@@ -68,6 +68,13 @@ class OpenCodes extends MemoryTwoFactorStore {
   }
 }
 
+/** A good port on a database whose collation ignores case (MySQL's default): claims differing by case alone are one claim, which random claims never meet. */
+class CaseBlindClaims extends OpenCodes {
+  protected override sameClaim (spentBy: string, claim: string): boolean {
+    return spentBy.toLowerCase() === claim.toLowerCase()
+  }
+}
+
 const TWO_FACTOR_BREAKAGES: Array<Breakage<TwoFactorPort>> = [
   {
     what: 'setTotpSecret answers nothing, not a promise',
@@ -192,11 +199,15 @@ const TWO_FACTOR_BREAKAGES: Array<Breakage<TwoFactorPort>> = [
     }()
   },
   {
-    what: 'another claim answered true for a spent code: claims compared case-insensitively (a MySQL collation)',
+    what: 'a retry forgets the claim (used_by emptied, and an empty used_by taken for any claim): after it, any attempt spends the code',
     rule: 'a spent code resolves false to another claim',
     make: () => new class extends OpenCodes {
-      protected override sameClaim (spentBy: string, claim: string): boolean {
-        return spentBy.toLowerCase() === claim.toLowerCase()
+      override async consumeBackupCode (userId: number, codeHash: string, claim: string): Promise<boolean> {
+        const usedBy = this.codes.get(userId)?.get(codeHash)
+        if (usedBy === '') return true
+        const answer = await super.consumeBackupCode(userId, codeHash, claim)
+        if (answer && usedBy === claim) this.codes.get(userId)?.set(codeHash, '')
+        return answer
       }
     }()
   },
@@ -212,11 +223,11 @@ const TWO_FACTOR_BREAKAGES: Array<Breakage<TwoFactorPort>> = [
     }()
   },
   {
-    what: 'countBackupCodes off by one',
+    what: 'countBackupCodes counts the spent codes too (no used_by IS NULL)',
     rule: 'countBackupCodes counts the user\'s unused codes',
     make: () => new class extends OpenCodes {
       override async countBackupCodes (userId: number): Promise<number> {
-        return await super.countBackupCodes(userId) + 1
+        return this.codes.get(userId)?.size ?? 0
       }
     }()
   },
@@ -236,7 +247,7 @@ async function twoFactorRun (make: () => TwoFactorPort, test: TestFunction): Pro
 }
 
 t.test('the two-factor suite', async (t) => {
-  for (const make of [() => new MemoryTwoFactorStore(), () => new OpenCodes()]) {
+  for (const make of [() => new MemoryTwoFactorStore(), () => new OpenCodes(), () => new CaseBlindClaims()]) {
     const run = await runSuite(async test => { await twoFactorRun(make, test) })
     t.strictSame([...run.failed.keys()], [], `${make().constructor.name}: no rule fails`)
     t.equal(run.passed.length, twoFactorPortRules.length, 'every rule passes')
@@ -379,6 +390,24 @@ const PASSKEY_BREAKAGES: Array<Breakage<PasskeyPort>> = [
 
       override async listByUser (userId: number): Promise<StoredPasskey[]> {
         return (await super.listByUser(userId)).sort((a, b) => this.#order.indexOf(a.id) - this.#order.indexOf(b.id))
+      }
+    }()
+  },
+  {
+    what: 'listByUser by credential id (ORDER BY id)',
+    rule: 'listByUser answers the user\'s credentials only, oldest first',
+    make: () => new class extends MemoryPasskeyStore {
+      override async listByUser (userId: number): Promise<StoredPasskey[]> {
+        return (await super.listByUser(userId)).sort((a, b) => a.id < b.id ? -1 : 1)
+      }
+    }()
+  },
+  {
+    what: 'listByUser by credential id, descending (ORDER BY id DESC)',
+    rule: 'listByUser answers the user\'s credentials only, oldest first',
+    make: () => new class extends MemoryPasskeyStore {
+      override async listByUser (userId: number): Promise<StoredPasskey[]> {
+        return (await super.listByUser(userId)).sort((a, b) => a.id < b.id ? 1 : -1)
       }
     }()
   },
