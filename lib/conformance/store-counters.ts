@@ -80,7 +80,7 @@ export const COUNTER_RULES: StoreRule[] = [
   },
   {
     name: 'get reads a counter as its count',
-    contract: 'Adds one to the counter under `key`',
+    contract: '`get`, `getMany` and `readAndIncrement` read a counter as its count, a string of decimal digits.',
     async run (store) {
       const key = keysOf()
       for (let i = 0; i < 3; i++) await store.increment(key('counter'), LONG_TTL_MS)

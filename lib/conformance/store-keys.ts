@@ -136,7 +136,7 @@ export const KEY_RULES: StoreRule[] = [
   },
   {
     name: 'getMany reads manyKeys keys in one call',
-    contract: 'read in one round trip',
+    contract: 'The values under `keys`, in their order',
     needs: GET_MANY,
     async run (store, { manyKeys, parallelism }) {
       const keys = await writeMany(store, keysOf(), manyKeys, parallelism)

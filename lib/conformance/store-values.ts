@@ -152,7 +152,7 @@ export const VALUE_RULES: StoreRule[] = [
   },
   {
     name: 'of concurrent compareAndSet calls expecting one value, exactly one writes',
-    contract: 'Of concurrent calls that expect the same value, at most one writes.',
+    contract: 'Of concurrent calls that expect what the key holds (`null` when it holds nothing), exactly one writes.',
     async run (store, { parallelism }) {
       const key = keysOf()
       await store.set(key('race'), 'start', LONG_TTL_MS)
@@ -164,7 +164,7 @@ export const VALUE_RULES: StoreRule[] = [
   },
   {
     name: 'of concurrent compareAndSet calls expecting null, exactly one writes',
-    contract: 'Of concurrent calls that expect the same value, at most one writes.',
+    contract: 'Of concurrent calls that expect what the key holds (`null` when it holds nothing), exactly one writes.',
     async run (store, { parallelism }) {
       const key = keysOf()
       const wrote = await atOnce(parallelism, async (i) => await store.compareAndSet(key('race'), null, `v${i}`, LONG_TTL_MS))
