@@ -22,7 +22,9 @@ export interface StateStoreSuiteOptions extends SuiteOptions<StateStore> {
   /**
    * How late after its TTL an expired value or counter may still be seen
    * (default 50 ms): a rule waits the TTL and this long, then expects it gone.
-   * A value must still be there this long before its TTL ends.
+   * A value must still be there this long before its TTL ends, and the time
+   * left `increment` answers may be off by this much either way (a store on
+   * whole-second timestamps passes with 1000 and a `briefTtlMs` of 2000).
    */
   ttlGranularityMs?: number
   /**

@@ -94,6 +94,8 @@ async function suiteOn (breaks: (base: Base) => Partial<Port>, settings: Partial
 }
 
 const ALL = stateStoreRules.map(rule => `StateStore: ${rule.name}`)
+/** The suite's default ttlGranularityMs. */
+const GRANULARITY = 50
 
 t.test('the good in-memory port passes every rule', async (t) => {
   const run = await suiteOn(() => ({}))
@@ -107,6 +109,33 @@ t.test('a bare store (no optional method, not ordered) passes, the rules that ne
   const needing = stateStoreRules.filter(rule => rule.needs !== undefined)
   t.equal(run.skipped.length, needing.length, 'each rule that needs a capability is skipped')
   t.match(run.skipped, needing.map(rule => new RegExp(`^StateStore: ${rule.name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(skipped: the port does not provide ${rule.needs?.join(', ') as string}\\)$`)))
+})
+
+t.test('a store whose counters answer up to ttlGranularityMs more time left than their ttlMs passes', async (t) => {
+  const over = (counted: { count: number, ttlMs: number } | null): { count: number, ttlMs: number } | null => counted === null ? null : { ...counted, ttlMs: counted.ttlMs + GRANULARITY }
+  const run = await suiteOn(({ good }) => ({
+    increment: async (key, ttlMs) => over(await good.increment(key, ttlMs)) as { count: number, ttlMs: number },
+    readAndIncrement: async (read, increments, options) => {
+      const answer = await good.readAndIncrement(read, increments, options)
+      return { ...answer, counts: answer.counts.map(over) }
+    }
+  }))
+  t.same([...run.failed.keys()], [])
+  t.same(run.passed, ALL)
+})
+
+t.test('an honest store on whole-second timestamps passes with ttlGranularityMs 1000', async (t) => {
+  // one millisecond past a whole second: each expiry, rounded up to the next whole second, comes 999 ms late
+  clock.advance(1001 - clock() % 1000)
+  const late = (ttlMs: number): number => Math.ceil((clock() + ttlMs) / 1000) * 1000 - clock()
+  const run = await suiteOn(({ good }) => ({
+    set: async (key, value, ttlMs) => { await good.set(key, value, late(ttlMs)) },
+    increment: async (key, ttlMs) => await good.increment(key, late(ttlMs)),
+    compareAndSet: async (key, expected, value, ttlMs) => await good.compareAndSet(key, expected, value, late(ttlMs)),
+    readAndIncrement: async (read, increments, options) => await good.readAndIncrement(read, increments.map(({ key, ttlMs }) => ({ key, ttlMs: late(ttlMs) })), options)
+  }), { ttlGranularityMs: 1000, briefTtlMs: 2000 })
+  t.same([...run.failed.keys()], [])
+  t.same(run.passed, ALL)
 })
 
 interface Breakage {
@@ -248,6 +277,16 @@ const BREAKAGES: Breakage[] = [
       increment: async (key, ttlMs) => {
         const counted = await good.increment(key, ttlMs)
         return counted.count === 1 ? { count: 1, ttlMs: Math.round(ttlMs / 1000) } : counted
+      }
+    })
+  },
+  {
+    rule: 'the first increment counts 1 and answers its ttlMs',
+    what: 'the first increment answers a time left over its ttlMs by more than ttlGranularityMs',
+    breaks: ({ good }) => ({
+      increment: async (key, ttlMs) => {
+        const counted = await good.increment(key, ttlMs)
+        return counted.count === 1 ? { count: 1, ttlMs: ttlMs + GRANULARITY + 1 } : counted
       }
     })
   },
