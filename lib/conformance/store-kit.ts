@@ -3,6 +3,7 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { isDeepStrictEqual } from 'node:util'
+import { throwFirstFailure } from '../core/settled.js'
 import type { Rule } from './runner.js'
 import type { StateStore } from '../store/types.js'
 
@@ -101,26 +102,43 @@ export function expectThat (condition: boolean, message: string): asserts condit
 export function expectReadBack (actual: unknown, expected: unknown, since: number, ttlMs: number, what: string): void {
   const elapsed = Date.now() - since
   if (!isDeepStrictEqual(actual, expected) && elapsed >= ttlMs) {
-    assert.fail(`${what}: read back ${elapsed} ms after the write, not within its ttlMs of ${ttlMs} ms; raise briefTtlMs`)
+    assert.fail(`${what}: read back ${elapsed} ms after the write, not within its ttlMs of ${ttlMs} ms; raise briefTtlMs (and the runner's per-test timeout with it)`)
   }
   expectSame(actual, expected, what)
 }
 
-/** `count` calls of `call` at once, none waiting for another; their answers in the order made. */
-export async function atOnce<T> (count: number, call: (i: number) => Promise<T>): Promise<T[]> {
-  return await Promise.all(Array.from({ length: count }, async (_, i) => await call(i)))
+/**
+ * Waits for every one of `calls`, then answers their results in order or
+ * throws the error of the first that failed: no call is left running after
+ * the rule ends, while `destroy` may already be removing what it uses.
+ */
+export async function settled<T> (calls: ReadonlyArray<Promise<T>>): Promise<T[]> {
+  const outcomes = await Promise.allSettled(calls)
+  throwFirstFailure(outcomes)
+  return outcomes.map(outcome => (outcome as PromiseFulfilledResult<T>).value)
 }
 
-/** `call` for each item, at most `width` at a time. */
+/** `count` calls of `call` at once, none waiting for another; their answers in the order made. */
+export async function atOnce<T> (count: number, call: (i: number) => Promise<T>): Promise<T[]> {
+  return await settled(Array.from({ length: count }, async (_, i) => await call(i)))
+}
+
+/** `call` for each item, at most `width` at a time; after a failure no new call starts. */
 export async function eachAtMost<T> (items: readonly T[], width: number, call: (item: T, i: number) => Promise<void>): Promise<void> {
   let next = 0
+  let failed = false
   const worker = async (): Promise<void> => {
-    while (next < items.length) {
+    while (next < items.length && !failed) {
       const i = next++
-      await call(items[i] as T, i)
+      try {
+        await call(items[i] as T, i)
+      } catch (error) {
+        failed = true
+        throw error
+      }
     }
   }
-  await Promise.all(Array.from({ length: Math.min(width, items.length) }, worker))
+  await settled(Array.from({ length: Math.min(width, items.length) }, worker))
 }
 
 /** The numbers 1 to `n`, as concurrent counts of one counter must be once sorted. */

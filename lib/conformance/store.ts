@@ -30,6 +30,10 @@ export interface StateStoreSuiteOptions extends SuiteOptions<StateStore> {
   /**
    * A TTL short enough to wait out, long enough to read the value back
    * first (default 1000 ms); it must be longer than `ttlGranularityMs`.
+   * With the defaults each rule ends within the 5 s jest and vitest give a
+   * test; the longest may wait about twice this TTL and a second more, so a
+   * longer one (or a larger `ttlGranularityMs`) needs the runner's per-test
+   * timeout raised with it (jest and vitest: `testTimeout`).
    */
   briefTtlMs?: number
   /**
