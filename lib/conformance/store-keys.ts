@@ -1,11 +1,12 @@
 // The state-store rules on what keys and values may be and on getMany; and those on the store as a whole: the order of its calls, its logger, close.
 import type { StateStore, StoreLogger } from '../store/types.js'
+import { KEY_PAIRS } from './store-key-pairs.js'
 import { LONG_TTL_MS, atOnce, eachAtMost, expectReadBack, expectSame, expectThat, keysOf, methodOf, settled, show, type StoreRule } from './store-kit.js'
 
-/** Key names the store must keep apart and as they are, some a trim, a fold or a cut of another. */
+/** Key names the store must keep apart and as they are, some a trim, a fold, a cut or a pattern of another. */
 const ODD_KEYS = [
   'a:b:c', 'with space', ' leading', 'leading', 'trailing ', 'trailing', 'Case', 'case', 'tab\tkey', 'new\nline', 'new',
-  'curly{brace}', '{}', 'ünïcødé', 'unicode', '日本語', '😀', 'quote"\'`', 'back\\slash', 'percent%_under', '*glob?[x]', 'semi;colon', ''
+  'curly{brace}', '{}', 'ünïcødé', 'unicode', '日本語', '😀', 'quote"\'`', 'percent%_under', '*glob?[x]', 'semi;colon', '', ...KEY_PAIRS
 ]
 
 /** Values the store must answer exactly as written. */
@@ -37,7 +38,7 @@ const GET_MANY = ['getMany']
 
 export const KEY_RULES: StoreRule[] = [
   {
-    name: 'keys with colons, spaces, braces, unicode and newlines are kept apart',
+    name: 'keys with colons, spaces, braces, wildcards, unicode and newlines are kept apart',
     contract: 'The value under `key`',
     async run (store) {
       const key = keysOf()

@@ -4,6 +4,7 @@ import type { StateStore } from '../store/types.js'
 import { declareSuite, parallelismOf, type SuiteOptions } from './runner.js'
 import { BATCH_RULES } from './store-batch.js'
 import { COUNTER_RULES } from './store-counters.js'
+import { KEY_PAIR_RULES } from './store-key-pairs.js'
 import { KEY_RULES, PORT_RULES } from './store-keys.js'
 import { settingsFrom, type StoreRule } from './store-kit.js'
 import { VALUE_RULES } from './store-values.js'
@@ -50,9 +51,10 @@ export interface StateStoreSuiteOptions extends SuiteOptions<StateStore> {
 /**
  * The rules, in the order the suite declares them: values and their TTL,
  * consume, compareAndSet, delete; counters; keys and values as they are;
- * getMany; readAndIncrement; the order of calls; attachLogger; close last.
+ * getMany; each operation on its own key alone; readAndIncrement; the order
+ * of calls; attachLogger; close last.
  */
-export const stateStoreRules: readonly StoreRule[] = [...VALUE_RULES, ...COUNTER_RULES, ...KEY_RULES, ...BATCH_RULES, ...PORT_RULES]
+export const stateStoreRules: readonly StoreRule[] = [...VALUE_RULES, ...COUNTER_RULES, ...KEY_RULES, ...KEY_PAIR_RULES, ...BATCH_RULES, ...PORT_RULES]
 
 /**
  * Declares one test per rule of the `StateStore` contract on `options.test`;

@@ -74,6 +74,17 @@ async function heldBy (memory: MemoryStore, options: ReadAndIncrementOptions | u
   return (await memory.getMany(held.keys)).some(value => value !== null && over(Number(value), held.now))
 }
 
+/** Whether `key` matches `pattern` as SQL LIKE does (`%` any run of characters, `_` any one). */
+function likes (pattern: string, key: string): boolean {
+  const source = pattern.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replaceAll('%', '.*').replaceAll('_', '.')
+  return new RegExp(`^${source}$`, 's').test(key)
+}
+
+/** The other keys written that `pattern` matches as SQL LIKE does, their values live. */
+function likeOthers (written: Map<string, Written>, pattern: string): string[] {
+  return [...written.keys()].filter(key => key !== pattern && likes(pattern, key) && liveOf(written, key) !== undefined)
+}
+
 /** The suite on ports the breakage makes of the good one; every port's store is closed after its test. */
 async function suiteOn (breaks: (base: Base) => Partial<Port>, settings: Partial<StateStoreSuiteOptions> = {}): Promise<SuiteRun> {
   const stores = new Map<StateStore, MemoryStore>()
@@ -96,6 +107,8 @@ async function suiteOn (breaks: (base: Base) => Partial<Port>, settings: Partial
 const ALL = stateStoreRules.map(rule => `StateStore: ${rule.name}`)
 /** The suite's default ttlGranularityMs. */
 const GRANULARITY = 50
+/** How the rules on keys a store could take for one another end their names. */
+const ALIKE = 'not one it matches as a pattern or but for case or trailing spaces'
 
 t.test('the good in-memory port passes every rule', async (t) => {
   const run = await suiteOn(() => ({}))
@@ -261,6 +274,39 @@ const BREAKAGES: Breakage[] = [
     breaks: ({ good, written }) => ({ delete: async (key) => { if (written.has(key)) await good.delete(key) } })
   },
   {
+    rule: `delete removes its own key alone, ${ALIKE}`,
+    what: 'delete also removes the values whose keys match its key as an SQL LIKE pattern',
+    breaks: ({ good, written }) => ({
+      delete: async (key) => {
+        for (const other of likeOthers(written, key)) await good.delete(other)
+        await good.delete(key)
+      }
+    })
+  },
+  {
+    rule: `consume takes its own key alone, ${ALIKE}`,
+    what: 'consume also deletes the values whose keys match its key as an SQL LIKE pattern',
+    breaks: ({ good, written }) => ({
+      consume: async (key) => {
+        for (const other of likeOthers(written, key)) await good.delete(other)
+        return await good.consume(key)
+      }
+    })
+  },
+  {
+    rule: `compareAndSet writes under its own key alone, ${ALIKE}`,
+    what: 'compareAndSet takes its key as an SQL LIKE pattern: expecting null, any key it matches counts; expecting a value, it writes every key it matches that holds that value',
+    breaks: ({ good, written }) => ({
+      compareAndSet: async (key, expected, value, ttlMs) => {
+        const others = likeOthers(written, key)
+        if (expected === null) return others.length === 0 && await good.compareAndSet(key, null, value, ttlMs)
+        const wrote = await good.compareAndSet(key, expected, value, ttlMs)
+        for (const other of others) if (wrote && liveOf(written, other) === expected) await good.set(other, value, ttlMs)
+        return wrote
+      }
+    })
+  },
+  {
     rule: 'delete of an absent key resolves',
     what: 'delete throws for an absent key',
     breaks: ({ good, written }) => ({
@@ -329,6 +375,22 @@ const BREAKAGES: Breakage[] = [
     })
   },
   {
+    rule: `increment counts under its own key alone, ${ALIKE}`,
+    what: 'increment folds its key to lower case, as a counters table with a case-insensitive key',
+    breaks: ({ good }) => {
+      const counted = new Set<string>()
+      const folded = (key: string): string => counted.has(key) ? key.toLowerCase() : key
+      return {
+        increment: async (key, ttlMs) => {
+          counted.add(key)
+          return await good.increment(folded(key), ttlMs)
+        },
+        get: async (key) => await good.get(folded(key)),
+        delete: async (key) => { await good.delete(folded(key)) }
+      }
+    }
+  },
+  {
     rule: 'get reads a counter as its count',
     what: 'get answers a counter as a number',
     breaks: ({ memory, written }) => ({
@@ -339,7 +401,7 @@ const BREAKAGES: Breakage[] = [
     })
   },
   {
-    rule: 'keys with colons, spaces, braces, unicode and newlines are kept apart',
+    rule: 'keys with colons, spaces, braces, wildcards, unicode and newlines are kept apart',
     what: 'set and get cut a key at its first newline',
     breaks: ({ good }) => ({
       set: async (key, value, ttlMs) => { await good.set(key.split('\n')[0] as string, value, ttlMs) },
@@ -468,6 +530,13 @@ const BREAKAGES: Breakage[] = [
         for (const [i, value] of seen.entries()) if (value === null) await memory.delete((increments[i] as { key: string }).key)
         return { values, counts: await Promise.all(increments.map(async ({ key, ttlMs }) => await memory.increment(key, ttlMs))) }
       }
+    })
+  },
+  {
+    rule: 'readAndIncrement counts under its own keys alone, not ones they match as a pattern or but for case or trailing spaces',
+    what: 'readAndIncrement folds the keys it counts to lower case',
+    breaks: ({ good }) => ({
+      readAndIncrement: async (read, increments, options) => await good.readAndIncrement(read, increments.map(({ key, ttlMs }) => ({ key: key.toLowerCase(), ttlMs })), options)
     })
   },
   {
