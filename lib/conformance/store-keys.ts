@@ -1,7 +1,8 @@
 // The state-store rules on what keys and values may be and on getMany; and those on the store as a whole: the order of its calls, its logger, close.
 import type { StateStore, StoreLogger } from '../store/types.js'
+import { settleAll } from './port-helpers.js'
 import { KEY_PAIRS } from './store-key-pairs.js'
-import { LONG_TTL_MS, atOnce, eachAtMost, expectReadBack, expectSame, expectThat, keysOf, methodOf, settled, show, type StoreRule } from './store-kit.js'
+import { LONG_TTL_MS, atOnce, eachAtMost, expectReadBack, expectSame, expectThat, keysOf, methodOf, show, type StoreRule } from './store-kit.js'
 
 /** Key names the store must keep apart and as they are, some a trim, a fold, a cut or a pattern of another. */
 const ODD_KEYS = [
@@ -158,7 +159,7 @@ export const PORT_RULES: StoreRule[] = [
     async run (store, { parallelism }) {
       const key = keysOf()
       // each key read before its write and after it, every call made at once
-      const seen = await atOnce(parallelism, async (i) => await settled<unknown>([
+      const seen = await atOnce(parallelism, async (i) => await settleAll<unknown>([
         store.get(key(`k${i}`)), store.set(key(`k${i}`), `v${i}`, LONG_TTL_MS), store.get(key(`k${i}`))
       ]))
       for (const [i, [before, , after]] of seen.entries()) {

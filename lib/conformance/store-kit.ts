@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { isDeepStrictEqual } from 'node:util'
-import { throwFirstFailure } from '../core/settled.js'
+import { optionalMethod, settleAll } from './port-helpers.js'
 import type { Rule } from './runner.js'
 import type { StateStore } from '../store/types.js'
 
@@ -71,10 +71,9 @@ export function keysOf (): Keys {
 /** The optional methods of a store a rule `needs`. */
 type OptionalMethod = 'getMany' | 'readAndIncrement' | 'attachLogger' | 'close'
 
-/** An optional method of the store, bound to it: the rule runs only when the store has it (its `needs`). */
+/** An optional method of the store, bound to it: the rule runs only when `supports` says the store has it (its `needs`), and fails naming it when it does not. */
 export function methodOf<K extends OptionalMethod> (store: StateStore, name: K): NonNullable<StateStore[K]> {
-  const method = store[name] as unknown as (...args: unknown[]) => unknown
-  return method.bind(store) as NonNullable<StateStore[K]>
+  return optionalMethod(store, name, 'the store')
 }
 
 /** A value as a message shows it: JSON (a bigint with its `n`), long strings cut, with their length. */
@@ -107,20 +106,9 @@ export function expectReadBack (actual: unknown, expected: unknown, since: numbe
   expectSame(actual, expected, what)
 }
 
-/**
- * Waits for every one of `calls`, then answers their results in order or
- * throws the error of the first that failed: no call is left running after
- * the rule ends, while `destroy` may already be removing what it uses.
- */
-export async function settled<T> (calls: ReadonlyArray<Promise<T>>): Promise<T[]> {
-  const outcomes = await Promise.allSettled(calls)
-  throwFirstFailure(outcomes)
-  return outcomes.map(outcome => (outcome as PromiseFulfilledResult<T>).value)
-}
-
 /** `count` calls of `call` at once, none waiting for another; their answers in the order made. */
 export async function atOnce<T> (count: number, call: (i: number) => Promise<T>): Promise<T[]> {
-  return await settled(Array.from({ length: count }, async (_, i) => await call(i)))
+  return await settleAll(Array.from({ length: count }, async (_, i) => await call(i)))
 }
 
 /** `call` for each item, at most `width` at a time; after a failure no new call starts. */
@@ -138,7 +126,7 @@ export async function eachAtMost<T> (items: readonly T[], width: number, call: (
       }
     }
   }
-  await settled(Array.from({ length: Math.min(width, items.length) }, worker))
+  await settleAll(Array.from({ length: Math.min(width, items.length) }, worker))
 }
 
 /** The numbers 1 to `n`, as concurrent counts of one counter must be once sorted. */

@@ -124,6 +124,23 @@ t.test('a bare store (no optional method, not ordered) passes, the rules that ne
   t.match(run.skipped, needing.map(rule => new RegExp(`^StateStore: ${rule.name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(skipped: the port does not provide ${rule.needs?.join(', ') as string}\\)$`)))
 })
 
+t.test('a rule whose method `supports` claimed but the store lacks fails, naming the method', async (t) => {
+  const lacking = ['getMany', 'readAndIncrement', 'close', 'attachLogger'] as const
+  const run = await runSuite(async (test) => {
+    await stateStoreSuite({
+      test,
+      wait,
+      supports: Object.fromEntries(lacking.map(name => [name, true])),
+      create: async () => ({ ...baseOn(new MemoryStore({ clock })).good, getMany: undefined, readAndIncrement: undefined, close: undefined, attachLogger: undefined })
+    })
+  })
+  const needing = stateStoreRules.filter(rule => rule.needs?.some(need => (lacking as readonly string[]).includes(need)) === true)
+  t.strictSame([...run.failed.keys()], needing.map(rule => `StateStore: ${rule.name}`), 'the rules that need a method the store lacks fail, alone')
+  for (const rule of needing) {
+    t.match(run.failed.get(`StateStore: ${rule.name}`)?.message, `seen: the store has no ${rule.needs?.[0] as string}, though \`supports\` says it provides it`, rule.name)
+  }
+})
+
 t.test('a store whose counters answer up to ttlGranularityMs more time left than their ttlMs passes', async (t) => {
   const over = (counted: { count: number, ttlMs: number } | null): { count: number, ttlMs: number } | null => counted === null ? null : { ...counted, ttlMs: counted.ttlMs + GRANULARITY }
   const run = await suiteOn(({ good }) => ({
