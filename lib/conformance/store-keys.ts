@@ -1,11 +1,13 @@
 // The state-store rules on what keys and values may be and on getMany; and those on the store as a whole: the order of its calls, its logger, close.
 import type { StateStore, StoreLogger } from '../store/types.js'
-import { LONG_TTL_MS, eachAtMost, expectReadBack, expectSame, expectThat, keysOf, methodOf, show, type StoreRule } from './store-kit.js'
+import { settleAll } from './port-helpers.js'
+import { KEY_PAIRS } from './store-key-pairs.js'
+import { LONG_TTL_MS, atOnce, eachAtMost, expectReadBack, expectSame, expectThat, keysOf, methodOf, show, type StoreRule } from './store-kit.js'
 
-/** Key names the store must keep apart and as they are, some a trim, a fold or a cut of another. */
+/** Key names the store must keep apart and as they are, some a trim, a fold, a cut or a pattern of another. */
 const ODD_KEYS = [
   'a:b:c', 'with space', ' leading', 'leading', 'trailing ', 'trailing', 'Case', 'case', 'tab\tkey', 'new\nline', 'new',
-  'curly{brace}', '{}', 'ünïcødé', 'unicode', '日本語', '😀', 'quote"\'`', 'back\\slash', 'percent%_under', '*glob?[x]', 'semi;colon', ''
+  'curly{brace}', '{}', 'ünïcødé', 'unicode', '日本語', '😀', 'quote"\'`', 'percent%_under', '*glob?[x]', 'semi;colon', '', ...KEY_PAIRS
 ]
 
 /** Values the store must answer exactly as written. */
@@ -37,7 +39,7 @@ const GET_MANY = ['getMany']
 
 export const KEY_RULES: StoreRule[] = [
   {
-    name: 'keys with colons, spaces, braces, unicode and newlines are kept apart',
+    name: 'keys with colons, spaces, braces, wildcards, unicode and newlines are kept apart',
     contract: 'The value under `key`',
     async run (store) {
       const key = keysOf()
@@ -136,7 +138,7 @@ export const KEY_RULES: StoreRule[] = [
   },
   {
     name: 'getMany reads manyKeys keys in one call',
-    contract: 'read in one round trip',
+    contract: 'The values under `keys`, in their order',
     needs: GET_MANY,
     async run (store, { manyKeys, parallelism }) {
       const keys = await writeMany(store, keysOf(), manyKeys, parallelism)
@@ -157,9 +159,9 @@ export const PORT_RULES: StoreRule[] = [
     async run (store, { parallelism }) {
       const key = keysOf()
       // each key read before its write and after it, every call made at once
-      const seen = await Promise.all(Array.from({ length: parallelism }, async (_, i) => await Promise.all([
+      const seen = await atOnce(parallelism, async (i) => await settleAll<unknown>([
         store.get(key(`k${i}`)), store.set(key(`k${i}`), `v${i}`, LONG_TTL_MS), store.get(key(`k${i}`))
-      ])))
+      ]))
       for (const [i, [before, , after]] of seen.entries()) {
         expectSame([before, after], [null, `v${i}`], `a get made before a set, and one made after it, all without waiting (call ${i} of ${parallelism})`)
       }

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { isDeepStrictEqual } from 'node:util'
+import { optionalMethod, settleAll } from './port-helpers.js'
 import type { Rule } from './runner.js'
 import type { StateStore } from '../store/types.js'
 
@@ -70,10 +71,9 @@ export function keysOf (): Keys {
 /** The optional methods of a store a rule `needs`. */
 type OptionalMethod = 'getMany' | 'readAndIncrement' | 'attachLogger' | 'close'
 
-/** An optional method of the store, bound to it: the rule runs only when the store has it (its `needs`). */
+/** An optional method of the store, bound to it: the rule runs only when `supports` says the store has it (its `needs`), and fails naming it when it does not. */
 export function methodOf<K extends OptionalMethod> (store: StateStore, name: K): NonNullable<StateStore[K]> {
-  const method = store[name] as unknown as (...args: unknown[]) => unknown
-  return method.bind(store) as NonNullable<StateStore[K]>
+  return optionalMethod(store, name, 'the store')
 }
 
 /** A value as a message shows it: JSON (a bigint with its `n`), long strings cut, with their length. */
@@ -101,26 +101,32 @@ export function expectThat (condition: boolean, message: string): asserts condit
 export function expectReadBack (actual: unknown, expected: unknown, since: number, ttlMs: number, what: string): void {
   const elapsed = Date.now() - since
   if (!isDeepStrictEqual(actual, expected) && elapsed >= ttlMs) {
-    assert.fail(`${what}: read back ${elapsed} ms after the write, not within its ttlMs of ${ttlMs} ms; raise briefTtlMs`)
+    assert.fail(`${what}: read back ${elapsed} ms after the write, not within its ttlMs of ${ttlMs} ms; raise briefTtlMs (and the runner's per-test timeout with it)`)
   }
   expectSame(actual, expected, what)
 }
 
 /** `count` calls of `call` at once, none waiting for another; their answers in the order made. */
 export async function atOnce<T> (count: number, call: (i: number) => Promise<T>): Promise<T[]> {
-  return await Promise.all(Array.from({ length: count }, async (_, i) => await call(i)))
+  return await settleAll(Array.from({ length: count }, async (_, i) => await call(i)))
 }
 
-/** `call` for each item, at most `width` at a time. */
+/** `call` for each item, at most `width` at a time; after a failure no new call starts. */
 export async function eachAtMost<T> (items: readonly T[], width: number, call: (item: T, i: number) => Promise<void>): Promise<void> {
   let next = 0
+  let failed = false
   const worker = async (): Promise<void> => {
-    while (next < items.length) {
+    while (next < items.length && !failed) {
       const i = next++
-      await call(items[i] as T, i)
+      try {
+        await call(items[i] as T, i)
+      } catch (error) {
+        failed = true
+        throw error
+      }
     }
   }
-  await Promise.all(Array.from({ length: Math.min(width, items.length) }, worker))
+  await settleAll(Array.from({ length: Math.min(width, items.length) }, worker))
 }
 
 /** The numbers 1 to `n`, as concurrent counts of one counter must be once sorted. */

@@ -25,14 +25,16 @@ export interface StateStore {
   /**
    * Adds one to the counter under `key` atomically and returns the new count
    * and the time left (ms) before the counter expires. The first increment
-   * creates the counter with `ttlMs`; later ones keep its expiry.
+   * creates the counter with `ttlMs`; later ones keep its expiry. `get`,
+   * `getMany` and `readAndIncrement` read a counter as its count, a string of
+   * decimal digits.
    */
   increment (key: string, ttlMs: number): Promise<{ count: number, ttlMs: number }>
   /**
    * Writes `value` under `key` for `ttlMs` only when the value there now is
    * `expected` (`null`: only when the key is absent or expired), in one atomic
-   * step, and answers whether it wrote. Of concurrent calls that expect the
-   * same value, at most one writes.
+   * step, and answers whether it wrote. Of concurrent calls that expect what
+   * the key holds (`null` when it holds nothing), exactly one writes.
    */
   compareAndSet (key: string, expected: string | null, value: string, ttlMs: number): Promise<boolean>
   /** Removes `key`; absent keys are fine. */
