@@ -1,4 +1,4 @@
-// What the two-factor, passkey and mailer suites share: the user ids they pick, the check that a method answered a promise, concurrent calls, optional methods.
+// What the suites share: the user ids the two-factor and passkey suites pick, the check that a method answered a promise, concurrent calls, optional methods.
 import assert, { AssertionError } from 'node:assert/strict'
 
 /** Below 2^31 (a SQL `integer`), from a random start, so two runs on one database pick different users. */
