@@ -9,6 +9,7 @@ import * as redis from '../../lib/redis.js'
 import * as testing from '../../lib/testing.js'
 import * as wordpress from '../../lib/wordpress.js'
 import * as client from '../../lib/client.js'
+import * as conformance from '../../lib/conformance.js'
 import {
   coveredSettings, errorTable, formatDefault, GENERATED_PAGES, renderRegions, settingRows, settingsTable
 } from '../../scripts/docs-tables.js'
@@ -77,7 +78,7 @@ t.test('docs/errors.md: the error table is errorDefinitions', async (t) => {
 t.test('README.md: the exports table names what each entry exports at runtime, and its types', async (t) => {
   const rows = tableAfter(readPage('README.md'), '## Exports')
   const names = (cell = ''): string[] => cell === '' ? [] : cell.split(', ').map(name => name.replace(/^`(.*)`$/, '$1'))
-  const runtime: Record<string, object> = { '`fastify-jwt-login`': main, '`fastify-jwt-login/redis`': redis, '`fastify-jwt-login/postgres`': postgres, '`fastify-jwt-login/nodemailer`': nodemailer, '`fastify-jwt-login/testing`': testing, '`fastify-jwt-login/wordpress`': wordpress, '`fastify-jwt-login/client`': client }
+  const runtime: Record<string, object> = { '`fastify-jwt-login`': main, '`fastify-jwt-login/redis`': redis, '`fastify-jwt-login/postgres`': postgres, '`fastify-jwt-login/nodemailer`': nodemailer, '`fastify-jwt-login/testing`': testing, '`fastify-jwt-login/wordpress`': wordpress, '`fastify-jwt-login/client`': client, '`fastify-jwt-login/conformance`': conformance }
   t.same(rows.map(row => row[0]), Object.keys(runtime), 'one row per entry')
   for (const [entry = '', values, types] of rows) {
     t.same(names(values).sort(), Object.keys(runtime[entry] as object).sort(), `${entry}: the values are the runtime exports`)
