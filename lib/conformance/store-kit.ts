@@ -36,7 +36,7 @@ export function settingsFrom (
   const briefTtlMs = whole('briefTtlMs', given.briefTtlMs ?? 1000, 2)
   // expiry is seen within the granularity: one as long as the brief TTL could not tell an expired value from one never kept
   if (briefTtlMs <= ttlGranularityMs) throw new TypeError('briefTtlMs must be longer than ttlGranularityMs')
-  const wait = given.wait ?? (async (ms: number) => { await sleep(ms) })
+  const wait = given.wait ?? sleepAtLeast
   if (typeof wait !== 'function') throw new TypeError('wait must be a function that lets the given milliseconds pass for the store')
   return {
     ttlGranularityMs,
@@ -46,6 +46,17 @@ export function settingsFrom (
     manyKeys: whole('manyKeys', given.manyKeys ?? 1000, 1),
     parallelism
   }
+}
+
+/**
+ * The default `wait`: sleeps until `ms` have passed by the wall clock. A
+ * timer may fire a millisecond early by `Date.now()`, and a store on the
+ * wall clock (Redis, MemoryStore without a clock) would then answer a
+ * millisecond more left than a rule allows.
+ */
+export async function sleepAtLeast (ms: number): Promise<void> {
+  const until = Date.now() + ms
+  for (let left = ms; left > 0; left = until - Date.now()) await sleep(left)
 }
 
 /** Names for one rule's keys. */

@@ -38,8 +38,10 @@ export interface StateStoreSuiteOptions extends SuiteOptions<StateStore> {
    */
   briefTtlMs?: number
   /**
-   * Lets `ms` pass for the store (default: a real sleep). A store on an
-   * injected clock passes one that advances the clock.
+   * Lets at least `ms` pass for the store (default: a real sleep, until
+   * `Date.now()` has moved on by `ms`; a bare `setTimeout` may wake a
+   * millisecond early). A store on an injected clock passes one that
+   * advances the clock.
    */
   wait?: (ms: number) => Promise<void>
   /** The size of the large value that must round-trip, in bytes (default 64 KiB). */
