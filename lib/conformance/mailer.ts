@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto'
 import { MAILER_MANIFEST, supportsOf } from '../adapters/manifest.js'
 import type { Mailer, MailMessage } from '../mail/types.js'
 import { optionalMethod, settleAll } from './port-helpers.js'
+import { inSuiteRealm } from './realm.js'
 import { declareSuite, parallelismOf, type Rule, type SuiteOptions } from './runner.js'
 
 /** What `create` resolves: the mailer, and the mailbox at the other end. */
@@ -158,7 +159,7 @@ export const mailerRules: readonly MailerRule[] = [
       await settleAll(messages.map(async message => { await fixture.mailer.send(message) }))
       const arrived = (await fixture.delivered()).map(message => seen(message, false))
       const bySubject = (a: MailMessage, b: MailMessage): number => a.subject.localeCompare(b.subject)
-      assert.deepEqual(arrived.sort(bySubject), messages.sort(bySubject), `the ${parallelism} messages sent at once, as they arrived`)
+      assert.deepEqual(inSuiteRealm(arrived.sort(bySubject)), messages.sort(bySubject), `the ${parallelism} messages sent at once, as they arrived`)
     }
   },
   {
@@ -174,7 +175,7 @@ export const mailerRules: readonly MailerRule[] = [
         outcome = 'rejected'
       }
       assert.equal(outcome, 'rejected', 'what send did when the other end refused the message')
-      assert.deepEqual(await fixture.delivered(), [], 'the messages that arrived')
+      assert.deepEqual(inSuiteRealm(await fixture.delivered()), [], 'the messages that arrived')
     }
   },
   {

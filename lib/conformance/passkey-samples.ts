@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import type { PasskeyPort, StoredPasskey } from '../adapters/passkeys.js'
+import { inSuiteRealm } from './realm.js'
 import type { Rule } from './runner.js'
 import { nextUserId } from './port-helpers.js'
 
@@ -95,11 +96,11 @@ export function fieldsOf (passkey: StoredPasskey | null | undefined): Partial<St
 
 /** Checks that the port answered `expected`, field by field (dates as Dates, transports as an array). */
 export function assertStored (found: StoredPasskey | null | undefined, expected: StoredPasskey, what: string): void {
-  assert.deepEqual(fieldsOf(found), expected, `${what}: every field as it was stored`)
+  assert.deepEqual(inSuiteRealm(fieldsOf(found)), expected, `${what}: every field as it was stored`)
 }
 
 /** Checks a list the port answered against the credentials expected there, in order. */
 export function assertListed (found: StoredPasskey[], expected: StoredPasskey[], what: string): void {
   assert.ok(Array.isArray(found), `${what}: listByUser answered ${typeof found}, not an array`)
-  assert.deepEqual(found.map(fieldsOf), expected, `${what}: the credentials, in order, every field as stored`)
+  assert.deepEqual(inSuiteRealm(found.map(fieldsOf)), expected, `${what}: the credentials, in order, every field as stored`)
 }

@@ -1,5 +1,6 @@
 // How a suite declares its rules on any test runner: one named test per rule, skipped with a reason where the port lacks what it needs.
 import { AssertionError } from 'node:assert'
+import { types } from 'node:util'
 
 /** A body the suite hands the runner: it takes nothing of the runner's own context. */
 export type TestBody = () => Promise<void>
@@ -54,7 +55,8 @@ export class ConformanceError extends AssertionError {
   readonly rule: string
 
   constructor (title: string, rule: Rule<never, never>, cause: unknown) {
-    const seen = cause instanceof Error ? cause.message : String(cause)
+    // an error of another realm (node's own, under jest) is no instance of this realm's Error
+    const seen = cause instanceof Error || types.isNativeError(cause) ? (cause as Error).message : String(cause)
     super({ message: `${title}: ${rule.name}\nthe contract: "${rule.contract}"\nseen: ${seen}` })
     this.name = 'ConformanceError'
     this.rule = rule.name

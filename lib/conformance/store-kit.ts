@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { isDeepStrictEqual } from 'node:util'
 import { optionalMethod, settleAll } from './port-helpers.js'
+import { inSuiteRealm } from './realm.js'
 import type { Rule } from './runner.js'
 import type { StateStore } from '../store/types.js'
 
@@ -96,7 +97,7 @@ export function show (value: unknown): string {
 
 /** Fails the rule unless `actual` deeply and strictly equals `expected`; the message says what was expected and what came. */
 export function expectSame (actual: unknown, expected: unknown, what: string): void {
-  assert.deepStrictEqual(actual, expected, `${what}: expected ${show(expected)}, got ${show(actual)}`)
+  assert.deepStrictEqual(inSuiteRealm(actual), expected, `${what}: expected ${show(expected)}, got ${show(actual)}`)
 }
 
 /** Fails the rule with `message` unless `condition` holds. */
@@ -111,7 +112,7 @@ export function expectThat (condition: boolean, message: string): asserts condit
  */
 export function expectReadBack (actual: unknown, expected: unknown, since: number, ttlMs: number, what: string): void {
   const elapsed = Date.now() - since
-  if (!isDeepStrictEqual(actual, expected) && elapsed >= ttlMs) {
+  if (!isDeepStrictEqual(inSuiteRealm(actual), expected) && elapsed >= ttlMs) {
     assert.fail(`${what}: read back ${elapsed} ms after the write, not within its ttlMs of ${ttlMs} ms; raise briefTtlMs (and the runner's per-test timeout with it)`)
   }
   expectSame(actual, expected, what)
