@@ -1,5 +1,8 @@
 // How a published suite declares its rules on a runner: names, skips in both forms, a fresh port per rule, the contract quoted on failure, destroy's errors.
 import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
 import t from 'tap'
 import { ConformanceError, type TestBody, type TestFunction } from '../../lib/conformance.js'
 import { declareSuite, parallelismOf, type Rule } from '../../lib/conformance/runner.js'
@@ -80,4 +83,14 @@ t.test('the suite refuses to start without a test function or create; parallelis
   t.equal(parallelismOf({}), 50)
   t.equal(parallelismOf({ parallelism: 2 }), 2)
   for (const parallelism of [1, 0, 2.5, Number.NaN]) t.throws(() => parallelismOf({ parallelism }), { message: 'parallelism must be an integer of at least 2' }, String(parallelism))
+})
+
+t.test('on node:test, as an adapter author runs it: each rule a test, the skips reported as skipped, a broken rule failed with its contract', async (t) => {
+  const file = fileURLToPath(new URL('../fixtures/node-test-mailer-suite.ts', import.meta.url))
+  // node --test exits 1 for the broken mailer's failures: its report is what is read
+  const report = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=tap', file]).then(({ stdout }) => stdout, (error: { stdout: string }) => error.stdout)
+  const count = (what: string): number => Number(new RegExp(`^# ${what} (\\d+)$`, 'm').exec(report)?.[1])
+  t.same({ pass: count('pass'), skipped: count('skipped'), fail: count('fail') }, { pass: 6, skipped: 4, fail: 6 })
+  t.match(report, /^ok 7 - ConsoleMailer: send rejects when the message is refused \(skipped: the port does not provide refuse\) # SKIP$/m)
+  t.match(report, /^not ok 11 - Shouting: a unicode subject and text arrive intact\n[\s\S]*?the contract: "unicode in the subject and the bodies"/m)
 })
