@@ -29,8 +29,9 @@ export interface SuiteOptions<Made> {
    * What the port provides, by capability name (see the port's manifest):
    * given, the suite declares its tests at once; without it, it first calls
    * `create` once to read the port (and `destroy` after), so await the suite
-   * before the runner starts (top-level `await` in ES modules). Jest's
-   * CommonJS tests pass it.
+   * before the runner starts (top-level `await` in ES modules; jest runs
+   * those with `--experimental-vm-modules`). A CommonJS test file, which
+   * has no top-level `await`, passes it.
    */
   supports?: Readonly<Record<string, boolean>>
   /** How many concurrent calls the concurrency rules make (default 50; at least 2). */
