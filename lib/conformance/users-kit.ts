@@ -1,7 +1,7 @@
 // What the rules of the user adapter's suite share: the fixture, fresh names per rule, the user's ID, and the checks that keep one broken rule to one failed test.
 import { AssertionError } from 'node:assert'
 import { randomBytes } from 'node:crypto'
-import { inspect } from 'node:util'
+import { inspect, types } from 'node:util'
 import { isIdentityTaken, isUserExists, type NewUser, type UserAdapter } from '../adapters/users.js'
 import type { Rule } from './runner.js'
 
@@ -151,9 +151,10 @@ export async function assertNull (lookup: () => Promise<unknown>, what: string):
 
 /** A thrown value as a message shows it. */
 export function describe (thrown: unknown): string {
-  if (!(thrown instanceof Error)) return inspect(thrown, { depth: 1 })
-  const { code } = thrown as { code?: unknown }
-  return `${thrown.name}: ${thrown.message}${code === undefined ? '' : ` (code ${String(code)})`}`
+  // an error of another realm (node's own, under jest) is no instance of this realm's Error
+  if (!(thrown instanceof Error) && !types.isNativeError(thrown)) return inspect(thrown, { depth: 1 })
+  const { name, message, code } = thrown as Error & { code?: unknown }
+  return `${name}: ${message}${code === undefined ? '' : ` (code ${String(code)})`}`
 }
 
 /** What a call threw; fails when it resolved. */
