@@ -87,8 +87,10 @@ t.test('the suite refuses to start without a test function or create; parallelis
 
 t.test('on node:test, as an adapter author runs it: each rule a test, the skips reported as skipped, a broken rule failed with its contract', async (t) => {
   const file = fileURLToPath(new URL('../fixtures/node-test-mailer-suite.ts', import.meta.url))
-  // node --test exits 1 for the broken mailer's failures: its report is what is read
-  const report = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=tap', file]).then(({ stdout }) => stdout, (error: { stdout: string }) => error.stdout)
+  // TypeScript loaded as this process loads it (tap's loader), so the program's coverage merges with the tests'
+  const loaders = process.execArgv.filter((arg) => arg.startsWith('--import') || arg === '--enable-source-maps')
+  // the program exits 1 for the broken mailer's failures: its report is what is read
+  const report = await promisify(execFile)(process.execPath, [...loaders, '--test-reporter=tap', file]).then(({ stdout }) => stdout, (error: { stdout: string }) => error.stdout)
   const count = (what: string): number => Number(new RegExp(`^# ${what} (\\d+)$`, 'm').exec(report)?.[1])
   t.same({ pass: count('pass'), skipped: count('skipped'), fail: count('fail') }, { pass: 6, skipped: 4, fail: 6 })
   t.match(report, /^ok 7 - ConsoleMailer: send rejects when the message is refused \(skipped: the port does not provide refuse\) # SKIP$/m)
