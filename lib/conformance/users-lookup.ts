@@ -9,12 +9,14 @@ const MUST_NOT_THROW = 'Must not throw for a wrong one.'
 const PUBLIC_FIELDS = new Set(['ID', 'user_login', 'user_email', 'display_name', 'roles', 'email_verified'])
 
 /**
- * An ID no user has: a random one within 2^30 below 2^53 - 2^20, which no
- * database that counts its IDs up reaches (and IDs shifted to end at
- * 2^53 - 1 stay clear of), and never the ID of the user the rule made.
+ * An ID no user has: a random one among the top 2^24 below 2^31, which a
+ * database that counts its IDs up from 1 reaches only past two billion users
+ * (and which an `integer` column still holds: a larger one would throw there,
+ * though the plugin never asks for an ID the adapter did not give), and never
+ * the ID of the user the rule made.
  */
 function absentIdBeside (id: number): number {
-  const probe = Number.MAX_SAFE_INTEGER - 2 ** 20 - randomInt(2 ** 30)
+  const probe = 2 ** 31 - 1 - randomInt(2 ** 24)
   return probe - Number(probe === id)
 }
 

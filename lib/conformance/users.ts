@@ -18,8 +18,8 @@ export type { SeedUser, UserAdapterFixture, UserRule, UserSettings } from './use
  * `createUser`, named `conform-…` with `@example.com` emails and random
  * passwords), nor their links: `destroy` should, or the database should be
  * one for tests. To see an absent user, `findById` is asked for a random ID
- * between 2^53 - 2^30 - 2^20 and 2^53 - 2^20, which a database that counts
- * its IDs up from 1 never reaches.
+ * among the top 2^24 below 2^31 (an `integer` column holds it), which a
+ * database that counts its IDs up from 1 reaches only past two billion users.
  */
 export interface UserAdapterSuiteOptions<U = unknown, Made extends UserAdapterFixture<U> = UserAdapterFixture<U>> extends SuiteOptions<Made> {
   /** The role the suite gives the users it creates through `createUser` (default 'subscriber'). */
