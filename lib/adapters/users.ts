@@ -122,6 +122,9 @@ export interface UserAdapter<U = unknown> {
    * The four identity methods come together (registration refuses some
    * without the others); with them a provider sign-in finds its user by the
    * link first, and only without one by a verified email, which it then links.
+   * Both are opaque: compare them exactly, without folding case, leading
+   * zeros, spaces or Unicode forms. Keep subjects of at least 255 characters
+   * and provider names of 64, whole.
    */
   findByIdentity? (provider: string, subject: string): Promise<U | null>
   /**
@@ -134,12 +137,19 @@ export interface UserAdapter<U = unknown> {
    * or a check under a lock). Linking the same provider account to the same
    * user again is not an error: keep the first link. Resolves whether this
    * call made the link (`false`: it was there), so that of concurrent
-   * sign-ins only the one that linked reports it.
+   * sign-ins only the one that linked reports it. A provider name has at
+   * most 64 characters of `A-Z a-z 0-9 _ -`; a subject may have 255
+   * characters and any Unicode: store both whole.
    */
   linkIdentity? (user: U, provider: string, subject: string, details: IdentityDetails): Promise<boolean>
   /** The user's linked identities, oldest first. */
   listIdentities? (user: U): Promise<LinkedIdentity[]>
-  /** Removes the link; resolves whether there was one. A user's deletion (`deleteUser`) removes the user's links too. */
+  /**
+   * Removes the link; resolves whether there was one. A user's deletion
+   * (`deleteUser`) removes the user's links too. After an unlink the
+   * provider account is free for another user, and the user for another
+   * account of the provider.
+   */
   unlinkIdentity? (user: U, provider: string, subject: string): Promise<boolean>
 }
 
@@ -201,6 +211,7 @@ export interface NewUser {
   email: string
   login: string
   displayName: string
+  /** The user's role: store it, and `toPublicUser` answers it among `roles`. */
   role: string
   /** The password chosen at `POST /users`, already checked against the policy; store only its hash. */
   password?: string

@@ -3,10 +3,24 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { kitOf, refind, signsIn, type UserRule } from './users-kit.js'
 
+const FINGERPRINT_OF_HASH = 'the stored hash, or a part of it'
+
 const NO_PASSWORD_UNTIL_SET = '`false` for a user created without one (a provider sign-in) who never set one'
 
 /** A fresh password for a change. */
 const another = (): string => `another password ${randomBytes(6).toString('base64url')}`
+
+/**
+ * Fails unless both users' stored hashes do not hold the password they
+ * share, and differ (a salt): compared without showing them. A hash that is
+ * no string is the rule of getPasswordHash's answer.
+ */
+async function assertSaltedHashes (getPasswordHash: (user: unknown) => Promise<string | null>, users: unknown[], password: string, how: string): Promise<void> {
+  const hashes = await Promise.all(users.map(async user => await getPasswordHash(user)))
+  if (!hashes.every(hash => typeof hash === 'string')) return
+  for (const hash of hashes) assert.ok(!hash.includes(password), `getPasswordHash of a user ${how} holds the password itself`)
+  assert.ok(hashes[0] !== hashes[1], `two users ${how}, with one password, have one hash: it is not salted`)
+}
 
 export const PASSWORD_STATE_RULES: UserRule[] = [
   {
@@ -56,6 +70,33 @@ export const PASSWORD_STATE_RULES: UserRule[] = [
       for (const record of [created, await refind(kit.adapter, created)]) {
         const value = await kit.method('passwordFingerprint')(record)
         assert.ok(value === null, `passwordFingerprint of a user created without a password is ${typeof value}, not null`)
+      }
+    }
+  },
+  {
+    name: 'passwordFingerprint never holds the password',
+    contract: FINGERPRINT_OF_HASH,
+    needs: ['passwordFingerprint'],
+    run: async (made, settings) => {
+      const kit = kitOf(made, settings)
+      const fingerprint = kit.method('passwordFingerprint')
+      const check = async (how: string, user: unknown, password: string): Promise<void> => {
+        for (const record of [user, await refind(kit.adapter, user)]) {
+          const value = await fingerprint(record)
+          assert.ok(value === null || !value.includes(password), `passwordFingerprint of a user ${how} holds the password itself`)
+        }
+      }
+      const seeded = await kit.seed()
+      await check('the host made', seeded.user, seeded.password)
+      // createUser and setPassword where the adapter has them (their own rules check what `supports` claims)
+      if (typeof kit.adapter.createUser === 'function') {
+        const password = another()
+        await check('createUser made', await kit.adapter.createUser(kit.newUser({ password })), password)
+      }
+      if (typeof kit.adapter.setPassword === 'function') {
+        const password = another()
+        await kit.adapter.setPassword(await refind(kit.adapter, seeded.user), password)
+        await check('whose password setPassword changed', seeded.user, password)
       }
     }
   },
@@ -113,6 +154,30 @@ export const PASSWORD_STATE_RULES: UserRule[] = [
     }
   },
   {
+    name: 'createUser stores a salted hash, not the password',
+    contract: 'store only its hash',
+    needs: ['createUser', 'getPasswordHash'],
+    run: async (made, settings) => {
+      const kit = kitOf(made, settings)
+      const createUser = kit.method('createUser')
+      const password = another()
+      const users = [await createUser(kit.newUser({ password })), await createUser(kit.newUser({ password }))]
+      await assertSaltedHashes(kit.method('getPasswordHash'), await Promise.all(users.map(async user => await refind(kit.adapter, user))), password, 'createUser made')
+    }
+  },
+  {
+    name: 'setPassword stores a salted hash, not the password',
+    contract: 'Hashes and stores a new password',
+    needs: ['setPassword', 'getPasswordHash'],
+    run: async (made, settings) => {
+      const kit = kitOf(made, settings)
+      const password = another()
+      const users = [(await kit.seed()).user, (await kit.seed()).user]
+      for (const user of users) await kit.method('setPassword')(await refind(kit.adapter, user), password)
+      await assertSaltedHashes(kit.method('getPasswordHash'), await Promise.all(users.map(async user => await refind(kit.adapter, user))), password, 'whose password setPassword changed')
+    }
+  },
+  {
     name: 'rehashPassword resolves a boolean, and the password still signs in',
     contract: 'writes the new hash here (only when it is due, and only if the stored hash is still the one verified), updates `user` to hold it, and resolves `true`',
     needs: ['rehashPassword'],
@@ -128,6 +193,25 @@ export const PASSWORD_STATE_RULES: UserRule[] = [
       const again = await refind(kit.adapter, user)
       assert.equal(await signsIn(kit.adapter, again, password), true, 'after rehashPassword the password no longer signs in')
       assert.equal(await signsIn(kit.adapter, again, another()), false, 'after rehashPassword another password signs in')
+    }
+  },
+  {
+    name: 'rehashPassword leaves the record it was given holding the stored password',
+    contract: 'updates `user` to hold it, and resolves `true`',
+    needs: ['rehashPassword', 'passwordFingerprint'],
+    run: async (made, settings) => {
+      const kit = kitOf(made, settings)
+      const fingerprint = kit.method('passwordFingerprint')
+      const { user, email, password } = await kit.seed()
+      const found = await kit.adapter.findByEmail(email)
+      // a fingerprint that changes at each read is the rule above's
+      const [first, second] = [await fingerprint(found), await fingerprint(found)]
+      if (first !== second) return
+      await signsIn(kit.adapter, found, password)
+      // whatever it answers (a throw is another rule's): the plugin starts the session on `user`
+      await kit.method('rehashPassword')(found, password).catch(() => false)
+      const [given, stored] = [await fingerprint(found), await fingerprint(await refind(kit.adapter, user))]
+      assert.ok(given === stored, 'after rehashPassword the record it was given has a passwordFingerprint other than the stored user\'s: every session it starts would end at its first refresh')
     }
   },
   {

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import type { IdentityDetails, LinkedIdentity } from '../adapters/users.js'
+import { settleAll } from './port-helpers.js'
 import { inSuiteRealm } from './realm.js'
 import { FIND_NULL, assertIdentityTaken, assertNull, assertSameUser, describe, findsNobody, kitOf, type Kit, type UserRule } from './users-kit.js'
 
@@ -185,7 +186,7 @@ export const IDENTITY_RULES: UserRule[] = [
   },
   {
     name: 'subjects compare exactly: case, leading zeros, spaces and Unicode forms tell them apart',
-    contract: 'the subject is the provider\'s stable id',
+    contract: 'compare them exactly, without folding case, leading zeros, spaces or Unicode forms',
     needs: ['identities'],
     run: async (made, settings) => {
       const kit = kitOf(made, settings)
@@ -193,7 +194,7 @@ export const IDENTITY_RULES: UserRule[] = [
       const github = kit.provider('github')
       // each pair differs only in what an adapter must not fold: a number, a case, a pad, a normalisation
       const subjects = ['12345', '012345', 'AbC', 'abc', 'abc ', '\u00e9']
-      const users = await Promise.all(subjects.map(async () => (await kit.seed()).user))
+      const users = await settleAll(subjects.map(async () => (await kit.seed()).user))
       for (const [index, subject] of subjects.entries()) await link(users[index], github, subject, detailsAt(index))
       for (const [index, subject] of subjects.entries()) assertSameUser(kit.adapter, await find(github, subject), users[index], `findByIdentity of ${JSON.stringify(subject)}`)
       for (const subject of ['e\u0301', '12345.0', 'ABC']) assert.ok(await findsNobody(async () => await find(github, subject)), `${JSON.stringify(subject)} finds another subject's user`)
@@ -201,7 +202,7 @@ export const IDENTITY_RULES: UserRule[] = [
   },
   {
     name: 'a subject of 255 characters, one beyond Latin, and a provider name of 64 are kept whole',
-    contract: 'the key of `oauth.providers`, such as `gh`',
+    contract: 'Keep subjects of at least 255 characters and provider names of 64, whole.',
     needs: ['identities'],
     run: async (made, settings) => {
       const kit = kitOf(made, settings)
@@ -267,7 +268,7 @@ export const IDENTITY_RULES: UserRule[] = [
   },
   {
     name: 'after an unlink the account can go to another user, and the user can link another account',
-    contract: 'when either is taken (by another link), throw `IdentityTakenError`',
+    contract: 'After an unlink the provider account is free for another user, and the user for another account of the provider.',
     needs: ['identities'],
     run: async (made, settings) => {
       const kit = kitOf(made, settings)

@@ -1,6 +1,7 @@
 // The user adapter's rules for linked provider accounts under concurrent sign-ins, and when their user is deleted.
 import assert from 'node:assert/strict'
 import { isIdentityTaken } from '../adapters/users.js'
+import { settleAll } from './port-helpers.js'
 import { inSuiteRealm } from './realm.js'
 import { assertOneWinner, assertSameUser, describe, findsNobody, kitOf, race, refind, type UserRule } from './users-kit.js'
 import { SHOWN, assertLinks, detailsAt, linksOf } from './users-identities.js'
@@ -15,7 +16,7 @@ export const IDENTITY_RACE_RULES: UserRule[] = [
     run: async (made, settings) => {
       const kit = kitOf(made, settings)
       const { find, link, list } = linksOf(kit)
-      const users = await Promise.all(Array.from({ length: settings.parallelism }, async () => (await kit.seed()).user))
+      const users = await settleAll(Array.from({ length: settings.parallelism }, async () => (await kit.seed()).user))
       const github = kit.provider('github')
       const outcome = await race(users.length, async (index) => await link(users[index], github, 'contested', detailsAt(index)))
       const { index: won } = assertOneWinner(outcome, 'links of one account', isIdentityTaken, 'IdentityTakenError')

@@ -1,5 +1,6 @@
 // The user adapter's rules every adapter meets: the lookups, the password check, the public view.
 import assert from 'node:assert/strict'
+import { randomBytes, randomInt } from 'node:crypto'
 import { FIND_NULL, assertNull, assertSameUser, describe, idOf, kitOf, refind, type UserRule } from './users-kit.js'
 
 const MUST_NOT_THROW = 'Must not throw for a wrong one.'
@@ -7,10 +8,20 @@ const MUST_NOT_THROW = 'Must not throw for a wrong one.'
 /** The fields of `PublicUser`: a client sees no other. */
 const PUBLIC_FIELDS = new Set(['ID', 'user_login', 'user_email', 'display_name', 'roles', 'email_verified'])
 
-/** An ID no user of a fresh port has: far from the one it made, within the safe integers. */
-function absentIdNear (id: number): number {
-  return id + 1_000_003 <= Number.MAX_SAFE_INTEGER ? id + 1_000_003 : id - 1_000_003
+/**
+ * An ID no user has: a random one among the top 2^24 below 2^31, which a
+ * database that counts its IDs up from 1 reaches only past two billion users
+ * (and which an `integer` column still holds: a larger one would throw there,
+ * though the plugin never asks for an ID the adapter did not give), and never
+ * the ID of the user the rule made.
+ */
+function absentIdBeside (id: number): number {
+  const probe = 2 ** 31 - 1 - randomInt(2 ** 24)
+  return probe - Number(probe === id)
 }
+
+/** Where a hash shows itself: argon2's PHC strings, bcrypt's, phpass's and WordPress's. */
+const HASH_MARKS = /\$(argon2(id|i|d)?\$|2[abxy]\$|P\$|H\$|wp\$)/
 
 /** A password check whose answer must be `expected`, exactly, and no throw. */
 async function assertVerifies (verify: () => Promise<unknown>, expected: boolean, what: string): Promise<void> {
@@ -40,7 +51,7 @@ export const LOOKUP_RULES: UserRule[] = [
       const kit = kitOf(made, settings)
       const { login, email } = kit.names()
       const mixed = `${login.slice(0, 1).toUpperCase()}${login.slice(1)}@Example.COM`
-      const user = await made.addUser({ login, email: mixed, password: 'a password of the host' })
+      const user = await made.addUser({ login, email: mixed, password: randomBytes(12).toString('base64url') })
       for (const asked of [email, email.toUpperCase(), mixed]) assertSameUser(kit.adapter, await kit.adapter.findByEmail(asked), user, `findByEmail(${asked}) of a user seeded as ${mixed}`)
     }
   },
@@ -49,8 +60,10 @@ export const LOOKUP_RULES: UserRule[] = [
     contract: FIND_NULL,
     run: async (made, settings) => {
       const kit = kitOf(made, settings)
-      const { email } = await kit.seed()
-      for (const asked of [kit.names().email, `x${email}`, `${email}.org`]) await assertNull(async () => await kit.adapter.findByEmail(asked), `findByEmail(${asked})`)
+      const { login, email } = await kit.seed()
+      // no affix, no SQL LIKE pattern (`_` for one character, `%` for any), and no login (`WHERE email = ? OR login = ?`) finds the user
+      const asked = [kit.names().email, `x${email}`, `${email}.org`, email.replaceAll('-', '_'), `%${email.slice(1)}`, `${login}%`, login]
+      for (const candidate of asked) await assertNull(async () => await kit.adapter.findByEmail(candidate), `findByEmail(${candidate})`)
     }
   },
   {
@@ -68,7 +81,8 @@ export const LOOKUP_RULES: UserRule[] = [
     run: async (made, settings) => {
       const kit = kitOf(made, settings)
       const { login } = await kit.seed()
-      for (const asked of [kit.names().login, `${login}x`, `x${login}`]) await assertNull(async () => await kit.adapter.findByLogin(asked), `findByLogin(${asked})`)
+      const asked = [kit.names().login, `${login}x`, `x${login}`, login.replaceAll('-', '_'), `${login.slice(0, -1)}%`]
+      for (const candidate of asked) await assertNull(async () => await kit.adapter.findByLogin(candidate), `findByLogin(${candidate})`)
     }
   },
   {
@@ -86,7 +100,7 @@ export const LOOKUP_RULES: UserRule[] = [
     contract: FIND_NULL,
     run: async (made, settings) => {
       const kit = kitOf(made, settings)
-      const asked = absentIdNear(idOf(kit.adapter, (await kit.seed()).user))
+      const asked = absentIdBeside(idOf(kit.adapter, (await kit.seed()).user))
       await assertNull(async () => await kit.adapter.findById(asked), `findById(${asked})`)
     }
   },
@@ -115,6 +129,31 @@ export const LOOKUP_RULES: UserRule[] = [
         ['a password of 10,000 characters that starts with the right one', `${password}${'x'.repeat(10_000 - password.length)}`]
       ]
       for (const [what, candidate] of wrong) await assertVerifies(async () => await kit.adapter.verifyPassword(found, candidate), false, what)
+    }
+  },
+  {
+    name: 'verifyPassword answers, not throws, for a user created without a password',
+    contract: MUST_NOT_THROW,
+    needs: ['createUser'],
+    run: async (made, settings) => {
+      const kit = kitOf(made, settings)
+      const seeded = await kit.seed()
+      // a port that throws for any wrong password fails the rule above, not this one too
+      if (await kit.adapter.verifyPassword(seeded.user, `${seeded.password}!`).then(() => false, () => true)) return
+      const input = kit.newUser()
+      const created = await kit.method('createUser')(input)
+      // a hash column left NULL or empty must not reach the hash library's throw; that it answers false is createUser's rule
+      for (const record of [created, await refind(kit.adapter, created)]) {
+        for (const guess of ['', input.login, randomBytes(12).toString('base64url')]) {
+          let answer: unknown
+          try {
+            answer = await kit.adapter.verifyPassword(record, guess)
+          } catch (error) {
+            assert.fail(`verifyPassword threw ${describe(error)} for ${JSON.stringify(guess)} and a user created without a password; it must answer false`)
+          }
+          assert.equal(typeof answer, 'boolean', `verifyPassword answered ${String(answer)} for a user created without a password, not a boolean`)
+        }
+      }
     }
   },
   {
@@ -151,8 +190,14 @@ export const LOOKUP_RULES: UserRule[] = [
       const kit = kitOf(made, settings)
       const { user } = await kit.seed()
       for (const record of [user, await refind(kit.adapter, user)]) {
-        const extra = Object.keys(kit.adapter.toPublicUser(record)).filter(key => !PUBLIC_FIELDS.has(key))
-        assert.deepEqual(extra, [], `toPublicUser answered fields beyond PublicUser's: ${extra.join(', ')}`)
+        const view = kit.adapter.toPublicUser(record)
+        // as a client gets it: through JSON, where a toJSON may add what the keys did not show
+        const sent = JSON.stringify(view)
+        for (const [how, keys] of [['its keys', Object.keys(view)], ['its JSON', Object.keys(JSON.parse(sent))]] as const) {
+          const extra = keys.filter(key => !PUBLIC_FIELDS.has(key))
+          assert.deepEqual(extra, [], `toPublicUser answered fields beyond PublicUser's, in ${how}: ${extra.join(', ')}`)
+        }
+        assert.ok(!HASH_MARKS.test(sent), 'a value toPublicUser answered looks like a password hash')
       }
     }
   },

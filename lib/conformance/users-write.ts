@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { isUserExists, type NewUser } from '../adapters/users.js'
+import { settleAll } from './port-helpers.js'
 import {
   assertOneWinner, assertSameUser, assertUserExists, describe, findsNobody, idOf, kitOf, race, refind, sameUser, signsIn, type UserRule
 } from './users-kit.js'
@@ -9,6 +10,13 @@ import {
 const TAKEN = 'When the email (compared case-insensitively) or the login is taken, throw `UserExistsError` (or any error whose `code` is `\'ERR_JWT_LOGIN_USER_EXISTS\'`)'
 const CREATE_RACE = '`createUser` must check again, atomically with its insert, and throw `UserExistsError` when one is taken.'
 const NO_PASSWORD = 'Without `password` (a provider sign-in) the user has no usable password.'
+
+/** Fails when a `UserExistsError` names one of `names` (what else was thrown is another rule's). */
+function assertNamesNeither (thrown: unknown, names: string[]): void {
+  if (!isUserExists(thrown)) return
+  const message = describe(thrown).toLowerCase()
+  for (const name of names) assert.ok(!message.includes(name.toLowerCase()), `the error of a taken email or login names ${name}: ${describe(thrown)}`)
+}
 
 /** A password nobody gave: what a user without one must not sign in with either. */
 const guesses = (login: string, email: string): string[] => ['', 'password', login, email, randomBytes(12).toString('base64url')]
@@ -61,6 +69,20 @@ export const CREATE_RULES: UserRule[] = [
     }
   },
   {
+    name: 'createUser stores the role given, which toPublicUser answers among roles',
+    contract: 'The user\'s role: store it, and `toPublicUser` answers it among `roles`.',
+    needs: ['createUser'],
+    run: async (made, settings) => {
+      const kit = kitOf(made, settings)
+      const created = await kit.method('createUser')(kit.newUser())
+      for (const record of [created, await refind(kit.adapter, created)]) {
+        const { roles } = kit.adapter.toPublicUser(record)
+        // flat: roles that are no array are the public view's rule
+        assert.ok([roles].flat().includes(settings.role), `a user created with the role ${settings.role} has roles ${JSON.stringify(roles)}`)
+      }
+    }
+  },
+  {
     name: 'createUser stores emailVerified as given',
     contract: 'An adapter that tracks verification stores it',
     needs: ['createUser', 'setEmailVerified'],
@@ -108,10 +130,7 @@ export const CREATE_RULES: UserRule[] = [
       const seeded = await kit.seed()
       const createUser = kit.method('createUser')
       for (const input of [kit.newUser({ email: seeded.email }), kit.newUser({ login: seeded.login })]) {
-        const thrown = await createUser(input).catch((error: unknown) => error)
-        if (!isUserExists(thrown)) continue
-        const message = describe(thrown).toLowerCase()
-        for (const name of [input.email, input.login]) assert.ok(!message.includes(name.toLowerCase()), `the error of a taken email or login names ${name}: ${describe(thrown)}`)
+        assertNamesNeither(await createUser(input).catch((error: unknown) => error), [input.email, input.login])
       }
     }
   },
@@ -227,6 +246,17 @@ export const CHANGE_RULES: UserRule[] = [
     }
   },
   {
+    name: 'setEmail\'s UserExistsError names neither email',
+    contract: 'Its message names neither (it may be logged)',
+    needs: ['setEmail'],
+    run: async (made, settings) => {
+      const kit = kitOf(made, settings)
+      const [holder, mover] = [await kit.seed(), await kit.seed()]
+      const thrown = await kit.method('setEmail')(await refind(kit.adapter, mover.user), holder.email).catch((error: unknown) => error)
+      assertNamesNeither(thrown, [holder.email, mover.email, mover.login])
+    }
+  },
+  {
     name: 'setEmail takes the user\'s own email in another case',
     contract: 'The address is compared case-insensitively with every other user\'s',
     needs: ['setEmail'],
@@ -246,7 +276,7 @@ export const CHANGE_RULES: UserRule[] = [
     run: async (made, settings) => {
       const kit = kitOf(made, settings)
       const setEmail = kit.method('setEmail')
-      const movers = await Promise.all(Array.from({ length: settings.parallelism }, async () => await kit.seed()))
+      const movers = await settleAll(Array.from({ length: settings.parallelism }, async () => await kit.seed()))
       const { email } = kit.names()
       const outcome = await race(movers.length, async (index) => { await setEmail(movers[index]?.user, index % 2 === 0 ? email : email.toUpperCase()) })
       const { index: won } = assertOneWinner(outcome, 'setEmail calls to one email', isUserExists, 'UserExistsError')

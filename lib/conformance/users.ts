@@ -13,6 +13,13 @@ export type { SeedUser, UserAdapterFixture, UserRule, UserSettings } from './use
 /**
  * What `userAdapterSuite` takes: `create` resolves a `UserAdapterFixture`,
  * or more (a schema to drop), which `destroy` then gets.
+ *
+ * The suite never deletes the users it makes (through `addUser` and
+ * `createUser`, named `conform-…` with `@example.com` emails and random
+ * passwords), nor their links: `destroy` should, or the database should be
+ * one for tests. To see an absent user, `findById` is asked for a random ID
+ * among the top 2^24 below 2^31 (an `integer` column holds it), which a
+ * database that counts its IDs up from 1 reaches only past two billion users.
  */
 export interface UserAdapterSuiteOptions<U = unknown, Made extends UserAdapterFixture<U> = UserAdapterFixture<U>> extends SuiteOptions<Made> {
   /** The role the suite gives the users it creates through `createUser` (default 'subscriber'). */
@@ -36,7 +43,8 @@ export const userAdapterRules: ReadonlyArray<UserRule> = Object.freeze([
 /**
  * Declares one test per rule of `UserAdapter` on the runner's `test`. The
  * users the suite makes have logins and emails of their own (a random part
- * per test), so an adapter over a shared database passes too.
+ * per test), so an adapter over a database other users share passes too;
+ * what the suite leaves there is `destroy`'s to remove.
  */
 export async function userAdapterSuite<U, Made extends UserAdapterFixture<U> = UserAdapterFixture<U>> (options: UserAdapterSuiteOptions<U, Made>): Promise<void> {
   const settings: UserSettings = { parallelism: parallelismOf(options), role: options.role ?? 'subscriber' }

@@ -208,11 +208,153 @@ const VARIANTS: Variant[] = [
       })
     })
   },
+  ...reviewedVariants(),
   ...raceVariants(),
   ...changeVariants(),
   ...passwordStateVariants(),
   ...identityVariants()
 ]
+
+/** Every user a port made, for the variants that scan them as SQL does. */
+const everyone = new WeakMap<Memory, MemoryUser[]>()
+const made = (inner: Memory, user: MemoryUser): MemoryUser => { everyone.set(inner, [...everyone.get(inner) ?? [], user]); return user }
+
+/** Whether `value` matches the SQL LIKE `pattern` (`_` one character, `%` any), in any case as MySQL's collations compare. */
+const like = (pattern: string, value: string): boolean =>
+  new RegExp(`^${pattern.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replaceAll('%', '.*').replaceAll('_', '.')}$`, 'isu').test(value)
+
+/** A port whose `field` lookup is a LIKE over every user it made. */
+function likeLookup (field: 'user_email' | 'user_login'): Pick<Variant, 'breaks' | 'seed'> {
+  return {
+    seed: (inner) => async (user) => made(inner, await inner.addUser({ ...user, emailVerified: true })),
+    breaks: (good, inner) => {
+      const scan = async (pattern: string): Promise<MemoryUser | null> => {
+        for (const user of everyone.get(inner) ?? []) if (await inner.findById(user.ID) !== null && like(pattern, user[field])) return user
+        return null
+      }
+      return {
+        createUser: async (input) => made(inner, await good.createUser!(input)),
+        ...field === 'user_email' ? { findByEmail: scan } : { findByLogin: scan }
+      }
+    }
+  }
+}
+
+/** A port whose finds answer copies of the rows, as a database does, and whose rehash is due once, until the password is next written. */
+function rowCopies (rehash: 'updates user' | 'leaves user' | 'leaves user, answers false'): Pick<Variant, 'breaks' | 'seed'> {
+  const copy = (user: MemoryUser): MemoryUser => ({ ...user, roles: [...user.roles] })
+  const copyOf = (user: MemoryUser | null): MemoryUser | null => user === null ? null : copy(user)
+  return {
+    seed: (inner) => async (user) => copy(await inner.addUser({ ...user, emailVerified: true })),
+    breaks: (good, inner) => {
+      const stored = async (user: MemoryUser): Promise<MemoryUser> => await inner.findById(user.ID) ?? refuse('no such user')
+      return {
+        findByEmail: async (email) => copyOf(await good.findByEmail(email)),
+        findByLogin: async (login) => copyOf(await good.findByLogin(login)),
+        findById: async (id) => copyOf(await good.findById(id)),
+        findByIdentity: async (provider, subject) => copyOf(await good.findByIdentity!(provider, subject)),
+        createUser: async (input) => copy(await good.createUser!(input)),
+        setPassword: async (user, password) => { const row = await stored(user); await good.setPassword!(row, password); Object.assign(user, copy(row)) },
+        setEmail: async (user, email) => { await good.setEmail!(await stored(user), email) },
+        setEmailVerified: async (user, verified) => { await good.setEmailVerified!(await stored(user), verified) },
+        deleteUser: async (user) => { await good.deleteUser!(await stored(user)) },
+        rehashPassword: async (user, password) => {
+          const row = await stored(user)
+          if (row.passwordHash !== user.passwordHash || row.passwordChanges !== undefined || !await good.verifyPassword(row, password)) return false
+          await good.setPassword!(row, password)
+          if (rehash === 'updates user') Object.assign(user, copy(row))
+          return rehash !== 'leaves user, answers false'
+        }
+      }
+    }
+  }
+}
+
+/** A hash that is the same for everyone with one password. */
+const unsalted = (password: string): string => `sha256$${createHash('sha256').update(password).digest('hex')}`
+
+/** A verifyPassword that also reads the plain and unsalted forms the variants store. */
+const readsEveryForm = (good: Port): Pick<Port, 'verifyPassword'> => ({
+  verifyPassword: async (user, password) => user.passwordHash.startsWith('plain$')
+    ? user.passwordHash === `plain$${password}`
+    : user.passwordHash.startsWith('sha256$') ? user.passwordHash === unsalted(password) : await good.verifyPassword(user, password)
+})
+
+/** The ports of mistakes a review found the suite let through. */
+function reviewedVariants (): Variant[] {
+  return [
+    { rule: 'findByEmail resolves null for an absent user', what: 'findByEmail is a LIKE', ...likeLookup('user_email') },
+    { rule: 'findByLogin resolves null for an absent user', what: 'findByLogin is a LIKE', ...likeLookup('user_login') },
+    {
+      rule: 'findByEmail resolves null for an absent user',
+      what: 'findByEmail finds a login too (WHERE email = ? OR login = ?)',
+      breaks: (good) => ({ findByEmail: async (email) => (await good.findByEmail(email)) ?? await good.findByLogin(email) })
+    },
+    {
+      rule: 'verifyPassword answers, not throws, for a user created without a password',
+      what: 'verifyPassword throws for a user created without a password',
+      breaks: (good) => ({ verifyPassword: async (user, password) => user.passwordless === true ? refuse('hash must be a string') : await good.verifyPassword(user, password) })
+    },
+    {
+      rule: 'toPublicUser answers PublicUser\'s fields and no other (no hash)',
+      what: 'toPublicUser answers a view whose toJSON adds the whole record',
+      breaks: (good) => ({
+        toPublicUser: (user) => Object.defineProperty({ ...good.toPublicUser(user) }, 'toJSON', { enumerable: false, value: () => ({ ...good.toPublicUser(user), ...user }) })
+      })
+    },
+    {
+      rule: 'toPublicUser answers PublicUser\'s fields and no other (no hash)',
+      what: 'toPublicUser answers a bcrypt hash as the display name',
+      breaks: (good) => ({ toPublicUser: (user) => ({ ...good.toPublicUser(user), display_name: `$2y$10$${user.passwordHash.slice(-53)}` }) })
+    },
+    {
+      rule: 'createUser stores the role given, which toPublicUser answers among roles',
+      what: 'createUser makes every user an administrator',
+      breaks: (good) => ({ createUser: async (input) => await good.createUser!({ ...input, role: 'administrator' }) })
+    },
+    {
+      rule: 'setEmail\'s UserExistsError names neither email',
+      what: 'setEmail\'s UserExistsError names the email',
+      breaks: (good) => ({ setEmail: async (user, email) => await good.setEmail!(user, email).catch((error: unknown) => { throw isUserExists(error) ? new UserExistsError(`${email} is taken`) : error }) })
+    },
+    {
+      rule: 'passwordFingerprint never holds the password',
+      what: 'passwordFingerprint holds the password createUser or setPassword was given',
+      breaks: (good) => {
+        const given = new Map<number, string>()
+        return {
+          createUser: async (input) => { const user = await good.createUser!(input); given.set(user.ID, input.password ?? ''); return user },
+          setPassword: async (user, password) => { await good.setPassword!(user, password); given.set(user.ID, password) },
+          passwordFingerprint: (user) => { const value = good.passwordFingerprint!(user); return value === null ? null : `${value as string}:${given.get(user.ID) ?? ''}` }
+        }
+      }
+    },
+    {
+      rule: 'createUser stores a salted hash, not the password',
+      what: 'createUser stores the password itself',
+      breaks: (good) => ({
+        ...readsEveryForm(good),
+        createUser: async (input) => { const user = await good.createUser!(input); if (input.password !== undefined) user.passwordHash = `plain$${input.password}`; return user }
+      })
+    },
+    {
+      rule: 'createUser stores a salted hash, not the password',
+      what: 'createUser stores an unsalted hash',
+      breaks: (good) => ({
+        ...readsEveryForm(good),
+        createUser: async (input) => { const user = await good.createUser!(input); if (input.password !== undefined) user.passwordHash = unsalted(input.password); return user }
+      })
+    },
+    {
+      rule: 'setPassword stores a salted hash, not the password',
+      what: 'setPassword stores the password itself',
+      breaks: (good) => ({ ...readsEveryForm(good), setPassword: async (user, password) => { await good.setPassword!(user, password); user.passwordHash = `plain$${password}` } })
+    },
+    { rule: null, what: 'rows copied at each find, and a rehash due once that updates the record it was given', ...rowCopies('updates user') },
+    { rule: 'rehashPassword leaves the record it was given holding the stored password', what: 'a rehash that leaves the record it was given as it was', ...rowCopies('leaves user') },
+    { rule: 'rehashPassword leaves the record it was given holding the stored password', what: 'a rehash that writes, leaves the record, and answers false', ...rowCopies('leaves user, answers false') }
+  ]
+}
 
 /** The ports whose concurrent creates are not decided with the insert. */
 function raceVariants (): Variant[] {
@@ -571,4 +713,38 @@ t.test('a `supports` that claims a method the port lacks fails the rules that ne
   t.ok(needing.length > 0)
   t.strictSame([...outcome.failed.keys()], needing)
   for (const error of outcome.failed.values()) t.match(error.message, 'the adapter has no setPassword, though `supports` says it provides it')
+})
+
+t.test('a rule that seeds users at once waits for every seed before it fails: none writes after destroy', async (t) => {
+  const seeding = /concurrent setEmail calls|concurrent links of one account to many users|subjects compare exactly/
+  const late: string[] = []
+  const outcome = await runSuite(async (test) => {
+    const only = Object.assign((name: string, body: () => Promise<void>) => { if (seeding.test(name)) test(name, body) }, { skip: test.skip })
+    await userAdapterSuite<MemoryUser, UserAdapterFixture<MemoryUser> & { destroyed: boolean }>({
+      test: only,
+      parallelism: 10,
+      create: async () => {
+        const inner = new MemoryUserAdapter()
+        let calls = 0
+        const made = {
+          destroyed: false,
+          adapter: delegate(inner),
+          addUser: async (user: { login: string, email: string, password: string }) => {
+            // the second INSERT fails at once; the others are still on their way
+            if (++calls === 2) throw new Error('a transient failure of one INSERT')
+            await tick()
+            await new Promise(resolve => setTimeout(resolve, 20))
+            if (made.destroyed) late.push(user.login)
+            return await inner.addUser({ ...user, emailVerified: true })
+          }
+        }
+        return made
+      },
+      destroy: (made) => { made.destroyed = true }
+    })
+  })
+  await new Promise(resolve => setTimeout(resolve, 100))
+  t.equal(outcome.failed.size, 3, 'the three rules that seed at once fail, on the failed seed')
+  for (const error of outcome.failed.values()) t.match(error.message, 'a transient failure of one INSERT')
+  t.strictSame(late, [], 'no seed wrote after destroy')
 })
