@@ -1,10 +1,11 @@
 // `npm pack` of the repository, one at a time: its `prepare` deletes and rebuilds dist/, so two packs at once (tap runs test files in parallel) would ship each other's half-built tree.
 import { execFile } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { mkdir, rmdir, stat } from 'node:fs/promises'
+import { mkdir, readFile, rmdir, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
 
 const execFileAsync = promisify(execFile)
@@ -39,4 +40,18 @@ export async function packRepository (root: string, destination: string, env: No
   } finally {
     await rmdir(path)
   }
+}
+
+/** The repository's root. */
+export const REPOSITORY = fileURLToPath(new URL('../..', import.meta.url))
+
+/** A plain environment for a child project: not tap's coverage collector or loaders. */
+export const CHILD_ENV = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(NODE_V8_COVERAGE|NODE_OPTIONS|TAP|_TAP)/.test(name)))
+
+/** The repository's tsx loader, for a child project's TypeScript (one install less). */
+export const TSX_LOADER = pathToFileURL(join(REPOSITORY, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href
+
+/** The version of a package the repository has installed, for the child project to install the same. */
+export async function installedVersion (name: string): Promise<string> {
+  return (JSON.parse(await readFile(join(REPOSITORY, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version
 }

@@ -7,26 +7,23 @@
  */
 import { execFile } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
 import pg from 'pg'
 import t from 'tap'
 import { userAdapterRules } from '../../lib/conformance.js'
-import { packRepository } from '../helpers/pack.js'
+import { CHILD_ENV, installedVersion, packRepository, REPOSITORY, TSX_LOADER } from '../helpers/pack.js'
 import { DATABASE_URL } from '../helpers/shared-stores.js'
 
 t.setTimeout(600_000)
 
 const execFileAsync = promisify(execFile)
-/** Children get a plain environment: not tap's coverage collector or loaders. */
-const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(NODE_V8_COVERAGE|NODE_OPTIONS|TAP|_TAP)/.test(name)))
-const root = fileURLToPath(new URL('../..', import.meta.url))
-/** The new project runs its TypeScript with the repository's tsx: one install less. */
-const tsx = pathToFileURL(join(root, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href
-const versionOf = async (name: string): Promise<string> => (JSON.parse(await readFile(join(root, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version
+const env = CHILD_ENV
+const root = REPOSITORY
+const tsx = TSX_LOADER
+const versionOf = installedVersion
 
 const schema = `jwt_login_conformance_${randomBytes(6).toString('hex')}`
 const admin = new pg.Pool({ connectionString: DATABASE_URL, max: 1 })
