@@ -55,6 +55,8 @@ const LAYERS: Layer[] = [
   // The feature flows.
   { name: 'account', paths: ['lib/account/'] },
   { name: 'feature flows', paths: ['lib/login/', 'lib/two-factor/', 'lib/reset-password/', 'lib/oauth/', 'lib/passkeys/', 'lib/users/', 'lib/email-sign-in/'] },
+  // The host's administration: locks, impersonation, API keys.
+  { name: 'admin', paths: ['lib/admin/'] },
   // The plugin's HTTP layer.
   { name: 'http', paths: ['lib/http/'], fastify: true },
   // The routes.
@@ -174,7 +176,7 @@ t.test('an import up a layer fails, naming both files', async (t) => {
   t.same(checkImports(tree({
     'lib/core/clock.ts': ["import { addGateHooks } from '../http/gates.js'"],
     'lib/http/gates.ts': []
-  })), ['lib/core/clock.ts imports lib/http/gates.ts: up from layer 1 (core) to layer 12 (http)'])
+  })), ['lib/core/clock.ts imports lib/http/gates.ts: up from layer 1 (core) to layer 13 (http)'])
   t.same(checkImports(tree({
     'schemas/settings.ts': ["export { DEFAULT_RESET_TEMPLATES } from '../lib/mail/templates.js'"],
     'lib/mail/templates.ts': ['export const DEFAULT_RESET_TEMPLATES = {}'],

@@ -132,6 +132,16 @@ export const errorDefinitions = {
   ERR_JWT_LOGIN_IDENTITY_PROVIDER_LINKED: def(248, 409, 'An account of this provider is linked already: unlink it first.'),
   ERR_JWT_LOGIN_IDENTITY_NOT_FOUND: def(249, 404, 'No account of this provider is linked.'),
   ERR_JWT_LOGIN_IDENTITY_LAST: def(250, 409, 'This is the only way to sign in to the account: add a password, a passkey or another provider first.'),
+  ERR_JWT_LOGIN_USER_LOCKED: def(251, 403, 'This account is locked; contact the site\'s support.'),
+  ERR_JWT_LOGIN_IMPERSONATION_REFUSED: def(252, 403, 'Not while acting as another user: this needs the user\'s own sign-in.'),
+  ERR_JWT_LOGIN_API_KEYS_DISABLED: def(253, 403, 'API keys are not enabled.'),
+  ERR_JWT_LOGIN_API_KEY_INVALID: def(254, 401, 'The API key is missing, unknown, expired or revoked.', INVALID_TOKEN),
+  ERR_JWT_LOGIN_API_KEY_SCOPE: def(255, 403, 'The API key does not carry a scope this route needs.', 'Bearer error="insufficient_scope"'),
+  ERR_JWT_LOGIN_API_KEY_RATE_LIMITED: def(256, 429, 'Too many requests with this API key; retry after the time Retry-After gives.'),
+  ERR_JWT_LOGIN_API_KEY_LIMIT: def(257, 409, 'The account holds as many API keys as it may; delete one first.'),
+  ERR_JWT_LOGIN_API_KEY_NOT_FOUND: def(258, 404, 'No such API key.'),
+  ERR_JWT_LOGIN_API_KEY_REQUEST_INVALID: def(259, 400, 'A scope is not one this site declares, or expires_in is outside the range it allows.'),
+  ERR_JWT_LOGIN_API_KEY_NOT_ALLOWED: def(260, 403, 'An API key does not sign in here: use a token from a sign-in.'),
   ERR_JWT_LOGIN_REGISTER_LOGIN_INVALID: def(229, 400, 'The user_login may hold only the letters a-z and A-Z, the digits 0-9, spaces and _ . - @, with no space at either end or two in a row, and no email address but the account\'s own.')
 } as const satisfies Record<string, ErrorDefinition>
 

@@ -23,6 +23,7 @@ import type { TokenService } from '../tokens/service.js'
 import { isSessionId } from '../tokens/session-id.js'
 import type { TwoFactorEnrollment } from '../adapters/two-factor.js'
 import type { PublicUser } from '../adapters/users.js'
+import { lockUser, unlockUser, userIdOf, type LockOptions, type UnlockOptions } from '../admin/lock.js'
 
 /** What the authenticate hook puts on `request.jwtLogin`. */
 export interface JwtLoginRequestState {
@@ -105,6 +106,20 @@ export interface JwtLoginApi {
    * itself), so no device trusted under the old one skips the new one.
    */
   forgetDevices: (userId: number) => Promise<void>
+  /**
+   * Locks a user at once (a compromised or abusive account): every session
+   * and trusted device ends on the next request, on every instance, and
+   * every sign-in (password, second factor, passkey, provider, email code,
+   * refresh) answers 403 / 251 until `until` passes or `unlockUser`, whether
+   * the credentials were right or not. `reason` goes to the `user.locked`
+   * event, never to the store. Rejects with `JwtLoginSettingsError` for a
+   * user the adapter does not find.
+   */
+  lockUser: (userId: number, options: LockOptions) => Promise<void>
+  /** Lifts a user's lock; answers whether one held. Sessions from before the lock stay ended. */
+  unlockUser: (userId: number, options?: UnlockOptions) => Promise<boolean>
+  /** Whether the user is locked now. */
+  isLocked: (userId: number) => Promise<boolean>
 }
 
 /** The conditions of `authenticateWith`. */
@@ -241,6 +256,9 @@ export function buildApi (ctx: JwtLoginContext, settings: SettingsHolder): JwtLo
     endSession: async (userId, sessionId) => await endOwnSession(ctx, settings.current, userId, sessionId, 'host'),
     endAllSessions: async (userId, options) => await endAllSessions(ctx, settings.current, userId, 'host', keptId(options), 'end-all'),
     devices: async (userId) => await listDevices(ctx, userId),
-    forgetDevices: async (userId) => { await forgetDevices(ctx, userId, 'host') }
+    forgetDevices: async (userId) => { await forgetDevices(ctx, userId, 'host') },
+    lockUser: async (userId, options) => { await lockUser(ctx, settings.current, userId, options) },
+    unlockUser: async (userId, options) => await unlockUser(ctx, settings.current, userId, options),
+    isLocked: async (userId) => await ctx.tokens.lockOf(userIdOf(userId, 'isLocked/userId')) !== null
   }
 }

@@ -116,6 +116,8 @@ export interface JwtLoginEventMap {
   'email_sign_in.requested': { userId: number | null, ip: string, register: boolean }
   /** Sign-in by email created its user (`emailSignIn.register`). */
   'email_sign_in.user_registered': { userId: number, ip: string }
+  'user.locked': { userId: number, reason: string, until: string | null }
+  'user.unlocked': { userId: number, reason: string | null }
 }
 
 export type JwtLoginEventName = keyof JwtLoginEventMap

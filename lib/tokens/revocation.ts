@@ -6,6 +6,9 @@ import type { StateStore } from '../store/types.js'
 import { updateEntry } from '../store/update.js'
 import type { TokenClaims } from './jwt.js'
 import { sessionStart } from './session-id.js'
+import { LOCK_KEPT_MS, lockEnd, lockIn, type LockRecord, type UserLock } from './user-lock.js'
+
+export type { UserLock } from './user-lock.js'
 
 /** Store keys of the token state. */
 export const stateKeys = {
@@ -30,6 +33,8 @@ interface CutoffRecord {
   t: number
   h?: Record<string, number>
   k?: string[]
+  /** A lock (`lockUser`): until `u` (ms; `null` until `unlockUser`), from `a`. */
+  l?: LockRecord
 }
 
 function parseCutoff (raw: string | null): CutoffRecord | null {
@@ -40,8 +45,8 @@ function parseCutoff (raw: string | null): CutoffRecord | null {
 function writeCutoff (record: CutoffRecord): string {
   const held = record.h !== undefined && Object.keys(record.h).length > 0
   const kept = record.k !== undefined && record.k.length > 0
-  if (!held && !kept) return String(record.t)
-  return JSON.stringify({ t: record.t, h: held ? record.h : undefined, k: kept ? record.k : undefined })
+  if (!held && !kept && record.l === undefined) return String(record.t)
+  return JSON.stringify({ t: record.t, h: held ? record.h : undefined, k: kept ? record.k : undefined, l: record.l })
 }
 
 function heldTime (record: CutoffRecord): number {
@@ -53,12 +58,13 @@ export function cutoffTime (raw: string): number {
   // the bare time unless a password change runs or a session was kept: no parse then
   if (!raw.startsWith('{')) return Number(raw)
   const record = JSON.parse(raw) as CutoffRecord
-  return Math.max(record.t, heldTime(record))
+  return Math.max(record.t, heldTime(record), record.l === undefined ? 0 : lockEnd(record.l))
 }
 
 /** Whether a cutoff ends a session: it started before a provisional cutoff, or before the time unless the cutoff keeps it. */
 function endedBy (record: CutoffRecord, sessionId: string): boolean {
   const start = sessionStart(sessionId)
+  if (record.l !== undefined && start < lockEnd(record.l)) return true
   return start < heldTime(record) || (start < record.t && record.k?.includes(sessionId) !== true)
 }
 
@@ -74,6 +80,9 @@ export function sessionEnded (sessionId: string, entry: string | null, cutoff: s
   if (!cutoff.startsWith('{')) return sessionStart(sessionId) < Number(cutoff)
   return endedBy(JSON.parse(cutoff) as CutoffRecord, sessionId)
 }
+
+/** A change of a cutoff record: `l` absent keeps the lock there, `null` lifts it. */
+type Changed = Omit<CutoffRecord, 'l'> & { l?: LockRecord | null }
 
 /** A user cutoff just written: whether it kept the session asked for, and the time before which it ends the others (clock skew included). */
 export interface UserCutoff {
@@ -221,30 +230,70 @@ export class Revocation {
   }
 
   /**
+   * Locks the user until `until` (ms; `null`: until `unlockUser`): every
+   * session that started before the lock ends, with nothing kept, and so
+   * does every session that starts before it ends (a sign-in that raced the
+   * lock): `lockIn` refuses sign-ins meanwhile. A later lock replaces an
+   * earlier one. Answers the lock as written.
+   */
+  async lockUser (settings: Settings, userId: number, until: number | null): Promise<UserLock> {
+    const lockedAt = this.#clock()
+    await this.#changeCutoff(settings, userId, (record) => ({ t: Math.max(record.t, lockedAt + settings.sessions.clockSkewMs), h: record.h, l: { u: until, a: lockedAt } }))
+    return { until, lockedAt }
+  }
+
+  /**
+   * Lifts the user's lock: sessions that started before now stay ended (a
+   * sign-in that raced the lock never comes back). Answers whether a lock
+   * held (one whose `until` passed is lifted already: nothing is written).
+   */
+  async unlockUser (settings: Settings, userId: number): Promise<boolean> {
+    let held = false
+    await this.#changeCutoff(settings, userId, (record) => {
+      const now = this.#clock()
+      held = record.l !== undefined && lockEnd(record.l) > now
+      return held ? { t: Math.max(record.t, now + settings.sessions.clockSkewMs), h: record.h, k: record.k, l: null } : null
+    })
+    return held
+  }
+
+  /** The user's lock while it holds, or `null`: one read. */
+  async lockOf (userId: number): Promise<UserLock | null> {
+    return lockIn(await this.#store.get(stateKeys.userCutoff(userId)), this.#clock())
+  }
+
+  /**
    * One change of a user's cutoff, as a compare-and-set from the value read,
    * so concurrent writes (other instances, other changes) are never lost.
    * Provisional cutoffs already past are folded into the time. `change`
    * answers `null` to leave the entry as it is.
    */
-  async #changeCutoff (settings: Settings, userId: number, change: (record: CutoffRecord) => CutoffRecord | null, known?: string | null): Promise<string | null> {
+  async #changeCutoff (settings: Settings, userId: number, change: (record: CutoffRecord) => Changed | null, known?: string | null): Promise<string | null> {
     const { rememberDevice } = settings.twoFactor
     const ttlMs = Math.max(
       settings.refresh.lifetimeMs, settings.tokens.lifetimeMs, rememberDevice.enabled ? rememberDevice.lifetimeMs : 0,
       this.#longestTokenMs, this.#longestSessionMs, this.#longestDeviceMs
     ) + settings.tokens.leewayMs
     return await updateEntry(this.#store, stateKeys.userCutoff(userId), 'the user\'s cutoff', (raw) => {
-      const next = change(parseCutoff(raw) ?? { t: 0 })
+      const record = parseCutoff(raw) ?? { t: 0 }
+      const next = change(record)
       if (next === null) return null
       const now = this.#clock()
       const held = Object.entries(next.h ?? {})
-      const folded = Math.max(0, ...held.filter(([, until]) => until <= now).map(([, until]) => until))
+      // a lock stays through every other change; one whose time passed is folded into the time, as a provisional cutoff is
+      const lock = next.l === undefined ? record.l : next.l ?? undefined
+      const lockPassed = lock !== undefined && lockEnd(lock) <= now
+      const folded = Math.max(0, lockPassed ? lockEnd(lock) : 0, ...held.filter(([, until]) => until <= now).map(([, until]) => until))
       const value = writeCutoff({
         t: Math.max(next.t, folded),
         h: Object.fromEntries(held.filter(([, until]) => until > now)),
         // a provisional cutoff folded into the time keeps none of the sessions it ended while held
-        k: next.k?.filter(id => sessionStart(id) >= folded)
+        k: next.k?.filter(id => sessionStart(id) >= folded),
+        l: lockPassed ? undefined : lock
       })
-      return value === raw ? null : { value, ttlMs }
+      // a lock outlives its time in the store: every token of the user stays refused until it ends
+      const lockTtl = lock === undefined || lockPassed ? 0 : (lock.u === null ? LOCK_KEPT_MS : lock.u - now + ttlMs)
+      return value === raw ? null : { value, ttlMs: Math.max(ttlMs, lockTtl) }
     }, known)
   }
 

@@ -8,7 +8,7 @@ import { jwksOf, type KeyMaterial, type PublicJwk } from './keys.js'
 import { Jwt, type SignedToken, type SignOptions, type TokenClaims, type TokenKind, type VerifiedToken } from './jwt.js'
 import { RefreshFamilies, type RefreshReuse, type RefreshResult, type SessionLookUp } from './refresh.js'
 import { newSessionId } from './session-id.js'
-import { Revocation, type UserCutoff } from './revocation.js'
+import { Revocation, type UserCutoff, type UserLock } from './revocation.js'
 import { SessionIndex } from './session-index.js'
 import { TrustedDevices } from './trusted-devices.js'
 
@@ -95,6 +95,21 @@ export class TokenService {
   /** Replaces the provisional cutoff `id` by `at` (default now), plus `sessions.clockSkew`. */
   releaseUserTokens (settings: Settings, userId: number, id: string, at?: number, known?: string | null): Promise<void> {
     return this.#revocation.releaseUserTokens(settings, userId, id, at, known)
+  }
+
+  /** Locks the user (`until` in ms, `null`: until `unlockUser`): every session ends, and none starts until it is lifted. */
+  lockUser (settings: Settings, userId: number, until: number | null): Promise<UserLock> {
+    return this.#revocation.lockUser(settings, userId, until)
+  }
+
+  /** Lifts the user's lock; answers whether one held. */
+  unlockUser (settings: Settings, userId: number): Promise<boolean> {
+    return this.#revocation.unlockUser(settings, userId)
+  }
+
+  /** The user's lock while it holds, or `null`. */
+  lockOf (userId: number): Promise<UserLock | null> {
+    return this.#revocation.lockOf(userId)
   }
 
   /** The time (ms) before which the user's sessions are ended, or `null` when none is set. */

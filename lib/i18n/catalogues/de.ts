@@ -109,7 +109,17 @@ export const de: Catalogue = {
     ERR_JWT_LOGIN_IDENTITY_TAKEN: 'Dieses Konto des Anbieters ist mit einem anderen Konto verknüpft.',
     ERR_JWT_LOGIN_IDENTITY_PROVIDER_LINKED: 'Ein Konto dieses Anbieters ist bereits verknüpft: lösen Sie es zuerst.',
     ERR_JWT_LOGIN_IDENTITY_NOT_FOUND: 'Kein Konto dieses Anbieters ist verknüpft.',
-    ERR_JWT_LOGIN_IDENTITY_LAST: 'Dies ist die einzige Anmeldemöglichkeit für das Konto: fügen Sie zuerst ein Passwort, einen Passkey oder einen anderen Anbieter hinzu.'
+    ERR_JWT_LOGIN_IDENTITY_LAST: 'Dies ist die einzige Anmeldemöglichkeit für das Konto: fügen Sie zuerst ein Passwort, einen Passkey oder einen anderen Anbieter hinzu.',
+    ERR_JWT_LOGIN_USER_LOCKED: 'Dieses Konto ist gesperrt; wenden Sie sich an den Support der Website.',
+    ERR_JWT_LOGIN_IMPERSONATION_REFUSED: 'Nicht möglich, während Sie als ein anderer Benutzer handeln: dafür ist die eigene Anmeldung des Benutzers nötig.',
+    ERR_JWT_LOGIN_API_KEYS_DISABLED: 'API-Schlüssel sind nicht aktiviert.',
+    ERR_JWT_LOGIN_API_KEY_INVALID: 'Der API-Schlüssel fehlt, ist unbekannt, abgelaufen oder widerrufen.',
+    ERR_JWT_LOGIN_API_KEY_SCOPE: 'Dem API-Schlüssel fehlt ein Scope, den diese Route benötigt.',
+    ERR_JWT_LOGIN_API_KEY_RATE_LIMITED: 'Zu viele Anfragen mit diesem API-Schlüssel; versuchen Sie es nach der in Retry-After genannten Zeit erneut.',
+    ERR_JWT_LOGIN_API_KEY_LIMIT: 'Das Konto hat bereits so viele API-Schlüssel wie erlaubt; löschen Sie zuerst einen.',
+    ERR_JWT_LOGIN_API_KEY_NOT_FOUND: 'Kein solcher API-Schlüssel.',
+    ERR_JWT_LOGIN_API_KEY_REQUEST_INVALID: 'Ein Scope ist keiner, den diese Website deklariert, oder expires_in liegt außerhalb des erlaubten Bereichs.',
+    ERR_JWT_LOGIN_API_KEY_NOT_ALLOWED: 'Ein API-Schlüssel meldet hier nicht an: verwenden Sie ein Token aus einer Anmeldung.'
   },
   fields: {
     body: 'Feld `{{field}}` im Body',

@@ -112,7 +112,17 @@ export const es: Catalogue = {
     ERR_JWT_LOGIN_IDENTITY_TAKEN: 'Esta cuenta del proveedor está vinculada a otra cuenta.',
     ERR_JWT_LOGIN_IDENTITY_PROVIDER_LINKED: 'Ya hay una cuenta de este proveedor vinculada: desvincúlela primero.',
     ERR_JWT_LOGIN_IDENTITY_NOT_FOUND: 'No hay ninguna cuenta de este proveedor vinculada.',
-    ERR_JWT_LOGIN_IDENTITY_LAST: 'Es la única forma de iniciar sesión en la cuenta: añada primero una contraseña, una llave de acceso u otro proveedor.'
+    ERR_JWT_LOGIN_IDENTITY_LAST: 'Es la única forma de iniciar sesión en la cuenta: añada primero una contraseña, una llave de acceso u otro proveedor.',
+    ERR_JWT_LOGIN_USER_LOCKED: 'Esta cuenta está bloqueada; póngase en contacto con el soporte del sitio.',
+    ERR_JWT_LOGIN_IMPERSONATION_REFUSED: 'No mientras actúa como otro usuario: esto requiere el inicio de sesión del propio usuario.',
+    ERR_JWT_LOGIN_API_KEYS_DISABLED: 'Las claves de API no están habilitadas.',
+    ERR_JWT_LOGIN_API_KEY_INVALID: 'La clave de API falta, es desconocida, ha caducado o ha sido revocada.',
+    ERR_JWT_LOGIN_API_KEY_SCOPE: 'La clave de API no tiene un ámbito que esta ruta necesita.',
+    ERR_JWT_LOGIN_API_KEY_RATE_LIMITED: 'Demasiadas solicitudes con esta clave de API; reintente tras el tiempo que indica Retry-After.',
+    ERR_JWT_LOGIN_API_KEY_LIMIT: 'La cuenta ya tiene tantas claves de API como puede; elimine una primero.',
+    ERR_JWT_LOGIN_API_KEY_NOT_FOUND: 'No existe esa clave de API.',
+    ERR_JWT_LOGIN_API_KEY_REQUEST_INVALID: 'Un ámbito no es uno de los que declara este sitio, o expires_in está fuera del rango permitido.',
+    ERR_JWT_LOGIN_API_KEY_NOT_ALLOWED: 'Una clave de API no sirve aquí: use un token de un inicio de sesión.'
   },
   fields: {
     body: 'campo `{{field}}` del cuerpo de la solicitud',

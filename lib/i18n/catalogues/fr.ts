@@ -113,7 +113,17 @@ export const fr: Catalogue = {
     ERR_JWT_LOGIN_IDENTITY_TAKEN: 'Ce compte du fournisseur est lié à un autre compte.',
     ERR_JWT_LOGIN_IDENTITY_PROVIDER_LINKED: 'Un compte de ce fournisseur est déjà lié : déliez-le d’abord.',
     ERR_JWT_LOGIN_IDENTITY_NOT_FOUND: 'Aucun compte de ce fournisseur n’est lié.',
-    ERR_JWT_LOGIN_IDENTITY_LAST: 'C’est le seul moyen de se connecter à ce compte : ajoutez d’abord un mot de passe, une clé d’accès ou un autre fournisseur.'
+    ERR_JWT_LOGIN_IDENTITY_LAST: 'C’est le seul moyen de se connecter à ce compte : ajoutez d’abord un mot de passe, une clé d’accès ou un autre fournisseur.',
+    ERR_JWT_LOGIN_USER_LOCKED: 'Ce compte est verrouillé ; contactez l’assistance du site.',
+    ERR_JWT_LOGIN_IMPERSONATION_REFUSED: 'Impossible en agissant au nom d’un autre utilisateur : il faut la connexion de l’utilisateur lui-même.',
+    ERR_JWT_LOGIN_API_KEYS_DISABLED: 'Les clés d’API ne sont pas activées.',
+    ERR_JWT_LOGIN_API_KEY_INVALID: 'La clé d’API est absente, inconnue, expirée ou révoquée.',
+    ERR_JWT_LOGIN_API_KEY_SCOPE: 'La clé d’API ne porte pas une portée dont cette route a besoin.',
+    ERR_JWT_LOGIN_API_KEY_RATE_LIMITED: 'Trop de requêtes avec cette clé d’API ; réessayez après le délai indiqué par Retry-After.',
+    ERR_JWT_LOGIN_API_KEY_LIMIT: 'Le compte a déjà autant de clés d’API que permis ; supprimez-en une d’abord.',
+    ERR_JWT_LOGIN_API_KEY_NOT_FOUND: 'Aucune clé d’API de ce nom.',
+    ERR_JWT_LOGIN_API_KEY_REQUEST_INVALID: 'Une portée n’est pas déclarée par ce site, ou expires_in est hors de la plage permise.',
+    ERR_JWT_LOGIN_API_KEY_NOT_ALLOWED: 'Une clé d’API ne connecte pas ici : utilisez un jeton issu d’une connexion.'
   },
   fields: {
     body: 'champ `{{field}}` du corps de la requête',

@@ -112,7 +112,17 @@ export const pt: Catalogue = {
     ERR_JWT_LOGIN_IDENTITY_TAKEN: 'Esta conta do provedor está vinculada a outra conta.',
     ERR_JWT_LOGIN_IDENTITY_PROVIDER_LINKED: 'Já há uma conta deste provedor vinculada: desvincule-a primeiro.',
     ERR_JWT_LOGIN_IDENTITY_NOT_FOUND: 'Nenhuma conta deste provedor está vinculada.',
-    ERR_JWT_LOGIN_IDENTITY_LAST: 'Esta é a única forma de entrar na conta: adicione primeiro uma senha, uma chave de acesso ou outro provedor.'
+    ERR_JWT_LOGIN_IDENTITY_LAST: 'Esta é a única forma de entrar na conta: adicione primeiro uma senha, uma chave de acesso ou outro provedor.',
+    ERR_JWT_LOGIN_USER_LOCKED: 'Esta conta está bloqueada; entre em contato com o suporte do site.',
+    ERR_JWT_LOGIN_IMPERSONATION_REFUSED: 'Não enquanto age como outro usuário: isto exige o login do próprio usuário.',
+    ERR_JWT_LOGIN_API_KEYS_DISABLED: 'As chaves de API não estão habilitadas.',
+    ERR_JWT_LOGIN_API_KEY_INVALID: 'A chave de API está ausente, é desconhecida, expirou ou foi revogada.',
+    ERR_JWT_LOGIN_API_KEY_SCOPE: 'A chave de API não tem um escopo de que esta rota precisa.',
+    ERR_JWT_LOGIN_API_KEY_RATE_LIMITED: 'Solicitações demais com esta chave de API; tente de novo após o tempo indicado em Retry-After.',
+    ERR_JWT_LOGIN_API_KEY_LIMIT: 'A conta já tem tantas chaves de API quanto pode; exclua uma primeiro.',
+    ERR_JWT_LOGIN_API_KEY_NOT_FOUND: 'Essa chave de API não existe.',
+    ERR_JWT_LOGIN_API_KEY_REQUEST_INVALID: 'Um escopo não é um dos declarados por este site, ou expires_in está fora do intervalo permitido.',
+    ERR_JWT_LOGIN_API_KEY_NOT_ALLOWED: 'Uma chave de API não serve aqui: use um token de um login.'
   },
   fields: {
     body: 'campo `{{field}}` do corpo da requisição',
