@@ -1,5 +1,6 @@
 // Locking a user (support staff, a compromised account): the lock is state in the store, in the user's cutoff entry, so every instance sees it on the next request.
-// Calls: lockUser: users.findById, then one compare-and-set of the cutoff (the lock and the moved cutoff together).
+// Calls: lockUser: users.findById, then one compare-and-set of the cutoff (the lock and the moved cutoff together); the user cache forgets the user.
+//        Trusted devices need no write: the lock's cutoff ends them (`cutoffTime`), and the cutoff an unlock leaves keeps them ended.
 //        unlockUser: one compare-and-set of the cutoff. The sign-ins' refusal is sessions/lock.ts.
 import type { JwtLoginContext } from '../context/context.js'
 import { JwtLoginSettingsError } from '../core/errors.js'
@@ -43,8 +44,10 @@ function untilOf (until: Date | number | undefined, now: number): number | null 
 /**
  * Locks a user: every session and trusted device ends on the next request,
  * on every instance, and every sign-in answers 403 / 251 until `until` or
- * `unlockUser`. Rejects with `JwtLoginSettingsError` for bad options or a
- * user the adapter does not know, and changes nothing then.
+ * `unlockUser`; a lock on a locked user replaces it. Rejects with
+ * `JwtLoginSettingsError` for bad options or a user the adapter does not
+ * know, and changes nothing then. Tells `session.ended` (every session,
+ * reason `locked`) and `user.locked`.
  */
 export async function lockUser (ctx: JwtLoginContext, settings: Settings, userId: number, options: LockOptions): Promise<UserLock> {
   const id = userIdOf(userId, 'lockUser/userId')
@@ -52,6 +55,9 @@ export async function lockUser (ctx: JwtLoginContext, settings: Settings, userId
   const until = untilOf(options.until, ctx.clock())
   if (await ctx.users.findById(id) === null) throw new JwtLoginSettingsError('lockUser/userId', 'is not a user the adapter finds', 'option')
   const lock = await ctx.tokens.lockUser(settings, id, until)
+  // the cached copy goes too: the next request of the user reads the host's record again
+  ctx.forgetUser(id)
+  ctx.events.emit('session.ended', { userId: id, sessionId: null, reason: 'locked' })
   ctx.events.emit('user.locked', { userId: id, reason, until: until === null ? null : new Date(until).toISOString() })
   return lock
 }

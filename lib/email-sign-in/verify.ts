@@ -11,6 +11,7 @@ import { errorNumber, JwtLoginError } from '../core/errors.js'
 import { accountSubject, subjectKey, type Hold, type Reservable } from '../services/limits.js'
 import { uniqueLogin } from '../services/unique-login.js'
 import { endAllSessions } from '../sessions/manage.js'
+import { lockKey, refuseLockedAttempt } from '../sessions/lock.js'
 import { completeSignIn } from '../sessions/sign-in.js'
 import { claimOnce, type Claim } from '../store/claim.js'
 import { sessionIndexKey } from '../tokens/session-index.js'
@@ -28,14 +29,15 @@ export interface EmailSignInInput {
   code: string | undefined
 }
 
-/** A try as counted: its holds on the lockouts, the code's record as read (`raw`, for the claim), the session index, the code's tries. */
-interface CountedTry { holds: Hold[], raw: string | null | undefined, read: SignInCode | null, index: string | null, tries: number }
+/** A try as counted: its holds on the lockouts, the code's record as read (`raw`, for the claim), the session index and the cutoff entry, the code's tries. */
+interface CountedTry { holds: Hold[], raw: string | null | undefined, read: SignInCode | null, index: string | null, cutoff: string | null, tries: number }
 
 /**
  * Counts the try on the sign-in lockouts (`limits.loginPerAccount` per
  * account and per address, `limits.loginPerIp` per client), reading the
- * address's code and the account's session index along (over a lockout:
- * 429, and the code's tries are untouched); then on the code read (its
+ * address's code, the account's session index and its cutoff entry along
+ * (over a lockout: 429, and the code's tries are untouched; a locked
+ * account: 403 / 251, see `refuseLockedAttempt`); then on the code read (its
  * tries are named by its id, so a new code starts with none): all before
  * the code is looked at, so a burst of concurrent guesses is checked at
  * most as often as the lockouts and `maxTries` allow.
@@ -44,16 +46,18 @@ async function countTry (ctx: JwtLoginContext, call: Call, email: string, userId
   const { loginPerAccount, loginPerIp } = call.settings.limits
   const named: Reservable = { key: subjectKey('login:account', normalizedAddress(email)), limit: loginPerAccount, onSuccess: 'reset' }
   const client: Reservable = { key: subjectKey('login:ip', clientKey(call.ip)), limit: loginPerIp, onSuccess: 'release' }
-  const reservation = await ctx.limiter.reserve([named, client, accountSubject(userId, loginPerAccount)], [codeKey(email), sessionIndexKey(userId)])
+  const reservation = await ctx.limiter.reserve([named, client, accountSubject(userId, loginPerAccount)], [codeKey(email), sessionIndexKey(userId), lockKey(userId)])
+  // a locked account (`lockUser`): 403 / 251 before the code is looked at (it stays unspent), not counted on the account
+  await refuseLockedAttempt(ctx, reservation, client, call.ip, reservation.read[2])
   if (!reservation.ok) {
     ctx.events.emit('login.failed', { ip: call.ip, reason: 'rate_limited', errorCode: errorNumber('ERR_JWT_LOGIN_RATE_LIMITED') })
     throw new JwtLoginError('ERR_JWT_LOGIN_RATE_LIMITED', { retryAfter: reservation.retryAfter })
   }
-  const { holds, read: [raw, index] } = reservation
+  const { holds, read: [raw, index, cutoff] } = reservation
   const read = readCode(raw)
   try {
     const { count } = await ctx.store.increment(triesKey(email, read), call.settings.emailSignIn.code.lifetimeMs)
-    return { holds, raw, read, index: index ?? null, tries: count }
+    return { holds, raw, read, index: index ?? null, cutoff: cutoff ?? null, tries: count }
   } catch (error) {
     // not evaluated: the attempt is given back
     await ctx.limiter.release(holds)
@@ -69,7 +73,8 @@ async function countTry (ctx: JwtLoginContext, call: Call, email: string, userId
  * code, and a try past `emailSignIn.code.maxTries` answer 401 / 246 after the
  * same work. Order:
  * 1. the user looked up; one round trip: the try counted on the lockouts,
- *    the code and the session index read; one more: the try counted on
+ *    the code, the session index and the cutoff entry read (a locked
+ *    account: 403 / 251, the code unspent); one more: the try counted on
  *    the code read;
  * 2. the code compared; wrong: counted as a failure (a wrong guess does not
  *    spend the code until its tries are used up); the right code past its
@@ -91,7 +96,7 @@ export async function verifyEmailSignIn (ctx: JwtLoginContext, call: Call, input
   if (code === undefined) throw new JwtLoginError('ERR_JWT_LOGIN_EMAIL_SIGN_IN_CODE_MISSING')
   const found = await ctx.users.findByEmail(email)
   const userId = found === null ? null : ctx.users.toPublicUser(found).ID
-  const { holds, raw, read, index, tries } = await countTry(ctx, call, email, userId)
+  const { holds, raw, read, index, cutoff, tries } = await countTry(ctx, call, email, userId)
   const { right, record } = matchSignInCode(ctx, call, read, userId, code, tries)
   if (record === null) {
     // a wrong code is a failed sign-in; the right one past its tries, or one that finds the code just claimed, is no guess
@@ -117,7 +122,8 @@ export async function verifyEmailSignIn (ctx: JwtLoginContext, call: Call, input
   let signedIn: { user: unknown, result: SignInResult }
   try {
     const { user, startedAt } = found === null ? await newUser(ctx, call, email) : await provenAccount(ctx, call, found, record)
-    signedIn = { user, result: await completeSignIn(ctx, call, user, startedAt, EMAIL, found === null || startedAt !== call.startedAt ? undefined : index) }
+    // the lock was read with the count (a new address's decoy holds none; a lock written since ends the session anyway)
+    signedIn = { user, result: await completeSignIn(ctx, call, user, startedAt, EMAIL, { index: found === null || startedAt !== call.startedAt ? undefined : index, cutoff }) }
   } catch (error) {
     await claim.giveBack()
     throw error

@@ -1,24 +1,18 @@
+// Password sign-in (`POST /auth`): the account looked up, the attempt counted (and the account's lock read) before the password is checked, the sign-in completed.
 import { clientKey } from '../core/client-key.js'
 import { loggedError } from '../adapters/logged-error.js'
 import type { Call, SignInResult } from '../adapters/second-factor.js'
 import type { GateAudit, JwtLoginContext } from '../context/context.js'
 import { safeEqual } from '../core/crypto.js'
 import { errorNumber, JwtLoginError } from '../core/errors.js'
-import { accountSubject, subjectKey, type Hold, type Reservable } from '../services/limits.js'
+import { accountSubject, subjectKey, type Reservable } from '../services/limits.js'
+import { lockKey, refuseLockedAttempt } from '../sessions/lock.js'
 import { completeSignIn, PASSWORD } from '../sessions/sign-in.js'
 import { sessionIndexKey } from '../tokens/session-index.js'
 
 /** How an identifier is counted when it names no account: case and surrounding spaces do not make another subject. */
 function normalizeIdentifier (identifier: string): string {
   return identifier.trim().toLowerCase()
-}
-
-/** Counts the attempt on `subjects` (reading `alsoRead` with it), or answers 429 / 200 with `Retry-After`. */
-async function reserve (ctx: JwtLoginContext, subjects: Reservable[], ip: string, alsoRead: string[]): Promise<{ holds: Hold[], read: Array<string | null> }> {
-  const reservation = await ctx.limiter.reserve(subjects, alsoRead)
-  if (reservation.ok) return reservation
-  ctx.events.emit('login.failed', { ip, reason: 'rate_limited', errorCode: errorNumber('ERR_JWT_LOGIN_RATE_LIMITED') })
-  throw new JwtLoginError('ERR_JWT_LOGIN_RATE_LIMITED', { retryAfter: reservation.retryAfter })
 }
 
 /** `POST /auth` as the route read it: each field a string or absent. */
@@ -42,7 +36,9 @@ export interface LoginInput {
  *
  * Store round trips (besides the per-IP request count): the user is looked
  * up first, so the identifier's, the client's and the account's counts go
- * together, with the user's session index read along; after the password,
+ * together, with the user's session index and cutoff entry (its lock:
+ * 403 / 251 before the password is looked at, not counted on the account:
+ * see `refuseLockedAttempt`) read along; after the password,
  * the settling of the counts, the per-account sign-in count and the new
  * session travel together.
  */
@@ -62,7 +58,14 @@ export async function passwordLogin (ctx: JwtLoginContext, call: Call, input: Lo
   // the lookup, then every count in one round trip: the same store work for a known and an unknown identifier
   const user = await findNamed(ctx, input, identifier)
   const userId = user === null ? null : ctx.users.toPublicUser(user).ID
-  const { holds, read: [index] } = await reserve(ctx, [named, client, accountSubject(userId, loginPerAccount)], ip, [sessionIndexKey(userId)])
+  const reservation = await ctx.limiter.reserve([named, client, accountSubject(userId, loginPerAccount)], [sessionIndexKey(userId), lockKey(userId)])
+  const [index, cutoff] = reservation.read
+  await refuseLockedAttempt(ctx, reservation, client, ip, cutoff)
+  if (!reservation.ok) {
+    ctx.events.emit('login.failed', { ip, reason: 'rate_limited', errorCode: errorNumber('ERR_JWT_LOGIN_RATE_LIMITED') })
+    throw new JwtLoginError('ERR_JWT_LOGIN_RATE_LIMITED', { retryAfter: reservation.retryAfter })
+  }
+  const { holds } = reservation
   let valid: boolean
   try {
     valid = await checkCredentials(ctx, user, password, passwordHash)
@@ -84,7 +87,7 @@ export async function passwordLogin (ctx: JwtLoginContext, call: Call, input: Lo
   try {
     // the upgraded hash first: the new session records the password as it is stored now
     if (password !== undefined) await rehash(ctx, user, password, userId as number, ip)
-    result = await completeSignIn(ctx, call, user, call.startedAt, PASSWORD, index)
+    result = await completeSignIn(ctx, call, user, call.startedAt, PASSWORD, { index, cutoff })
   } finally {
     await settling
   }

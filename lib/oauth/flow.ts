@@ -8,8 +8,10 @@ import { sha256Base64url } from '../core/crypto.js'
 import { isPlainEmail, sameEmail } from '../core/email.js'
 import { JwtLoginError } from '../core/errors.js'
 import { uniqueLogin } from '../services/unique-login.js'
-import { completeSignIn } from '../sessions/sign-in.js'
+import { lockKey, refuseLockedIn } from '../sessions/lock.js'
+import { completeSignIn, type KnownReads } from '../sessions/sign-in.js'
 import { claimOnce } from '../store/claim.js'
+import { cutoffTime } from '../tokens/revocation.js'
 import { exchangeCode, verifyIdToken, type Identity, type PresentedIdToken } from './identity.js'
 import { link, linkedUser } from './links.js'
 
@@ -101,12 +103,14 @@ async function signIn (ctx: JwtLoginContext, call: Call, input: OAuthInput, know
   const giveBack = presented === undefined ? null : await spendIdToken(ctx, call, provider, presented)
   let result: SignInResult
   let user: unknown
+  // the user's cutoff entry, when an ID token's check read it: the sign-in's lock check reads it no more
+  const read: KnownReads = {}
   try {
-    user = await userOf(ctx, call, provider, identity, presented)
+    user = await userOf(ctx, call, provider, identity, presented, read)
     // the same end as a password login: a user with two-factor on gets the challenge, not a token.
     // A session from an ID token starts no later than the token was issued, so a cutoff set
     // after that (a password reset, a sign-out everywhere) ends it too.
-    result = await completeSignIn(ctx, call, user, Math.min(call.startedAt, presented?.issuedAt ?? Infinity), originOf(provider, identity))
+    result = await completeSignIn(ctx, call, user, Math.min(call.startedAt, presented?.issuedAt ?? Infinity), originOf(provider, identity), read)
   } catch (error) {
     await giveBack?.()
     throw error
@@ -127,16 +131,16 @@ async function signIn (ctx: JwtLoginContext, call: Call, input: OAuthInput, know
  * email matched only because the provider allows unverified ones is never
  * linked; a user registered for it is (the provider account made it). An ID token issued before the user's cutoff is refused (401 / 73).
  */
-async function userOf (ctx: JwtLoginContext, call: Call, provider: OAuthProviderSettings, identity: Identity, presented: PresentedIdToken | undefined): Promise<unknown> {
+async function userOf (ctx: JwtLoginContext, call: Call, provider: OAuthProviderSettings, identity: Identity, presented: PresentedIdToken | undefined, read: KnownReads): Promise<unknown> {
   const linked = await linkedUser(ctx, provider, identity)
-  if (linked !== null) return await checkCutoff(ctx, linked, presented)
+  if (linked !== null) return await checkCutoff(ctx, linked, presented, read)
   // Apple writes the flag as the string "true"
   const verified = identity.emailVerified === true || identity.emailVerified === 'true'
   if (identity.email === undefined || (!verified && !provider.allowUnverifiedEmail)) {
     throw new JwtLoginError('ERR_JWT_LOGIN_EMAIL_UNVERIFIED')
   }
   const made = { created: false }
-  const user = await userFor(ctx, call, provider, { email: identity.email, verified }, identity.name, presented, made)
+  const user = await userFor(ctx, call, provider, { email: identity.email, verified }, identity.name, { presented, read }, made)
   // a user this provider account created is its own, verified email or not
   if ((verified || made.created) && keepsLinks(ctx.users)) await link(ctx, call, user, provider, identity, 'sign_in')
   return user
@@ -168,10 +172,10 @@ const MAX_CREATE_ATTEMPTS = 3
  * the user found signs in under the same checks; after
  * `MAX_CREATE_ATTEMPTS` the conflict is the answer (409 / 38).
  */
-async function userFor (ctx: JwtLoginContext, call: Call, provider: OAuthProviderSettings, vouched: { email: string, verified: boolean }, name: string | undefined, presented: PresentedIdToken | undefined, made: { created: boolean }, attempt = 1): Promise<unknown> {
+async function userFor (ctx: JwtLoginContext, call: Call, provider: OAuthProviderSettings, vouched: { email: string, verified: boolean }, name: string | undefined, token: PresentedToken, made: { created: boolean }, attempt = 1): Promise<unknown> {
   const { email } = vouched
   const found = await ctx.users.findByEmail(email)
-  if (found !== null) return await checkFound(ctx, found, email, presented)
+  if (found !== null) return await checkFound(ctx, found, email, token)
   try {
     const user = await register(ctx, call, provider, vouched, name)
     made.created = true
@@ -179,7 +183,7 @@ async function userFor (ctx: JwtLoginContext, call: Call, provider: OAuthProvide
   } catch (error) {
     const taken = error instanceof JwtLoginError && error.code === 'ERR_JWT_LOGIN_USER_EXISTS'
     if (!taken || attempt === MAX_CREATE_ATTEMPTS) throw error
-    return await userFor(ctx, call, provider, vouched, name, presented, made, attempt + 1)
+    return await userFor(ctx, call, provider, vouched, name, token, made, attempt + 1)
   }
 }
 
@@ -189,19 +193,29 @@ async function userFor (ctx: JwtLoginContext, call: Call, provider: OAuthProvide
  * is unverified (403 / 232). An ID token issued before the
  * user's cutoff is refused (401 / 73).
  */
-async function checkFound (ctx: JwtLoginContext, found: unknown, email: string, presented: PresentedIdToken | undefined): Promise<unknown> {
+async function checkFound (ctx: JwtLoginContext, found: unknown, email: string, { presented, read }: PresentedToken): Promise<unknown> {
   const publicUser = ctx.users.toPublicUser(found)
   if (!sameEmail(publicUser.user_email, email)) throw new JwtLoginError('ERR_JWT_LOGIN_PROVIDER_EMAIL_MISMATCH')
   // registered with this address by someone who never proved it: its owner resets the password by mail first (no pre-hijack)
   if (publicUser.email_verified === false) throw new JwtLoginError('ERR_JWT_LOGIN_PROVIDER_ACCOUNT_UNVERIFIED')
-  return await checkCutoff(ctx, found, presented)
+  return await checkCutoff(ctx, found, presented, read)
 }
 
-/** A user an ID token signs in, unless the token was issued before the user's cutoff (401 / 73). */
-async function checkCutoff (ctx: JwtLoginContext, found: unknown, presented: PresentedIdToken | undefined): Promise<unknown> {
+/** An ID token as presented (`undefined`: a code's sign-in), and where its check leaves the user's cutoff entry as read. */
+interface PresentedToken { presented: PresentedIdToken | undefined, read: KnownReads }
+
+/**
+ * A user an ID token signs in, unless the token was issued before the
+ * user's cutoff (401 / 73); a locked user is refused first (403 / 251: its
+ * lock's cutoff would refuse any token). The cutoff entry read is left in
+ * `read`, for the sign-in's own lock check.
+ */
+async function checkCutoff (ctx: JwtLoginContext, found: unknown, presented: PresentedIdToken | undefined, read: KnownReads): Promise<unknown> {
   if (presented !== undefined) {
-    const cutoff = await ctx.tokens.userCutoff(ctx.users.toPublicUser(found).ID)
-    if (cutoff !== null && presented.issuedAt < cutoff) throw new JwtLoginError('ERR_JWT_LOGIN_ID_TOKEN_INVALID')
+    const raw = await ctx.store.get(lockKey(ctx.users.toPublicUser(found).ID))
+    read.cutoff = raw
+    refuseLockedIn(ctx, raw)
+    if (raw !== null && presented.issuedAt < cutoffTime(raw)) throw new JwtLoginError('ERR_JWT_LOGIN_ID_TOKEN_INVALID')
   }
   return found
 }

@@ -25,7 +25,8 @@ export async function passkeySignInOptions (ctx: JwtLoginContext, call: Call): P
  * verification counts as two factors (no challenge); without it, a user
  * with a second factor gets the interim token, never a final token on one
  * factor. An unknown credential, a bad signature and a user gone all
- * answer 401 / 216.
+ * answer 401 / 216; a locked user's passkey, 403 / 251 (its challenge is
+ * spent: the next try asks for new options).
  */
 export async function passkeySignIn (ctx: JwtLoginContext, call: Call, credential: AuthenticationResponseJSON): Promise<SignInResult> {
   const passkeys = passkeysOn(ctx.passkeys, call.settings)
@@ -41,7 +42,14 @@ export async function passkeySignIn (ctx: JwtLoginContext, call: Call, credentia
     }
     throw error
   }
-  const result = await completeSignIn(ctx, call, user, call.startedAt, verified.userVerified ? VERIFIED_PASSKEY : PASSKEY)
+  let result: SignInResult
+  try {
+    result = await completeSignIn(ctx, call, user, call.startedAt, verified.userVerified ? VERIFIED_PASSKEY : PASSKEY)
+  } catch (error) {
+    // a locked user (`lockUser`): a refused sign-in like a refused passkey, and its use is not recorded
+    if (error instanceof JwtLoginError && error.code === 'ERR_JWT_LOGIN_USER_LOCKED') ctx.events.emit('login.failed', { ip: call.ip, reason: 'locked', errorCode: error.errorCode })
+    throw error
+  }
   // recorded once the sign-in went through (a refused one, 429 or 403, uses nothing); nothing may fail the answer now
   await passkeys.port.recordUse(verified.passkey.id, verified.use).catch((error: unknown) => {
     ctx.log.warn({ userId: verified.passkey.userId, err: loggedError(error) }, 'jwt-login: a passkey\'s use (counter, backup state) could not be recorded; the next use records it')

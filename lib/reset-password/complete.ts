@@ -11,6 +11,7 @@ import { forgetDevices } from '../sessions/devices.js'
 import { claimOnce } from '../store/claim.js'
 import { readMany } from '../store/read.js'
 import { stateKeys } from '../tokens/revocation.js'
+import { lockIn } from '../tokens/user-lock.js'
 import { isEmail } from '../core/email.js'
 import { keys, normalizeCode, parseRecord, type CodeRecord } from './codes.js'
 
@@ -62,7 +63,7 @@ async function matchCode (ctx: JwtLoginContext, call: Call, userId: number | nul
   return { raw: raw as string, record, cutoff: cutoff ?? null }
 }
 
-/** `PUT /user/reset_password`: one answer (62) for every bad code; a good one is consumed once. */
+/** `PUT /user/reset_password`: one answer (62) for every bad code; a good one is consumed once, unless its account is locked (403 / 251). */
 export async function completePasswordReset (ctx: JwtLoginContext, call: Call, input: ResetCompleteInput): Promise<{ message: string }> {
   const fail: CompleteFailure = (reason, userId) => {
     const code = reason === 'code_invalid' ? 'ERR_JWT_LOGIN_RESET_CODE_INVALID' : 'ERR_JWT_LOGIN_PASSWORD_POLICY'
@@ -74,6 +75,11 @@ export async function completePasswordReset (ctx: JwtLoginContext, call: Call, i
   const publicUser: PublicUser | null = user === null ? null : ctx.users.toPublicUser(user)
   const userId = publicUser?.ID ?? null
   const matched = await matchCode(ctx, call, userId, code, fail)
+  // a locked account (`lockUser`), told only to whoever holds its right code: nothing changes, the code stays unspent
+  if (lockIn(matched.cutoff, ctx.clock()) !== null) {
+    ctx.events.emit('reset.failed', { step: 'complete', userId, ip: call.ip, reason: 'locked', errorCode: errorNumber('ERR_JWT_LOGIN_USER_LOCKED') })
+    throw new JwtLoginError('ERR_JWT_LOGIN_USER_LOCKED')
+  }
 
   // checked before the code is spent, so a rejected password leaves it usable (it costs one try)
   if (ctx.reset.policy !== null && await ctx.reset.policy(newPassword, publicUser as PublicUser) !== true) {

@@ -36,7 +36,7 @@ const SIGN_IN: RouteGate = {
   authCodeFrom: 'body',
   audit: auditLoginGate,
   refreshCookie: 'issues',
-  errors: ['ERR_JWT_LOGIN_PASSKEY_REFUSED', ...CEREMONY, 'ERR_JWT_LOGIN_TWO_FACTOR_DISABLED', 'ERR_JWT_LOGIN_EMAIL_NOT_VERIFIED']
+  errors: ['ERR_JWT_LOGIN_PASSKEY_REFUSED', ...CEREMONY, 'ERR_JWT_LOGIN_TWO_FACTOR_DISABLED', 'ERR_JWT_LOGIN_EMAIL_NOT_VERIFIED', 'ERR_JWT_LOGIN_USER_LOCKED']
 }
 const TWO_FACTOR_OPTIONS: RouteGate = {
   feature: 'twoFactor',

@@ -8,8 +8,11 @@ import type { JwtLoginErrorCode } from '../core/errors.js'
  */
 export interface JwtLoginEventMap {
   'login.succeeded': { userId: number, ip: string, method: 'password' | 'password_hash' | 'passkey' | 'email' }
-  /** `passkey`: a passwordless sign-in whose passkey was refused (`errorCode` says why); `email_code`: a wrong, used or expired code of sign-in by email. */
-  'login.failed': { ip: string, reason: 'wrong_credentials' | 'rate_limited' | 'auth_code' | 'passkey' | 'email_code', errorCode: number }
+  /**
+   * `passkey`: a passwordless sign-in whose passkey was refused (`errorCode` says why); `email_code`: a wrong, used or expired code of sign-in by email;
+   * `locked`: a sign-in (password, passkey, email code) of a locked user (`lockUser`), refused whatever its credentials.
+   */
+  'login.failed': { ip: string, reason: 'wrong_credentials' | 'rate_limited' | 'auth_code' | 'passkey' | 'email_code' | 'locked', errorCode: number }
   'token.refreshed': { userId: number, sessionId: string, ip: string }
   'refresh.reused': { userId: number, sessionId: string, ip: string }
   'token.revoked': { userId: number, sessionId: string, jti?: string, ip: string }
@@ -47,7 +50,8 @@ export interface JwtLoginEventMap {
     step: 'request' | 'complete'
     userId: number | null
     ip: string
-    reason: 'auth_code' | 'rate_limited' | 'code_invalid' | 'password_policy'
+    /** `locked`: the right code of a locked account (`lockUser`), left unspent. */
+    reason: 'auth_code' | 'rate_limited' | 'code_invalid' | 'password_policy' | 'locked'
     errorCode: number
   }
   'two_factor.challenge_issued': { userId: number, method: TwoFactorMethod, ip: string }
@@ -116,7 +120,14 @@ export interface JwtLoginEventMap {
   'email_sign_in.requested': { userId: number | null, ip: string, register: boolean }
   /** Sign-in by email created its user (`emailSignIn.register`). */
   'email_sign_in.user_registered': { userId: number, ip: string }
+  /**
+   * The host locked a user (`lockUser`): every session and trusted device
+   * ended, sign-ins refused until `until` (ISO 8601; `null`: until
+   * `unlockUser`). `reason`: the host's note, never stored. A lock on a
+   * locked user replaces it, and is told again.
+   */
   'user.locked': { userId: number, reason: string, until: string | null }
+  /** The host lifted a user's lock (`unlockUser`) while it held; `reason`: the host's note, if any. A timed lock that passes tells nothing. */
   'user.unlocked': { userId: number, reason: string | null }
 }
 
@@ -130,7 +141,7 @@ export type JwtLoginEventName = keyof JwtLoginEventMap
  * gone from the host's store.
  */
 /** `password_changed_outside`: the adapter's `passwordFingerprint` of the user changed since the session started. */
-export type SessionEndReason = 'sign_out' | 'sign_out_everywhere' | 'reuse' | 'limit' | 'password_reset' | 'provider_logout' | 'host' | 'user_gone' | 'user_deleted' | 'password_changed_outside' | AccountEndReason
+export type SessionEndReason = 'sign_out' | 'sign_out_everywhere' | 'reuse' | 'limit' | 'password_reset' | 'provider_logout' | 'host' | 'user_gone' | 'user_deleted' | 'password_changed_outside' | 'locked' | AccountEndReason
 
 /** Why the account routes end sessions: a password change, the mailbox proven by a code (what came before is ended), an email put back. */
 export type AccountEndReason = 'password_changed' | 'email_verified' | 'email_reverted'

@@ -1,4 +1,4 @@
-// Where every sign-in ends: the per-account count, the new session (its tokens, its refresh family) and its place in the user's index.
+// Where every sign-in ends: the user's lock, the per-account count, the new session (its tokens, its refresh family) and its place in the user's index.
 import type { Call, FirstFactor, SecondFactorGate, SessionOrigin, SignInResult } from '../adapters/second-factor.js'
 import type { PublicUser } from '../adapters/users.js'
 import type { JwtLoginContext } from '../context/context.js'
@@ -8,6 +8,7 @@ import { throwFirstFailure } from '../core/settled.js'
 import { countInWindow, subjectKey } from '../services/limits.js'
 import { loggedError } from '../adapters/guard.js'
 import { fingerprintOf, sealed } from './fingerprint.js'
+import { lockKey, refuseLockedIn } from './lock.js'
 import { indexedLifetime } from '../tokens/refresh.js'
 import { amrOf } from '../tokens/jwt.js'
 
@@ -132,29 +133,47 @@ export function countedGate (ctx: Pick<JwtLoginContext, 'store' | 'events'>, gat
   }
 }
 
+/** What a sign-in's flow read already of its user's state, so that `completeSignIn` does not read it again (`undefined`: not read). */
+export interface KnownReads {
+  /** The user's session index. */
+  index?: string | null
+  /** The user's cutoff entry, which holds the user's lock. */
+  cutoff?: string | null
+}
+
 /**
- * The end of every first factor (password or provider): a user with
+ * The end of every first factor (password, passkey, provider, email code,
+ * registration): a locked user (`lockUser`) is refused first (403 / 251,
+ * from `known.cutoff`, or one read beside the fingerprint's); a user with
  * two-factor on gets a challenge (counted per account and client, see
  * `countedGate`); everyone else is counted per account and gets a session,
  * in one round trip: the count, the session's refresh family and its place
- * in its user's index (from `knownIndex`, the index as the flow read it
- * already, when it did). A count over the limit (429) or a failure there
+ * in its user's index (from `known.index`, the index as the flow read it
+ * already, when it did). A lock written after the read ends the session
+ * anyway: it starts at `startedAt`, before the lock. A count over the limit (429) or a failure there
  * forgets the session, and nothing single-use was spent. Both start at
  * `startedAt` (default: when the sign-in request did). With
  * `authentication.requireVerifiedEmail`, a user whose email is known to be
  * unverified is refused first (403 / 231).
  */
-export async function completeSignIn (ctx: JwtLoginContext, call: Call, user: unknown, startedAt: number = call.startedAt, origin: SessionOrigin = PASSWORD, knownIndex?: string | null): Promise<SignInResult> {
+export async function completeSignIn (ctx: JwtLoginContext, call: Call, user: unknown, startedAt: number = call.startedAt, origin: SessionOrigin = PASSWORD, known: KnownReads = {}): Promise<SignInResult> {
   const publicUser = ctx.users.toPublicUser(user)
+  // both asked before the gate, which may spend a trusted device's token: a failure here spends nothing
+  const [cutoff, fingerprinted] = await Promise.allSettled([
+    known.cutoff !== undefined ? known.cutoff : ctx.store.get(lockKey(publicUser.ID)),
+    fingerprintOf(ctx, user)
+  ])
+  if (cutoff.status === 'rejected') throw cutoff.reason
+  refuseLockedIn(ctx, cutoff.value)
   // after the first factor was right, so the refusal tells nothing to whoever does not hold it
   if (call.settings.authentication.requireVerifiedEmail && publicUser.email_verified === false) throw new JwtLoginError('ERR_JWT_LOGIN_EMAIL_NOT_VERIFIED')
-  // asked before the gate, which may spend a trusted device's token: a failure here spends nothing
-  const fingerprint = await fingerprintOf(ctx, user)
+  if (fingerprinted.status === 'rejected') throw fingerprinted.reason
+  const fingerprint = fingerprinted.value
   // a passkey verified with its user's PIN or biometrics is two factors already: no gate is asked
   const gated = ctx.secondFactor === null || origin.secondFactor !== undefined ? null : await ctx.secondFactor(user, publicUser, { ...call, startedAt }, origin)
   if (gated !== null && 'jwt' in gated) return gated
   const session = prepareSession(ctx, call, publicUser, startedAt, gated === null ? origin : { ...origin, secondFactor: gated.passed }, fingerprint)
-  const [counted, started] = await Promise.allSettled([countSignIn(ctx, call, publicUser.ID, signInKey(publicUser.ID)), session.start(knownIndex)])
+  const [counted, started] = await Promise.allSettled([countSignIn(ctx, call, publicUser.ID, signInKey(publicUser.ID)), session.start(known.index)])
   if (counted.status === 'rejected' || started.status === 'rejected') {
     // nothing was answered: the session ends (a sign-in over its count leaves no entry), and a trusted device's token works again
     await Promise.all([session.discard(started.status === 'fulfilled'), gated?.giveBack?.().catch(() => {})])

@@ -9,6 +9,7 @@ import { readMany } from '../store/read.js'
 import type { StateStore } from '../store/types.js'
 import { REVOKED, sessionEnded, stateKeys, type Revocation } from './revocation.js'
 import { isSessionId, sessionStart } from './session-id.js'
+import { lockIn } from './user-lock.js'
 import type { SessionIndex } from './session-index.js'
 import { decodeSession, encodeSession, type Session } from './session-record.js'
 
@@ -190,7 +191,7 @@ export class RefreshFamilies {
     const presented = parseRefreshToken(token)
     const { sessionId, secret } = presented
     for (let attempt = 0; attempt < 3; attempt++) {
-      const open = await this.#readSession(presented)
+      const open = await this.#readSession(presented, true)
       const { userId, sealedCurrent, rotatedAt, amr, fingerprint: recorded } = open.session
       const { refresh } = settings
       const now = this.#clock()
@@ -276,9 +277,11 @@ export class RefreshFamilies {
    * one round trip (a token from before 0.4 names no user: the cutoff is read
    * after the session, whose user it is); a session missing or ended, or
    * another user's, is refused. Both hashes are compared, so the time does
-   * not say which one matched.
+   * not say which one matched. `refusingLocked` (a rotation): a session its
+   * user's lock ended, while the lock holds, is 403 / 251 rather than 401 / 51
+   * for a token the session issued (a made-up one learns nothing).
    */
-  async #readSession ({ sessionId, hash, userId }: Presented): Promise<OpenSession> {
+  async #readSession ({ sessionId, hash, userId }: Presented, refusingLocked = false): Promise<OpenSession> {
     const read = userId === null
       ? [await this.#store.get(stateKeys.session(sessionId))]
       : await readMany(this.#store, [stateKeys.session(sessionId), stateKeys.userCutoff(userId)])
@@ -289,9 +292,13 @@ export class RefreshFamilies {
     // the user in the token is a hint for the read: another user's is a made-up token, refused, ending nothing
     if (userId !== null && userId !== session.userId) throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID')
     const cutoff = named !== undefined ? named : await this.#store.get(stateKeys.userCutoff(session.userId))
-    if (sessionEnded(sessionId, raw, cutoff)) throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID')
     const current = safeEqual(hash, session.currentHash)
     const previous = session.previousHash !== undefined && safeEqual(hash, session.previousHash)
+    if (sessionEnded(sessionId, raw, cutoff)) {
+      // ended by its user's lock, which still holds: to the token's holder, a sign-in refused (403 / 251) rather than a token gone
+      if (refusingLocked && (current || previous) && lockIn(cutoff, this.#clock()) !== null) throw new JwtLoginError('ERR_JWT_LOGIN_USER_LOCKED')
+      throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID')
+    }
     return { raw, session, presented: current ? 'current' : previous ? 'previous' : null }
   }
 }

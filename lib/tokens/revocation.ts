@@ -243,16 +243,18 @@ export class Revocation {
   }
 
   /**
-   * Lifts the user's lock: sessions that started before now stay ended (a
-   * sign-in that raced the lock never comes back). Answers whether a lock
-   * held (one whose `until` passed is lifted already: nothing is written).
+   * Lifts the user's lock: sessions that started before now (plus
+   * `sessions.clockSkew`) stay ended, a sign-in that raced the lock
+   * included, and no session an earlier sign-out everywhere kept comes back
+   * (nothing is kept). Answers whether a lock held (one whose `until`
+   * passed is lifted already: nothing is written).
    */
   async unlockUser (settings: Settings, userId: number): Promise<boolean> {
     let held = false
     await this.#changeCutoff(settings, userId, (record) => {
       const now = this.#clock()
       held = record.l !== undefined && lockEnd(record.l) > now
-      return held ? { t: Math.max(record.t, now + settings.sessions.clockSkewMs), h: record.h, k: record.k, l: null } : null
+      return held ? { t: Math.max(record.t, now + settings.sessions.clockSkewMs), h: record.h, l: null } : null
     })
     return held
   }

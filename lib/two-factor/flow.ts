@@ -1,3 +1,4 @@
+// The second step of a sign-in (`POST /auth/2fa`): the interim token and a code or a passkey for the final tokens, each attempt counted first.
 import type { Call, FirstFactor } from '../adapters/second-factor.js'
 import { loggedError } from '../adapters/guard.js'
 import type { PublicUser } from '../adapters/users.js'
@@ -6,6 +7,7 @@ import { JwtLoginError } from '../core/errors.js'
 import { subjectKey, type Hold, type Reservable } from '../services/limits.js'
 import { admitVerified } from '../sessions/authenticate.js'
 import { fingerprintOf } from '../sessions/fingerprint.js'
+import { refuseLockedIn } from '../sessions/lock.js'
 import { PASSWORD, prepareSession, type NewSession } from '../sessions/sign-in.js'
 import { throwFirstFailure } from '../core/settled.js'
 import { trustDevice } from '../sessions/devices.js'
@@ -87,9 +89,10 @@ export interface TwoFactorInput {
  * challenge and the code usable, or the sign-in complete:
  * 1. one round trip: the attempt is counted on the account (so a burst
  *    over many challenges is capped too) and on the challenge, and read
- *    along are the interim token's revocation, the challenge, what checking
+ *    along are the interim token's revocation (and with its user's cutoff,
+ *    the user's lock: 403 / 251 before anything else), the challenge, what checking
  *    a code reads and the user's session index; the user is looked up
- *    meanwhile. An attempt not evaluated (the token revoked, the challenge
+ *    meanwhile. An attempt not evaluated (the user locked, the token revoked, the challenge
  *    closed, a dependency failed) is given back;
  * 2. the code is checked without spending it (TOTP step, email code hash);
  * 3. one round trip: the new session is written (its refresh family;
@@ -145,6 +148,8 @@ export async function completeTwoFactor (ctx: JwtLoginContext, call: Call, input
   }
   try {
     const [session, cutoff, raw, totpLast, emailCode, index] = reservation.read
+    // the user locked since the password step (`lockUser`, which ended the interim token's session too): 403 / 251, the code unread
+    refuseLockedIn(ctx, cutoff)
     // the interim token's own checks first, as for any token: revoked (55), its user gone (24)
     if (sessionEnded(claims.sid, session ?? null, cutoff ?? null)) throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_REVOKED')
     if (found.status === 'rejected') throw found.reason
