@@ -5,11 +5,13 @@ import { ALICE, buildApp, testClock } from '../helpers/app.js'
 import { errorOf, login, post } from '../helpers/http.js'
 import { collect } from '../helpers/oauth.js'
 
+type TapTest = Parameters<Parameters<typeof t.test>[0]>[0]
+
 const ON = { refresh: { enabled: true } }
 const ALICE_ID = 1
 const WRONG = { email: ALICE.email, password: 'not the password at all' }
 
-async function locked (t: Tap.Test, settings: Record<string, unknown> = {}): Promise<Awaited<ReturnType<typeof buildApp>> & { clock: ReturnType<typeof testClock> }> {
+async function locked (t: TapTest, settings: Record<string, unknown> = {}): Promise<Awaited<ReturnType<typeof buildApp>> & { clock: ReturnType<typeof testClock> }> {
   const clock = testClock()
   const built = await buildApp({ ...ON, ...settings }, { clock })
   t.teardown(() => built.app.close())

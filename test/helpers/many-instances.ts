@@ -11,6 +11,7 @@ import { PostgresUserAdapter } from '../../examples/postgres/users.js'
 import { storeFromEnv } from '../../examples/two-instances/store.js'
 import { ALICE, BOB, CAROL, DAVE, ERIN, TOTP_SECRET } from '../../examples/two-instances/users.js'
 import { startHost, stopHost, type Answer, type Host } from './example-hosts.js'
+import { lockAcross } from './many-instances-lock.js'
 import { REDIRECT_URI, startOAuth2Provider, type GitHubAccount, type TestOAuth2Provider } from './oauth2-providers.js'
 import { codeIn } from './reset.js'
 import { DATABASE_URL } from './shared-stores.js'
@@ -120,6 +121,7 @@ export async function runManyInstances (t: Test, store: StoreUnderTest): Promise
   await t.test('lockout: failed logins spread over the instances, even concurrent, lock the account on all of them', async (t) => { await lockoutAcross(t, hosts) })
   await t.test('settings: a change of the settings file reaches every instance', async (t) => { await settingsConverge(t, hosts, settingsFile) })
   await t.test('sessions: DELETE /sessions on A ends the sessions started on A, B and C on all three; DELETE /sessions/{id} on B ends one started on C everywhere', async (t) => { await sessionsAcross(t, hosts) })
+  await t.test('lock: a lock made beside the hosts ends alice\'s tokens on the next request on every host and refuses her sign-in there until the unlock', async (t) => { await lockAcross(t, hosts, store.kind, store.env) })
   // last to sign alice in: it locks her account
   await t.test('sign-in by email: wrong codes sent to all three at once are checked at most limits.loginPerAccount.max times, and lock the account everywhere', async (t) => { await emailGuessesAcross(t, hosts) })
   await t.test('GitHub sign-in on three instances sharing one user database: the link made on A finds the user on B; 20 concurrent first sign-ins of one account make one user and one link', async (t) => { await providerLinksAcross(t, store) })
