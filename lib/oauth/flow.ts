@@ -89,7 +89,8 @@ export async function spendIdToken (ctx: JwtLoginContext, call: Call, provider: 
  * Order: the provider code is marked used (one increment) before the
  * exchange, then the provider; an ID token is verified, then spent (one
  * compare-and-set). Then the user lookup (for an ID token, the user's
- * cutoff), the user's creation when registration is on, the sign-in count,
+ * cutoff, whose lock refuses the sign-in: 403 / 251; for a code, the
+ * sign-in reads it), the user's creation when registration is on, the sign-in count,
  * and the session (its one write, then its user's index). A failure after
  * the code's mark needs a new provider code (the provider would refuse the
  * old one too); a failure after an ID token was spent gives it back, so it
