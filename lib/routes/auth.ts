@@ -136,12 +136,17 @@ export function authRoutes (app: TypedScope, ctx: JwtLoginContext): void {
   })
 }
 
-/** A refresh cookie refused as invalid (401) is cleared from the browser, so it stops sending it. */
+/**
+ * A refresh cookie refused as invalid (401), or as a session its user's
+ * lock ended (403 / 251: the session never comes back), is cleared from the
+ * browser, so it stops sending it.
+ */
 async function forgetDeadCookie<T> (reply: FastifyReply, settings: Settings, cookie: string | undefined, work: Promise<T>): Promise<T> {
   try {
     return await work
   } catch (error) {
-    if (cookie !== undefined && (error as JwtLoginError).statusCode === 401) clearRefreshCookie(reply, settings)
+    const { statusCode, code } = error as JwtLoginError
+    if (cookie !== undefined && (statusCode === 401 || code === 'ERR_JWT_LOGIN_USER_LOCKED')) clearRefreshCookie(reply, settings)
     throw error
   }
 }

@@ -651,3 +651,13 @@ t.test('sign-out from a tab whose CSRF token is stale (another tab signed in sin
   t.equal(own.statusCode, 200)
   t.ok(clearsCookie(own), 'a JWT of the cookie\'s own session clears it')
 })
+
+t.test('a refresh cookie of a session its user\'s lock ended answers 403 / 251 and is cleared', async (t) => {
+  const { app } = await buildApp(COOKIE)
+  t.teardown(() => app.close())
+  const session = await signIn(app)
+  await app.jwtLogin.lockUser(1, { reason: 'compromised' })
+  const res = await refresh(app, session.cookie, session.csrf)
+  t.same(errorOf(res), [403, 251])
+  t.ok(clearsCookie(res), 'the session never comes back: the cookie goes')
+})
