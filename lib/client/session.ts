@@ -25,8 +25,8 @@ interface Page {
 const page = globalThis as Page
 const sleep = async (ms: number): Promise<void> => { await new Promise(resolve => setTimeout(resolve, ms)) }
 
-/** The refusals of a refresh that end the session: invalid, expired or reused (51), its user gone (24), no refresh token (51), another session's CSRF token (209). */
-const ENDING = new Set(['51/401', '24/401', '51/400', '209/403'])
+/** The refusals of a refresh that end the session: invalid, expired or reused (51), its user gone (24), no refresh token (51), another session's CSRF token (209), its user locked (251: the session never comes back). */
+const ENDING = new Set(['51/401', '24/401', '51/400', '209/403', '251/403'])
 /** The least time between two background refreshes: whatever the clocks say, never a loop. */
 const REFRESH_GAP = 5_000
 

@@ -161,3 +161,16 @@ t.test('secondsLeft: -1 for a token without a readable exp', async (t) => {
   t.equal(secondsLeft('a.%%%.b', 0), -1)
   t.equal(secondsLeft(payload(null as unknown as object), 0), -1, 'a payload that is JSON but no object')
 })
+
+t.test('the user is locked: the next call finds the token revoked, the refresh answers 403 / 251, and the session ends', async (t) => {
+  const { app, base, clock } = await serve(t)
+  const client = createClient({ baseUrl: base, now: clock })
+  t.teardown(() => { client.close() })
+  await client.signIn({ email: ALICE.email, password: ALICE.password })
+  await app.jwtLogin.lockUser(1, { reason: 'compromised' })
+  const ended = nextEvent(client, 'ended')
+  await t.rejects(client.validate(), { status: 401, code: 'ERR_JWT_LOGIN_TOKEN_REVOKED' }, 'the first refusal is thrown')
+  t.same(await ended, { type: 'ended', fromOtherTab: false })
+  t.equal(client.jwt, undefined)
+  await t.rejects(client.signIn({ email: ALICE.email, password: ALICE.password }), { status: 403, code: 'ERR_JWT_LOGIN_USER_LOCKED' })
+})
