@@ -53,14 +53,16 @@ function defined<T extends object> (values: T): T {
 
 function sessionItem (session: IndexedSession, current: string): Static<typeof SessionsReply>['data']['sessions'][number] {
   const { origin } = session
+  const signIn = origin?.method === 'impersonation' ? null : origin
   return defined({
     id: session.id,
     current: session.id === current,
     started_at: iso(session.startedAt),
     last_refreshed_at: session.lastRefreshedAt === null ? undefined : iso(session.lastRefreshedAt),
     method: origin?.method,
-    provider: origin?.provider,
-    second_factor: origin?.secondFactor,
+    provider: signIn?.provider,
+    second_factor: signIn?.secondFactor,
+    actor_id: origin?.method === 'impersonation' ? origin.actorId : undefined,
     ip: session.ip ?? undefined,
     user_agent: session.userAgent ?? undefined
   })

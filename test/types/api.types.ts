@@ -3,7 +3,7 @@
 // types by module augmentation once a host imports 'jwt-login'.
 import type { JsonWebKey } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { EndAllSessionsOptions, JwtLoginApi, JwtLoginEventMap, JwtLoginErrorCode, JwtLoginEventName, JwtLoginEvents, JwtLoginRequestState, PublicJwk, PublicUser, Settings, TokenClaims, TokenKind, TwoFactorEnrollment } from '../../lib/index.js'
+import type { EndAllSessionsOptions, JwtLoginApi, JwtLoginEventMap, JwtLoginErrorCode, JwtLoginEventName, JwtLoginEventPayload, JwtLoginEvents, JwtLoginRequestState, PublicJwk, PublicUser, Settings, TokenClaims, TokenKind, TwoFactorEnrollment } from '../../lib/index.js'
 import { expectType, type Equal } from './expect.js'
 
 declare const fastify: FastifyInstance
@@ -86,8 +86,10 @@ if (api.twoFactor !== null) {
 
 // events: each payload typed by its name
 api.events.on('login.succeeded', payload => {
-  expectType<Equal<typeof payload, JwtLoginEventMap['login.succeeded']>>(true)
+  expectType<Equal<typeof payload, JwtLoginEventPayload<'login.succeeded'>>>(true)
   expectType<number>(payload.userId)
+  // an event emitted while an impersonation token is used names its actor
+  expectType<number | undefined>(payload.actorId)
   expectType<Equal<typeof payload.method, 'password' | 'password_hash' | 'passkey' | 'email'>>(true)
   // @ts-expect-error: a login carries no session id
   expectType<string>(payload.sessionId)
@@ -123,5 +125,5 @@ fastify.get('/me', { preHandler: api.authenticate }, async (request) => {
   return { id: request.jwtLogin.user.ID, roles: request.jwtLogin.user.roles, session: request.jwtLogin.claims.sid }
 })
 fastify.addHook('preHandler', api.authenticate)
-expectType<Equal<JwtLoginRequestState, { user: PublicUser, claims: TokenClaims }>>(true)
+expectType<Equal<JwtLoginRequestState, { user: PublicUser, claims: TokenClaims, actor: { id: number } | null }>>(true)
 expectType<Equal<PublicUser, { ID: number, user_login: string, user_email: string, display_name: string, roles: string[], email_verified?: boolean }>>(true)
