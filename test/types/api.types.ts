@@ -61,6 +61,20 @@ await api.endAllSessions(1, { keep: claims })
 // @ts-expect-error: the session to keep goes in the options
 await api.endAllSessions(1, claims.sid)
 
+// impersonation: a token naming its actor, listed with it; host routes may refuse it
+expectType<{ jwt: string, sessionId: string, expiresAt: Date }>(await api.impersonate({ actorId: 2, userId: 1, reason: 'ticket 4711', lifetime: '15m' }))
+expectType<Equal<Awaited<ReturnType<typeof api.impersonate>>, { jwt: string, sessionId: string, expiresAt: Date }>>(true)
+expectType<{ sub: string } | undefined>(claims.act)
+expectType<number | null>((await api.sessions(1))[0]!.actorId)
+expectType<Equal<(typeof api.sessions extends (userId: number) => Promise<Array<infer S>> ? S : never)['method'], 'password' | 'provider' | 'passkey' | 'email' | 'impersonation' | null>>(true)
+api.authenticateWith({ allowImpersonation: false })
+
+// @ts-expect-error: the reason is required
+await api.impersonate({ actorId: 2, userId: 1 })
+
+// @ts-expect-error: allowImpersonation is a boolean
+api.authenticateWith({ allowImpersonation: 'no' })
+
 // the settings in force, read-only all the way down
 expectType<number>(api.settings.bodyLimit)
 expectType<number>(api.settings.tokens.lifetimeMs)
@@ -122,6 +136,7 @@ fastify.get('/me', { preHandler: api.authenticate }, async (request) => {
   if (request.jwtLogin === null) return null
   expectType<Equal<typeof request.jwtLogin.user, PublicUser>>(true)
   expectType<Equal<typeof request.jwtLogin.claims, TokenClaims>>(true)
+  expectType<Equal<typeof request.jwtLogin.actor, { id: number } | null>>(true)
   return { id: request.jwtLogin.user.ID, roles: request.jwtLogin.user.roles, session: request.jwtLogin.claims.sid }
 })
 fastify.addHook('preHandler', api.authenticate)
