@@ -1,8 +1,8 @@
 // Acting as a user (support staff seeing what the user sees): an access token for the user that names its actor (`act`), in the user's session index.
 // Calls: users.findById of the user and of the actor, the user's lock and the actor's session index (reads, together), then
-//        one compare-and-set of the user's index (the session joins it), then the actor's index read again (a chain that
-//        raced in, or that read failing, ends the new session and takes it back out). Nothing is written before the
-//        refusals of the reads; the token leaves only after the last check.
+//        one compare-and-set of the user's index (the session joins it), then the actor's index read again. A chain that
+//        raced in, or a failure of either, ends the new session and takes it back out (best effort: an ended session is
+//        never listed). Nothing is written before the refusals of the reads; the token leaves only after the last check.
 import type { JwtLoginContext } from '../context/context.js'
 import { JwtLoginError, JwtLoginSettingsError } from '../core/errors.js'
 import { durationAt } from '../config/duration.js'
@@ -69,13 +69,22 @@ export async function impersonate (ctx: JwtLoginContext, settings: Settings, opt
   const sessionId = ctx.tokens.newSessionId()
   const { token, claims } = ctx.tokens.sign(settings, ctx.users.toPublicUser(user), 'access', { sessionId, lifetimeMs, actor: actorId })
   const expiresAt = claims.exp * 1000
-  await ctx.sessions.add({ userId, sessionId, endsAt: expiresAt, family: false, origin: { method: 'impersonation', actorId }, ip: '', userAgent: undefined })
-  // the actor became someone's impersonation meanwhile (two calls acting as each other), or the
-  // read failed: the token never left, its session ends and leaves the index (as a sign-in's discard)
-  const chained = await ctx.sessions.list(actorId).then(actedAs, (error: unknown) => error)
-  if (chained !== false) {
+  // what a failure after the index write leaves: the token never left, its session ends and leaves the index (as a sign-in's discard)
+  const discard = async (): Promise<void> => {
     await Promise.all([ctx.tokens.discardSession(settings, sessionId), ctx.sessions.forget(userId, id => id === sessionId).catch(() => {})])
-    throw chained === true ? new JwtLoginError('ERR_JWT_LOGIN_IMPERSONATION_REFUSED') : chained
+  }
+  let chained: boolean
+  try {
+    await ctx.sessions.add({ userId, sessionId, endsAt: expiresAt, family: false, origin: { method: 'impersonation', actorId }, ip: '', userAgent: undefined })
+    // the actor became someone's impersonation meanwhile: two calls acting as each other's actor
+    chained = actedAs(await ctx.sessions.list(actorId))
+  } catch (error) {
+    await discard()
+    throw error
+  }
+  if (chained) {
+    await discard()
+    throw new JwtLoginError('ERR_JWT_LOGIN_IMPERSONATION_REFUSED')
   }
   ctx.events.emit('impersonation.started', { actorId, userId, sessionId, reason, expiresAt: new Date(expiresAt).toISOString() })
   return { jwt: token, sessionId, expiresAt: new Date(expiresAt) }

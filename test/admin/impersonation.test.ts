@@ -2,7 +2,10 @@
 import t, { type Test } from 'tap'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { JwtLoginSettingsError, type JwtLoginEventName, type JwtLoginEventPayload, type SettingsInput } from '../../lib/index.js'
+import { impersonate } from '../../lib/admin/impersonation.js'
+import { sessionIndexKey } from '../../lib/tokens/session-index.js'
 import { ALICE, buildAccountApp, type AccountApp } from '../helpers/account.js'
+import { flowKit } from '../helpers/flows.js'
 
 const BOB = { login: 'bob', email: 'bob@example.com', password: 'another horse battery staple', displayName: 'Bob Support' }
 const CAROL = { login: 'carol', email: 'carol@example.com', password: 'a third horse battery staple', displayName: 'Carol Admin' }
@@ -286,4 +289,25 @@ t.test('the user\'s own sessions are not evicted under sessions.maxPerUser', asy
   const third = await kit.token()
   t.same(evicted.map(event => event.sessionId), [claimsOf(first).sid], 'a new sign-in evicts the oldest own session only')
   for (const jwt of [second, third, ...acting]) t.equal((await kit.inject('GET', '/auth/validate', jwt)).statusCode, 200, 'the others live')
+})
+
+t.test('the flow: a failure once the session joined the index ends it, and it is never listed', async (t) => {
+  const kit = await flowKit({ sessions: { enabled: true } })
+  const bob = await kit.users.addUser(BOB)
+  const { sessions } = kit.ctx
+  const list = sessions.list.bind(sessions)
+  let reads = 0
+  // the actor's index read again after the write fails
+  sessions.list = async (userId) => {
+    reads++
+    if (reads === 2) throw new Error('the store is down')
+    return await list(userId)
+  }
+  await t.rejects(impersonate(kit.ctx, kit.settings, { actorId: bob.ID, userId: kit.aliceId, reason: 'ticket' }), { message: 'the store is down' }, 'the failure is answered')
+  sessions.list = list
+  t.same(await sessions.list(kit.aliceId), [], 'the session is not listed')
+  const stored = JSON.parse(await kit.store.get(sessionIndexKey(kit.aliceId)) ?? '[]') as unknown[]
+  t.same(stored, [], 'and it left the index')
+  const { jwt } = await impersonate(kit.ctx, kit.settings, { actorId: bob.ID, userId: kit.aliceId, reason: 'ticket' })
+  t.ok(await kit.ctx.tokens.verify(kit.settings, jwt, 'access'), 'a retry completes')
 })
