@@ -58,7 +58,9 @@ export const TokenPayload = Type.Object({
   roles: Type.Optional(Type.Array(Type.String())),
   /** When and how the user last authenticated (RFC 8176 `amr` values). */
   auth_time: Type.Optional(Type.Integer()),
-  amr: Type.Optional(Type.Array(Type.String()))
+  amr: Type.Optional(Type.Array(Type.String())),
+  /** An impersonation token's actor (RFC 8693 §4.1): the id of the user acting, as a string. */
+  act: Type.Optional(Type.Object({ sub: Type.String() }))
 })
 
 /** A validated token as answered: the token, its decoded parts, and the seconds it has left. */

@@ -14,8 +14,14 @@ export const SessionItem = Type.Object({
   started_at: Type.String(),
   /** When its refresh token last rotated; absent before the first refresh. */
   last_refreshed_at: Type.Optional(Type.String()),
-  /** The first factor: `password`, `provider`, `passkey` (passwordless) or `email` (a mailed code); absent for a session from before 0.3. */
-  method: Type.Optional(Type.String({ enum: ['password', 'provider', 'passkey', 'email'] })),
+  /**
+   * The first factor: `password`, `provider`, `passkey` (passwordless) or
+   * `email` (a mailed code); `impersonation` for a token the host issued to
+   * someone acting as the user (`actor_id`); absent for a session from before 0.3.
+   */
+  method: Type.Optional(Type.String({ enum: ['password', 'provider', 'passkey', 'email', 'impersonation'] })),
+  /** For `impersonation`: the id of the user acting as this one (the token's `act.sub`). */
+  actor_id: Type.Optional(Type.Integer()),
   /** The provider's name, for `provider`. */
   provider: Type.Optional(Type.String()),
   /**

@@ -17,6 +17,12 @@ export interface Call {
   readonly deviceToken?: string
   /** The request's `Accept-Language`, as sent: the language of its messages and mails, within `locale` (absent: `locale.default`). */
   readonly acceptLanguage?: string
+  /**
+   * The actor of an impersonation token the request presented (its `act`),
+   * set once the token's signature and claims held (`authenticateToken`):
+   * every event the request emits then carries it as `actorId`.
+   */
+  actorId?: number
 }
 
 /** How a session began: what a person needs to recognise it. */

@@ -1,15 +1,11 @@
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+// The `fastify.jwtLogin` decorator: the public API over the same flows as the routes, and the types a host sees.
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Call } from '../adapters/second-factor.js'
 import type { JwtLoginContext } from '../context/context.js'
-import { sendError, toJwtLoginError } from './error-handler.js'
-import { logDependencyFailure } from './fallback-log.js'
-import { loggedError } from '../adapters/guard.js'
-import { JwtLoginError, JwtLoginSettingsError } from '../core/errors.js'
-import { checkSwitches } from './gates.js'
-import type { JwtLoginEvents } from '../services/events.js'
-import { parseBearer } from './fields.js'
-import { authenticateToken, requireRecentAuth } from '../sessions/authenticate.js'
-import { durationAt } from '../config/duration.js'
+import { JwtLoginSettingsError } from '../core/errors.js'
+import { inEventScope, type JwtLoginEvents } from '../services/events.js'
+import { authenticateToken } from '../sessions/authenticate.js'
+import { conditionsOf, guardOf, NO_CONDITIONS, type AuthenticateOptions, type JwtLoginRequestState } from './guard.js'
 import { revokeToken } from '../sessions/sign-out.js'
 import { endAllSessions, endOwnSession, listSessions } from '../sessions/manage.js'
 import { forgetDevices, listDevices } from '../sessions/devices.js'
@@ -24,12 +20,9 @@ import { isSessionId } from '../tokens/session-id.js'
 import type { TwoFactorEnrollment } from '../adapters/two-factor.js'
 import type { PublicUser } from '../adapters/users.js'
 import { lockUser, unlockUser, userIdOf, type LockOptions, type UnlockOptions } from '../admin/lock.js'
+import { impersonate, type Impersonation, type ImpersonateOptions } from '../admin/impersonation.js'
 
-/** What the authenticate hook puts on `request.jwtLogin`. */
-export interface JwtLoginRequestState {
-  user: PublicUser
-  claims: TokenClaims
-}
+export type { AuthenticateOptions, JwtLoginRequestState } from './guard.js'
 
 /** The `fastify.jwtLogin` decorator. */
 export interface JwtLoginApi {
@@ -55,7 +48,9 @@ export interface JwtLoginApi {
    * (RFC 9470), and the client steps up (`POST /auth/step-up`). A token
    * from `sign()` says no `auth_time`, and is never recent. `amr` lists
    * values the token must all carry (`['mfa']`); a token without them
-   * answers the same.
+   * answers the same. `allowImpersonation: false` refuses a token from
+   * `impersonate` with 403 / 252 (for a route that changes credentials or
+   * ends the account), checked before the other two.
    */
   authenticateWith: (options: AuthenticateOptions) => (request: FastifyRequest, reply: FastifyReply) => Promise<void>
   /** The audit events. */
@@ -120,17 +115,17 @@ export interface JwtLoginApi {
   unlockUser: (userId: number, options?: UnlockOptions) => Promise<boolean>
   /** Whether the user is locked now. */
   isLocked: (userId: number) => Promise<boolean>
-}
-
-/** The conditions of `authenticateWith`. */
-export interface AuthenticateOptions {
-  /** How long ago the user may have last authenticated: seconds, or a duration string (`'5m'`). */
-  maxAge?: number | string
   /**
-   * `amr` values the token must all carry: `['mfa']` for two factors (a
-   * step-up with the password alone then does not do), `['hwk']` for a passkey.
+   * An access token for `userId` that names `actorId` as its actor (`act`,
+   * RFC 8693 §4.1), for support staff to see what the user sees: call it
+   * behind the host's own admin check. No refresh token; `lifetime` at most
+   * 1 hour (default 15 minutes); never a recent sign-in. Refused on the
+   * routes that change credentials or end the account (403 / 252). Its
+   * session is listed with its actor. Rejects with `JwtLoginSettingsError`
+   * for bad options or an unknown user or actor, `JwtLoginError` 251 for a
+   * locked user, 252 for an actor who is being acted as right now.
    */
-  amr?: string[]
+  impersonate: (options: ImpersonateOptions) => Promise<Impersonation>
 }
 
 /** The options of `endAllSessions`. */
@@ -146,9 +141,6 @@ function keptId (options: EndAllSessionsOptions | undefined): string | undefined
   throw new JwtLoginSettingsError('endAllSessions/keep', 'must be a session id (the `sid` of a token)', 'option')
 }
 
-/** What `authenticateWith` checks beyond `authenticate`. */
-interface Conditions { maxAgeMs: number | null, amr: readonly string[] }
-
 /** A session as `fastify.jwtLogin.sessions` lists it. */
 export interface SessionInfo {
   id: string
@@ -156,10 +148,16 @@ export interface SessionInfo {
   startedAt: Date
   /** When its refresh token last rotated, or `null`. */
   lastRefreshedAt: Date | null
-  /** The first factor (`password`, `provider`, `passkey`, `email`), the provider's name and the second factor; `null` for a session from before 0.3. */
-  method: 'password' | 'provider' | 'passkey' | 'email' | null
+  /**
+   * The first factor (`password`, `provider`, `passkey`, `email`), the
+   * provider's name and the second factor; `impersonation` for a token of
+   * `impersonate` (`actorId`); `null` for a session from before 0.3.
+   */
+  method: 'password' | 'provider' | 'passkey' | 'email' | 'impersonation' | null
   provider: string | null
   secondFactor: string | null
+  /** Who acts as the user in an impersonation session, or `null`. */
+  actorId: number | null
   /** The client's address and `User-Agent` (cut to 256 characters) at sign-in. */
   ip: string | null
   userAgent: string | null
@@ -176,77 +174,38 @@ declare module 'fastify' {
 
 function sessionInfo (session: IndexedSession): SessionInfo {
   const { origin } = session
+  const signIn = origin?.method === 'impersonation' ? null : origin
   return {
     id: session.id,
     startedAt: new Date(session.startedAt),
     lastRefreshedAt: session.lastRefreshedAt === null ? null : new Date(session.lastRefreshedAt),
     method: origin?.method ?? null,
-    provider: origin?.provider ?? null,
-    secondFactor: origin?.secondFactor ?? null,
+    provider: signIn?.provider ?? null,
+    secondFactor: signIn?.secondFactor ?? null,
+    actorId: origin?.method === 'impersonation' ? origin.actorId : null,
     ip: session.ip,
     userAgent: session.userAgent
   }
-}
-
-/** `authenticateWith`'s `maxAge` in ms: a duration of more than 0 (NaN or a negative number would let every token through, or none). */
-function maxAgeOf (maxAge: number | string): number {
-  const ms = durationAt(maxAge, 'authenticateWith/maxAge', 'option')
-  if (!(ms > 0)) throw new JwtLoginSettingsError('authenticateWith/maxAge', 'must be a duration of more than 0', 'option')
-  return ms
-}
-
-/** `authenticateWith`'s `amr`: a list of strings (copied: a later change by the host does not change the hook). */
-function amrOf (amr: string[] | undefined): readonly string[] {
-  if (amr === undefined) return []
-  if (!Array.isArray(amr) || !amr.every(method => typeof method === 'string' && method !== '')) {
-    throw new JwtLoginSettingsError('authenticateWith/amr', 'must be a list of amr values (such as [\'mfa\'])', 'option')
-  }
-  return Object.freeze([...amr])
-}
-
-/**
- * The `Authorization` header and its bare token: a failing dependency may
- * quote either. A request without the header never reaches a dependency.
- */
-function bearerValues (header: string | undefined): unknown[] {
-  return [header, String(header).replace(/^Bearer\s+/i, '')]
 }
 
 /** The public API: the same flows as the routes, each call on one settings snapshot. */
 export function buildApi (ctx: JwtLoginContext, settings: SettingsHolder): JwtLoginApi {
   const callOf = (ip: string): Call => ({ settings: settings.current, ip, startedAt: ctx.clock() })
 
-  const ports = { twoFactor: false, passkeys: false, identities: false }
-  const guard = ({ maxAgeMs, amr }: Conditions) => async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    const call = callOf(request.ip)
-    try {
-      // a host route's gate: authentication on
-      checkSwitches(call.settings, {}, ports)
-      // a protected host route: no token is 401 / 53 with a bare challenge, a header
-      // that is not `Bearer <token>` (or, with bearer.allowBareToken, one bare JWT) is 401 / 2 with invalid_request (RFC 6750 §3.1)
-      const header = request.headers.authorization
-      if (header === undefined) throw new JwtLoginError('ERR_JWT_LOGIN_BEARER_MISSING')
-      const auth = await authenticateToken(ctx, call, parseBearer(header, 'ERR_JWT_LOGIN_AUTHORIZATION_MALFORMED', call.settings.bearer.allowBareToken))
-      const claims = auth.verified.payload
-      if (maxAgeMs !== null) requireRecentAuth(claims, maxAgeMs, ctx.clock())
-      if (!amr.every(method => claims.amr?.includes(method) === true)) throw new JwtLoginError('ERR_JWT_LOGIN_REAUTHENTICATION_REQUIRED')
-      request.jwtLogin = { user: auth.publicUser, claims: auth.verified.payload }
-    } catch (error) {
-      const mapped = toJwtLoginError(error as FastifyError)
-      // a store or the adapter failed: logged as the plugin's routes log it, the token cut out
-      if (mapped.statusCode >= 500) logDependencyFailure(request, loggedError(mapped, bearerValues(request.headers.authorization)))
-      await sendError(reply, mapped, ctx.messages, call.settings)
-    }
+  const guard = guardOf(ctx, callOf)
+  /** A flow of the API in the scope of its call: an impersonation token it admits names its actor in the events. */
+  const scoped = async <T>(work: (call: Call) => Promise<T>): Promise<T> => {
+    const call = callOf('')
+    return await inEventScope(call, async () => await work(call))
   }
-  const authenticate = guard({ maxAgeMs: null, amr: [] })
 
   return {
     sign: (user) => ctx.tokens.sign(settings.current, user, 'access', { sessionId: ctx.tokens.newSessionId() }).token,
-    verify: async (token) => (await authenticateToken(ctx, callOf(''), token)).verified.payload,
-    revoke: async (token) => { await revokeToken(ctx, callOf(''), token) },
+    verify: async (token) => await scoped(async (call) => (await authenticateToken(ctx, call, token)).verified.payload),
+    revoke: async (token) => { await scoped(async (call) => await revokeToken(ctx, call, token)) },
     forgetUser: (userId) => { ctx.forgetUser(userId) },
-    authenticate,
-    authenticateWith: (options) => guard({ maxAgeMs: options.maxAge === undefined ? null : maxAgeOf(options.maxAge), amr: amrOf(options.amr) }),
+    authenticate: guard(NO_CONDITIONS),
+    authenticateWith: (options) => guard(conditionsOf(options)),
     events: ctx.events,
     get settings () { return redactSettings(settings.current) },
     reloadSettings: async () => { await settings.reload() },
@@ -259,6 +218,7 @@ export function buildApi (ctx: JwtLoginContext, settings: SettingsHolder): JwtLo
     forgetDevices: async (userId) => { await forgetDevices(ctx, userId, 'host') },
     lockUser: async (userId, options) => { await lockUser(ctx, settings.current, userId, options) },
     unlockUser: async (userId, options) => await unlockUser(ctx, settings.current, userId, options),
-    isLocked: async (userId) => await ctx.tokens.lockOf(userIdOf(userId, 'isLocked/userId')) !== null
+    isLocked: async (userId) => await ctx.tokens.lockOf(userIdOf(userId, 'isLocked/userId')) !== null,
+    impersonate: async (options) => await impersonate(ctx, settings.current, options)
   }
 }

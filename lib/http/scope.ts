@@ -2,12 +2,13 @@ import fastifyFormbody from '@fastify/formbody'
 import fastifyMultipart from '@fastify/multipart'
 import fastifyRateLimit from '@fastify/rate-limit'
 import { TypeBoxValidatorCompiler, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyRequest, HTTPMethods, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify'
+import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyRequest, HTTPMethods, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault, RouteOptions } from 'fastify'
 import { registerBrowserSupport } from './browser.js'
 import { clientKey } from '../core/client-key.js'
 import { setErrorHandling } from './error-handler.js'
 import { JwtLoginError } from '../core/errors.js'
 import { stateOf } from './gates.js'
+import { inEventScope } from '../services/events.js'
 import { describeRoute, type DocOptions } from './openapi.js'
 import { storeRateLimitFor } from './rate-limit-store.js'
 import { redactRequestLogs } from './rest-route.js'
@@ -77,6 +78,19 @@ function dropEmptyFields (body: unknown): void {
   }
 }
 
+/**
+ * Runs a route's handler in its request's event scope (the request's
+ * `Call`): once an impersonation token is admitted, every event the handler
+ * emits, after its awaits too, carries the actor. The gate's `onRequest`
+ * hook has set the call on every request of the scope.
+ */
+function inRequestScope (route: RouteOptions): void {
+  const handler = route.handler
+  route.handler = function (this: FastifyInstance, request, reply) {
+    return inEventScope(stateOf(request).call, () => handler.call(this, request, reply))
+  }
+}
+
 /** Everything of the plugin's encapsulated scope but its routes and gates. */
 export async function setUpScope (instance: FastifyInstance, options: ScopeOptions): Promise<void> {
   redactRequestLogs(instance)
@@ -89,6 +103,7 @@ export async function setUpScope (instance: FastifyInstance, options: ScopeOptio
     route.bodyLimit ??= options.bodyLimit
     // each error status is serialised by its schema too, like the answers, and documented
     describeRoute(route, { multipart: options.multipart, authCodeNames: options.authCodeNames })
+    inRequestScope(route)
   })
   // no coercion: an array or a number where a string belongs is a 400, not a string
   instance.setValidatorCompiler(TypeBoxValidatorCompiler)

@@ -10,7 +10,7 @@ import { stateOf, type RouteGate } from '../http/gates.js'
 import type { TypedScope } from '../http/scope.js'
 import { TOKEN_REFUSALS } from '../sessions/authenticate.js'
 import { doc } from './account.js'
-import { callerOf, needed, said } from './caller.js'
+import { callerOf, IMPERSONATION_REFUSED, needed, said } from './caller.js'
 import { inputOf } from './oauth.js'
 
 const MINE = (errors: JwtLoginErrorCode[]): RouteGate => ({ feature: 'accountIdentities', token: 'access', errors: [...TOKEN_REFUSALS, ...errors] })
@@ -23,6 +23,8 @@ const PROVIDER: JwtLoginErrorCode[] = [
 
 export function accountIdentityRoutes (app: TypedScope, ctx: JwtLoginContext): void {
   const caller = callerOf(ctx)
+  // linking and unlinking: never by someone acting as the user
+  const owner = callerOf(ctx, { impersonation: false })
   const callOf = (request: FastifyRequest): ReturnType<typeof stateOf>['call'] => stateOf(request).call
 
   app.get('/account/identities', {
@@ -34,7 +36,7 @@ export function accountIdentityRoutes (app: TypedScope, ctx: JwtLoginContext): v
   }, async (request) => succeed(await listOwnIdentities(ctx, await caller(request))))
 
   app.post('/account/identities', {
-    config: { jwtLogin: MINE([RECENT, ...PROVIDER, 'ERR_JWT_LOGIN_IDENTITY_TAKEN', 'ERR_JWT_LOGIN_IDENTITY_PROVIDER_LINKED']) },
+    config: { jwtLogin: MINE([IMPERSONATION_REFUSED, RECENT, ...PROVIDER, 'ERR_JWT_LOGIN_IDENTITY_TAKEN', 'ERR_JWT_LOGIN_IDENTITY_PROVIDER_LINKED']) },
     schema: {
       ...doc('jwtLoginLinkIdentity', 'Link a provider account to mine',
         'The `provider` and its `code` with PKCE\'s `code_verifier` (and `redirect_uri` when used), or an `id_token` with its `nonce` where the provider takes them, as at `/oauth/token`; ' +
@@ -45,7 +47,7 @@ export function accountIdentityRoutes (app: TypedScope, ctx: JwtLoginContext): v
     }
   }, async (request) => {
     const fields = request.body
-    const auth = await caller(request)
+    const auth = await owner(request)
     const input = inputOf(fields)
     // the proof that this page asked for what it presents: without it, a code or ID token obtained by
     // someone else and planted in the page's callback would link their provider account to this user
@@ -56,7 +58,7 @@ export function accountIdentityRoutes (app: TypedScope, ctx: JwtLoginContext): v
   })
 
   app.delete('/account/identities/:provider', {
-    config: { jwtLogin: MINE([RECENT, 'ERR_JWT_LOGIN_IDENTITY_NOT_FOUND', 'ERR_JWT_LOGIN_IDENTITY_LAST']) },
+    config: { jwtLogin: MINE([IMPERSONATION_REFUSED, RECENT, 'ERR_JWT_LOGIN_IDENTITY_NOT_FOUND', 'ERR_JWT_LOGIN_IDENTITY_LAST']) },
     schema: {
       ...doc('jwtLoginUnlinkIdentity', 'Unlink a provider account',
         'Removes the link, unless the account would have no way in left: no password, no passkey, no sign-in by email, no other linked provider (409 / 250). Needs a sign-in within `account.recentAuth`.'),
@@ -64,7 +66,7 @@ export function accountIdentityRoutes (app: TypedScope, ctx: JwtLoginContext): v
       response: { 200: MessageReply }
     }
   }, async (request) => {
-    await unlinkOwnIdentity(ctx, callOf(request), await caller(request), request.params.provider)
+    await unlinkOwnIdentity(ctx, callOf(request), await owner(request), request.params.provider)
     return succeed({ message: said(ctx, request, 'identityUnlinked') })
   })
 }

@@ -11,14 +11,15 @@ import { stateOf, type RouteGate } from '../http/gates.js'
 import type { TypedScope } from '../http/scope.js'
 import { TOKEN_REFUSALS } from '../sessions/authenticate.js'
 import { doc } from './account.js'
-import { callerOf, needed, said } from './caller.js'
+import { callerOf, IMPERSONATION_REFUSED, needed, said } from './caller.js'
 
-const MINE = (errors: JwtLoginErrorCode[]): RouteGate => ({ feature: 'accountTwoFactor', token: 'access', errors: [...TOKEN_REFUSALS, ...errors] })
+/** Every route here changes the second factor: never by someone acting as the user (403 / 252). */
+const MINE = (errors: JwtLoginErrorCode[]): RouteGate => ({ feature: 'accountTwoFactor', token: 'access', errors: [...TOKEN_REFUSALS, IMPERSONATION_REFUSED, ...errors] })
 const RECENT: JwtLoginErrorCode = 'ERR_JWT_LOGIN_REAUTHENTICATION_REQUIRED'
 const STRONG = ' Needs a sign-in within `account.recentAuth`; with a second factor on, one that included it (or a passkey).'
 
 export function accountTwoFactorRoutes (app: TypedScope, ctx: JwtLoginContext): void {
-  const caller = callerOf(ctx)
+  const caller = callerOf(ctx, { impersonation: false })
   const callOf = (request: FastifyRequest): ReturnType<typeof stateOf>['call'] => stateOf(request).call
 
   app.post('/account/2fa/totp', {

@@ -14,7 +14,7 @@ import { stateOf, type Feature, type RouteGate } from '../http/gates.js'
 import type { RouteDoc } from '../http/openapi.js'
 import type { TypedScope } from '../http/scope.js'
 import { audited, authenticateToken, TOKEN_REFUSALS, type Authenticated } from '../sessions/authenticate.js'
-import { callerOf, needed, said } from './caller.js'
+import { callerOf, IMPERSONATION_REFUSED, needed, said } from './caller.js'
 
 const RECENT: JwtLoginErrorCode = 'ERR_JWT_LOGIN_REAUTHENTICATION_REQUIRED'
 const CODE: JwtLoginErrorCode[] = ['ERR_JWT_LOGIN_ACCOUNT_CODE_INVALID', 'ERR_JWT_LOGIN_RATE_LIMITED']
@@ -37,6 +37,8 @@ function optionalCaller (ctx: JwtLoginContext): (request: FastifyRequest) => Pro
 
 export function accountRoutes (app: TypedScope, ctx: JwtLoginContext): void {
   const caller = callerOf(ctx)
+  // the password and email changes: never by someone acting as the user
+  const owner = callerOf(ctx, { impersonation: false })
   const maybeCaller = optionalCaller(ctx)
   const callOf = (request: FastifyRequest): ReturnType<typeof stateOf>['call'] => stateOf(request).call
 
@@ -76,7 +78,7 @@ export function accountRoutes (app: TypedScope, ctx: JwtLoginContext): void {
   })
 
   app.put('/account/password', {
-    config: { jwtLogin: MINE('accountPassword', [RECENT, 'ERR_JWT_LOGIN_CURRENT_PASSWORD_WRONG', 'ERR_JWT_LOGIN_PASSWORD_POLICY', 'ERR_JWT_LOGIN_RATE_LIMITED', 'ERR_JWT_LOGIN_BUSY']) },
+    config: { jwtLogin: MINE('accountPassword', [IMPERSONATION_REFUSED, RECENT, 'ERR_JWT_LOGIN_CURRENT_PASSWORD_WRONG', 'ERR_JWT_LOGIN_PASSWORD_POLICY', 'ERR_JWT_LOGIN_RATE_LIMITED', 'ERR_JWT_LOGIN_BUSY']) },
     schema: {
       ...doc('jwtLoginChangePassword', 'Change my password',
         '`current_password` (a wrong one counts on the account\'s sign-in lockout), or a sign-in within `account.recentAuth` that was not by password alone. Every other session and trusted device ends; the caller\'s session stays; a notice is mailed.'),
@@ -84,31 +86,31 @@ export function accountRoutes (app: TypedScope, ctx: JwtLoginContext): void {
       response: { 200: MessageReply }
     }
   }, async (request) => {
-    await changeOwnPassword(ctx, callOf(request), await caller(request), { currentPassword: request.body.current_password, newPassword: needed(request.body.new_password, 'new_password') })
+    await changeOwnPassword(ctx, callOf(request), await owner(request), { currentPassword: request.body.current_password, newPassword: needed(request.body.new_password, 'new_password') })
     return succeed({ message: said(ctx, request, 'accountPasswordChanged') })
   })
 
   app.post('/account/email', {
-    config: { jwtLogin: MINE('accountEmail', [RECENT, 'ERR_JWT_LOGIN_EMAIL_INVALID', 'ERR_JWT_LOGIN_RATE_LIMITED']) },
+    config: { jwtLogin: MINE('accountEmail', [IMPERSONATION_REFUSED, RECENT, 'ERR_JWT_LOGIN_EMAIL_INVALID', 'ERR_JWT_LOGIN_RATE_LIMITED']) },
     schema: {
       ...doc('jwtLoginChangeEmail', 'Change my email: send a code to the new address', 'Needs a sign-in within `account.recentAuth`. Nothing changes until the code is entered at `/account/email/confirm`.'),
       body: NewEmailBody,
       response: { 200: MessageReply }
     }
   }, async (request) => {
-    await requestEmailChange(ctx, callOf(request), await caller(request), needed(request.body.new_email, 'new_email'))
+    await requestEmailChange(ctx, callOf(request), await owner(request), needed(request.body.new_email, 'new_email'))
     return succeed({ message: said(ctx, request, 'emailChangeSent') })
   })
 
   app.post('/account/email/confirm', {
-    config: { jwtLogin: MINE('accountEmail', [...CODE, 'ERR_JWT_LOGIN_EMAIL_TAKEN']) },
+    config: { jwtLogin: MINE('accountEmail', [IMPERSONATION_REFUSED, ...CODE, 'ERR_JWT_LOGIN_EMAIL_TAKEN']) },
     schema: {
       ...doc('jwtLoginConfirmEmail', 'Change my email: the code from the new address', 'The address changes; the old one is mailed a notice with a revert code. An address another account has answers 409 / 235.'),
       body: CodeBody,
       response: { 200: MessageReply }
     }
   }, async (request) => {
-    await confirmEmailChange(ctx, callOf(request), await caller(request), needed(request.body.code, 'code'))
+    await confirmEmailChange(ctx, callOf(request), await owner(request), needed(request.body.code, 'code'))
     return succeed({ message: said(ctx, request, 'emailChanged') })
   })
 

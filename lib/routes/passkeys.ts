@@ -20,11 +20,13 @@ import { stepUp, stepUpOptions } from '../login/step-up.js'
 import { deletePasskey, listPasskeys, registerPasskey, registrationOptions, renamePasskey } from '../passkeys/manage.js'
 import { passkeySignIn, passkeySignInOptions } from '../passkeys/sign-in.js'
 import { TOKEN_REFUSALS } from '../sessions/authenticate.js'
-import { callerOf, iso, said } from './caller.js'
+import { callerOf, IMPERSONATION_REFUSED, iso, said } from './caller.js'
 import { twoFactorPasskeyOptions } from '../two-factor/flow.js'
 
 const CEREMONY: JwtLoginErrorCode[] = ['ERR_JWT_LOGIN_PASSKEY_ORIGIN', 'ERR_JWT_LOGIN_PASSKEY_RP_ID']
 const RECENT: JwtLoginErrorCode[] = ['ERR_JWT_LOGIN_REAUTHENTICATION_REQUIRED']
+/** A change of the user's passkeys, or a step-up: never by someone acting as the user. */
+const OWNER: JwtLoginErrorCode[] = [IMPERSONATION_REFUSED]
 
 /** A route of the user's own passkeys: the switch and a final access token (Bearer or `JWT`). */
 const MINE = (errors: JwtLoginErrorCode[]): RouteGate => ({ feature: 'passkeys', token: 'access', errors: [...TOKEN_REFUSALS, ...errors] })
@@ -46,7 +48,7 @@ const TWO_FACTOR_OPTIONS: RouteGate = {
 const STEP_UP: RouteGate = {
   token: 'access',
   errors: [
-    ...TOKEN_REFUSALS, 'ERR_JWT_LOGIN_STEP_UP_FACTOR_MISSING', 'ERR_JWT_LOGIN_WRONG_CREDENTIALS', 'ERR_JWT_LOGIN_BUSY', 'ERR_JWT_LOGIN_TWO_FACTOR_UNAVAILABLE',
+    ...TOKEN_REFUSALS, IMPERSONATION_REFUSED, 'ERR_JWT_LOGIN_STEP_UP_FACTOR_MISSING', 'ERR_JWT_LOGIN_WRONG_CREDENTIALS', 'ERR_JWT_LOGIN_BUSY', 'ERR_JWT_LOGIN_TWO_FACTOR_UNAVAILABLE',
     'ERR_JWT_LOGIN_TWO_FACTOR_CODE_WRONG', 'ERR_JWT_LOGIN_TWO_FACTOR_LOCKED', 'ERR_JWT_LOGIN_PASSKEYS_DISABLED', 'ERR_JWT_LOGIN_PASSKEY_REFUSED', ...CEREMONY
   ]
 }
@@ -81,18 +83,19 @@ function passkeyItem (passkey: StoredPasskey): Static<typeof PasskeyItem> {
  */
 export function passkeyRoutes (app: TypedScope, ctx: JwtLoginContext): void {
   const caller = callerOf(ctx)
+  const owner = callerOf(ctx, { impersonation: false })
   const callOf = (request: FastifyRequest): ReturnType<typeof stateOf>['call'] => stateOf(request).call
 
   app.post('/passkeys/register/options', {
-    config: { jwtLogin: MINE([...RECENT, 'ERR_JWT_LOGIN_PASSKEY_LIMIT']) },
+    config: { jwtLogin: MINE([...OWNER, ...RECENT, 'ERR_JWT_LOGIN_PASSKEY_LIMIT']) },
     schema: {
       ...doc('jwtLoginPasskeyRegisterOptions', 'Options to enrol a passkey', 'Creation options (`PublicKeyCredentialCreationOptionsJSON`) for `startRegistration`. Needs a sign-in (or step-up) within `passkeys.recentAuth`.'),
       response: { 200: OptionsReply }
     }
-  }, async (request) => succeed(await registrationOptions(ctx, callOf(request), await caller(request))))
+  }, async (request) => succeed(await registrationOptions(ctx, callOf(request), await owner(request))))
 
   app.post('/passkeys/register', {
-    config: { jwtLogin: MINE([...RECENT, ...CEREMONY, 'ERR_JWT_LOGIN_PASSKEY_REGISTRATION_REFUSED', 'ERR_JWT_LOGIN_PASSKEY_AUTHENTICATOR_NOT_ALLOWED', 'ERR_JWT_LOGIN_PASSKEY_EXISTS', 'ERR_JWT_LOGIN_PASSKEY_LIMIT']) },
+    config: { jwtLogin: MINE([...OWNER, ...RECENT, ...CEREMONY, 'ERR_JWT_LOGIN_PASSKEY_REGISTRATION_REFUSED', 'ERR_JWT_LOGIN_PASSKEY_AUTHENTICATOR_NOT_ALLOWED', 'ERR_JWT_LOGIN_PASSKEY_EXISTS', 'ERR_JWT_LOGIN_PASSKEY_LIMIT']) },
     schema: {
       ...doc('jwtLoginPasskeyRegister', 'Enrol a passkey', '`credential`: what `startRegistration` answered for the options of `/passkeys/register/options`; `name`: what the user calls it.'),
       body: RegisterBody,
@@ -100,7 +103,7 @@ export function passkeyRoutes (app: TypedScope, ctx: JwtLoginContext): void {
     }
   }, async (request) => {
     const { credential, name } = request.body
-    const passkey = await registerPasskey(ctx, callOf(request), await caller(request), credential as RegistrationResponseJSON, name)
+    const passkey = await registerPasskey(ctx, callOf(request), await owner(request), credential as RegistrationResponseJSON, name)
     return succeed({ passkey: passkeyItem(passkey) })
   })
 
@@ -110,15 +113,15 @@ export function passkeyRoutes (app: TypedScope, ctx: JwtLoginContext): void {
   }, async (request) => succeed({ passkeys: (await listPasskeys(ctx, callOf(request), await caller(request))).map(passkeyItem) }))
 
   const rename = async (request: FastifyRequest, id: string, name: string): Promise<Static<typeof MessageReply>> => {
-    await renamePasskey(ctx, callOf(request), await caller(request), id, name)
+    await renamePasskey(ctx, callOf(request), await owner(request), id, name)
     return succeed({ message: said(ctx, request, 'passkeyRenamed') })
   }
   const remove = async (request: FastifyRequest, id: string): Promise<Static<typeof MessageReply>> => {
-    await deletePasskey(ctx, callOf(request), await caller(request), id)
+    await deletePasskey(ctx, callOf(request), await owner(request), id)
     return succeed({ message: said(ctx, request, 'passkeyDeleted') })
   }
-  const RENAME = { config: { jwtLogin: MINE(['ERR_JWT_LOGIN_PASSKEY_NOT_FOUND']) } }
-  const DELETE = { config: { jwtLogin: MINE([...RECENT, 'ERR_JWT_LOGIN_PASSKEY_NOT_FOUND']) } }
+  const RENAME = { config: { jwtLogin: MINE([...OWNER, 'ERR_JWT_LOGIN_PASSKEY_NOT_FOUND']) } }
+  const DELETE = { config: { jwtLogin: MINE([...OWNER, ...RECENT, 'ERR_JWT_LOGIN_PASSKEY_NOT_FOUND']) } }
 
   app.patch('/passkeys/:id', {
     ...RENAME,
@@ -166,9 +169,9 @@ export function passkeyRoutes (app: TypedScope, ctx: JwtLoginContext): void {
   })
 
   app.post('/auth/step-up/options', {
-    config: { jwtLogin: MINE(['ERR_JWT_LOGIN_PASSKEY_NOT_FOUND']) },
+    config: { jwtLogin: MINE([...OWNER, 'ERR_JWT_LOGIN_PASSKEY_NOT_FOUND']) },
     schema: { ...doc('jwtLoginStepUpOptions', 'Options to step up with a passkey', 'Request options for the token\'s user\'s passkeys, good for a step-up of this session.', 'tokens'), response: { 200: OptionsReply } }
-  }, async (request) => succeed(await stepUpOptions(ctx, callOf(request), await caller(request))))
+  }, async (request) => succeed(await stepUpOptions(ctx, callOf(request), await owner(request))))
 
   app.post('/auth/step-up', {
     config: { jwtLogin: STEP_UP },
@@ -181,6 +184,6 @@ export function passkeyRoutes (app: TypedScope, ctx: JwtLoginContext): void {
   }, async (request) => {
     const { body } = request
     const input = { password: present(body.password), code: present(body.code), passkey: body.passkey as AuthenticationResponseJSON | undefined }
-    return succeed(await stepUp(ctx, callOf(request), await caller(request), input))
+    return succeed(await stepUp(ctx, callOf(request), await owner(request), input))
   })
 }

@@ -8,7 +8,7 @@ import { stateOf, type RouteGate } from '../http/gates.js'
 import type { RouteDoc } from '../http/openapi.js'
 import type { TypedScope } from '../http/scope.js'
 import { TOKEN_REFUSALS } from '../sessions/authenticate.js'
-import { callerOf, iso, said } from './caller.js'
+import { callerOf, IMPERSONATION_REFUSED, iso, said } from './caller.js'
 import { endAllSessions, endOwnSession, listSessions } from '../sessions/manage.js'
 import { forgetOwnDevice, listDevices } from '../sessions/devices.js'
 import type { IndexedSession } from '../tokens/session-index.js'
@@ -16,8 +16,9 @@ import type { TrustedDevice } from '../tokens/trusted-devices.js'
 
 /** Every session route: the switch, a final access token (Bearer or `JWT`), and the token's refusals. */
 const GATE: RouteGate = { feature: 'sessions', token: 'access', errors: TOKEN_REFUSALS }
-const END_ONE: RouteGate = { ...GATE, errors: [...TOKEN_REFUSALS, 'ERR_JWT_LOGIN_SESSION_NOT_FOUND'] }
-const END_DEVICE: RouteGate = { ...GATE, errors: [...TOKEN_REFUSALS, 'ERR_JWT_LOGIN_DEVICE_NOT_FOUND'] }
+const END_ONE: RouteGate = { ...GATE, errors: [...TOKEN_REFUSALS, IMPERSONATION_REFUSED, 'ERR_JWT_LOGIN_SESSION_NOT_FOUND'] }
+const END_ALL: RouteGate = { ...GATE, errors: [...TOKEN_REFUSALS, IMPERSONATION_REFUSED] }
+const END_DEVICE: RouteGate = { ...GATE, errors: [...TOKEN_REFUSALS, IMPERSONATION_REFUSED, 'ERR_JWT_LOGIN_DEVICE_NOT_FOUND'] }
 
 const LIST_DOC: RouteDoc = {
   tags: ['sessions'],
@@ -53,14 +54,16 @@ function defined<T extends object> (values: T): T {
 
 function sessionItem (session: IndexedSession, current: string): Static<typeof SessionsReply>['data']['sessions'][number] {
   const { origin } = session
+  const signIn = origin?.method === 'impersonation' ? null : origin
   return defined({
     id: session.id,
     current: session.id === current,
     started_at: iso(session.startedAt),
     last_refreshed_at: session.lastRefreshedAt === null ? undefined : iso(session.lastRefreshedAt),
     method: origin?.method,
-    provider: origin?.provider,
-    second_factor: origin?.secondFactor,
+    provider: signIn?.provider,
+    second_factor: signIn?.secondFactor,
+    actor_id: origin?.method === 'impersonation' ? origin.actorId : undefined,
     ip: session.ip ?? undefined,
     user_agent: session.userAgent ?? undefined
   })
@@ -85,6 +88,9 @@ function deviceItem (device: TrustedDevice): Static<typeof SessionsReply>['data'
  */
 export function sessionRoutes (app: TypedScope, ctx: JwtLoginContext): void {
   const caller = callerOf(ctx)
+  // signing the user out everywhere, and forgetting a trusted device (a second factor's stand-in): the user's, or the host's
+  // (`endAllSessions`, `forgetDevices`), never someone acting as the user
+  const owner = callerOf(ctx, { impersonation: false })
 
   app.get('/sessions', {
     config: { jwtLogin: GATE, rateLimit: false },
@@ -102,16 +108,18 @@ export function sessionRoutes (app: TypedScope, ctx: JwtLoginContext): void {
     config: { jwtLogin: END_ONE, rateLimit: false },
     schema: { ...END_ONE_DOC, params: IdParams, querystring: JwtFields, response: { 200: MessageReply } }
   }, async (request) => {
-    const { publicUser } = await caller(request)
+    const { publicUser, verified } = await caller(request)
+    // someone acting as the user ends their own session only (as `/auth/revoke` does), none of the user's
+    if (verified.payload.act !== undefined && request.params.id !== verified.payload.sid) throw new JwtLoginError(IMPERSONATION_REFUSED)
     if (!await endOwnSession(ctx, stateOf(request).call.settings, publicUser.ID, request.params.id, 'sign_out')) throw new JwtLoginError('ERR_JWT_LOGIN_SESSION_NOT_FOUND')
     return succeed({ message: said(ctx, request, 'sessionEnded') })
   })
 
   app.delete('/sessions', {
-    config: { jwtLogin: GATE, rateLimit: false },
+    config: { jwtLogin: END_ALL, rateLimit: false },
     schema: { ...END_ALL_DOC, querystring: EndAllQuery, response: { 200: MessageReply } }
   }, async (request) => {
-    const { publicUser, verified } = await caller(request)
+    const { publicUser, verified } = await owner(request)
     const keep = request.query.keep_current === 'true' ? verified.payload.sid : undefined
     await endAllSessions(ctx, stateOf(request).call.settings, publicUser.ID, 'sign_out_everywhere', keep)
     return succeed({ message: said(ctx, request, keep === undefined ? 'everySessionEnded' : 'everyOtherSessionEnded') })
@@ -121,7 +129,7 @@ export function sessionRoutes (app: TypedScope, ctx: JwtLoginContext): void {
     config: { jwtLogin: END_DEVICE, rateLimit: false },
     schema: { ...END_DEVICE_DOC, params: IdParams, querystring: JwtFields, response: { 200: MessageReply } }
   }, async (request) => {
-    const { publicUser } = await caller(request)
+    const { publicUser } = await owner(request)
     await forgetOwnDevice(ctx, publicUser.ID, request.params.id)
     return succeed({ message: said(ctx, request, 'deviceForgotten') })
   })

@@ -12,7 +12,7 @@ import type { TypedScope } from '../http/scope.js'
 import { TOKEN_REFUSALS } from '../sessions/authenticate.js'
 import { deleteOwnUser } from '../users/delete.js'
 import { auditRegisterGate, registerUser } from '../users/register.js'
-import { callerOf } from './caller.js'
+import { callerOf, IMPERSONATION_REFUSED } from './caller.js'
 
 const REGISTER: RouteGate = {
   authentication: false,
@@ -33,7 +33,7 @@ const DELETE: RouteGate = {
   authCode: 'deleteUser',
   authCodeFrom: 'body-or-query',
   token: 'access',
-  errors: [...TOKEN_REFUSALS, 'ERR_JWT_LOGIN_REAUTHENTICATION_REQUIRED', 'ERR_JWT_LOGIN_DELETE_INCOMPLETE']
+  errors: [...TOKEN_REFUSALS, IMPERSONATION_REFUSED, 'ERR_JWT_LOGIN_REAUTHENTICATION_REQUIRED', 'ERR_JWT_LOGIN_DELETE_INCOMPLETE']
 }
 
 const REGISTER_DOC: RouteDoc = {
@@ -84,7 +84,8 @@ export function userRoutes (app: TypedScope, ctx: JwtLoginContext): void {
     return succeed(signIn === undefined ? registered : { ...registered, ...deliver(reply, call.settings, signIn) })
   })
 
-  const caller = callerOf(ctx)
+  // the account's end: never by someone acting as the user
+  const caller = callerOf(ctx, { impersonation: false })
   app.delete('/users', {
     config: { jwtLogin: DELETE },
     schema: { ...DELETE_DOC, response: { 200: DeleteUserReply } }

@@ -1,3 +1,5 @@
+// The audit events: what each carries, the emitter, and the request scope that adds an impersonation's actor to every event.
+import { AsyncLocalStorage } from 'node:async_hooks'
 import { EventEmitter } from 'node:events'
 import type { TwoFactorMethod } from '../adapters/two-factor.js'
 import type { JwtLoginErrorCode } from '../core/errors.js'
@@ -129,9 +131,33 @@ export interface JwtLoginEventMap {
   'user.locked': { userId: number, reason: string, until: string | null }
   /** The host lifted a user's lock (`unlockUser`) while it held; `reason`: the host's note, if any. A timed lock that passes tells nothing. */
   'user.unlocked': { userId: number, reason: string | null }
+  /** The host's `impersonate` issued an access token for `userId` to `actorId` (`reason`: the host's note); its session ends at `expiresAt` (ISO 8601). */
+  'impersonation.started': { actorId: number, userId: number, sessionId: string, reason: string, expiresAt: string }
 }
 
 export type JwtLoginEventName = keyof JwtLoginEventMap
+
+/**
+ * An event as its listeners get it: its fields, and `actorId` when it was
+ * emitted while an impersonation token was used (the request that presented
+ * it, once its signature held).
+ */
+export type JwtLoginEventPayload<E extends JwtLoginEventName> = JwtLoginEventMap[E] & { actorId?: number }
+
+/** What the events of one request read: the actor its impersonation token names, once admitted (the request's `Call`). */
+export interface EventScope {
+  readonly actorId?: number
+}
+
+const scopes = new AsyncLocalStorage<EventScope>()
+
+/**
+ * Runs `work` with `scope` as the events' scope: every event emitted within
+ * it, after its awaits too, carries the scope's `actorId` when it has one.
+ */
+export function inEventScope<T> (scope: EventScope, work: () => T): T {
+  return scopes.run(scope, work)
+}
 
 /**
  * Why sessions ended: a sign-out (of one session: `/auth/revoke`, or
@@ -146,30 +172,38 @@ export type SessionEndReason = 'sign_out' | 'sign_out_everywhere' | 'reuse' | 'l
 /** Why the account routes end sessions: a password change, the mailbox proven by a code (what came before is ended), an email put back. */
 export type AccountEndReason = 'password_changed' | 'email_verified' | 'email_reverted'
 
-/** A typed EventEmitter for the audit events. Listener errors are not the request's concern. */
+/**
+ * A typed EventEmitter for the audit events. Listener errors are not the
+ * request's concern. An event emitted in the scope of a request that used an
+ * impersonation token carries `actorId`.
+ */
 export class JwtLoginEvents {
   readonly #emitter = new EventEmitter({ captureRejections: false })
 
-  on<E extends JwtLoginEventName>(event: E, listener: (payload: JwtLoginEventMap[E]) => void): this {
+  on<E extends JwtLoginEventName>(event: E, listener: (payload: JwtLoginEventPayload<E>) => void): this {
     this.#emitter.on(event, listener)
     return this
   }
 
-  once<E extends JwtLoginEventName>(event: E, listener: (payload: JwtLoginEventMap[E]) => void): this {
+  once<E extends JwtLoginEventName>(event: E, listener: (payload: JwtLoginEventPayload<E>) => void): this {
     this.#emitter.once(event, listener)
     return this
   }
 
-  off<E extends JwtLoginEventName>(event: E, listener: (payload: JwtLoginEventMap[E]) => void): this {
+  off<E extends JwtLoginEventName>(event: E, listener: (payload: JwtLoginEventPayload<E>) => void): this {
     this.#emitter.off(event, listener)
     return this
   }
 
   emit<E extends JwtLoginEventName>(event: E, payload: JwtLoginEventMap[E]): void {
+    const listeners = this.#emitter.rawListeners(event)
+    if (listeners.length === 0) return
+    const actorId = scopes.getStore()?.actorId
+    const sent: JwtLoginEventPayload<E> = actorId === undefined ? payload : { ...payload, actorId }
     // raw listeners: a once() wrapper must run so that it removes itself
-    for (const listener of this.#emitter.rawListeners(event)) {
+    for (const listener of listeners) {
       try {
-        (listener as (p: JwtLoginEventMap[E]) => void)(payload)
+        (listener as (p: JwtLoginEventPayload<E>) => void)(sent)
       } catch {
         // an audit listener that throws must not change the answer
       }

@@ -35,9 +35,14 @@ export const TOKEN_REFUSALS: readonly JwtLoginErrorCode[] = [
  * that carries its session's password fingerprint (`pfp`, with
  * `sessions.checkPasswordOnValidate`) is refused once its user's password
  * changed (401 / 55, as a revoked token); its session's next refresh ends it.
+ * An impersonation token (`act`) sets the call's `actorId` once its
+ * signature and claims held, so the request's events carry it.
  */
 export async function authenticateToken (ctx: JwtLoginContext, call: Call, token: string, kind: TokenKind = 'access'): Promise<Authenticated> {
   const verified = ctx.tokens.verify(call.settings, token, kind)
+  // an impersonation token whose signature held: the request's events name its actor from here on, its refusals too
+  const { act } = verified.payload
+  if (act !== undefined) call.actorId = Number(act.sub)
   // admitVerified's checks, here rather than awaited from it: the path of every authenticated request
   refuseRevoked(await ctx.tokens.isRevoked(verified.payload))
   const { pfp, sub, sid } = verified.payload

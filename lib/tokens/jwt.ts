@@ -36,6 +36,8 @@ export interface TokenClaims {
   amr?: string[]
   /** The user's password fingerprint when the session started, sealed (`sessions.checkPasswordOnValidate`). */
   pfp?: string
+  /** The actor of an impersonation token (RFC 8693 §4.1): the id of the user acting as `sub`, as a string. */
+  act?: { sub: string }
   [claim: string]: unknown
 }
 
@@ -75,6 +77,8 @@ export interface SignOptions {
   auth?: Authentication
   /** The session's password fingerprint, sealed: written as `pfp` when `sessions.checkPasswordOnValidate` is on. */
   fingerprint?: string
+  /** An impersonation token's actor (a user id): written as `act: { sub }` on an access token. */
+  actor?: number
 }
 
 /** A token just signed, with the claims written into it. */
@@ -115,6 +119,11 @@ interface Decoded {
 }
 
 type Verifier = (token: string) => Decoded
+
+/** An `act` claim as the plugin writes it: an object whose `sub` is a user id. */
+function isActor (act: unknown): act is { sub: string } {
+  return typeof act === 'object' && act !== null && typeof (act as { sub?: unknown }).sub === 'string' && SUBJECT.test((act as { sub: string }).sub)
+}
 
 function audience (kind: TokenKind, tokens: Settings['tokens']): string {
   return kind === 'access' ? tokens.audience : `${tokens.audience}:2fa`
@@ -173,6 +182,7 @@ export class Jwt {
         claims.amr = options.auth.methods
       }
       if (options.fingerprint !== undefined && settings.sessions.checkPasswordOnValidate) claims.pfp = options.fingerprint
+      if (options.actor !== undefined) claims.act = { sub: String(options.actor) }
     }
     return { token: this.#sign(claims), claims }
   }
@@ -199,6 +209,10 @@ export class Jwt {
       throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_CLAIM_INVALID')
     }
     if (payload.typ !== kind) throw new JwtLoginError(kind === 'interim' ? 'ERR_JWT_LOGIN_INTERIM_TOKEN_INVALID' : 'ERR_JWT_LOGIN_TOKEN_CLAIM_INVALID')
+    // an actor only on an access token (the plugin signs no other kind with one), and only as `{ sub: <user id> }`
+    if (payload.act !== undefined && (kind !== 'access' || !isActor(payload.act))) {
+      throw new JwtLoginError(kind === 'interim' ? 'ERR_JWT_LOGIN_INTERIM_TOKEN_INVALID' : 'ERR_JWT_LOGIN_TOKEN_CLAIM_INVALID')
+    }
     // fast-jwt checks only the age of iat (maxAge); an iat in the future is refused here, as nbf is by fast-jwt
     if (payload.iat * 1000 - tokens.leewayMs > this.#clock()) throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_NOT_YET_VALID')
     return { token, header, payload }

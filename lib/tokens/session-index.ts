@@ -1,3 +1,4 @@
+// Each user's session index: one store entry per user listing their sessions, how each began, kept within `sessions.maxPerUser`.
 import type { SessionOrigin } from '../adapters/second-factor.js'
 import type { Clock } from '../core/clock.js'
 import { readMany } from '../store/read.js'
@@ -21,6 +22,21 @@ type Entry = [
   method?: string, ip?: string, userAgent?: string, providerSubject?: string, providerSession?: string
 ]
 
+/** How an impersonation session began: the host's `impersonate`, for `actorId`. */
+export interface ImpersonationOrigin {
+  method: 'impersonation'
+  actorId: number
+}
+
+/** How a session of the index began: a sign-in, or an impersonation. */
+export type IndexedOrigin = SessionOrigin | ImpersonationOrigin
+
+/** The head of an impersonation entry's method (`impersonation:<actor id>`): an older reader sees a password session. */
+const IMPERSONATION = 'impersonation:'
+
+/** Whether an entry is an impersonation's: it neither counts towards `sessions.maxPerUser` nor is ended to keep within it. */
+const impersonation = (entry: Entry): boolean => entry[3]?.startsWith(IMPERSONATION) === true
+
 /** A live session of the index, decoded. */
 export interface IndexedSession {
   id: string
@@ -28,7 +44,7 @@ export interface IndexedSession {
   startedAt: number
   /** When its refresh token last rotated (ms), or `null`. */
   lastRefreshedAt: number | null
-  origin: SessionOrigin | null
+  origin: IndexedOrigin | null
   /** The client's address at sign-in, as the request gave it (`null` for an entry from before 0.3). */
   ip: string | null
   userAgent: string | null
@@ -51,13 +67,15 @@ function parse (raw: string | null): Entry[] {
   return raw === null ? [] : JSON.parse(raw) as Entry[]
 }
 
-function encodeMethod (origin: SessionOrigin): string {
+function encodeMethod (origin: IndexedOrigin): string {
+  if (origin.method === 'impersonation') return `${IMPERSONATION}${origin.actorId}`
   const first = origin.method === 'provider' ? `provider:${origin.provider as string}` : origin.method
   return origin.secondFactor === undefined ? first : `${first}+${origin.secondFactor}`
 }
 
-function decodeMethod (method: string | undefined): SessionOrigin | null {
+function decodeMethod (method: string | undefined): IndexedOrigin | null {
   if (method === undefined) return null
+  if (method.startsWith(IMPERSONATION)) return { method: 'impersonation', actorId: Number(method.slice(IMPERSONATION.length)) }
   const plus = method.indexOf('+')
   const first = plus === -1 ? method : method.slice(0, plus)
   const secondFactor = plus === -1 ? undefined : method.slice(plus + 1)
@@ -66,12 +84,18 @@ function decodeMethod (method: string | undefined): SessionOrigin | null {
   return origin
 }
 
+/** The provider of a provider session's method, or `undefined`. */
+function providerOf (method: string | undefined): string | undefined {
+  const origin = decodeMethod(method)
+  return origin?.method === 'provider' ? origin.provider : undefined
+}
+
 export interface NewIndexEntry {
   userId: number
   sessionId: string
   endsAt: number
   family: boolean
-  origin: SessionOrigin
+  origin: IndexedOrigin
   ip: string
   userAgent: string | undefined
 }
@@ -110,7 +134,7 @@ export class SessionIndex {
    * that then fails ends no other session): one compare-and-set, and for a
    * provider session its provider's logout keys beside it. Entries of
    * sessions without a refresh family leave once expired. Answers how many
-   * entries the index holds now; over the bound (only then), `trim` follows
+   * entries the index holds now (impersonations aside); over the bound (only then), `trim` follows
    * once the sign-in is final. Concurrent sign-ins that each joined within
    * the bound may leave it over by a few until the next sign-in trims.
    * `known`: the index as the flow read it already (with its other reads).
@@ -119,14 +143,14 @@ export class SessionIndex {
     let count = 0
     const { origin } = entry
     const added: Entry = [entry.sessionId, entry.endsAt, entry.family ? 1 : 0, encodeMethod(origin), entry.ip, (entry.userAgent ?? '').slice(0, USER_AGENT_MAX_LENGTH)]
-    if (origin.providerSubject !== undefined) added.push(origin.providerSubject, origin.providerSession ?? '')
+    if (origin.method !== 'impersonation' && origin.providerSubject !== undefined) added.push(origin.providerSubject, origin.providerSession ?? '')
     // the provider's logout keys beside the index write, in the same round trip
     await Promise.all([
       updateEntry(this.#store, sessionIndexKey(entry.userId), 'the session index', (raw) => {
         const now = this.#clock()
         const entries = parse(raw).filter(([id, endsAt, family]) => id !== entry.sessionId && (family === 1 || endsAt > now))
         entries.push(added)
-        count = entries.length
+        count = entries.filter(one => !impersonation(one)).length
         return { value: JSON.stringify(entries), ttlMs: ttlOf(entries, now) }
       }, known),
       this.#writeLookups(entry.userId, added, entry.endsAt)
@@ -138,18 +162,22 @@ export class SessionIndex {
    * Keeps the user within `max` live sessions: the sessions that ended
    * leave the index (one read of their state), then those that joined first,
    * still over the bound, are ended (`end`, before the index forgets them)
-   * and answered. The session that joined last is never one of them.
+   * and answered. The session that joined last is never one of them, nor an
+   * impersonation's (short-lived, made by the host): those neither count
+   * nor are ended, so acting as a user never signs the user out.
    */
   async trim (userId: number, max: number, end: EndSession): Promise<string[]> {
     let evicted: string[] = []
     let left: Left = NOTHING_LEFT
     await updateEntry(this.#store, sessionIndexKey(userId), 'the session index', async (raw) => {
       const all = parse(raw)
-      if (all.length <= max) return null
-      const entries = (await this.#read(userId, all)).filter(read => read.live).map(read => read.entry)
+      if (all.filter(entry => !impersonation(entry)).length <= max) return null
+      const live = (await this.#read(userId, all)).filter(read => read.live).map(read => read.entry)
       // in the order they joined: the oldest sign-ins go first (a session from an ID token or a
       // second step may have started before others, so the order is the index's, not the ids')
-      const dropped = entries.splice(0, Math.max(0, entries.length - max))
+      const own = live.filter(entry => !impersonation(entry))
+      const dropped = own.slice(0, Math.max(0, own.length - max))
+      const entries = live.filter(entry => !dropped.includes(entry))
       evicted = dropped.map(([id]) => id)
       for (const id of evicted) await end(id)
       left = { dropped: all.filter(entry => !entries.includes(entry)), kept: entries }
@@ -186,7 +214,7 @@ export class SessionIndex {
 
   /** The provider's logout keys of a provider session's entry, kept until `endsAt` (none for other entries). */
   async #writeLookups (userId: number, entry: Entry, endsAt: number): Promise<void> {
-    const provider = decodeMethod(entry[3])?.provider
+    const provider = providerOf(entry[3])
     const [, , , , , , subject, session] = entry
     if (provider === undefined || subject === undefined) return
     const ttlMs = Math.max(1, endsAt - this.#clock())
@@ -207,11 +235,12 @@ export class SessionIndex {
     return read.filter(one => one.live).map(({ entry, rotatedAt }) => {
       const [id, , , method, ip, userAgent, providerSubject, providerSession] = entry
       const origin = decodeMethod(method)
-      if (origin !== null && providerSubject !== undefined) {
+      if (origin !== null && origin.method !== 'impersonation' && providerSubject !== undefined) {
         origin.providerSubject = providerSubject
         if (providerSession !== '') origin.providerSession = providerSession
       }
-      return { id, startedAt: sessionStart(id), lastRefreshedAt: rotatedAt, origin, ip: ip ?? null, userAgent: userAgent === undefined || userAgent === '' ? null : userAgent }
+      // an impersonation's entry has no address: the host's call made it
+      return { id, startedAt: sessionStart(id), lastRefreshedAt: rotatedAt, origin, ip: ip === undefined || ip === '' ? null : ip, userAgent: userAgent === undefined || userAgent === '' ? null : userAgent }
     })
   }
 
@@ -241,7 +270,7 @@ export class SessionIndex {
    */
   async #dropLookups ({ dropped, kept }: Left): Promise<void> {
     const sessionOf = (entry: Entry): string | null => {
-      const provider = decodeMethod(entry[3])?.provider
+      const provider = providerOf(entry[3])
       const session = entry[7]
       return provider === undefined || session === undefined || session === '' ? null : providerLogoutKeys.session(provider, session)
     }

@@ -22,7 +22,8 @@
  * The harness (the rig, the requests, the shared assertions, `runFlow`) is
  * in fault-rig.ts; the account routes' flows are in fault-account.ts, sign-in
  * by email's in fault-email-sign-in.ts, plain OAuth 2.0 sign-in's and the
- * identity links' in fault-oauth2.ts, the lock's (`lockUser`, `unlockUser`) in fault-lock.ts.
+ * identity links' in fault-oauth2.ts, the lock's (`lockUser`, `unlockUser`)
+ * in fault-lock.ts, `impersonate`'s in fault-impersonation.ts.
  */
 import { randomUUID } from 'node:crypto'
 import t from 'tap'
@@ -35,6 +36,7 @@ import { SoftAuthenticator } from './authenticator.js'
 import { accountFlows, accountOptions, ACCOUNT_SETTINGS } from './fault-account.js'
 import { emailSignInSweep } from './fault-email-sign-in.js'
 import { lockFlows } from './fault-lock.js'
+import { impersonationSweep } from './fault-impersonation.js'
 import { oauth2Sweep } from './fault-oauth2.js'
 import {
   BASE, bearer, buildRig, checkListConsistent, dataOf, endAllSessions, endSession, errorCodeOf, expect, hashLogin, listedIds, listSessions,
@@ -1021,6 +1023,7 @@ export function faultSuite (stores: readonly StoreName[]): void {
           await t.test(`${store} ${flow.name}`, async (t) => { await runFlow(t, flow) })
         }
       })
+      await t.test(`${store} impersonation`, async (t) => { await impersonationSweep(t, store) })
 
       await t.test(`${store} oauth`, async (t) => {
         // back-channel logout on: a sign-in also writes the keys that find its user from the provider's sub and sid

@@ -428,8 +428,8 @@ t.test('host API: sessions, endSession (true for the user\'s live session only),
   const bobs = await signIn(app, { who: BOB })
   clock.advance(1000)
   t.strictSame(await app.jwtLogin.sessions(1), [
-    { id: a.sid, startedAt: new Date(t0), lastRefreshedAt: null, method: 'password', provider: null, secondFactor: null, ip: '198.51.100.4', userAgent: 'curl/8.0' },
-    { id: b.sid, startedAt: new Date(t0 + 1000), lastRefreshedAt: null, method: 'password', provider: null, secondFactor: null, ip: '127.0.0.1', userAgent: 'lightMyRequest' }
+    { id: a.sid, startedAt: new Date(t0), lastRefreshedAt: null, method: 'password', provider: null, secondFactor: null, actorId: null, ip: '198.51.100.4', userAgent: 'curl/8.0' },
+    { id: b.sid, startedAt: new Date(t0 + 1000), lastRefreshedAt: null, method: 'password', provider: null, secondFactor: null, actorId: null, ip: '127.0.0.1', userAgent: 'lightMyRequest' }
   ])
   await refresh(app, a.refresh_token)
   t.same((await app.jwtLogin.sessions(1))[0]?.lastRefreshedAt, new Date(t0 + 2000))

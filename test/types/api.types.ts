@@ -3,7 +3,7 @@
 // types by module augmentation once a host imports 'jwt-login'.
 import type { JsonWebKey } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { EndAllSessionsOptions, JwtLoginApi, JwtLoginEventMap, JwtLoginErrorCode, JwtLoginEventName, JwtLoginEvents, JwtLoginRequestState, PublicJwk, PublicUser, Settings, TokenClaims, TokenKind, TwoFactorEnrollment } from '../../lib/index.js'
+import type { EndAllSessionsOptions, JwtLoginApi, JwtLoginEventMap, JwtLoginErrorCode, JwtLoginEventName, JwtLoginEventPayload, JwtLoginEvents, JwtLoginRequestState, PublicJwk, PublicUser, Settings, TokenClaims, TokenKind, TwoFactorEnrollment } from '../../lib/index.js'
 import { expectType, type Equal } from './expect.js'
 
 declare const fastify: FastifyInstance
@@ -61,6 +61,20 @@ await api.endAllSessions(1, { keep: claims })
 // @ts-expect-error: the session to keep goes in the options
 await api.endAllSessions(1, claims.sid)
 
+// impersonation: a token naming its actor, listed with it; host routes may refuse it
+expectType<{ jwt: string, sessionId: string, expiresAt: Date }>(await api.impersonate({ actorId: 2, userId: 1, reason: 'ticket 4711', lifetime: '15m' }))
+expectType<Equal<Awaited<ReturnType<typeof api.impersonate>>, { jwt: string, sessionId: string, expiresAt: Date }>>(true)
+expectType<{ sub: string } | undefined>(claims.act)
+expectType<number | null>((await api.sessions(1))[0]!.actorId)
+expectType<Equal<(typeof api.sessions extends (userId: number) => Promise<Array<infer S>> ? S : never)['method'], 'password' | 'provider' | 'passkey' | 'email' | 'impersonation' | null>>(true)
+api.authenticateWith({ allowImpersonation: false })
+
+// @ts-expect-error: the reason is required
+await api.impersonate({ actorId: 2, userId: 1 })
+
+// @ts-expect-error: allowImpersonation is a boolean
+api.authenticateWith({ allowImpersonation: 'no' })
+
 // the settings in force, read-only all the way down
 expectType<number>(api.settings.bodyLimit)
 expectType<number>(api.settings.tokens.lifetimeMs)
@@ -86,8 +100,10 @@ if (api.twoFactor !== null) {
 
 // events: each payload typed by its name
 api.events.on('login.succeeded', payload => {
-  expectType<Equal<typeof payload, JwtLoginEventMap['login.succeeded']>>(true)
+  expectType<Equal<typeof payload, JwtLoginEventPayload<'login.succeeded'>>>(true)
   expectType<number>(payload.userId)
+  // an event emitted while an impersonation token is used names its actor
+  expectType<number | undefined>(payload.actorId)
   expectType<Equal<typeof payload.method, 'password' | 'password_hash' | 'passkey' | 'email'>>(true)
   // @ts-expect-error: a login carries no session id
   expectType<string>(payload.sessionId)
@@ -120,8 +136,9 @@ fastify.get('/me', { preHandler: api.authenticate }, async (request) => {
   if (request.jwtLogin === null) return null
   expectType<Equal<typeof request.jwtLogin.user, PublicUser>>(true)
   expectType<Equal<typeof request.jwtLogin.claims, TokenClaims>>(true)
+  expectType<Equal<typeof request.jwtLogin.actor, { id: number } | null>>(true)
   return { id: request.jwtLogin.user.ID, roles: request.jwtLogin.user.roles, session: request.jwtLogin.claims.sid }
 })
 fastify.addHook('preHandler', api.authenticate)
-expectType<Equal<JwtLoginRequestState, { user: PublicUser, claims: TokenClaims }>>(true)
+expectType<Equal<JwtLoginRequestState, { user: PublicUser, claims: TokenClaims, actor: { id: number } | null }>>(true)
 expectType<Equal<PublicUser, { ID: number, user_login: string, user_email: string, display_name: string, roles: string[], email_verified?: boolean }>>(true)
