@@ -1,10 +1,11 @@
 // Locking a user (support staff, a compromised account): the lock is state in the store, in the user's cutoff entry, so every instance sees it on the next request.
-// Calls: lockUser: users.findById, then one compare-and-set of the cutoff (the lock and the moved cutoff together).
+// Calls: lockUser: users.findById, then one compare-and-set of the cutoff (the lock and the moved cutoff together), then the user's API keys end.
 //        unlockUser: one compare-and-set of the cutoff. The sign-ins' refusal is sessions/lock.ts.
 import type { JwtLoginContext } from '../context/context.js'
 import { JwtLoginSettingsError } from '../core/errors.js'
 import type { Settings } from '../config/settings.js'
 import type { UserLock } from '../tokens/revocation.js'
+import { endApiKeys } from '../sessions/api-keys.js'
 
 /** The options of `lockUser`. */
 export interface LockOptions {
@@ -52,6 +53,8 @@ export async function lockUser (ctx: JwtLoginContext, settings: Settings, userId
   const until = untilOf(options.until, ctx.clock())
   if (await ctx.users.findById(id) === null) throw new JwtLoginSettingsError('lockUser/userId', 'is not a user the adapter finds', 'option')
   const lock = await ctx.tokens.lockUser(settings, id, until)
+  // after the lock, so a key created meanwhile ends too; the key check refuses a locked user's keys anyway
+  await endApiKeys(ctx, id, 'locked')
   ctx.events.emit('user.locked', { userId: id, reason, until: until === null ? null : new Date(until).toISOString() })
   return lock
 }

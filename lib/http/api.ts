@@ -1,15 +1,9 @@
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Call } from '../adapters/second-factor.js'
 import type { JwtLoginContext } from '../context/context.js'
-import { sendError, toJwtLoginError } from './error-handler.js'
-import { logDependencyFailure } from './fallback-log.js'
-import { loggedError } from '../adapters/guard.js'
-import { JwtLoginError, JwtLoginSettingsError } from '../core/errors.js'
-import { checkSwitches } from './gates.js'
+import { JwtLoginSettingsError } from '../core/errors.js'
 import type { JwtLoginEvents } from '../services/events.js'
-import { parseBearer } from './fields.js'
-import { authenticateToken, requireRecentAuth } from '../sessions/authenticate.js'
-import { durationAt } from '../config/duration.js'
+import { authenticateToken } from '../sessions/authenticate.js'
 import { revokeToken } from '../sessions/sign-out.js'
 import { endAllSessions, endOwnSession, listSessions } from '../sessions/manage.js'
 import { forgetDevices, listDevices } from '../sessions/devices.js'
@@ -24,12 +18,13 @@ import { isSessionId } from '../tokens/session-id.js'
 import type { TwoFactorEnrollment } from '../adapters/two-factor.js'
 import type { PublicUser } from '../adapters/users.js'
 import { lockUser, unlockUser, userIdOf, type LockOptions, type UnlockOptions } from '../admin/lock.js'
+import { createApiKeyFor, listApiKeys, revokeApiKeyFor, type ApiKeyRequest, type CreatedApiKey } from '../admin/api-keys.js'
+import type { ApiKeyInfo } from '../tokens/api-keys.js'
+import { conditionsOf, hostGuard, type AuthenticateOptions, type JwtLoginRequestState } from './host-guard.js'
 
-/** What the authenticate hook puts on `request.jwtLogin`. */
-export interface JwtLoginRequestState {
-  user: PublicUser
-  claims: TokenClaims
-}
+export type { ApiKeyIdentity, AuthenticateOptions, JwtLoginRequestState } from './host-guard.js'
+export type { ApiKeyInfo } from '../tokens/api-keys.js'
+export type { ApiKeyRequest, CreatedApiKey } from '../admin/api-keys.js'
 
 /** The `fastify.jwtLogin` decorator. */
 export interface JwtLoginApi {
@@ -55,7 +50,9 @@ export interface JwtLoginApi {
    * (RFC 9470), and the client steps up (`POST /auth/step-up`). A token
    * from `sign()` says no `auth_time`, and is never recent. `amr` lists
    * values the token must all carry (`['mfa']`); a token without them
-   * answers the same.
+   * answers the same. `apiKey: true` takes an API key as well
+   * (`request.jwtLogin.apiKey`), which must carry `scopes`. Throws
+   * `JwtLoginSettingsError` for options that do not fit.
    */
   authenticateWith: (options: AuthenticateOptions) => (request: FastifyRequest, reply: FastifyReply) => Promise<void>
   /** The audit events. */
@@ -120,17 +117,18 @@ export interface JwtLoginApi {
   unlockUser: (userId: number, options?: UnlockOptions) => Promise<boolean>
   /** Whether the user is locked now. */
   isLocked: (userId: number) => Promise<boolean>
-}
-
-/** The conditions of `authenticateWith`. */
-export interface AuthenticateOptions {
-  /** How long ago the user may have last authenticated: seconds, or a duration string (`'5m'`). */
-  maxAge?: number | string
   /**
-   * `amr` values the token must all carry: `['mfa']` for two factors (a
-   * step-up with the password alone then does not do), `['hwk']` for a passkey.
+   * Creates an API key for the user and answers it, the only time it is
+   * seen, with its listing fields. Rejects with `JwtLoginSettingsError` for
+   * a request that does not fit `apiKeys` or a user the adapter does not
+   * find, with 403 / 253 when API keys are off, 403 / 251 for a locked user,
+   * 409 / 257 past `apiKeys.maxPerUser`.
    */
-  amr?: string[]
+  createApiKey: (userId: number, request: ApiKeyRequest) => Promise<CreatedApiKey>
+  /** The user's live API keys, oldest first (never a key or its hash). */
+  listApiKeys: (userId: number) => Promise<ApiKeyInfo[]>
+  /** Ends one API key of the user; answers `false`, changing nothing, when it is not one of theirs. */
+  revokeApiKey: (userId: number, id: string) => Promise<boolean>
 }
 
 /** The options of `endAllSessions`. */
@@ -145,9 +143,6 @@ function keptId (options: EndAllSessionsOptions | undefined): string | undefined
   if (keep === undefined || (typeof keep === 'string' && isSessionId(keep))) return keep
   throw new JwtLoginSettingsError('endAllSessions/keep', 'must be a session id (the `sid` of a token)', 'option')
 }
-
-/** What `authenticateWith` checks beyond `authenticate`. */
-interface Conditions { maxAgeMs: number | null, amr: readonly string[] }
 
 /** A session as `fastify.jwtLogin.sessions` lists it. */
 export interface SessionInfo {
@@ -188,57 +183,12 @@ function sessionInfo (session: IndexedSession): SessionInfo {
   }
 }
 
-/** `authenticateWith`'s `maxAge` in ms: a duration of more than 0 (NaN or a negative number would let every token through, or none). */
-function maxAgeOf (maxAge: number | string): number {
-  const ms = durationAt(maxAge, 'authenticateWith/maxAge', 'option')
-  if (!(ms > 0)) throw new JwtLoginSettingsError('authenticateWith/maxAge', 'must be a duration of more than 0', 'option')
-  return ms
-}
-
-/** `authenticateWith`'s `amr`: a list of strings (copied: a later change by the host does not change the hook). */
-function amrOf (amr: string[] | undefined): readonly string[] {
-  if (amr === undefined) return []
-  if (!Array.isArray(amr) || !amr.every(method => typeof method === 'string' && method !== '')) {
-    throw new JwtLoginSettingsError('authenticateWith/amr', 'must be a list of amr values (such as [\'mfa\'])', 'option')
-  }
-  return Object.freeze([...amr])
-}
-
-/**
- * The `Authorization` header and its bare token: a failing dependency may
- * quote either. A request without the header never reaches a dependency.
- */
-function bearerValues (header: string | undefined): unknown[] {
-  return [header, String(header).replace(/^Bearer\s+/i, '')]
-}
-
 /** The public API: the same flows as the routes, each call on one settings snapshot. */
 export function buildApi (ctx: JwtLoginContext, settings: SettingsHolder): JwtLoginApi {
   const callOf = (ip: string): Call => ({ settings: settings.current, ip, startedAt: ctx.clock() })
 
-  const ports = { twoFactor: false, passkeys: false, identities: false }
-  const guard = ({ maxAgeMs, amr }: Conditions) => async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    const call = callOf(request.ip)
-    try {
-      // a host route's gate: authentication on
-      checkSwitches(call.settings, {}, ports)
-      // a protected host route: no token is 401 / 53 with a bare challenge, a header
-      // that is not `Bearer <token>` (or, with bearer.allowBareToken, one bare JWT) is 401 / 2 with invalid_request (RFC 6750 §3.1)
-      const header = request.headers.authorization
-      if (header === undefined) throw new JwtLoginError('ERR_JWT_LOGIN_BEARER_MISSING')
-      const auth = await authenticateToken(ctx, call, parseBearer(header, 'ERR_JWT_LOGIN_AUTHORIZATION_MALFORMED', call.settings.bearer.allowBareToken))
-      const claims = auth.verified.payload
-      if (maxAgeMs !== null) requireRecentAuth(claims, maxAgeMs, ctx.clock())
-      if (!amr.every(method => claims.amr?.includes(method) === true)) throw new JwtLoginError('ERR_JWT_LOGIN_REAUTHENTICATION_REQUIRED')
-      request.jwtLogin = { user: auth.publicUser, claims: auth.verified.payload }
-    } catch (error) {
-      const mapped = toJwtLoginError(error as FastifyError)
-      // a store or the adapter failed: logged as the plugin's routes log it, the token cut out
-      if (mapped.statusCode >= 500) logDependencyFailure(request, loggedError(mapped, bearerValues(request.headers.authorization)))
-      await sendError(reply, mapped, ctx.messages, call.settings)
-    }
-  }
-  const authenticate = guard({ maxAgeMs: null, amr: [] })
+  const guard = hostGuard(ctx, settings)
+  const authenticate = guard({ maxAgeMs: null, amr: [], apiKey: false, scopes: [] })
 
   return {
     sign: (user) => ctx.tokens.sign(settings.current, user, 'access', { sessionId: ctx.tokens.newSessionId() }).token,
@@ -246,7 +196,7 @@ export function buildApi (ctx: JwtLoginContext, settings: SettingsHolder): JwtLo
     revoke: async (token) => { await revokeToken(ctx, callOf(''), token) },
     forgetUser: (userId) => { ctx.forgetUser(userId) },
     authenticate,
-    authenticateWith: (options) => guard({ maxAgeMs: options.maxAge === undefined ? null : maxAgeOf(options.maxAge), amr: amrOf(options.amr) }),
+    authenticateWith: (options) => guard(conditionsOf(options ?? {}, settings.current.apiKeys.scopes)),
     events: ctx.events,
     get settings () { return redactSettings(settings.current) },
     reloadSettings: async () => { await settings.reload() },
@@ -259,6 +209,9 @@ export function buildApi (ctx: JwtLoginContext, settings: SettingsHolder): JwtLo
     forgetDevices: async (userId) => { await forgetDevices(ctx, userId, 'host') },
     lockUser: async (userId, options) => { await lockUser(ctx, settings.current, userId, options) },
     unlockUser: async (userId, options) => await unlockUser(ctx, settings.current, userId, options),
-    isLocked: async (userId) => await ctx.tokens.lockOf(userIdOf(userId, 'isLocked/userId')) !== null
+    isLocked: async (userId) => await ctx.tokens.lockOf(userIdOf(userId, 'isLocked/userId')) !== null,
+    createApiKey: async (userId, request) => await createApiKeyFor(ctx, settings.current, userId, request),
+    listApiKeys: async (userId) => await listApiKeys(ctx, userIdOf(userId, 'listApiKeys/userId')),
+    revokeApiKey: async (userId, id) => await revokeApiKeyFor(ctx, userId, id)
   }
 }

@@ -1,0 +1,134 @@
+// The preHandler of host routes (`authenticate`, `authenticateWith`): a final access token, or with `apiKey: true` an API key.
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import type { Call } from '../adapters/second-factor.js'
+import { loggedError } from '../adapters/guard.js'
+import type { PublicUser } from '../adapters/users.js'
+import { authenticateApiKey, type ApiKeyIdentity } from '../admin/api-key-auth.js'
+import type { SettingsHolder } from '../config/holder.js'
+import { durationAt } from '../config/duration.js'
+import type { JwtLoginContext } from '../context/context.js'
+import { JwtLoginError, JwtLoginSettingsError } from '../core/errors.js'
+import { authenticateToken, requireRecentAuth } from '../sessions/authenticate.js'
+import type { TokenClaims } from '../tokens/jwt.js'
+import { looksLikeApiKey } from '../tokens/api-keys.js'
+import { sendError, toJwtLoginError } from './error-handler.js'
+import { logDependencyFailure } from './fallback-log.js'
+import { parseBearer } from './fields.js'
+import { checkSwitches } from './gates.js'
+
+export type { ApiKeyIdentity } from '../admin/api-key-auth.js'
+
+/**
+ * What the hooks put on `request.jwtLogin`: the user, with the verified
+ * token's claims (`apiKey: null`), or, on a route of
+ * `authenticateWith({ apiKey: true })` given a key, the key (`claims: null`).
+ */
+export type JwtLoginRequestState =
+  | { user: PublicUser, claims: TokenClaims, apiKey: null }
+  | { user: PublicUser, claims: null, apiKey: ApiKeyIdentity }
+
+/** The conditions of `authenticateWith`. */
+export interface AuthenticateOptions {
+  /** How long ago the user may have last authenticated: seconds, or a duration string (`'5m'`). Tokens only: not with `apiKey`. */
+  maxAge?: number | string
+  /**
+   * `amr` values the token must all carry: `['mfa']` for two factors (a
+   * step-up with the password alone then does not do), `['hwk']` for a passkey.
+   * Tokens only: not with `apiKey`.
+   */
+  amr?: string[]
+  /**
+   * Take an API key too (`X-API-Key: <key>`, or `Authorization: Bearer
+   * <key>`): the key's user is the request's, `request.jwtLogin.apiKey` the
+   * key. An access token still works, and is not held to `scopes`.
+   */
+  apiKey?: boolean
+  /** Scopes a key must carry, each declared in `apiKeys.scopes` (with `apiKey: true` only). */
+  scopes?: string[]
+}
+
+/** What a guard checks beyond a valid final token. */
+export interface Conditions { maxAgeMs: number | null, amr: readonly string[], apiKey: boolean, scopes: readonly string[] }
+
+/** `authenticateWith`'s `maxAge` in ms: a duration of more than 0 (NaN or a negative number would let every token through, or none). */
+function maxAgeOf (maxAge: number | string): number {
+  const ms = durationAt(maxAge, 'authenticateWith/maxAge', 'option')
+  if (!(ms > 0)) throw new JwtLoginSettingsError('authenticateWith/maxAge', 'must be a duration of more than 0', 'option')
+  return ms
+}
+
+/** A list of non-empty strings (copied: a later change by the host does not change the hook), or the refusal naming `path`. */
+function namesOf (names: string[] | undefined, path: string, reason: string): readonly string[] {
+  if (names === undefined) return []
+  if (!Array.isArray(names) || !names.every(name => typeof name === 'string' && name !== '')) throw new JwtLoginSettingsError(path, reason, 'option')
+  return Object.freeze([...names])
+}
+
+/**
+ * `authenticateWith`'s options, checked once: a key has no sign-in, so
+ * `maxAge` and `amr` do not go with `apiKey`; `scopes` go with it only,
+ * each declared in `apiKeys.scopes` now.
+ */
+export function conditionsOf (options: AuthenticateOptions, declared: readonly string[]): Conditions {
+  const apiKey = options.apiKey === true
+  const amr = namesOf(options.amr, 'authenticateWith/amr', 'must be a list of amr values (such as [\'mfa\'])')
+  const scopes = namesOf(options.scopes, 'authenticateWith/scopes', 'must be a list of scopes')
+  if (apiKey && (options.maxAge !== undefined || amr.length > 0)) throw new JwtLoginSettingsError('authenticateWith/apiKey', 'an API key has no sign-in: maxAge and amr cannot hold it; use a route of its own', 'option')
+  if (!apiKey && scopes.length > 0) throw new JwtLoginSettingsError('authenticateWith/scopes', 'scopes apply to API keys: set apiKey: true', 'option')
+  const undeclared = scopes.find(scope => !declared.includes(scope))
+  if (undeclared !== undefined) throw new JwtLoginSettingsError('authenticateWith/scopes', `${JSON.stringify(undeclared)} is not declared in apiKeys.scopes`, 'option')
+  return { maxAgeMs: options.maxAge === undefined ? null : maxAgeOf(options.maxAge), amr, apiKey, scopes }
+}
+
+/**
+ * The `Authorization` header and its bare token: a failing dependency may
+ * quote either. A request without the header never reaches a dependency.
+ */
+function credentialValues (request: FastifyRequest): unknown[] {
+  const header = request.headers.authorization
+  return [header, String(header).replace(/^Bearer\s+/i, ''), request.headers['x-api-key']]
+}
+
+/** The API key a request presents (`X-API-Key`, or a Bearer value with the keys' prefix), or `undefined` for none; both headers given: 401 / 254. */
+function presentedKey (request: FastifyRequest, prefix: string): string | undefined {
+  const header = request.headers['x-api-key']
+  const authorization = request.headers.authorization
+  if (header !== undefined) {
+    if (authorization !== undefined || typeof header !== 'string') throw new JwtLoginError('ERR_JWT_LOGIN_API_KEY_INVALID')
+    return header.trim()
+  }
+  const bearer = authorization === undefined ? null : /^Bearer\s+(\S+)\s*$/i.exec(authorization)
+  return bearer !== null && looksLikeApiKey(bearer[1] as string, prefix) ? bearer[1] : undefined
+}
+
+/** The host's preHandlers: each check on one settings snapshot, a refusal answered in the envelope. */
+export function hostGuard (ctx: JwtLoginContext, settings: SettingsHolder): (conditions: Conditions) => (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
+  const ports = { twoFactor: false, passkeys: false, identities: false }
+  return ({ maxAgeMs, amr, apiKey, scopes }) => async (request, reply) => {
+    const call: Call = { settings: settings.current, ip: request.ip, startedAt: ctx.clock() }
+    try {
+      // a host route's gate: authentication on
+      checkSwitches(call.settings, {}, ports)
+      const key = apiKey ? presentedKey(request, call.settings.apiKeys.prefix) : undefined
+      if (key !== undefined) {
+        const holder = await authenticateApiKey(ctx, call, key, scopes)
+        request.jwtLogin = { user: holder.publicUser, claims: null, apiKey: holder.apiKey }
+        return
+      }
+      // a protected host route: no token is 401 / 53 with a bare challenge, a header
+      // that is not `Bearer <token>` (or, with bearer.allowBareToken, one bare JWT) is 401 / 2 with invalid_request (RFC 6750 §3.1)
+      const header = request.headers.authorization
+      if (header === undefined) throw new JwtLoginError('ERR_JWT_LOGIN_BEARER_MISSING')
+      const auth = await authenticateToken(ctx, call, parseBearer(header, 'ERR_JWT_LOGIN_AUTHORIZATION_MALFORMED', call.settings.bearer.allowBareToken))
+      const claims = auth.verified.payload
+      if (maxAgeMs !== null) requireRecentAuth(claims, maxAgeMs, ctx.clock())
+      if (!amr.every(method => claims.amr?.includes(method) === true)) throw new JwtLoginError('ERR_JWT_LOGIN_REAUTHENTICATION_REQUIRED')
+      request.jwtLogin = { user: auth.publicUser, claims, apiKey: null }
+    } catch (error) {
+      const mapped = toJwtLoginError(error as FastifyError)
+      // a store or the adapter failed: logged as the plugin's routes log it, the token or key cut out
+      if (mapped.statusCode >= 500) logDependencyFailure(request, loggedError(mapped, credentialValues(request)))
+      await sendError(reply, mapped, ctx.messages, call.settings)
+    }
+  }
+}
