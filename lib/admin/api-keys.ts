@@ -5,7 +5,9 @@
 import type { Call } from '../adapters/second-factor.js'
 import type { JwtLoginContext } from '../context/context.js'
 import type { Settings } from '../config/settings.js'
-import { JwtLoginError, JwtLoginSettingsError } from '../core/errors.js'
+import { JwtLoginError, JwtLoginSettingsError, type FieldDetail } from '../core/errors.js'
+import { en } from '../i18n/catalogues/en.js'
+import { fieldPhrase } from '../i18n/messages.js'
 import { requireRecentAuth, type Authenticated } from '../sessions/authenticate.js'
 import type { ApiKeyInfo } from '../tokens/api-keys.js'
 import { userIdOf } from './lock.js'
@@ -65,7 +67,9 @@ export async function createOwnApiKey (ctx: JwtLoginContext, call: Call, auth: A
   const claims = auth.verified.payload
   requireRecentAuth(claims, call.settings.account.recentAuthMs, ctx.clock())
   const wanted = checked(call.settings, request, (field, reason) => {
-    throw new JwtLoginError('ERR_JWT_LOGIN_API_KEY_REQUEST_INVALID', { field: { place: 'body', field: field === 'expiresIn' ? 'expires_in' : field, reason } })
+    const detail: FieldDetail = { place: 'body', field: field === 'expiresIn' ? 'expires_in' : field, reason }
+    // a name is any text: a malformed one is a malformed request; a scope or lifetime is the site's to allow
+    throw new JwtLoginError(field === 'name' ? 'ERR_JWT_LOGIN_BAD_REQUEST' : 'ERR_JWT_LOGIN_API_KEY_REQUEST_INVALID', { field: detail, detail: fieldPhrase(en, detail) })
   })
   const userId = auth.publicUser.ID
   const created = await ctx.tokens.apiKeys.create({
