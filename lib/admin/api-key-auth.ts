@@ -64,20 +64,20 @@ async function checkKey (ctx: JwtLoginContext, call: Call, key: string, scopes: 
   if (!apiKeys.enabled) throw new JwtLoginError('ERR_JWT_LOGIN_API_KEYS_DISABLED')
   const client = wrongKeys(call.ip)
   const parsed = parseApiKey(key, apiKeys.prefix)
-  const [lock, raw] = await readMany(ctx.store, parsed === null ? [client.lock] : [client.lock, apiKeyKeys.record(parsed.id)])
+  const [lock, raw = null] = await readMany(ctx.store, parsed === null ? [client.lock] : [client.lock, apiKeyKeys.record(parsed.id)])
   const now = ctx.clock()
   const lockedUntil = Number(lock ?? 0)
   if (lockedUntil > now) throw new JwtLoginError('ERR_JWT_LOGIN_RATE_LIMITED', { retryAfter: Math.max(1, Math.ceil((lockedUntil - now) / 1000)) })
   const wrong = async (): Promise<never> => await refuseWrongKey(ctx, call, client)
-  const record = decodeRecord(raw ?? null)
+  const record = decodeRecord(raw)
   // compared in constant time, found or not
   const right = safeEqual(parsed === null ? NO_HASH : secretHash(parsed.secret), record?.h ?? NO_HASH)
   if (parsed === null || record === null || !right || record.e <= now) return await wrong()
   const [[index, cutoff, used], uses] = await Promise.all([
-    readMany(ctx.store, [apiKeyKeys.index(record.u), stateKeys.userCutoff(record.u), apiKeyKeys.used(parsed.id)]),
+    readMany(ctx.store, [apiKeyKeys.index(record.u), stateKeys.userCutoff(record.u), apiKeyKeys.used(parsed.id)]) as Promise<[string | null, string | null, string | null]>,
     ctx.store.increment(apiKeyKeys.uses(parsed.id), apiKeys.limits.perKey.windowMs)
   ])
-  if (!indexHolds(index ?? null, parsed.id, now) || lockIn(cutoff ?? null, now) !== null) return await wrong()
+  if (!indexHolds(index, parsed.id, now) || lockIn(cutoff, now) !== null) return await wrong()
   const user = await ctx.users.findById(record.u)
   if (user === null) return await wrong()
   live(parsed.id)
@@ -85,7 +85,7 @@ async function checkKey (ctx: JwtLoginContext, call: Call, key: string, scopes: 
   // a scope the host no longer declares is no longer carried
   const carried = record.s.filter(scope => apiKeys.scopes.includes(scope))
   if (!scopes.every(scope => carried.includes(scope))) throw new JwtLoginError('ERR_JWT_LOGIN_API_KEY_SCOPE')
-  if (used === null || used === undefined || now - Number(used) >= LAST_USED_EVERY_MS) {
+  if (used === null || now - Number(used) >= LAST_USED_EVERY_MS) {
     // best effort: a lost write only makes the listing's last use older
     await ctx.store.set(apiKeyKeys.used(parsed.id), String(now), Math.max(1, record.e - now)).catch(() => {})
   }

@@ -106,8 +106,8 @@ function checkGroups ({ tokens, twoFactor, refresh, resetPassword, cors, passkey
   }
 }
 
-/** The longest an API key may live (`apiKeys.lifetime.max`): 5 years. */
-export const MAX_API_KEY_LIFETIME_MS = 5 * 365 * 24 * 60 * 60 * 1000
+/** The longest an API key may live (`apiKeys.lifetime.max`): 5 years of 365.25 days, as `'5y'` reads. */
+export const MAX_API_KEY_LIFETIME_MS = 5 * 365.25 * 24 * 60 * 60 * 1000
 
 /** An API key's lifetimes: `min` ≤ `default` ≤ `max` ≤ 5 years. */
 function checkApiKeyLifetimes ({ defaultMs, minMs, maxMs }: Groups['apiKeys']['lifetime']): void {
