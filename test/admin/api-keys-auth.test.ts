@@ -97,16 +97,25 @@ t.test('a key stops working after DELETE /account/api-keys/{id}, and after lockU
   t.same(revoked.map(event => event.reason), ['user', 'locked'])
 })
 
-t.test('while the user is locked, a key the lock did not delete is refused all the same (401 / 254)', async (t) => {
+t.test('a key whose record outlived its end (a deletion that failed) is refused: by its index, and while its user is locked by the lock too', async (t) => {
   const store = new MemoryStore()
   const { app } = await keysApp({}, { store })
   t.teardown(() => app.close())
-  const { key } = await newKey(app, await signIn(app))
+  const { key, id } = await newKey(app, await signIn(app))
+  const saved = async (): Promise<Array<[string, string]>> => [[`api-key:${id}`, await store.get(`api-key:${id}`) as string], ['api-keys:user:1', await store.get('api-keys:user:1') as string]]
+  const restore = async (entries: Array<[string, string]>): Promise<void> => { for (const [name, value] of entries) await store.set(name, value, 60_000) }
+  const before = await saved()
+
+  await app.jwtLogin.revokeApiKey(1, id)
+  await restore(before.slice(0, 1))
+  t.same(errorOf(await withKey(app, key)), [401, 254], 'the record back, its index without it')
+
   // the lock written, its end of the keys lost (a store that failed between the two writes)
-  const index = await store.get('api-keys:user:1')
   await app.jwtLogin.lockUser(1, { reason: 'compromised' })
-  await store.set('api-keys:user:1', index as string, 60_000)
-  t.same(errorOf(await withKey(app, key)), [401, 254])
+  await restore(before)
+  t.same(errorOf(await withKey(app, key)), [401, 254], 'record and index back: the lock refuses it')
+  await app.jwtLogin.unlockUser(1)
+  t.equal((await withKey(app, key)).statusCode, 200, 'the check itself: once unlocked, that restored key would work')
 })
 
 t.test('keys end with a sign-out everywhere (DELETE /sessions, kept session or not; endAllSessions) and with DELETE /users; a user the adapter no longer finds is refused', async (t) => {
@@ -128,6 +137,8 @@ t.test('keys end with a sign-out everywhere (DELETE /sessions, kept session or n
   later()
 
   key = (await newKey(app, await signIn(app))).key
+  await t.rejects(app.jwtLogin.endAllSessions(1, { keep: 'no session' }), { name: 'JwtLoginSettingsError', path: 'endAllSessions/keep' })
+  t.equal((await withKey(app, key)).statusCode, 200, 'a refused call ends nothing')
   await app.jwtLogin.endAllSessions(1)
   t.same(errorOf(await withKey(app, key)), [401, 254], 'the host\'s sign-out everywhere')
   t.same(revoked.map(event => event.reason), ['sign_out_everywhere', 'sign_out_everywhere', 'sign_out_everywhere'])
