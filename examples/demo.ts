@@ -199,6 +199,8 @@ export async function buildDemo (options: DemoOptions = {}): Promise<FastifyInst
       resetPassword: { enabled: true, mail: { siteName: 'jwt-login demo' } },
       oauth: oauthSettings(options.oauth),
       account: { enabled: true },
+      // API keys for scripts: GET /me takes one too (see below)
+      apiKeys: { enabled: true, scopes: ['profile:read'] },
       passkeys: { enabled: true, rpName: 'jwt-login demo', rpId: 'localhost', origins: [passkeyOrigin(options.port ?? DEFAULT_PORT)] },
       // register: any address may sign in, as anyone may register at POST /users here; its mail only reaches this console
       emailSignIn: { enabled: true, linkUrl: emailSignInPageUrl(options.port ?? DEFAULT_PORT), register: true }
@@ -209,10 +211,10 @@ export async function buildDemo (options: DemoOptions = {}): Promise<FastifyInst
   })
   app.addHook('onClose', async () => { await store.close?.() })
 
-  // A host route protected by the plugin's authenticate hook.
+  // A host route protected by the plugin's hook: a signed-in user's token, or an API key with the scope `profile:read`.
   app.get('/me', {
-    preHandler: app.jwtLogin.authenticate,
-    schema: { tags: ['host'], summary: 'The signed-in user (a host route behind the authenticate hook)', security: [{ [BEARER_SCHEME]: [] }] }
+    preHandler: app.jwtLogin.authenticateWith({ apiKey: true, scopes: ['profile:read'] }),
+    schema: { tags: ['host'], summary: 'The signed-in user (a host route behind the authenticate hook; an API key with `profile:read` works too)', security: [{ [BEARER_SCHEME]: [] }] }
   }, async (request) => ({ user: request.jwtLogin?.user }))
   await registerPageKit(app)
   await registerPasskeyPage(app)

@@ -2,6 +2,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { ACCESS_SETTINGS, SESSION_SETTINGS } from './settings/access.js'
 import { ACCOUNT_SETTINGS } from './settings/account.js'
+import { API_KEY_SETTINGS } from './settings/api-keys.js'
 import { EMAIL_SIGN_IN_SETTINGS } from './settings/email-sign-in.js'
 import { SELF_SERVICE_SETTINGS } from './settings/self-service.js'
 import { TokensSchema } from './settings/tokens.js'
@@ -22,6 +23,7 @@ export const SettingsSchema = Type.Object({
   ...ACCOUNT_SETTINGS,
   ...SELF_SERVICE_SETTINGS,
   ...EMAIL_SIGN_IN_SETTINGS,
+  ...API_KEY_SETTINGS,
   ...WEB_SETTINGS,
 
   /** Largest accepted request body in bytes. */

@@ -152,6 +152,17 @@ export const SETTING_MEANINGS: Record<string, string> = {
   'emailSignIn.limits.perAccount.window': 'that window',
   'emailSignIn.limits.perIp.max': 'codes asked for per client IP in a window; over it 429',
   'emailSignIn.limits.perIp.window': 'that window',
+  'apiKeys.enabled': 'personal API keys ([Administration](administration.md#api-keys)): the routes `/account/api-keys` (off: 403 / 253) and keys on host routes that ask for them with `authenticateWith({ apiKey: true })`; off, no key is taken',
+  'apiKeys.prefix': 'what every key starts with, before `_`: 2–16 lower-case letters and digits, so a host can register `<prefix>_` with secret scanners. A changed prefix leaves the keys given before unusable',
+  'apiKeys.scopes': 'the scopes a key may carry, declared by the host (`orders:read`): lower case, up to 64 characters, at most 100. A key asks for some of them; `authenticateWith({ scopes })` names only declared ones',
+  'apiKeys.lifetime.default': 'a key\'s lifetime when `expires_in` is not given; between `min` and `max`',
+  'apiKeys.lifetime.min': 'the shortest lifetime `expires_in` may ask for',
+  'apiKeys.lifetime.max': 'the longest lifetime a key may have; at most 5 years',
+  'apiKeys.maxPerUser': 'live keys one user may hold (1–100); one more answers 409 / 257, exactly, however many are created at once',
+  'apiKeys.limits.perKey.max': 'requests one key may make in a window; over it 429 / 256 with `Retry-After` (never 401)',
+  'apiKeys.limits.perKey.window': 'that window',
+  'apiKeys.limits.wrongKeysPerIp.max': 'wrong keys (unknown, expired, revoked, malformed) one client IP may present in a window; past it every key from that IP answers 429 / 200 with `Retry-After`, the right ones too',
+  'apiKeys.limits.wrongKeysPerIp.window': 'that window',
   'emailSignIn.linkUrl': 'the page the mail links to, as `<linkUrl>#code=…&email=…` (the code in the fragment, which no browser sends: a scanner\'s GET spends nothing, and the page posts it on the user\'s click); https, or http on localhost, with no `#` and no space of its own; `\'\'`: the mail carries the code only',
   'emailSignIn.register': 'an address without an account gets a code too, which creates the user (`createUser`, email verified) when it signs in; in plain ASCII and of `users.register.allowedDomains` only'
 }

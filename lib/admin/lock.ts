@@ -1,11 +1,12 @@
 // Locking a user (support staff, a compromised account): the lock is state in the store, in the user's cutoff entry, so every instance sees it on the next request.
-// Calls: lockUser: users.findById, then one compare-and-set of the cutoff (the lock and the moved cutoff together); the user cache forgets the user.
+// Calls: lockUser: users.findById, then one compare-and-set of the cutoff (the lock and the moved cutoff together), then the user's API keys end; the user cache forgets the user.
 //        Trusted devices need no write: the lock's cutoff ends them (`cutoffTime`), and the cutoff an unlock leaves keeps them ended.
 //        unlockUser: one compare-and-set of the cutoff. The sign-ins' refusal is sessions/lock.ts.
 import type { JwtLoginContext } from '../context/context.js'
 import { JwtLoginSettingsError } from '../core/errors.js'
 import type { Settings } from '../config/settings.js'
 import type { UserLock } from '../tokens/revocation.js'
+import { endApiKeys } from '../sessions/api-keys.js'
 
 /** The options of `lockUser`. */
 export interface LockOptions {
@@ -55,6 +56,8 @@ export async function lockUser (ctx: JwtLoginContext, settings: Settings, userId
   const until = untilOf(options.until, ctx.clock())
   if (await ctx.users.findById(id) === null) throw new JwtLoginSettingsError('lockUser/userId', 'is not a user the adapter finds', 'option')
   const lock = await ctx.tokens.lockUser(settings, id, until)
+  // after the lock, so a key created meanwhile ends too; the key check refuses a locked user's keys anyway
+  await endApiKeys(ctx, id, 'locked')
   // the cached copy goes too: the next request of the user reads the host's record again
   ctx.forgetUser(id)
   ctx.events.emit('session.ended', { userId: id, sessionId: null, reason: 'locked' })

@@ -273,6 +273,13 @@ export function createClient (options: ClientOptions) {
     /** `DELETE /account/identities/{provider}`: unlinks it, unless it is the account's last way in (a recent sign-in). */
     unlinkIdentity: async (provider: string) => await authed<T.MessageAnswer>('DELETE', `/account/identities/${id(provider)}`),
 
+    /** `POST /account/api-keys`: creates an API key for scripts (a recent sign-in); the key is in the answer this once. */
+    createApiKey: async (fields: T.NewApiKeyFields) => await authed<T.NewApiKeyAnswer>('POST', '/account/api-keys', fields),
+    /** `GET /account/api-keys`: the user's API keys (never the keys themselves). */
+    apiKeys: async () => await authed<T.ApiKeysAnswer>('GET', '/account/api-keys'),
+    /** `DELETE /account/api-keys/{id}`: ends one. */
+    deleteApiKey: async (keyId: string) => await authed<T.ApiKeyEndedAnswer>('DELETE', `/account/api-keys/${id(keyId)}`),
+
     /** `GET /jwks`: the public keys (asymmetric algorithms). */
     jwks: async () => await call<T.JwksAnswer>({ method: 'GET', path: '/jwks', whole: true }),
     /** Stops the background refresh and leaves the tabs' channel. */

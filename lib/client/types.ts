@@ -6,6 +6,7 @@
  */
 import type { Static, TSchema } from '@sinclair/typebox'
 import type { AccountReply, BackupCodesReply, CodeBody, MethodBody, NewEmailBody, PasswordBody, RevertBody, TotpConfirmReply, TotpReply, VerificationBody, VerifyBody } from '../../schemas/account.js'
+import type { ApiKeyEndedReply, ApiKeysReply, NewApiKeyBody, NewApiKeyReply } from '../../schemas/api-keys.js'
 import type { LoginBody, LoginReply, MessageReply, RefreshReply, RevokeReply, ValidateReply } from '../../schemas/auth.js'
 import type { JwksReply } from '../../schemas/common.js'
 import type { IdentitiesReply, LinkIdentityBody } from '../../schemas/identities.js'
@@ -77,3 +78,9 @@ export type JwksAnswer = Static<typeof JwksReply>
 export type IdentitiesAnswer = Data<typeof IdentitiesReply>
 /** A provider and what it gave the client (a `code`, or an `id_token`), to link its account to the signed-in user. */
 export type LinkIdentityFields = With<Body<typeof LinkIdentityBody>, 'provider' | 'code'> | With<Body<typeof LinkIdentityBody>, 'provider' | 'id_token'>
+/** A new API key: its `name` (required), the `scopes` of those the site declares, `expires_in` seconds. */
+export type NewApiKeyFields = With<Body<typeof NewApiKeyBody>, 'name'>
+/** The new key, in `key` this once, with its listing fields. */
+export type NewApiKeyAnswer = Data<typeof NewApiKeyReply>
+export type ApiKeysAnswer = Data<typeof ApiKeysReply>
+export type ApiKeyEndedAnswer = Data<typeof ApiKeyEndedReply>

@@ -80,7 +80,7 @@ function checkKids (keys: ResolvedKey[]): void {
 }
 
 /** The refusals the schema cannot say: a ceiling on a duration, one field against another, an origin the way browsers send it. */
-function checkGroups ({ tokens, twoFactor, refresh, resetPassword, cors, passkeys, users, account, emailSignIn }: Groups): void {
+function checkGroups ({ tokens, twoFactor, refresh, resetPassword, cors, passkeys, users, account, emailSignIn, apiKeys }: Groups): void {
   if (tokens.lifetimeMs > MAX_TOKEN_LIFETIME_MS) {
     throw new JwtLoginSettingsError('tokens/lifetime', 'must be at most 1 day (a number is seconds: 900 is 15 minutes, 900000 is 10.4 days); refresh tokens (refresh.lifetime) keep a session longer')
   }
@@ -100,9 +100,20 @@ function checkGroups ({ tokens, twoFactor, refresh, resetPassword, cors, passkey
   if (account.recentAuthMs > MAX_RECENT_AUTH_MS) throw new JwtLoginSettingsError('account/recentAuth', 'must be at most 1 day')
   if (account.email.revertLifetimeMs > MAX_REVERT_MS) throw new JwtLoginSettingsError('account/email/revertLifetime', 'must be at most 30 days')
   checkEmailSignIn(emailSignIn)
+  checkApiKeyLifetimes(apiKeys.lifetime)
   if (refresh.enabled && refresh.cookie.enabled && cors.enabled && cors.origins.length > 0 && !cors.credentials) {
     throw new JwtLoginSettingsError('cors/credentials', 'cookie mode (refresh.cookie.enabled) across origins needs cors.credentials: true, or the browsers send no cookie')
   }
+}
+
+/** The longest an API key may live (`apiKeys.lifetime.max`): 5 years of 365.25 days, as `'5y'` reads. */
+export const MAX_API_KEY_LIFETIME_MS = 5 * 365.25 * 24 * 60 * 60 * 1000
+
+/** An API key's lifetimes: `min` ≤ `default` ≤ `max` ≤ 5 years. */
+function checkApiKeyLifetimes ({ defaultMs, minMs, maxMs }: Groups['apiKeys']['lifetime']): void {
+  if (maxMs > MAX_API_KEY_LIFETIME_MS) throw new JwtLoginSettingsError('apiKeys/lifetime/max', 'must be at most 5 years')
+  if (minMs > maxMs) throw new JwtLoginSettingsError('apiKeys/lifetime/min', 'must not exceed apiKeys.lifetime.max')
+  if (defaultMs < minMs || defaultMs > maxMs) throw new JwtLoginSettingsError('apiKeys/lifetime/default', 'must be between apiKeys.lifetime.min and apiKeys.lifetime.max')
 }
 
 /** The longest an emailed sign-in code may live (`emailSignIn.code.lifetime`). */

@@ -23,6 +23,12 @@ import { lockUser, unlockUser, userIdOf, type LockOptions, type UnlockOptions } 
 import { impersonate, type Impersonation, type ImpersonateOptions } from '../admin/impersonation.js'
 
 export type { AuthenticateOptions, JwtLoginRequestState } from './guard.js'
+import { createApiKeyFor, listApiKeys, revokeApiKeyFor, type ApiKeyRequest, type CreatedApiKey } from '../admin/api-keys.js'
+import type { ApiKeyInfo } from '../tokens/api-keys.js'
+
+export type { ApiKeyIdentity } from './guard.js'
+export type { ApiKeyInfo } from '../tokens/api-keys.js'
+export type { ApiKeyRequest, CreatedApiKey } from '../admin/api-keys.js'
 
 /** The `fastify.jwtLogin` decorator. */
 export interface JwtLoginApi {
@@ -50,7 +56,9 @@ export interface JwtLoginApi {
    * values the token must all carry (`['mfa']`); a token without them
    * answers the same. `allowImpersonation: false` refuses a token from
    * `impersonate` with 403 / 252 (for a route that changes credentials or
-   * ends the account), checked before the other two.
+   * ends the account), checked before the other two. `apiKey: true` takes
+   * an API key as well (`request.jwtLogin.apiKey`), which must carry
+   * `scopes`. Throws `JwtLoginSettingsError` for options that do not fit.
    */
   authenticateWith: (options: AuthenticateOptions) => (request: FastifyRequest, reply: FastifyReply) => Promise<void>
   /** The audit events. */
@@ -126,6 +134,18 @@ export interface JwtLoginApi {
    * locked user, 252 for an actor who is being acted as right now.
    */
   impersonate: (options: ImpersonateOptions) => Promise<Impersonation>
+  /**
+   * Creates an API key for the user and answers it, the only time it is
+   * seen, with its listing fields. Rejects with `JwtLoginSettingsError` for
+   * a request that does not fit `apiKeys` or a user the adapter does not
+   * find, with 403 / 253 when API keys are off, 403 / 251 for a locked user,
+   * 409 / 257 past `apiKeys.maxPerUser`.
+   */
+  createApiKey: (userId: number, request: ApiKeyRequest) => Promise<CreatedApiKey>
+  /** The user's live API keys, oldest first (never a key or its hash). */
+  listApiKeys: (userId: number) => Promise<ApiKeyInfo[]>
+  /** Ends one API key of the user; answers `false`, changing nothing, when it is not one of theirs. */
+  revokeApiKey: (userId: number, id: string) => Promise<boolean>
 }
 
 /** The options of `endAllSessions`. */
@@ -205,7 +225,7 @@ export function buildApi (ctx: JwtLoginContext, settings: SettingsHolder): JwtLo
     revoke: async (token) => { await scoped(async (call) => await revokeToken(ctx, call, token)) },
     forgetUser: (userId) => { ctx.forgetUser(userId) },
     authenticate: guard(NO_CONDITIONS),
-    authenticateWith: (options) => guard(conditionsOf(options)),
+    authenticateWith: (options) => guard(conditionsOf(options ?? {}, settings.current.apiKeys.scopes)),
     events: ctx.events,
     get settings () { return redactSettings(settings.current) },
     reloadSettings: async () => { await settings.reload() },
@@ -219,6 +239,9 @@ export function buildApi (ctx: JwtLoginContext, settings: SettingsHolder): JwtLo
     lockUser: async (userId, options) => { await lockUser(ctx, settings.current, userId, options) },
     unlockUser: async (userId, options) => await unlockUser(ctx, settings.current, userId, options),
     isLocked: async (userId) => await ctx.tokens.lockOf(userIdOf(userId, 'isLocked/userId')) !== null,
-    impersonate: async (options) => await impersonate(ctx, settings.current, options)
+    impersonate: async (options) => await impersonate(ctx, settings.current, options),
+    createApiKey: async (userId, request) => await createApiKeyFor(ctx, settings.current, userId, request),
+    listApiKeys: async (userId) => await listApiKeys(ctx, userIdOf(userId, 'listApiKeys/userId')),
+    revokeApiKey: async (userId, id) => await revokeApiKeyFor(ctx, userId, id)
   }
 }

@@ -74,13 +74,17 @@ export function bearerToken (request: FastifyRequest, bearer: BearerDelivery): s
 
 /**
  * The JWT from the `JWT` field (body, then query) or the `Authorization`
- * header. Both given and different is a malformed request.
+ * header. Both given and different is a malformed request. An API key
+ * (a value that starts with `<keyPrefix>_`) never signs in to the plugin's
+ * routes: 403 / 260.
  */
-export function presentedJwt (request: FastifyRequest, bearer: BearerDelivery): string | undefined {
+export function presentedJwt (request: FastifyRequest, bearer: BearerDelivery, keyPrefix: string): string | undefined {
   const field = stringField(bodyOf(request), 'JWT') ?? stringField(queryOf(request), 'JWT')
   const header = bearerToken(request, bearer)
   if (field !== undefined && header !== undefined && field !== header) {
     throw new JwtLoginError('ERR_JWT_LOGIN_BAD_REQUEST')
   }
-  return field ?? header
+  const token = field ?? header
+  if (token?.startsWith(`${keyPrefix}_`) === true) throw new JwtLoginError('ERR_JWT_LOGIN_API_KEY_NOT_ALLOWED')
+  return token
 }

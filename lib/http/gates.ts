@@ -10,7 +10,7 @@ import { keepsLinks } from '../adapters/users.js'
 import type { SettingsHolder } from '../config/holder.js'
 
 /** A switch a route needs on, besides `authentication.enabled`. */
-export type Feature = 'validate' | 'refresh' | 'revoke' | 'resetPassword' | 'emailSignIn' | 'twoFactor' | 'sessions' | 'passkeys' | 'register' | 'deleteUser' | AccountFeature
+export type Feature = 'validate' | 'refresh' | 'revoke' | 'resetPassword' | 'emailSignIn' | 'twoFactor' | 'sessions' | 'passkeys' | 'register' | 'deleteUser' | 'apiKeys' | AccountFeature
 
 /** The account routes' switches: the group's, and each part's beside it. */
 type AccountFeature = 'account' | 'accountPassword' | 'accountEmail' | 'accountTwoFactor' | 'accountIdentities' | 'emailVerification'
@@ -97,7 +97,8 @@ const SWITCH_ERRORS = {
   accountEmail: 'ERR_JWT_LOGIN_ACCOUNT_DISABLED',
   accountTwoFactor: 'ERR_JWT_LOGIN_ACCOUNT_DISABLED',
   accountIdentities: 'ERR_JWT_LOGIN_ACCOUNT_DISABLED',
-  emailVerification: 'ERR_JWT_LOGIN_ACCOUNT_DISABLED'
+  emailVerification: 'ERR_JWT_LOGIN_ACCOUNT_DISABLED',
+  apiKeys: 'ERR_JWT_LOGIN_API_KEYS_DISABLED'
 } as const
 
 const TOKEN_MISSING = { access: 'ERR_JWT_LOGIN_JWT_MISSING', interim: 'ERR_JWT_LOGIN_INTERIM_TOKEN_MISSING' } as const
@@ -109,7 +110,7 @@ export function gateErrors (gate: RouteGate): JwtLoginErrorCode[] {
   if (gate.feature !== undefined) errors.push(SWITCH_ERRORS[gate.feature])
   if (gate.authCode !== undefined) errors.push('ERR_JWT_LOGIN_AUTH_CODE_MISSING', 'ERR_JWT_LOGIN_AUTH_CODE_INVALID')
   if (gate.refreshCookie !== undefined) errors.push('ERR_JWT_LOGIN_ORIGIN_NOT_ALLOWED')
-  if (gate.token !== undefined) errors.push(TOKEN_MISSING[gate.token])
+  if (gate.token !== undefined) errors.push(TOKEN_MISSING[gate.token], 'ERR_JWT_LOGIN_API_KEY_NOT_ALLOWED')
   if (gate.refreshCookie === 'reads' || gate.refreshCookie === 'ends') errors.push('ERR_JWT_LOGIN_CSRF_TOKEN_INVALID')
   return errors
 }
@@ -134,7 +135,7 @@ function featureOn (settings: Settings, feature: Feature, ports: PortsGiven): bo
   if (feature in ACCOUNT_ON) return ACCOUNT_ON[feature as AccountFeature](settings, ports)
   if (feature === 'twoFactor' || feature === 'passkeys') return ports[feature] && settings[feature].enabled
   if (feature === 'register' || feature === 'deleteUser') return settings.users[USERS_GROUP[feature]].enabled
-  return settings[feature as 'validate' | 'refresh' | 'revoke' | 'resetPassword' | 'emailSignIn' | 'sessions'].enabled
+  return settings[feature as 'validate' | 'refresh' | 'revoke' | 'resetPassword' | 'emailSignIn' | 'sessions' | 'apiKeys'].enabled
 }
 
 function authCodeRequired (settings: Settings, rule: AuthCodeRule): boolean {
@@ -181,7 +182,7 @@ function checkGate (ctx: JwtLoginContext, request: FastifyRequest, gate: RouteGa
   const use = gate.refreshCookie
   const cookies = use !== undefined && cookieMode(settings)
   if (cookies) checkOrigin(request, settings)
-  if (gate.token !== undefined) state.token = presentedJwt(request, settings.bearer)
+  if (gate.token !== undefined) state.token = presentedJwt(request, settings.bearer, settings.apiKeys.prefix)
   if (cookies && use !== 'issues') {
     const own = gate.token === undefined ? stringField(bodyOf(request), 'refresh_token') : state.token
     state.refreshCookie = cookieCredential(request, settings, use, own)

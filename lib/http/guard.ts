@@ -1,34 +1,47 @@
-// The guard of the host's routes: `authenticate` and `authenticateWith`, their conditions checked once, and what they put on `request.jwtLogin`.
+// The guard of the host's routes (`authenticate`, `authenticateWith`): a final access token, or with `apiKey: true` an API key; the conditions checked once, and what they put on `request.jwtLogin`.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import type { Call } from '../adapters/second-factor.js'
-import type { PublicUser } from '../adapters/users.js'
-import type { JwtLoginContext } from '../context/context.js'
-import { durationAt } from '../config/duration.js'
-import { JwtLoginError, JwtLoginSettingsError } from '../core/errors.js'
 import { loggedError } from '../adapters/guard.js'
+import type { PublicUser } from '../adapters/users.js'
+import { authenticateApiKey, type ApiKeyIdentity } from '../admin/api-key-auth.js'
+import { durationAt } from '../config/duration.js'
+import type { JwtLoginContext } from '../context/context.js'
+import { JwtLoginError, JwtLoginSettingsError } from '../core/errors.js'
 import { inEventScope } from '../services/events.js'
 import { authenticateToken, requireRecentAuth } from '../sessions/authenticate.js'
 import type { TokenClaims } from '../tokens/jwt.js'
+import { looksLikeApiKey } from '../tokens/api-keys.js'
 import { sendError, toJwtLoginError } from './error-handler.js'
 import { logDependencyFailure } from './fallback-log.js'
 import { parseBearer } from './fields.js'
 import { checkSwitches } from './gates.js'
 
-/** What the authenticate hook puts on `request.jwtLogin`. */
-export interface JwtLoginRequestState {
-  user: PublicUser
-  claims: TokenClaims
-  /** Who acts as `user` with an impersonation token (its `act`), or `null` for the user's own token. */
-  actor: { id: number } | null
-}
+export type { ApiKeyIdentity } from '../admin/api-key-auth.js'
+
+/**
+ * What the hooks put on `request.jwtLogin`: the user, with the verified
+ * token's claims and its actor (`apiKey: null`), or, on a route of
+ * `authenticateWith({ apiKey: true })` given a key, the key (`claims` and
+ * `actor` `null`).
+ */
+export type JwtLoginRequestState =
+  | {
+    user: PublicUser
+    claims: TokenClaims
+    /** Who acts as `user` with an impersonation token (its `act`), or `null` for the user's own token. */
+    actor: { id: number } | null
+    apiKey: null
+  }
+  | { user: PublicUser, claims: null, actor: null, apiKey: ApiKeyIdentity }
 
 /** The conditions of `authenticateWith`. */
 export interface AuthenticateOptions {
-  /** How long ago the user may have last authenticated: seconds, or a duration string (`'5m'`). */
+  /** How long ago the user may have last authenticated: seconds, or a duration string (`'5m'`). Tokens only: not with `apiKey`. */
   maxAge?: number | string
   /**
    * `amr` values the token must all carry: `['mfa']` for two factors (a
    * step-up with the password alone then does not do), `['hwk']` for a passkey.
+   * Tokens only: not with `apiKey`.
    */
   amr?: string[]
   /**
@@ -37,13 +50,22 @@ export interface AuthenticateOptions {
    * credentials or end the account. Default `true`.
    */
   allowImpersonation?: boolean
+  /**
+   * Take an API key too (in the `apiKeys.header` header, `X-API-Key` by
+   * default, or `Authorization: Bearer <key>`): the key's user is the
+   * request's, `request.jwtLogin.apiKey` the key. An access token still
+   * works, and is not held to `scopes`.
+   */
+  apiKey?: boolean
+  /** Scopes a key must carry, each declared in `apiKeys.scopes` (with `apiKey: true` only). */
+  scopes?: string[]
 }
 
-/** What `authenticateWith` checks beyond `authenticate`. */
-export interface Conditions { maxAgeMs: number | null, amr: readonly string[], allowImpersonation: boolean }
+/** What a guard checks beyond a valid final token. */
+export interface Conditions { maxAgeMs: number | null, amr: readonly string[], allowImpersonation: boolean, apiKey: boolean, scopes: readonly string[] }
 
 /** `authenticate`'s conditions: none. */
-export const NO_CONDITIONS: Conditions = Object.freeze({ maxAgeMs: null, amr: Object.freeze([]), allowImpersonation: true })
+export const NO_CONDITIONS: Conditions = Object.freeze({ maxAgeMs: null, amr: Object.freeze([]), allowImpersonation: true, apiKey: false, scopes: Object.freeze([]) })
 
 /** `authenticateWith`'s `maxAge` in ms: a duration of more than 0 (NaN or a negative number would let every token through, or none). */
 function maxAgeOf (maxAge: number | string): number {
@@ -52,13 +74,11 @@ function maxAgeOf (maxAge: number | string): number {
   return ms
 }
 
-/** `authenticateWith`'s `amr`: a list of strings (copied: a later change by the host does not change the hook). */
-function amrOf (amr: string[] | undefined): readonly string[] {
-  if (amr === undefined) return []
-  if (!Array.isArray(amr) || !amr.every(method => typeof method === 'string' && method !== '')) {
-    throw new JwtLoginSettingsError('authenticateWith/amr', 'must be a list of amr values (such as [\'mfa\'])', 'option')
-  }
-  return Object.freeze([...amr])
+/** A list of non-empty strings (copied: a later change by the host does not change the hook), or the refusal naming `path`. */
+function namesOf (names: string[] | undefined, path: string, reason: string): readonly string[] {
+  if (names === undefined) return []
+  if (!Array.isArray(names) || !names.every(name => typeof name === 'string' && name !== '')) throw new JwtLoginSettingsError(path, reason, 'option')
+  return Object.freeze([...names])
 }
 
 /** `authenticateWith`'s `allowImpersonation`: a boolean (a `'false'` string would otherwise let them through). */
@@ -68,29 +88,56 @@ function allowImpersonationOf (allow: boolean | undefined): boolean {
   return allow
 }
 
-/** `authenticateWith`'s options, checked once when the host makes its hook. */
-export function conditionsOf (options: AuthenticateOptions): Conditions {
-  return {
-    maxAgeMs: options.maxAge === undefined ? null : maxAgeOf(options.maxAge),
-    amr: amrOf(options.amr),
-    allowImpersonation: allowImpersonationOf(options.allowImpersonation)
-  }
+/**
+ * `authenticateWith`'s options, checked once when the host makes its hook:
+ * a key has no sign-in, so `maxAge` and `amr` do not go with `apiKey`;
+ * `scopes` go with it only, each declared in `apiKeys.scopes` now.
+ */
+export function conditionsOf (options: AuthenticateOptions, declared: readonly string[]): Conditions {
+  const apiKey = options.apiKey === true
+  const amr = namesOf(options.amr, 'authenticateWith/amr', 'must be a list of amr values (such as [\'mfa\'])')
+  const scopes = namesOf(options.scopes, 'authenticateWith/scopes', 'must be a list of scopes')
+  if (apiKey && (options.maxAge !== undefined || amr.length > 0)) throw new JwtLoginSettingsError('authenticateWith/apiKey', 'an API key has no sign-in: maxAge and amr cannot hold it; use a route of its own', 'option')
+  if (!apiKey && scopes.length > 0) throw new JwtLoginSettingsError('authenticateWith/scopes', 'scopes apply to API keys: set apiKey: true', 'option')
+  const undeclared = scopes.find(scope => !declared.includes(scope))
+  if (undeclared !== undefined) throw new JwtLoginSettingsError('authenticateWith/scopes', `${JSON.stringify(undeclared)} is not declared in apiKeys.scopes`, 'option')
+  return { maxAgeMs: options.maxAge === undefined ? null : maxAgeOf(options.maxAge), amr, allowImpersonation: allowImpersonationOf(options.allowImpersonation), apiKey, scopes }
 }
 
 /**
- * The `Authorization` header and its bare token: a failing dependency may
- * quote either. A request without the header never reaches a dependency.
+ * The `Authorization` header, its bare token and the key header: a failing
+ * dependency may quote any. A request without them never reaches a dependency.
  */
-function bearerValues (header: string | undefined): unknown[] {
-  return [header, String(header).replace(/^Bearer\s+/i, '')]
+function credentialValues (request: FastifyRequest, keyHeader: string): unknown[] {
+  const header = request.headers.authorization
+  return [header, String(header).replace(/^Bearer\s+/i, ''), request.headers[keyHeader]]
 }
 
-/** The preHandler of host routes under `conditions`: each request authenticated in its own event scope (its `Call`). */
+/** The API key a request presents (the key header, or a Bearer value with the keys' prefix), or `undefined` for none; both headers given: 401 / 254. */
+function presentedKey (request: FastifyRequest, keyHeader: string, prefix: string): string | undefined {
+  const header = request.headers[keyHeader]
+  const authorization = request.headers.authorization
+  if (header !== undefined) {
+    if (authorization !== undefined || typeof header !== 'string') throw new JwtLoginError('ERR_JWT_LOGIN_API_KEY_INVALID')
+    return header.trim()
+  }
+  const bearer = authorization === undefined ? null : /^Bearer\s+(\S+)\s*$/i.exec(authorization)
+  return bearer !== null && looksLikeApiKey(bearer[1] as string, prefix) ? bearer[1] : undefined
+}
+
+/** The preHandler of host routes under `conditions`: each request checked on one settings snapshot, in its own event scope (its `Call`), a refusal answered in the envelope. */
 export function guardOf (ctx: JwtLoginContext, callOf: (ip: string) => Call): (conditions: Conditions) => (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
   const ports = { twoFactor: false, passkeys: false, identities: false }
-  const admit = async (request: FastifyRequest, call: Call, { maxAgeMs, amr, allowImpersonation }: Conditions): Promise<void> => {
+  const admit = async (request: FastifyRequest, call: Call, { maxAgeMs, amr, allowImpersonation, apiKey, scopes }: Conditions): Promise<void> => {
     // a host route's gate: authentication on
     checkSwitches(call.settings, {}, ports)
+    const keys = call.settings.apiKeys
+    const key = apiKey ? presentedKey(request, keys.header.toLowerCase(), keys.prefix) : undefined
+    if (key !== undefined) {
+      const holder = await authenticateApiKey(ctx, call, key, scopes)
+      request.jwtLogin = { user: holder.publicUser, claims: null, actor: null, apiKey: holder.apiKey }
+      return
+    }
     // a protected host route: no token is 401 / 53 with a bare challenge, a header
     // that is not `Bearer <token>` (or, with bearer.allowBareToken, one bare JWT) is 401 / 2 with invalid_request (RFC 6750 §3.1)
     const header = request.headers.authorization
@@ -101,7 +148,7 @@ export function guardOf (ctx: JwtLoginContext, callOf: (ip: string) => Call): (c
     if (!allowImpersonation && call.actorId !== undefined) throw new JwtLoginError('ERR_JWT_LOGIN_IMPERSONATION_REFUSED')
     if (maxAgeMs !== null) requireRecentAuth(claims, maxAgeMs, ctx.clock())
     if (!amr.every(method => claims.amr?.includes(method) === true)) throw new JwtLoginError('ERR_JWT_LOGIN_REAUTHENTICATION_REQUIRED')
-    request.jwtLogin = { user: auth.publicUser, claims, actor: call.actorId === undefined ? null : { id: call.actorId } }
+    request.jwtLogin = { user: auth.publicUser, claims, actor: call.actorId === undefined ? null : { id: call.actorId }, apiKey: null }
   }
   return (conditions) => async (request, reply) => {
     const call = callOf(request.ip)
@@ -109,8 +156,8 @@ export function guardOf (ctx: JwtLoginContext, callOf: (ip: string) => Call): (c
       await inEventScope(call, async () => { await admit(request, call, conditions) })
     } catch (error) {
       const mapped = toJwtLoginError(error as FastifyError)
-      // a store or the adapter failed: logged as the plugin's routes log it, the token cut out
-      if (mapped.statusCode >= 500) logDependencyFailure(request, loggedError(mapped, bearerValues(request.headers.authorization)))
+      // a store or the adapter failed: logged as the plugin's routes log it, the token or key cut out
+      if (mapped.statusCode >= 500) logDependencyFailure(request, loggedError(mapped, credentialValues(request, call.settings.apiKeys.header.toLowerCase())))
       await sendError(reply, mapped, ctx.messages, call.settings)
     }
   }

@@ -30,7 +30,7 @@ export const doc = (operationId: string, summary: string, description: string): 
 function optionalCaller (ctx: JwtLoginContext): (request: FastifyRequest) => Promise<Authenticated | null> {
   return async (request) => {
     const { call } = stateOf(request)
-    const token = presentedJwt(request, call.settings.bearer)
+    const token = presentedJwt(request, call.settings.bearer, call.settings.apiKeys.prefix)
     return token === undefined ? null : await audited(ctx, call, authenticateToken(ctx, call, token))
   }
 }

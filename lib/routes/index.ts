@@ -8,6 +8,7 @@ import type { TypedScope } from '../http/scope.js'
 import { accountRoutes } from './account.js'
 import { accountTwoFactorRoutes } from './account-two-factor.js'
 import { accountIdentityRoutes } from './account-identities.js'
+import { apiKeyRoutes } from './api-keys.js'
 import { authRoutes, validateRoutes } from './auth.js'
 import { emailSignInRoutes } from './email-sign-in.js'
 import { oauthRoutes } from './oauth.js'
@@ -61,6 +62,7 @@ export async function registerRoutes (instance: FastifyInstance, ctx: JwtLoginCo
   accountRoutes(app, ctx)
   accountTwoFactorRoutes(app, ctx)
   accountIdentityRoutes(app, ctx)
+  apiKeyRoutes(app, ctx)
   const jwks = ctx.tokens.jwks()
   if (jwks !== null) {
     // public keys: cacheable, and not counted by the per-IP limit (verifiers fetch them freely)

@@ -133,6 +133,12 @@ export interface JwtLoginEventMap {
   'user.unlocked': { userId: number, reason: string | null }
   /** The host's `impersonate` issued an access token for `userId` to `actorId` (`reason`: the host's note); its session ends at `expiresAt` (ISO 8601). */
   'impersonation.started': { actorId: number, userId: number, sessionId: string, reason: string, expiresAt: string }
+  /** An API key was created: by its user at `POST /account/api-keys`, or by the host (`createApiKey`, `ip: null`). */
+  'api_key.created': { userId: number, keyId: string, ip: string | null }
+  /** An API key ended: by its user, the host (`revokeApiKey`), or with every key of the user (`ApiKeyEndReason`). */
+  'api_key.revoked': { userId: number, keyId: string, reason: 'user' | 'host' | ApiKeyEndReason }
+  /** A host route refused an API key (`errorCode`: 254, 255, 256, 200, 253); `keyId` only once the key proved to be a live one. Never the key. */
+  'api_key.refused': { ip: string, errorCode: number, keyId: string | null }
 }
 
 export type JwtLoginEventName = keyof JwtLoginEventMap
@@ -168,6 +174,14 @@ export function inEventScope<T> (scope: EventScope, work: () => T): T {
  */
 /** `password_changed_outside`: the adapter's `passwordFingerprint` of the user changed since the session started. */
 export type SessionEndReason = 'sign_out' | 'sign_out_everywhere' | 'reuse' | 'limit' | 'password_reset' | 'provider_logout' | 'host' | 'user_gone' | 'user_deleted' | 'password_changed_outside' | 'locked' | AccountEndReason
+
+/**
+ * Why every API key of a user ended: a lock, a sign-out everywhere (the
+ * user's, or the host's `endAllSessions`), the user's deletion, or the
+ * mailbox proven or the email put back (whoever held the account before
+ * keeps nothing). Never a password change.
+ */
+export type ApiKeyEndReason = 'locked' | 'sign_out_everywhere' | 'user_deleted' | 'email_verified' | 'email_reverted'
 
 /** Why the account routes end sessions: a password change, the mailbox proven by a code (what came before is ended), an email put back. */
 export type AccountEndReason = 'password_changed' | 'email_verified' | 'email_reverted'

@@ -7,6 +7,7 @@ import type { IndexedSession } from '../tokens/session-index.js'
 import { loggedError } from '../adapters/guard.js'
 import { forgetDevices } from './devices.js'
 import { sessionStart } from '../tokens/session-id.js'
+import { endApiKeys } from './api-keys.js'
 
 /**
  * A user's live sessions, oldest sign-in first: two reads (the index, then
@@ -62,6 +63,8 @@ export type KeepEnded =
  * the next request, on every instance; also those the index does not list,
  * such as tokens the host signed), but `keep`; then the trusted devices are
  * forgotten and the index keeps `keep` only (tidying, logged on failure).
+ * Every API key of the user ends as well (`endApiKeys`), but with a
+ * password change; a failure there rejects (503 / 201), the sessions ended.
  * When `keep` has already ended (a concurrent sign-out everywhere from
  * another of the user's sessions, a password change, or an end of that one
  * session), `ifEnded` says what follows. Answers whether `keep` was kept.
@@ -78,6 +81,8 @@ export async function endAllSessions (ctx: JwtLoginContext, settings: Settings, 
   const kept = cutoff.kept ? keep : undefined
   ctx.forgetUser(userId)
   ctx.events.emit('session.ended', kept === undefined ? { userId, sessionId: null, reason } : { userId, sessionId: null, reason, kept })
+  // the API keys end too, but with a password change (a key is no password); after the cutoff, so a creation racing both keeps nothing
+  if (reason !== 'password_changed') await endApiKeys(ctx, userId, reason === 'host' ? 'sign_out_everywhere' : reason)
   // the cutoff already ended the devices trusted before it: what follows is tidying
   // (a session that started after the cutoff, on an instance whose clock is ahead, stays listed)
   await Promise.all([

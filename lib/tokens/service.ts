@@ -11,6 +11,7 @@ import { newSessionId } from './session-id.js'
 import { Revocation, type UserCutoff, type UserLock } from './revocation.js'
 import { SessionIndex } from './session-index.js'
 import { TrustedDevices } from './trusted-devices.js'
+import { ApiKeys } from './api-keys.js'
 
 /**
  * Signs and verifies every kind of token with fast-jwt; issues, rotates and
@@ -28,6 +29,8 @@ export class TokenService {
   readonly sessions: SessionIndex
   /** Each user's devices trusted for the second factor. */
   readonly devices: TrustedDevices
+  /** Each user's API keys. */
+  readonly apiKeys: ApiKeys
 
   constructor (keys: KeyMaterial[], algorithm: Algorithm, store: StateStore, clock: Clock) {
     this.#algorithm = algorithm
@@ -37,6 +40,7 @@ export class TokenService {
     this.#revocation = new Revocation(store, clock)
     this.sessions = new SessionIndex(store, clock)
     this.devices = new TrustedDevices(store, clock, this.#revocation)
+    this.apiKeys = new ApiKeys(store, clock)
     this.#refresh = new RefreshFamilies(store, clock, this.#revocation, this.sessions)
   }
 

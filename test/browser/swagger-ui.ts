@@ -147,7 +147,7 @@ function plans (app: FastifyInstance, api: Api, start: string, github: TestOAuth
   const settings = app.jwtLogin.settings
   const authenticator = new SoftAuthenticator({ origin: settings.passkeys.origins[0] as string, rpId: settings.passkeys.rpId })
   const demo = { token: start }
-  const state: { passkey?: string, twoFactorJwt?: string, accountJwt?: string, totpSecret?: string, backupCodes?: string[], newEmail?: string } = {}
+  const state: { apiKey?: string, passkey?: string, twoFactorJwt?: string, accountJwt?: string, totpSecret?: string, backupCodes?: string[], newEmail?: string } = {}
   const need = <T>(value: T | undefined, what: string): T => {
     if (value === undefined) throw new StepFailed(`needs ${what}, which an earlier operation did not give`)
     return value
@@ -206,6 +206,12 @@ function plans (app: FastifyInstance, api: Api, start: string, github: TestOAuth
       }
     }],
     [`GET ${PREFIX}/account`, { run: async () => demo }],
+    [`POST ${PREFIX}/account/api-keys`, {
+      // no scope: the example's is not one the demo declares
+      run: async () => ({ ...demo, body: { name: 'Swagger UI', expires_in: 86400 }, after: (shown) => { state.apiKey = dataOf(shown).id as string } })
+    }],
+    [`GET ${PREFIX}/account/api-keys`, { run: async () => demo }],
+    [`DELETE ${PREFIX}/account/api-keys/{id}`, { run: async () => ({ ...demo, params: { id: need(state.apiKey, 'an API key') } }) }],
     [`POST ${PREFIX}/account/identities`, {
       // the demo user links a GitHub account of the local GitHub Enterprise server, by its code and PKCE verifier
       run: async () => {

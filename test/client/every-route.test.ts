@@ -17,6 +17,8 @@ const ARGUMENTS: Record<string, unknown[]> = {
   renamePasskey: ['{id}', 'Laptop'],
   deletePasskey: ['{id}'],
   unlinkIdentity: ['{provider}'],
+  createApiKey: [{ name: 'ci' }],
+  deleteApiKey: ['{id}'],
   signInWithEmailLink: ['https://app.example.com/sign-in/email#code=123456&email=ada%40example.com']
 }
 

@@ -65,6 +65,14 @@ t.test('every setting given: each lands in its resolved field, durations in ms, 
       linkUrl: 'https://app.example.com/sign-in/email',
       register: true
     },
+    apiKeys: {
+      enabled: true,
+      prefix: 'acme',
+      scopes: ['orders:read', 'reports.export'],
+      lifetime: { default: '30d', min: '1d', max: '1y' },
+      maxPerUser: 3,
+      limits: { perKey: { max: 60, window: '1m' }, wrongKeysPerIp: { max: 5 } }
+    },
     cors: { enabled: true, origins: ['https://app.example.com'], credentials: true, maxAge: 30 },
     locale: { default: 'de', allowed: ['de', 'en'] },
     bodyLimit: 2048
@@ -139,6 +147,14 @@ t.test('every setting given: each lands in its resolved field, durations in ms, 
       limits: { perAddress: { max: 2, windowMs: 120_000 }, perAccount: { max: 3, windowMs: 3_600_000 }, perIp: { max: 20, windowMs: 60_000 } },
       linkUrl: 'https://app.example.com/sign-in/email',
       register: true
+    },
+    apiKeys: {
+      enabled: true,
+      prefix: 'acme',
+      scopes: ['orders:read', 'reports.export'],
+      lifetime: { defaultMs: 2_592_000_000, minMs: 86_400_000, maxMs: 31_557_600_000 },
+      maxPerUser: 3,
+      limits: { perKey: { max: 60, windowMs: 60_000 }, wrongKeysPerIp: { max: 5, windowMs: 900_000 } }
     },
     cors: { enabled: true, origins: ['https://app.example.com'], credentials: true, maxAgeMs: 30_000 },
     locale: { default: 'de', allowed: ['de', 'en'] },
@@ -292,4 +308,27 @@ t.test('the settings error: one class, in the error table, for settings and opti
   t.equal(new JwtLoginSettingsError('', 'settings must be an object').message, 'jwt-login: invalid setting (root): settings must be an object')
   t.equal(durationAt('1m', 'userCache/ttl', 'option'), 60_000)
   t.throws(() => durationAt('0s', 'userCache/ttl', 'option'), { name: 'JwtLoginSettingsError', path: 'userCache/ttl', message: 'jwt-login: invalid option userCache/ttl: "0s" is zero: a duration is seconds as a number above 0, or a string such as \'30s\', \'15m\', \'14d\'' })
+})
+
+t.test('apiKeys: off by default; a prefix and scopes of a strict form; lifetimes within one another and 5 years', async (t) => {
+  t.same(resolveSettings({ tokens: TOKENS }).apiKeys, {
+    enabled: false,
+    prefix: 'jwtl',
+    scopes: [],
+    lifetime: { defaultMs: 90 * 86_400_000, minMs: 3_600_000, maxMs: 365 * 86_400_000 },
+    maxPerUser: 10,
+    limits: { perKey: { max: 600, windowMs: 60_000 }, wrongKeysPerIp: { max: 20, windowMs: 900_000 } }
+  })
+  const refused = (apiKeys: Record<string, unknown>): string => settingsError({ tokens: TOKENS, apiKeys }).message
+  for (const prefix of ['j', 'JWTL', 'jw_t', 'a-b', '1abc', 'abcdefghijklmnopq']) t.match(refused({ prefix }), /apiKeys\/prefix/, prefix)
+  for (const scope of ['Orders', 'a b', '', ':x', 'x'.repeat(65)]) t.match(refused({ scopes: [scope] }), /apiKeys\/scopes\/0/, JSON.stringify(scope))
+  t.match(refused({ scopes: ['a', 'a'] }), /apiKeys\/scopes/, 'each once')
+  t.match(refused({ maxPerUser: 0 }), /apiKeys\/maxPerUser/)
+  t.match(refused({ maxPerUser: 101 }), /apiKeys\/maxPerUser/)
+  t.match(refused({ lifetime: { max: '6y' } }), /apiKeys\/lifetime\/max: must be at most 5 years/)
+  t.match(refused({ lifetime: { min: '2d', max: '1d', default: '1d' } }), /apiKeys\/lifetime\/min: must not exceed apiKeys.lifetime.max/)
+  t.match(refused({ lifetime: { default: '400d' } }), /apiKeys\/lifetime\/default: must be between/)
+  t.match(refused({ lifetime: { default: '30m' } }), /apiKeys\/lifetime\/default: must be between/, 'under the minimum')
+  t.match(refused({ limits: { perKey: { max: 0 } } }), /apiKeys\/limits\/perKey\/max/)
+  t.equal(resolveSettings({ tokens: TOKENS, apiKeys: { lifetime: { default: '5y', max: '5y' } } }).apiKeys.lifetime.maxMs, 157_788_000_000, '\'5y\' itself')
 })

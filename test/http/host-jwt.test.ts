@@ -17,7 +17,7 @@ async function hostWithJwt (t: Test): Promise<FastifyInstance> {
   await app.register(fastifyJwt, { secret: HOST_SECRET })
   await app.register(jwtLogin, { users, settings: { tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }] } } })
   app.get('/host/me', { onRequest: async (request) => { await request.jwtVerify() } }, async (request) => ({ user: request.user }))
-  app.get('/host/jwt-login', { preHandler: app.jwtLogin.authenticate }, async (request) => ({ sub: request.jwtLogin?.claims.sub }))
+  app.get('/host/jwt-login', { preHandler: app.jwtLogin.authenticate }, async (request) => ({ sub: request.jwtLogin?.claims?.sub }))
   await app.ready()
   t.teardown(() => app.close())
   return app

@@ -3,7 +3,7 @@
 // types by module augmentation once a host imports 'jwt-login'.
 import type { JsonWebKey } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { EndAllSessionsOptions, JwtLoginApi, JwtLoginEventMap, JwtLoginErrorCode, JwtLoginEventName, JwtLoginEventPayload, JwtLoginEvents, JwtLoginRequestState, PublicJwk, PublicUser, Settings, TokenClaims, TokenKind, TwoFactorEnrollment } from '../../lib/index.js'
+import type { ApiKeyIdentity, ApiKeyInfo, EndAllSessionsOptions, JwtLoginApi, JwtLoginEventMap, JwtLoginErrorCode, JwtLoginEventName, JwtLoginEventPayload, JwtLoginEvents, JwtLoginRequestState, PublicJwk, PublicUser, Settings, TokenClaims, TokenKind, TwoFactorEnrollment } from '../../lib/index.js'
 import { expectType, type Equal } from './expect.js'
 
 declare const fastify: FastifyInstance
@@ -135,10 +135,19 @@ fastify.get('/me', { preHandler: api.authenticate }, async (request) => {
   expectType<PublicUser>(request.jwtLogin.user)
   if (request.jwtLogin === null) return null
   expectType<Equal<typeof request.jwtLogin.user, PublicUser>>(true)
+  // @ts-expect-error: null on a route that took an API key, so a host narrows
+  expectType<string>(request.jwtLogin.claims.sid)
+  if (request.jwtLogin.apiKey !== null) return { id: request.jwtLogin.user.ID, key: request.jwtLogin.apiKey.id, scopes: request.jwtLogin.apiKey.scopes }
   expectType<Equal<typeof request.jwtLogin.claims, TokenClaims>>(true)
   expectType<Equal<typeof request.jwtLogin.actor, { id: number } | null>>(true)
   return { id: request.jwtLogin.user.ID, roles: request.jwtLogin.user.roles, session: request.jwtLogin.claims.sid }
 })
 fastify.addHook('preHandler', api.authenticate)
-expectType<Equal<JwtLoginRequestState, { user: PublicUser, claims: TokenClaims, actor: { id: number } | null }>>(true)
+expectType<Equal<JwtLoginRequestState, { user: PublicUser, claims: TokenClaims, actor: { id: number } | null, apiKey: null } | { user: PublicUser, claims: null, actor: null, apiKey: ApiKeyIdentity }>>(true)
+expectType<Equal<ApiKeyIdentity, { id: string, name: string, scopes: string[] }>>(true)
+// @ts-expect-error: scopes are a list
+api.authenticateWith({ apiKey: true, scopes: 'orders:read' })
+expectType<Promise<boolean>>(api.revokeApiKey(1, 'id'))
+expectType<Promise<ApiKeyInfo[]>>(api.listApiKeys(1))
+void api.createApiKey(1, { name: 'ci', scopes: ['orders:read'], expiresIn: 3600 }).then(created => expectType<string>(created.key))
 expectType<Equal<PublicUser, { ID: number, user_login: string, user_email: string, display_name: string, roles: string[], email_verified?: boolean }>>(true)

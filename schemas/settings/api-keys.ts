@@ -1,0 +1,35 @@
+// The settings group of API keys: personal keys for scripts and integrations, the scopes the host declares, their lifetimes and limits.
+import { Type } from '@sinclair/typebox'
+import { DurationOr, Flag, Group, Limit } from './parts.js'
+
+/** A scope the host declares: short, lower case, no space (`orders:read`, `reports.export`). */
+export const API_KEY_SCOPE_PATTERN = '^[a-z][a-z0-9_.:-]{0,63}$'
+
+/** The key's recognisable prefix, for secret scanners: lower-case letters and digits, no `_` (the key's separator). */
+export const API_KEY_PREFIX_PATTERN = '^[a-z][a-z0-9]{1,15}$'
+
+/** Personal API keys (`/account/api-keys`, `authenticateWith({ apiKey: true })`). */
+export const API_KEY_SETTINGS = {
+  apiKeys: Group({
+    /** The three routes and keys on host routes; off, the routes answer 403 / 253 and no key is taken. */
+    enabled: Flag(false),
+    /** What every key starts with, then `_`: register `<prefix>_` with secret scanners. */
+    prefix: Type.Optional(Type.String({ pattern: API_KEY_PREFIX_PATTERN, default: 'jwtl' })),
+    /** The scopes a key may carry, declared by the host; a key asks for some of them. */
+    scopes: Type.Optional(Type.Array(Type.String({ pattern: API_KEY_SCOPE_PATTERN }), { maxItems: 100, uniqueItems: true, default: [] })),
+    /** A key's lifetime: `default` when `expires_in` is not given, between `min` and `max` when it is (at most 5 years). */
+    lifetime: Group({
+      default: DurationOr('90d'),
+      min: DurationOr('1h'),
+      max: DurationOr('365d')
+    }),
+    /** Live keys one user may hold; one more answers 409 / 257. */
+    maxPerUser: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 10 })),
+    limits: Group({
+      /** Requests per key in a window; over it 429 / 256 with `Retry-After`. */
+      perKey: Limit(600, '1m'),
+      /** Wrong keys (unknown, revoked, expired, malformed) per client IP in a window; past it every key from that IP answers 429 / 200 with `Retry-After`. */
+      wrongKeysPerIp: Limit(20, '15m')
+    })
+  })
+}

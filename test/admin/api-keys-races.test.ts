@@ -1,0 +1,95 @@
+// API keys under concurrency, on the memory store and on Redis: creations against maxPerUser, creations against a sign-out everywhere, one key's limit.
+import t, { type Test } from 'tap'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { MemoryStore } from '../../lib/store/memory.js'
+import type { StateStore } from '../../lib/store/types.js'
+import { createKey, keysApp, signIn, withKey, type KeysApp } from '../helpers/api-keys.js'
+import { PREFIX } from '../helpers/http.js'
+import { redisStore } from '../helpers/redis-store.js'
+
+const STORES: Array<['memory' | 'redis', (t: Test) => StateStore | undefined]> = [
+  ['memory', () => new MemoryStore()],
+  ['redis', (t) => redisStore(t, 'api-keys-races').store]
+]
+
+/** A keys app on the store `make` makes. */
+async function appOn (t: Test, make: (t: Test) => StateStore | undefined, settings: Parameters<typeof keysApp>[0]): Promise<KeysApp & { store: StateStore }> {
+  const store = make(t) as StateStore
+  const built = await keysApp(settings, { store })
+  t.teardown(() => built.app.close())
+  return { ...built, store }
+}
+
+/**
+ * Holds every write of a key's record until released: `arrived` resolves
+ * once `count` creations wait there (past their gate, their read of the
+ * index and their session's check), `release(n)` lets `n` of them go on.
+ */
+function holdRecords (store: StateStore, count: number): { arrived: Promise<void>, release: (n: number) => void } {
+  const waiting: Array<() => void> = []
+  let arrive: () => void = () => {}
+  const arrived = new Promise<void>(resolve => { arrive = resolve })
+  const set = store.set.bind(store)
+  store.set = async (key, value, ttlMs) => {
+    if (key.startsWith('api-key:')) {
+      await new Promise<void>(resolve => { waiting.push(resolve) })
+      if (waiting.length === 0) store.set = set
+    }
+    await set(key, value, ttlMs)
+  }
+  const check = (): void => { if (waiting.length >= count) arrive() }
+  const timer = setInterval(check, 2)
+  void arrived.then(() => { clearInterval(timer) })
+  return { arrived, release: (n) => { for (const go of waiting.splice(0, n)) go() } }
+}
+
+/** How many of `statuses` are each status. */
+function tally (statuses: number[]): Record<number, number> {
+  const counts: Record<number, number> = {}
+  for (const status of statuses) counts[status] = (counts[status] ?? 0) + 1
+  return counts
+}
+
+for (const [kind, make] of STORES) {
+  t.test(`${kind}: 50 creations at once leave exactly maxPerUser keys; the others answer 409 / 257`, async (t) => {
+    const { app } = await appOn(t, make, { apiKeys: { maxPerUser: 10 } })
+    const jwt = await signIn(app)
+    const answers = await Promise.all(Array.from({ length: 50 }, async (_, i) => await createKey(app, jwt, { name: `key ${i}` })))
+    t.same(tally(answers.map(res => res.statusCode)), { 200: 10, 409: 40 })
+    t.ok(answers.filter(res => res.statusCode === 409).every(res => res.json().data.errorCode === 257))
+    const listed = await app.jwtLogin.listApiKeys(1)
+    t.equal(listed.length, 10)
+    t.same(listed.map(key => key.id).sort(), answers.filter(res => res.statusCode === 200).map(res => res.json().data.id as string).sort(), 'the keys answered are the keys kept')
+  })
+
+  t.test(`${kind}: 50 creations against one sign-out everywhere: no key survives it`, async (t) => {
+    const { app, store } = await appOn(t, make, { apiKeys: { maxPerUser: 100 } })
+    const jwt = await signIn(app)
+    const signOut = await signIn(app)
+    const held = holdRecords(store, 50)
+    const creations = Array.from({ length: 50 }, async (_, i) => await createKey(app, jwt, { name: `key ${i}` }))
+    await held.arrived
+    // half of them go on before the sign-out everywhere, the others while it runs
+    held.release(25)
+    await sleep(50)
+    const everywhere = app.inject({ method: 'DELETE', url: `${PREFIX}/sessions`, headers: { authorization: `Bearer ${signOut}` } })
+    held.release(25)
+    const [ended, ...answers] = await Promise.all([everywhere, ...creations])
+    t.equal(ended?.statusCode, 200)
+    const statuses = tally(answers.map(res => res.statusCode))
+    t.same(Object.keys(statuses).filter(status => status !== '200' && status !== '401'), [], `created, or refused as from an ended session: ${JSON.stringify(statuses)}`)
+    t.ok((statuses[200] ?? 0) > 0 && (statuses[401] ?? 0) > 0, 'some of each')
+    t.same(await app.jwtLogin.listApiKeys(1), [], 'none listed')
+    const keys = answers.filter(res => res.statusCode === 200).map(res => res.json().data.key as string)
+    const uses = await Promise.all(keys.map(async key => (await withKey(app, key, { path: '/any' })).statusCode))
+    t.ok(uses.every(status => status === 401), `none of the ${keys.length} keys answered works`)
+  })
+
+  t.test(`${kind}: one key's limit holds under 50 requests at once; 429 / 256 with Retry-After, never 401`, async (t) => {
+    const { app } = await appOn(t, make, { apiKeys: { limits: { perKey: { max: 20, window: '1m' } } } })
+    const { key } = (await createKey(app, await signIn(app))).json().data as { key: string }
+    const answers = await Promise.all(Array.from({ length: 50 }, async () => await withKey(app, key)))
+    t.same(tally(answers.map(res => res.statusCode)), { 200: 20, 429: 30 })
+    t.ok(answers.filter(res => res.statusCode === 429).every(res => res.json().data.errorCode === 256 && Number(res.headers['retry-after']) > 0))
+  })
+}

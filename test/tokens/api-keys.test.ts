@@ -1,0 +1,92 @@
+// The API keys' storage (ApiKeys) and the end of every key (endApiKeys) called directly: a creation that an end of every key sends back, failing deletions, the listing's leftovers.
+import t from 'tap'
+import { endApiKeys } from '../../lib/sessions/api-keys.js'
+import { MemoryStore } from '../../lib/store/memory.js'
+import { ApiKeys, apiKeyKeys, looksLikeApiKey, parseApiKey, type NewApiKey } from '../../lib/tokens/api-keys.js'
+import { testClock } from '../helpers/fixtures.js'
+import { collect, flowKit } from '../helpers/flows.js'
+
+const HOUR = 3_600_000
+
+function keysOn (): { keys: ApiKeys, store: MemoryStore, clock: ReturnType<typeof testClock> } {
+  const clock = testClock()
+  const store = new MemoryStore({ clock })
+  return { keys: new ApiKeys(store, clock), store, clock }
+}
+
+const request = (check: NewApiKey['check'] = async () => {}): NewApiKey => ({ userId: 7, name: 'ci', scopes: ['a'], lifetimeMs: HOUR, prefix: 'jwtl', max: 5, check })
+
+t.test('a key\'s form: the prefix, 16 and 43 base64url characters, split by their lengths', async (t) => {
+  const { keys } = keysOn()
+  const { key, info } = await keys.create(request())
+  t.same(parseApiKey(key, 'jwtl'), { id: info.id, secret: key.slice(22) })
+  t.equal(parseApiKey(key, 'acme'), null, 'another prefix')
+  t.equal(parseApiKey(`${key}x`, 'jwtl'), null)
+  t.equal(parseApiKey('jwtl_' + '_'.repeat(16) + '_' + '-'.repeat(43), 'jwtl')?.id, '_'.repeat(16), 'an id of underscores is still one')
+  t.ok(looksLikeApiKey('jwtl_anything', 'jwtl'))
+  t.notOk(looksLikeApiKey('jwtlx_anything', 'jwtl'))
+})
+
+t.test('a creation sent back by an end of every key tries again from the read; one sent back every time fails closed (503 / 201) and leaves nothing', async (t) => {
+  const { keys, store } = keysOn()
+  let ends = 1
+  const once = await keys.create(request(async () => { if (ends-- > 0) await keys.endAll(7, () => {}) }))
+  t.same((await keys.list(7)).map(key => key.id), [once.info.id], 'the second try wrote')
+
+  let tries = 0
+  await t.rejects(keys.create(request(async () => {
+    tries++
+    // each end of every key lands between the creation's read of the index and its write
+    setImmediate(() => { void keys.endAll(7, () => {}) })
+    await new Promise(resolve => setTimeout(resolve, 5))
+  })), { code: 'ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', statusCode: 503 })
+  t.equal(tries, 3)
+  t.same(await keys.list(7), [])
+  const index = JSON.parse(await store.get(apiKeyKeys.index(7)) as string) as { g: number, k: unknown[] }
+  t.same(index.k, [], 'no key listed')
+})
+
+t.test('a refused creation deletes its record; a deletion that fails is no one\'s concern (the record works without its index never)', async (t) => {
+  const { keys, store } = keysOn()
+  await keys.create(request())
+  store.delete = async () => { throw new Error('the store is down') }
+  await t.rejects(keys.create({ ...request(), max: 1 }), { code: 'ERR_JWT_LOGIN_API_KEY_LIMIT' })
+})
+
+t.test('the listing leaves out what its index lists without a live record of the user', async (t) => {
+  const { keys, store, clock } = keysOn()
+  const gone = await keys.create(request())
+  const foreign = await keys.create(request())
+  const kept = await keys.create({ ...request(), lifetimeMs: 2 * HOUR })
+  await store.delete(apiKeyKeys.record(gone.info.id))
+  const record = JSON.parse(await store.get(apiKeyKeys.record(foreign.info.id)) as string) as Record<string, unknown>
+  await store.set(apiKeyKeys.record(foreign.info.id), JSON.stringify({ ...record, u: 8 }), HOUR)
+  t.same((await keys.list(7)).map(key => key.id), [kept.info.id])
+  t.same(await keys.list(8), [], 'nor does another user\'s index find it')
+  clock.advance(2 * HOUR)
+  t.same(await keys.list(7), [], 'expired')
+})
+
+t.test('two ends of one key: both see it live, the index forgets it once', async (t) => {
+  const { keys } = keysOn()
+  const { info } = await keys.create(request())
+  t.same(await Promise.all([keys.revoke(7, info.id), keys.revoke(7, info.id)]), [true, true])
+  t.equal(await keys.revoke(7, info.id), false)
+  t.same(await keys.list(7), [])
+})
+
+t.test('endApiKeys: the keys end in one write; records that cannot be deleted are logged, not the request\'s failure', async (t) => {
+  const kit = await flowKit({ apiKeys: { enabled: true } })
+  const revoked = collect(kit, 'api_key.revoked')
+  const one = await kit.ctx.tokens.apiKeys.create({ ...request(), userId: kit.aliceId })
+  const two = await kit.ctx.tokens.apiKeys.create({ ...request(), userId: kit.aliceId })
+  kit.store.delete = async () => { throw new Error('the store is down') }
+  await endApiKeys(kit.ctx, kit.aliceId, 'locked')
+  t.same(revoked, [one, two].map(({ info }) => ({ userId: kit.aliceId, keyId: info.id, reason: 'locked' })))
+  t.same(await kit.ctx.tokens.apiKeys.list(kit.aliceId), [])
+  t.match(kit.log, [{ level: 'warn', message: /ended API keys could not all be deleted/ }])
+  t.notOk(JSON.stringify(kit.log).includes(one.key.slice(22)), 'no key in the log')
+
+  kit.store.compareAndSet = async () => { throw new Error('the store is down') }
+  await t.rejects(endApiKeys(kit.ctx, kit.aliceId, 'locked'), /the store is down/, 'the index\'s write failing: a rejection')
+})
