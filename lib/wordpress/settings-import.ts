@@ -8,6 +8,7 @@
  */
 import type { SettingsInput } from '../../schemas/settings.js'
 import { readAuthCodes, readBearer, readCors, readDelete, readGeneral, readRefresh, readRegister, readResetPassword, readTokenRoutes } from './settings-import/access.js'
+import { readApiKeys } from './settings-import/api-keys.js'
 import { readExport, SettingsExport } from './settings-import/export.js'
 import { readProviders, readThirdParty } from './settings-import/providers.js'
 import { filled, Reader, type ImportedSettings } from './settings-import/reader.js'
@@ -34,8 +35,7 @@ const LEFT_WHEN_ON: ReadonlyArray<readonly [string, string]> = [
   ['reset_password.return_jwt', 'sets a new password on the strength of a JWT alone; jwt-login resets a password only with an emailed one-time code, and a signed-in user changes it at PUT /account/password (account.password) with the current password (or a recent sign-in that was not by password alone)'],
   ['reset_password.send_password_changed_email', 'mails the user after a password reset, which jwt-login does not (it mails a notice only after PUT /account/password): the host can send it on the reset.completed event'],
   ['protect_endpoint.enabled', 'guards WordPress endpoints with the JWT; jwt-login guards only the routes the host wires to its authenticate hook'],
-  ['audit_log.enabled', 'keeps an audit log in WordPress; jwt-login emits events (fastify.jwtLogin.events) for the host to store'],
-  ['api_keys.enabled', 'accepts API keys, which jwt-login does not have']
+  ['audit_log.enabled', 'keeps an audit log in WordPress; jwt-login emits events (fastify.jwtLogin.events) for the host to store']
 ]
 
 /** Values that take effect when not empty. */
@@ -55,7 +55,7 @@ const IGNORED = ['authorization.refresh_token_key', 'register.random_password_le
   'delete_user.jwt_delete_by_parameter', 'integrations.login_button_layout']
 
 /** Groups read only for the switch listed above; their other fields go with it. */
-const IGNORED_GROUPS = ['login', 'protect_endpoint', 'audit_log', 'api_keys', 'webhooks', 'jwt_rules', 'theme',
+const IGNORED_GROUPS = ['login', 'protect_endpoint', 'audit_log', 'webhooks', 'jwt_rules', 'theme',
   'general.security', 'general.request_keys']
 
 /** One import: reads the export group by group and collects what stays behind. */
@@ -71,7 +71,8 @@ function importFrom (r: Reader): ImportedSettings {
     resetPassword: readResetPassword(r),
     users: { register: readRegister(r), delete: readDelete(r) },
     oauth: { providers: readProviders(r) },
-    cors: readCors(r)
+    cors: readCors(r),
+    apiKeys: readApiKeys(r)
   }
   readGeneral(r)
   readThirdParty(r)

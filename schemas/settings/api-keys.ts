@@ -5,6 +5,9 @@ import { DurationOr, Flag, Group, Limit } from './parts.js'
 /** A scope the host declares: short, lower case, no space (`orders:read`, `reports.export`). */
 export const API_KEY_SCOPE_PATTERN = '^[a-z][a-z0-9_.:-]{0,63}$'
 
+/** A header name a key may come in: not `Authorization`, which takes it as a Bearer token anyway. */
+export const API_KEY_HEADER_PATTERN = '^(?![Aa][Uu][Tt][Hh][Oo][Rr][Ii][Zz][Aa][Tt][Ii][Oo][Nn]$)[A-Za-z][A-Za-z0-9-]{0,63}$'
+
 /** The key's recognisable prefix, for secret scanners: lower-case letters and digits, no `_` (the key's separator). */
 export const API_KEY_PREFIX_PATTERN = '^[a-z][a-z0-9]{1,15}$'
 
@@ -13,6 +16,14 @@ export const API_KEY_SETTINGS = {
   apiKeys: Group({
     /** The three routes and keys on host routes; off, the routes answer 403 / 253 and no key is taken. */
     enabled: Flag(false),
+    /**
+     * Users manage their own keys at `/account/api-keys`; off, those routes
+     * answer 403 / 253 and only the host mints keys (`createApiKey`), which
+     * still work on host routes.
+     */
+    selfService: Flag(true),
+    /** The header a key may come in, besides `Authorization: Bearer` (a header name: letters, digits and `-`). */
+    header: Type.Optional(Type.String({ pattern: API_KEY_HEADER_PATTERN, default: 'X-API-Key' })),
     /** What every key starts with, then `_`: register `<prefix>_` with secret scanners. */
     prefix: Type.Optional(Type.String({ pattern: API_KEY_PREFIX_PATTERN, default: 'jwtl' })),
     /** The scopes a key may carry, declared by the host; a key asks for some of them. */

@@ -102,7 +102,8 @@ t.test('the v1 fixture: a flat export that has the switches of 4.x beside its 3.
         }
       }
     },
-    cors: { enabled: true, origins: ['https://app.example.org'] }
+    cors: { enabled: true, origins: ['https://app.example.org'] },
+    apiKeys: { enabled: false }
   })
   t.same(names(result), [
     'api_middleware.enabled', 'auth_ip', 'cors.allow_origin', 'decryption_key', 'delete_user_by', 'enabled_hooks',
@@ -162,7 +163,8 @@ t.test('the v2 fixture: a sectioned export', async (t) => {
         }
       }
     },
-    cors: { enabled: true, origins: ['https://app.example.com'] }
+    cors: { enabled: true, origins: ['https://app.example.com'] },
+    apiKeys: { enabled: false }
   })
   t.same(names(result), [
     'authorization.custom_claims', 'authorization.ip_whitelist', 'authorization.password_hash_enabled',
@@ -209,7 +211,8 @@ t.test('the 3.6.6 fixture: refresh, validate and revoke stay on, and auth_requir
       delete: { enabled: true, requireAuthCode: true }
     },
     oauth: { providers: {} },
-    cors: { enabled: false, origins: [] }
+    cors: { enabled: false, origins: [] },
+    apiKeys: { enabled: false }
   })
   t.same(names(result), ['jwt_auth_refresh_ttl', 'route_namespace'])
   t.match(reasonOf(result, 'jwt_auth_refresh_ttl'), /refresh\.lifetime.*refreshes with the refresh_token its sign-in answers, not with the JWT/)
@@ -640,4 +643,24 @@ t.test('claims', async (t) => {
   t.same(result.settings.tokens.claims, { email: false, login: false })
   t.same(names(result), ['authorization.jwt_payload'], 'blank custom claims are none')
   t.match(reasonOf(result, 'authorization.jwt_payload'), /puts id in the payload/)
+})
+
+t.test('API keys: the switch, the four permissions as scopes, users\' own keys, the header', async (t) => {
+  const on = v2({ api_keys: { enabled: 1, header_name: 'X-Site-Key', allow_user_api_keys: 1 } })
+  t.same(on.settings.apiKeys, { enabled: true, selfService: true, prefix: 'sjl', scopes: ['read', 'create', 'update', 'delete'], header: 'X-Site-Key' })
+  t.same(names(on), [], 'everything of the group is carried')
+  accepted(t, on)
+  const adminsOnly = v2({ api_keys: { enabled: true } })
+  t.same(adminsOnly.settings.apiKeys, { enabled: true, selfService: false, prefix: 'sjl', scopes: ['read', 'create', 'update', 'delete'], header: 'X-API-Key' },
+    'without allow_user_api_keys only the host mints keys; the default header')
+  const badHeader = v1({ api_keys: { enabled: 1, header_name: 'Authorization' } })
+  t.equal(badHeader.settings.apiKeys?.header, 'X-API-Key', 'Authorization is not a key header of its own: the default')
+  t.same(names(badHeader), ['api_keys.header_name'])
+  t.match(reasonOf(badHeader, 'api_keys.header_name'), /not a header name jwt-login takes/)
+  t.same(names(v2({ api_keys: { enabled: 1, header_name: 'X Key' } })), ['api_keys.header_name'], 'a name with a space is listed')
+  const off = v2({ api_keys: { enabled: 0, header_name: 'Bad Header', allow_user_api_keys: 1 } })
+  t.same(off.settings.apiKeys, { enabled: false }, 'off: nothing but the switch; a header that never took effect is not listed')
+  t.same(names(off), [])
+  t.same(fromSimpleJwtLoginSettings(V2_TEXT).settings.apiKeys, { enabled: false }, 'the v2 fixture has them off')
+  t.same(names(v2({ api_keys: { enabled: 1, rate_limit: 5 } })), ['api_keys.rate_limit'], 'an unknown key of the group is listed')
 })
