@@ -135,7 +135,9 @@ function featureOn (settings: Settings, feature: Feature, ports: PortsGiven): bo
   if (feature in ACCOUNT_ON) return ACCOUNT_ON[feature as AccountFeature](settings, ports)
   if (feature === 'twoFactor' || feature === 'passkeys') return ports[feature] && settings[feature].enabled
   if (feature === 'register' || feature === 'deleteUser') return settings.users[USERS_GROUP[feature]].enabled
-  return settings[feature as 'validate' | 'refresh' | 'revoke' | 'resetPassword' | 'emailSignIn' | 'sessions' | 'apiKeys'].enabled
+  // a user's own keys: off with `selfService`, while the host's keys still work
+  if (feature === 'apiKeys') return settings.apiKeys.enabled && settings.apiKeys.selfService
+  return settings[feature as 'validate' | 'refresh' | 'revoke' | 'resetPassword' | 'emailSignIn' | 'sessions'].enabled
 }
 
 function authCodeRequired (settings: Settings, rule: AuthCodeRule): boolean {

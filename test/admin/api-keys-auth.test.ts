@@ -4,7 +4,7 @@ import t from 'tap'
 import jwtLogin, { JwtLoginSettingsError } from '../../lib/index.js'
 import { MemoryStore } from '../../lib/store/memory.js'
 import { MemoryUserAdapter } from '../../lib/testing.js'
-import { actingToken, keysApp, newKey, signIn, withKey } from '../helpers/api-keys.js'
+import { actingToken, createKey, deleteKey, keysApp, listKeys, newKey, signIn, withKey } from '../helpers/api-keys.js'
 import { ALICE, HS_SECRET } from '../helpers/app.js'
 import { errorOf, PREFIX } from '../helpers/http.js'
 import { collect } from '../helpers/oauth.js'
@@ -18,7 +18,7 @@ t.test('the done-when: a key works with the right scope, 403 with a wrong one, 4
 
   const res = await withKey(app, reader.key)
   t.equal(res.statusCode, 200)
-  t.same(res.json(), { user: { ID: 1, user_login: 'alice', user_email: ALICE.email, display_name: ALICE.displayName, roles: ['subscriber'] }, claims: null, apiKey: { id: reader.id, name: 'reader', scopes: ['orders:read', 'reports'] } }, 'the user, and the key')
+  t.same(res.json(), { user: { ID: 1, user_login: 'alice', user_email: ALICE.email, display_name: ALICE.displayName, roles: ['subscriber'] }, claims: null, actor: null, apiKey: { id: reader.id, name: 'reader', scopes: ['orders:read', 'reports'] } }, 'the user, and the key')
   t.equal((await withKey(app, reader.key, { via: 'bearer' })).statusCode, 200, 'Authorization: Bearer <key> too')
 
   const wrong = await withKey(app, writer.key)
@@ -251,4 +251,27 @@ t.test('a failing store: 503, logged without the key', async (t) => {
   t.same(errorOf(await withKey(app, key, { path: '/any', via: 'bearer' })), [503, 201])
   t.ok(lines.length > 0, 'logged')
   t.notOk(lines.some(line => line.includes(key.slice(22))), 'no secret of the key in a log line')
+})
+
+t.test('apiKeys.header: a key comes in the header the settings name (Simple JWT Login\'s header_name), no longer in X-API-Key', async (t) => {
+  const { app } = await keysApp({ apiKeys: { header: 'X-Site-Key' } })
+  t.teardown(() => app.close())
+  const { key, id } = await newKey(app, await signIn(app))
+  const res = await app.inject({ method: 'GET', url: '/orders', headers: { 'x-site-key': key } })
+  t.equal(res.statusCode, 200)
+  t.equal(res.json().apiKey.id, id)
+  t.same(errorOf(await withKey(app, key)), [401, 53], 'X-API-Key is no key header here: the request carries no credential')
+  t.equal((await withKey(app, key, { via: 'bearer' })).statusCode, 200, 'Authorization: Bearer still takes it')
+})
+
+t.test('apiKeys.selfService off: the routes answer 403 / 253, the host still mints keys, and they work', async (t) => {
+  const { app } = await keysApp({ apiKeys: { selfService: false } })
+  t.teardown(() => app.close())
+  const jwt = await signIn(app)
+  t.same(errorOf(await createKey(app, jwt)), [403, 253])
+  t.same(errorOf(await listKeys(app, jwt)), [403, 253])
+  const created = await app.jwtLogin.createApiKey(1, { name: 'by the host', scopes: ['orders:read'] })
+  t.same(errorOf(await deleteKey(app, jwt, created.id)), [403, 253], 'nor may the user end it at the route')
+  t.equal((await withKey(app, created.key)).statusCode, 200, 'the host\'s key works on a host route')
+  t.same((await app.jwtLogin.listApiKeys(1)).map(key => key.id), [created.id])
 })
