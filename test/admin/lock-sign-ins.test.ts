@@ -1,5 +1,7 @@
 // Every sign-in path of a locked user answers 403 / 251, right credentials or wrong: the second factor (a lock between the steps too), a trusted device, a passkey, a provider, an email code, a reset code, step-up.
 import t from 'tap'
+import { MemoryStore } from '../../lib/index.js'
+import { stateKeys } from '../../lib/tokens/revocation.js'
 import { MailBox } from '../helpers/mail-box.js'
 import { ALICE, buildApp, testClock } from '../helpers/app.js'
 import { codeIn } from '../helpers/fixtures.js'
@@ -125,4 +127,25 @@ t.test('provider: an ID token of a user found by email, locked, answers 403 / 25
   t.teardown(() => app.close())
   await app.jwtLogin.lockUser(1, { reason: 'abuse' })
   t.same(errorOf(await postToken(app, { provider: 'idp1', id_token: await idp.idToken({ account: ACCOUNTS.alice, nonce: 'n-2' }), nonce: 'n-2' })), [403, 251])
+})
+
+t.test('a sign-in that reads the lock on its own (passkey) fails closed when that read fails: 503, no session, no use recorded', async (t) => {
+  const store = new MemoryStore()
+  t.teardown(() => store.close())
+  const kit = await buildPasskeyApp({ store })
+  t.teardown(() => kit.app.close())
+  const device = authenticator()
+  t.equal((await kit.enrol(await kit.token(), device)).statusCode, 200)
+  const before = (await kit.passkeys.listByUser(kit.aliceId))[0]?.lastUsedAt
+  const started = collect(kit.app, 'session.started')
+  const get = store.get.bind(store)
+  store.get = async (key) => {
+    if (key === stateKeys.userCutoff(kit.aliceId)) throw new Error('the store is down')
+    return await get(key)
+  }
+  t.same(errorOf(await kit.signIn(device)), [503, 201])
+  t.same(started, [])
+  t.equal((await kit.passkeys.listByUser(kit.aliceId))[0]?.lastUsedAt, before)
+  store.get = get
+  t.equal((await kit.signIn(device)).statusCode, 200, 'with the store back, a new assertion signs in')
 })
