@@ -8,7 +8,7 @@ import { JwtLoginError, JwtLoginSettingsError } from '../core/errors.js'
 import { loggedError } from '../adapters/guard.js'
 import { inEventScope } from '../services/events.js'
 import { authenticateToken, requireRecentAuth } from '../sessions/authenticate.js'
-import type { TokenClaims } from '../tokens/jwt.js'
+import { mayCarryActor, type TokenClaims } from '../tokens/jwt.js'
 import { sendError, toJwtLoginError } from './error-handler.js'
 import { logDependencyFailure } from './fallback-log.js'
 import { parseBearer } from './fields.js'
@@ -106,7 +106,9 @@ export function guardOf (ctx: JwtLoginContext, callOf: (ip: string) => Call): (c
   return (conditions) => async (request, reply) => {
     const call = callOf(request.ip)
     try {
-      await inEventScope(call, async () => { await admit(request, call, conditions) })
+      // only a request that may carry an impersonation token enters the events' scope
+      if (mayCarryActor(request.headers.authorization)) await inEventScope(call, async () => { await admit(request, call, conditions) })
+      else await admit(request, call, conditions)
     } catch (error) {
       const mapped = toJwtLoginError(error as FastifyError)
       // a store or the adapter failed: logged as the plugin's routes log it, the token cut out
