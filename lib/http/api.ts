@@ -14,7 +14,7 @@ import type { TrustedDevice } from '../tokens/trusted-devices.js'
 import type { Settings } from '../config/settings.js'
 import type { SettingsHolder } from '../config/holder.js'
 import { redactSettings, type DeepReadonly } from '../config/redaction.js'
-import type { TokenClaims } from '../tokens/jwt.js'
+import { mayCarryActor, type TokenClaims } from '../tokens/jwt.js'
 import type { TokenService } from '../tokens/service.js'
 import { isSessionId } from '../tokens/session-id.js'
 import type { TwoFactorEnrollment } from '../adapters/two-factor.js'
@@ -213,16 +213,16 @@ export function buildApi (ctx: JwtLoginContext, settings: SettingsHolder): JwtLo
   const callOf = (ip: string): Call => ({ settings: settings.current, ip, startedAt: ctx.clock() })
 
   const guard = guardOf(ctx, callOf)
-  /** A flow of the API in the scope of its call: an impersonation token it admits names its actor in the events. */
-  const scoped = async <T>(work: (call: Call) => Promise<T>): Promise<T> => {
+  /** A flow of the API on `token`, in the scope of its call when it may be an impersonation's: its actor is then named in the events. */
+  const scoped = async <T>(token: string, work: (call: Call) => Promise<T>): Promise<T> => {
     const call = callOf('')
-    return await inEventScope(call, async () => await work(call))
+    return mayCarryActor(token) ? await inEventScope(call, async () => await work(call)) : await work(call)
   }
 
   return {
     sign: (user) => ctx.tokens.sign(settings.current, user, 'access', { sessionId: ctx.tokens.newSessionId() }).token,
-    verify: async (token) => await scoped(async (call) => (await authenticateToken(ctx, call, token)).verified.payload),
-    revoke: async (token) => { await scoped(async (call) => await revokeToken(ctx, call, token)) },
+    verify: async (token) => await scoped(token, async (call) => (await authenticateToken(ctx, call, token)).verified.payload),
+    revoke: async (token) => { await scoped(token, async (call) => await revokeToken(ctx, call, token)) },
     forgetUser: (userId) => { ctx.forgetUser(userId) },
     authenticate: guard(NO_CONDITIONS),
     authenticateWith: (options) => guard(conditionsOf(options ?? {}, settings.current.apiKeys.scopes)),

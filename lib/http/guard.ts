@@ -9,7 +9,7 @@ import type { JwtLoginContext } from '../context/context.js'
 import { JwtLoginError, JwtLoginSettingsError } from '../core/errors.js'
 import { inEventScope } from '../services/events.js'
 import { authenticateToken, requireRecentAuth } from '../sessions/authenticate.js'
-import type { TokenClaims } from '../tokens/jwt.js'
+import { mayCarryActor, type TokenClaims } from '../tokens/jwt.js'
 import { looksLikeApiKey } from '../tokens/api-keys.js'
 import { sendError, toJwtLoginError } from './error-handler.js'
 import { logDependencyFailure } from './fallback-log.js'
@@ -153,7 +153,9 @@ export function guardOf (ctx: JwtLoginContext, callOf: (ip: string) => Call): (c
   return (conditions) => async (request, reply) => {
     const call = callOf(request.ip)
     try {
-      await inEventScope(call, async () => { await admit(request, call, conditions) })
+      // only a request that may carry an impersonation token enters the events' scope
+      if (mayCarryActor(request.headers.authorization)) await inEventScope(call, async () => { await admit(request, call, conditions) })
+      else await admit(request, call, conditions)
     } catch (error) {
       const mapped = toJwtLoginError(error as FastifyError)
       // a store or the adapter failed: logged as the plugin's routes log it, the token or key cut out

@@ -8,7 +8,9 @@ import { clientKey } from '../core/client-key.js'
 import { setErrorHandling } from './error-handler.js'
 import { JwtLoginError } from '../core/errors.js'
 import { stateOf } from './gates.js'
+import { bodyOf, queryOf, stringField } from './fields.js'
 import { inEventScope } from '../services/events.js'
+import { mayCarryActor } from '../tokens/jwt.js'
 import { describeRoute, type DocOptions } from './openapi.js'
 import { storeRateLimitFor } from './rate-limit-store.js'
 import { redactRequestLogs } from './rest-route.js'
@@ -78,15 +80,24 @@ function dropEmptyFields (body: unknown): void {
   }
 }
 
+/** Whether a request may present an impersonation token: the one its gate read, or any the request carries (a route without a token gate may read one itself). */
+function mayAct (request: FastifyRequest): boolean {
+  const { token } = stateOf(request)
+  if (token !== undefined) return mayCarryActor(token)
+  return mayCarryActor(request.headers.authorization) || mayCarryActor(stringField(bodyOf(request), 'JWT')) || mayCarryActor(stringField(queryOf(request), 'JWT'))
+}
+
 /**
  * Runs a route's handler in its request's event scope (the request's
- * `Call`): once an impersonation token is admitted, every event the handler
- * emits, after its awaits too, carries the actor. The gate's `onRequest`
- * hook has set the call on every request of the scope.
+ * `Call`) when it may present an impersonation token: once that token is
+ * admitted, every event the handler emits, after its awaits too, carries the
+ * actor. Other requests skip the scope, and pay nothing for it. The gate's
+ * `onRequest` hook has set the call on every request of the scope.
  */
 function inRequestScope (route: RouteOptions): void {
   const handler = route.handler
   route.handler = function (this: FastifyInstance, request, reply) {
+    if (!mayAct(request)) return handler.call(this, request, reply)
     return inEventScope(stateOf(request).call, () => handler.call(this, request, reply))
   }
 }

@@ -120,6 +120,21 @@ interface Decoded {
 
 type Verifier = (token: string) => Decoded
 
+/**
+ * Whether a presented value may be a token with an actor (`act`): a cheap
+ * look at its payload before any check, so that only such requests enter the
+ * events' scope (which, on Node 20, turns async hooks on for the process). A
+ * `true` for a token that is no impersonation's costs only that; a token the
+ * plugin signed with `act` always answers `true`. Takes a bare token or an
+ * `Authorization` value; anything but a string answers `false`.
+ */
+export function mayCarryActor (value: unknown): boolean {
+  if (typeof value !== 'string') return false
+  const start = value.indexOf('.')
+  const end = start === -1 ? -1 : value.indexOf('.', start + 1)
+  return end !== -1 && Buffer.from(value.slice(start + 1, end), 'base64url').includes('"act"')
+}
+
 /** An `act` claim as the plugin writes it: an object whose `sub` is a user id. */
 function isActor (act: unknown): act is { sub: string } {
   return typeof act === 'object' && act !== null && typeof (act as { sub?: unknown }).sub === 'string' && SUBJECT.test((act as { sub: string }).sub)

@@ -157,7 +157,19 @@ t.test('the routes that read, and ending its own session, work', async (t) => {
   t.equal((await kit.inject('GET', '/auth/validate', again)).statusCode, 401, 'then it is refused')
   t.match(failed, [{ errorCode: 55, actorId: kit.bobId }], 'validation.failed names the actor of the revoked token')
 
+  // a route without a token gate that reads one itself: the actor of the token it was given, wherever it travelled
+  const verification = async (where: 'header' | 'body' | 'query'): Promise<number> => (await kit.app.inject({
+    method: 'POST',
+    url: `/jwt-login/v1/account/email/verification${where === 'query' ? `?JWT=${again}` : ''}`,
+    headers: where === 'header' ? { authorization: `Bearer ${again}` } : {},
+    payload: where === 'body' ? { JWT: again } : {}
+  })).statusCode
+  for (const where of ['header', 'body', 'query'] as const) t.equal(await verification(where), 401, `the revoked token in the ${where} is refused`)
+  t.match(failed.slice(1), [{ errorCode: 55, actorId: kit.bobId }, { errorCode: 55, actorId: kit.bobId }, { errorCode: 55, actorId: kit.bobId }], 'each refusal names the actor')
+  failed.length = 1
+
   const own = await kit.token()
+  t.equal((await kit.app.jwtLogin.verify(own)).act, undefined, 'verify: the user\'s own token has no act')
   await kit.inject('POST', '/auth/revoke', own)
   await kit.inject('GET', '/auth/validate', own)
   t.equal(revoked.length, 2, 'a normal token\'s revoke is told')

@@ -3,7 +3,7 @@ import { createSigner } from 'fast-jwt'
 import t from 'tap'
 import { resolveSettings } from '../../lib/config/settings.js'
 import type { PublicUser } from '../../lib/adapters/users.js'
-import { Jwt, type TokenClaims } from '../../lib/tokens/jwt.js'
+import { Jwt, mayCarryActor, type TokenClaims } from '../../lib/tokens/jwt.js'
 import { buildKeyMaterial } from '../../lib/tokens/keys.js'
 import { HS_SECRET, testClock } from '../helpers/app.js'
 
@@ -45,4 +45,13 @@ t.test('a malformed act is an invalid claim', async (t) => {
 t.test('an interim token with act is refused where the interim token goes', async (t) => {
   t.throws(() => jwt.verify(settings, signedWith({ sub: '3' }, 'interim'), 'interim'), { code: 'ERR_JWT_LOGIN_INTERIM_TOKEN_INVALID' }, 'act on an interim token: refused')
   t.ok(jwt.verify(settings, signedWith(undefined, 'interim'), 'interim'), 'the same token without act passes')
+})
+
+t.test('mayCarryActor: a cheap look that never misses a token with act', async (t) => {
+  const acting = jwt.sign(settings, USER, 'access', { sessionId: 'abc-session', actor: 42 }).token
+  const own = jwt.sign(settings, USER, 'access', { sessionId: 'abc-session' }).token
+  t.ok(mayCarryActor(acting), 'a token with act')
+  t.ok(mayCarryActor(`Bearer ${acting}`), 'in an Authorization value too')
+  t.notOk(mayCarryActor(own), 'a token without')
+  for (const value of [undefined, 42, '', 'no-dots', 'one.dot', '..']) t.notOk(mayCarryActor(value), `not ${JSON.stringify(value)}`)
 })
