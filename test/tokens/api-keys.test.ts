@@ -53,6 +53,19 @@ t.test('a refused creation deletes its record; a deletion that fails is no one\'
   await t.rejects(keys.create({ ...request(), max: 1 }), { code: 'ERR_JWT_LOGIN_API_KEY_LIMIT' })
 })
 
+t.test('a creation whose index write fails: the failure answers, the record and the index entry are taken back as far as the store lets', async (t) => {
+  const { keys, store } = keysOn()
+  const compareAndSet = store.compareAndSet.bind(store)
+  // the write lands, its answer is lost: the key leaves the index again
+  store.compareAndSet = async (...args) => { await compareAndSet(...args); store.compareAndSet = compareAndSet; throw new Error('the answer was lost') }
+  await t.rejects(keys.create(request()), /the answer was lost/)
+  t.same(JSON.parse(await store.get(apiKeyKeys.index(7)) as string).k, [], 'no place held')
+  // the store down for good: the same failure, nothing more to do
+  store.compareAndSet = async () => { throw new Error('the store is down') }
+  await t.rejects(keys.create(request()), /the store is down/)
+  t.same(await keys.list(7), [])
+})
+
 t.test('the listing leaves out what its index lists without a live record of the user', async (t) => {
   const { keys, store, clock } = keysOn()
   const gone = await keys.create(request())
