@@ -40,7 +40,7 @@ function holdRecords (store: StateStore, count: number): { arrived: Promise<void
   }
   const check = (): void => { if (waiting.length >= count) arrive() }
   const timer = setInterval(check, 2)
-  void arrived.then(() => { clearInterval(timer) })
+  arrived.then(() => { clearInterval(timer) }, () => {})
   return { arrived, release: (n) => { for (const go of waiting.splice(0, n)) go() } }
 }
 
