@@ -127,7 +127,8 @@ export class ApiKeys {
    * other); the record written; the index's compare-and-set, refused when
    * the generation changed (tried again from the read, up to 3 times) or
    * the user holds `max` keys (409 / 257). A refused write deletes the
-   * record (best effort: a record its index does not list never works).
+   * record (best effort: a record its index does not list never works); a
+   * failed one also takes the key out of the index, had it been written.
    */
   async create (request: NewApiKey): Promise<{ key: string, info: ApiKeyInfo }> {
     const id = randomToken(ID_BYTES)
@@ -154,7 +155,10 @@ export class ApiKeys {
         return { key: `${request.prefix}_${id}_${secret}`, info: { id, name: request.name, scopes: request.scopes, createdAt, expiresAt, lastUsedAt: null } }
       } catch (error) {
         await this.#store.delete(apiKeyKeys.record(id)).catch(() => {})
-        if (error !== ENDED) throw error
+        if (error === ENDED) continue
+        // a write whose answer was lost may have listed the key: it leaves the index again (best effort), so it holds no place
+        if ((error as JwtLoginError).code !== 'ERR_JWT_LOGIN_API_KEY_LIMIT') await this.#forget(request.userId, id).catch(() => {})
+        throw error
       }
     }
     throw new JwtLoginError('ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', { cause: new Error('the user\'s API keys kept ending') })
@@ -183,12 +187,17 @@ export class ApiKeys {
   async revoke (userId: number, id: string): Promise<boolean> {
     if (!indexHolds(await this.#store.get(apiKeyKeys.index(userId)), id, this.#clock())) return false
     await Promise.all([this.#store.delete(apiKeyKeys.record(id)), this.#store.delete(apiKeyKeys.used(id))])
+    await this.#forget(userId, id)
+    return true
+  }
+
+  /** The index without the key `id`: one compare-and-set, none when it does not list it. */
+  async #forget (userId: number, id: string): Promise<void> {
     await updateEntry(this.#store, apiKeyKeys.index(userId), 'the user\'s API keys', (raw) => {
       const index = parseIndex(raw)
       const kept = index.k.filter(([kept]) => kept !== id)
       return kept.length === index.k.length ? null : written({ g: index.g, k: kept }, this.#clock())
     })
-    return true
   }
 
   /**

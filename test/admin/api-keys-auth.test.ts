@@ -224,6 +224,19 @@ t.test('authenticateWith refuses options that cannot hold: undeclared scopes, sc
   t.match(refusal({ apiKey: true, amr: ['mfa'] }), /authenticateWith\/apiKey/)
   t.match(refusal({ amr: 'mfa' }), /authenticateWith\/amr/)
   t.equal(refusal({ apiKey: true, scopes: ['reports'] }), 'accepted')
+  t.equal(typeof app.jwtLogin.authenticateWith(undefined as never), 'function', 'no options: authenticate')
+})
+
+t.test('a lock refused (a time past, a user the adapter does not know) ends no key', async (t) => {
+  const { app, clock } = await keysApp()
+  t.teardown(() => app.close())
+  const { key } = await newKey(app, await signIn(app))
+  await t.rejects(app.jwtLogin.lockUser(1, { reason: 'r', until: clock.now - 1 }), { name: 'JwtLoginSettingsError', path: 'lockUser/until' })
+  await t.rejects(app.jwtLogin.lockUser(1, { reason: 'r', until: new Date(Number.NaN) }), { name: 'JwtLoginSettingsError', path: 'lockUser/until' })
+  await t.rejects(app.jwtLogin.lockUser(42, { reason: 'r' }), { name: 'JwtLoginSettingsError', path: 'lockUser/userId' })
+  t.equal((await withKey(app, key)).statusCode, 200)
+  await app.jwtLogin.lockUser(1, { reason: 'r', until: new Date(clock.now + 60_000) })
+  t.equal((await withKey(app, key)).statusCode, 401, 'a lock with an end ends the keys too')
 })
 
 t.test('an impersonation token passes a host route that takes keys as any token does (the impersonation work decides its refusals)', async (t) => {

@@ -1,11 +1,12 @@
-// API keys under concurrency, on the memory store and on Redis: creations against maxPerUser, creations against a sign-out everywhere, one key's limit.
+// API keys under concurrency, on the memory store and on Redis: creations against maxPerUser, creations against a sign-out everywhere, one key's limit; two instances on one Redis.
 import t, { type Test } from 'tap'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { MemoryStore } from '../../lib/store/memory.js'
 import type { StateStore } from '../../lib/store/types.js'
 import { createKey, keysApp, signIn, withKey, type KeysApp } from '../helpers/api-keys.js'
 import { PREFIX } from '../helpers/http.js'
-import { redisStore } from '../helpers/redis-store.js'
+import { REDIS_URL, redisStore } from '../helpers/redis-store.js'
+import { RedisStore } from '../../lib/redis.js'
 
 const STORES: Array<['memory' | 'redis', (t: Test) => StateStore | undefined]> = [
   ['memory', () => new MemoryStore()],
@@ -39,7 +40,7 @@ function holdRecords (store: StateStore, count: number): { arrived: Promise<void
   }
   const check = (): void => { if (waiting.length >= count) arrive() }
   const timer = setInterval(check, 2)
-  void arrived.then(() => { clearInterval(timer) })
+  arrived.then(() => { clearInterval(timer) }, () => {})
   return { arrived, release: (n) => { for (const go of waiting.splice(0, n)) go() } }
 }
 
@@ -93,3 +94,25 @@ for (const [kind, make] of STORES) {
     t.ok(answers.filter(res => res.statusCode === 429).every(res => res.json().data.errorCode === 256 && Number(res.headers['retry-after']) > 0))
   })
 }
+
+t.test('two instances on one Redis: a key created on one works on the other, ends there when revoked or locked here, and counts its limit once', async (t) => {
+  const { store, prefix } = redisStore(t, 'api-keys-instances')
+  const other = new RedisStore({ url: REDIS_URL, prefix })
+  t.teardown(async () => { await other.close() })
+  const settings = { apiKeys: { limits: { perKey: { max: 4, window: '1m' } } } }
+  const a = await keysApp(settings, { store })
+  const b = await keysApp(settings, { store: other })
+  t.teardown(async () => { await a.app.close(); await b.app.close() })
+  const jwt = await signIn(a.app)
+  const first = (await createKey(a.app, jwt)).json().data as { key: string, id: string }
+  t.equal((await withKey(b.app, first.key)).statusCode, 200, 'created on A, taken on B')
+  t.equal((await withKey(a.app, first.key)).statusCode, 200)
+  t.same((await Promise.all([withKey(a.app, first.key), withKey(b.app, first.key), withKey(a.app, first.key)])).map(res => res.statusCode).sort(), [200, 200, 429], 'one count across both')
+  t.equal(await b.app.jwtLogin.revokeApiKey(1, first.id), true, 'revoked on B')
+  t.equal((await withKey(a.app, first.key)).statusCode, 401, 'refused on A')
+
+  const second = (await createKey(b.app, await signIn(b.app))).json().data as { key: string }
+  t.equal((await withKey(a.app, second.key)).statusCode, 200)
+  await a.app.jwtLogin.lockUser(1, { reason: 'compromised' })
+  t.equal((await withKey(b.app, second.key)).statusCode, 401, 'locked on A, refused on B')
+})

@@ -36,7 +36,10 @@ t.test('the error table: a challenge on exactly the answers about a presented JW
     ['ERR_JWT_LOGIN_INTERIM_TOKEN_INVALID', 106, 401, INVALID_TOKEN],
     ['ERR_JWT_LOGIN_INTERIM_TOKEN_USED', 110, 401, INVALID_TOKEN],
     // RFC 9470: the token is good, its authentication too old (`authenticateWith({ maxAge })`, passkey enrolment)
-    ['ERR_JWT_LOGIN_REAUTHENTICATION_REQUIRED', 220, 401, 'Bearer error="insufficient_user_authentication"']
+    ['ERR_JWT_LOGIN_REAUTHENTICATION_REQUIRED', 220, 401, 'Bearer error="insufficient_user_authentication"'],
+    // an API key on a host route: refused as a bearer credential is, or short of a scope (RFC 6750 §3.1)
+    ['ERR_JWT_LOGIN_API_KEY_INVALID', 254, 401, 'Bearer error="invalid_token"'],
+    ['ERR_JWT_LOGIN_API_KEY_SCOPE', 255, 403, 'Bearer error="insufficient_scope"']
   ])
 })
 

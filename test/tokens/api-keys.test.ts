@@ -37,7 +37,7 @@ t.test('a creation sent back by an end of every key tries again from the read; o
   await t.rejects(keys.create(request(async () => {
     tries++
     // each end of every key lands between the creation's read of the index and its write
-    setImmediate(() => { void keys.endAll(7, () => {}) })
+    setImmediate(() => { keys.endAll(7, () => {}).catch(() => {}) })
     await new Promise(resolve => setTimeout(resolve, 5))
   })), { code: 'ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', statusCode: 503 })
   t.equal(tries, 3)
@@ -51,6 +51,19 @@ t.test('a refused creation deletes its record; a deletion that fails is no one\'
   await keys.create(request())
   store.delete = async () => { throw new Error('the store is down') }
   await t.rejects(keys.create({ ...request(), max: 1 }), { code: 'ERR_JWT_LOGIN_API_KEY_LIMIT' })
+})
+
+t.test('a creation whose index write fails: the failure answers, the record and the index entry are taken back as far as the store lets', async (t) => {
+  const { keys, store } = keysOn()
+  const compareAndSet = store.compareAndSet.bind(store)
+  // the write lands, its answer is lost: the key leaves the index again
+  store.compareAndSet = async (...args) => { await compareAndSet(...args); store.compareAndSet = compareAndSet; throw new Error('the answer was lost') }
+  await t.rejects(keys.create(request()), /the answer was lost/)
+  t.same(JSON.parse(await store.get(apiKeyKeys.index(7)) as string).k, [], 'no place held')
+  // the store down for good: the same failure, nothing more to do
+  store.compareAndSet = async () => { throw new Error('the store is down') }
+  await t.rejects(keys.create(request()), /the store is down/)
+  t.same(await keys.list(7), [])
 })
 
 t.test('the listing leaves out what its index lists without a live record of the user', async (t) => {

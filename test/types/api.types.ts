@@ -149,5 +149,5 @@ expectType<Equal<ApiKeyIdentity, { id: string, name: string, scopes: string[] }>
 api.authenticateWith({ apiKey: true, scopes: 'orders:read' })
 expectType<Promise<boolean>>(api.revokeApiKey(1, 'id'))
 expectType<Promise<ApiKeyInfo[]>>(api.listApiKeys(1))
-void api.createApiKey(1, { name: 'ci', scopes: ['orders:read'], expiresIn: 3600 }).then(created => expectType<string>(created.key))
+expectType<string>((await api.createApiKey(1, { name: 'ci', scopes: ['orders:read'], expiresIn: 3600 })).key)
 expectType<Equal<PublicUser, { ID: number, user_login: string, user_email: string, display_name: string, roles: string[], email_verified?: boolean }>>(true)

@@ -1,0 +1,110 @@
+// A fault sweep of the API keys: each store call of a creation, an end, a key check, a sign-out everywhere and a lock fails in turn (before it runs, and after it ran); the answer is a 503, never a 500 or a wrong 401, and what is left is whole or a retry finishes it.
+import t, { type Test } from 'tap'
+import { MemoryStore } from '../../lib/store/memory.js'
+import { faultyStore, type FaultMode } from '../helpers/faults.js'
+import { createKey, deleteKey, keysApp, newKey, signIn, withKey, type KeysApp } from '../helpers/api-keys.js'
+
+const MODES: FaultMode[] = ['before', 'after']
+
+type Faulty = ReturnType<typeof faultyStore<MemoryStore>>
+
+/** A keys app on a counted, failable memory store. */
+async function faultyApp (t: Test): Promise<KeysApp & { store: Faulty }> {
+  const store = faultyStore(new MemoryStore())
+  const built = await keysApp({}, { store })
+  return { ...built, store }
+}
+
+/**
+ * Runs `act` with its k-th store call failing, for k = 1, 2, … until a run
+ * makes fewer calls than k; `check` sees each run's outcome with the store
+ * healthy again.
+ */
+async function sweep<C> (t: Test, name: string, setup: (kit: KeysApp & { store: Faulty }) => Promise<C>, act: (kit: KeysApp & { store: Faulty }, c: C) => Promise<unknown>,
+  check: (t: Test, kit: KeysApp & { store: Faulty }, c: C, outcome: unknown, where: string) => Promise<void>): Promise<void> {
+  for (const mode of MODES) {
+    for (let k = 1; k < 40; k++) {
+      const kit = await faultyApp(t)
+      const c = await setup(kit)
+      kit.store.faults.arm({ k, mode })
+      const outcome = await act(kit, c).catch((error: unknown) => error)
+      const fired = kit.store.faults.fired
+      const calls = kit.store.faults.describe()
+      kit.store.faults.disarm()
+      if (fired === null) {
+        t.ok(k > 1, `${name}: the sweep made calls`)
+        await kit.app.close()
+        break
+      }
+      await check(t, kit, c, outcome, `${name} ${mode} k=${k}: ${calls}`)
+      await kit.app.close()
+    }
+  }
+}
+
+const statusOf = (outcome: unknown): number => (outcome as { statusCode?: number }).statusCode ?? 0
+
+t.test('a creation: 200 and the key works, or 503 and no key is listed; a retry creates one', async (t) => {
+  await sweep(t, 'create', async ({ app }) => ({ jwt: await signIn(app) }), async ({ app }, { jwt }) => await createKey(app, jwt), async (t, kit, { jwt }, outcome, where) => {
+    const fresh = kit
+    const status = statusOf(outcome)
+    t.ok(status === 200 || status === 503, `${status} [${where}]`)
+    const listed = await fresh.app.jwtLogin.listApiKeys(1)
+    t.equal(listed.length, status === 200 ? 1 : 0, `whole or nothing [${where}]`)
+    if (status !== 200) {
+      t.equal((await createKey(fresh.app, jwt)).statusCode, 200, `a retry creates it [${where}]`)
+      t.equal((await fresh.app.jwtLogin.listApiKeys(1)).length, 1)
+    }
+    t.same(JSON.parse(await kit.store.get('api-keys:user:1') as string).k.length, 1, `the index holds the live key only, no place lost [${where}]`)
+  })
+})
+
+t.test('an end of one key: 200 and it is refused, or 503 and a retry ends it', async (t) => {
+  await sweep(t, 'revoke', async ({ app }) => {
+    const jwt = await signIn(app)
+    return { jwt, ...await newKey(app, jwt) }
+  }, async ({ app }, { jwt, id }) => await deleteKey(app, jwt, id), async (t, kit, { jwt, id, key }, outcome, where) => {
+    const fresh = kit
+    const status = statusOf(outcome)
+    t.ok(status === 200 || status === 503, `${status} [${where}]`)
+    if (status !== 200) {
+      const retry = (await deleteKey(fresh.app, jwt, id)).statusCode
+      t.ok(retry === 200 || retry === 404, `a retry ends it, or finds it ended [${where}]`)
+    }
+    t.equal((await withKey(fresh.app, key, { path: '/any' })).statusCode, 401, `refused [${where}]`)
+    t.same(await fresh.app.jwtLogin.listApiKeys(1), [], `not listed [${where}]`)
+  })
+})
+
+t.test('a key check: a right key answers 200 or 503, never 401; it works once the store is back', async (t) => {
+  await sweep(t, 'authenticate', async ({ app }) => await newKey(app, await signIn(app)), async ({ app }, { key }) => await withKey(app, key), async (t, kit, { key }, outcome, where) => {
+    const fresh = kit
+    const status = statusOf(outcome)
+    t.ok(status === 200 || status === 503, `${status} [${where}]`)
+    t.equal((await withKey(fresh.app, key)).statusCode, 200, `then it works [${where}]`)
+  })
+})
+
+t.test('a wrong key: 401 or 503, never a 500', async (t) => {
+  await sweep(t, 'wrong key', async () => ({}), async ({ app }) => await withKey(app, `jwtl_${'A'.repeat(16)}_${'B'.repeat(43)}`), async (t, _kit, _c, outcome, where) => {
+    const status = statusOf(outcome)
+    t.ok(status === 401 || status === 503, `${status} [${where}]`)
+  })
+})
+
+t.test('a sign-out everywhere and a lock: done, or rejected and a retry ends the keys', async (t) => {
+  for (const [name, end] of [
+    ['endAllSessions', async (kit: KeysApp) => { await kit.app.jwtLogin.endAllSessions(1) }],
+    ['lockUser', async (kit: KeysApp) => { await kit.app.jwtLogin.lockUser(1, { reason: 'compromised' }) }]
+  ] as const) {
+    await sweep(t, name, async ({ app }) => await newKey(app, await signIn(app)), async (kit) => { await end(kit) }, async (t, kit, { key }, outcome, where) => {
+      const fresh = kit
+      if (outcome !== undefined) {
+        t.match(outcome, { statusCode: 503 }, `a store failure [${where}]`)
+        await end(fresh)
+      }
+      t.equal((await withKey(fresh.app, key)).statusCode, 401, `the key is refused [${where}]`)
+      t.same(await fresh.app.jwtLogin.listApiKeys(1), [], `none listed [${where}]`)
+    })
+  }
+})
