@@ -2,7 +2,7 @@
 import type { AuthenticationResponseJSON, PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server'
 import type { Call, SessionOrigin, SignInResult } from '../adapters/second-factor.js'
 import type { JwtLoginContext } from '../context/context.js'
-import { JwtLoginError } from '../core/errors.js'
+import { errorNumber, JwtLoginError } from '../core/errors.js'
 import { loggedError } from '../adapters/guard.js'
 import { completeSignIn } from '../sessions/sign-in.js'
 import { passkeysOn } from '../webauthn/ceremonies.js'
@@ -47,7 +47,7 @@ export async function passkeySignIn (ctx: JwtLoginContext, call: Call, credentia
     result = await completeSignIn(ctx, call, user, call.startedAt, verified.userVerified ? VERIFIED_PASSKEY : PASSKEY)
   } catch (error) {
     // a locked user (`lockUser`): a refused sign-in like a refused passkey, and its use is not recorded
-    if (error instanceof JwtLoginError && error.code === 'ERR_JWT_LOGIN_USER_LOCKED') ctx.events.emit('login.failed', { ip: call.ip, reason: 'locked', errorCode: error.errorCode })
+    if ((error as JwtLoginError).code === 'ERR_JWT_LOGIN_USER_LOCKED') ctx.events.emit('login.failed', { ip: call.ip, reason: 'locked', errorCode: errorNumber('ERR_JWT_LOGIN_USER_LOCKED') })
     throw error
   }
   // recorded once the sign-in went through (a refused one, 429 or 403, uses nothing); nothing may fail the answer now

@@ -1,4 +1,4 @@
-// The refusal of every sign-in of a locked user (`lockUser`): from the user's cutoff entry, read along with what the sign-in reads already, or on its own.
+// The refusal of every sign-in of a locked user (`lockUser`): from the user's cutoff entry, read along with what the sign-in reads already (or, in `completeSignIn`, on its own).
 import type { JwtLoginContext } from '../context/context.js'
 import { errorNumber, JwtLoginError } from '../core/errors.js'
 import type { Reservable, Reservation } from '../services/limits.js'
@@ -19,11 +19,6 @@ export const lockKey = (userId: number | null): string => stateKeys.userCutoff(u
  */
 export function refuseLockedIn (ctx: Pick<JwtLoginContext, 'clock'>, cutoff: string | null | undefined): void {
   if (lockIn(cutoff ?? null, ctx.clock()) !== null) throw new JwtLoginError('ERR_JWT_LOGIN_USER_LOCKED')
-}
-
-/** Refuses a sign-in of a locked user (403 / 251) with one read of its cutoff entry, for a sign-in that reads nothing of the user's along. */
-export async function refuseLocked (ctx: Pick<JwtLoginContext, 'clock' | 'store'>, userId: number): Promise<void> {
-  refuseLockedIn(ctx, await ctx.store.get(lockKey(userId)))
 }
 
 /**

@@ -238,7 +238,8 @@ export class Revocation {
    */
   async lockUser (settings: Settings, userId: number, until: number | null): Promise<UserLock> {
     const lockedAt = this.#clock()
-    await this.#changeCutoff(settings, userId, (record) => ({ t: Math.max(record.t, lockedAt + settings.sessions.clockSkewMs), h: record.h, l: { u: until, a: lockedAt } }))
+    // the time too, a millisecond past the lock: once it is lifted, a session that started in the lock's own millisecond stays ended
+    await this.#changeCutoff(settings, userId, (record) => ({ t: Math.max(record.t, lockedAt + 1 + settings.sessions.clockSkewMs), h: record.h, l: { u: until, a: lockedAt } }))
     return { until, lockedAt }
   }
 

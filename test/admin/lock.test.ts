@@ -153,3 +153,15 @@ t.test('bad options are refused with JwtLoginSettingsError and change nothing', 
   t.equal((await login(app)).statusCode, 200)
   t.same(lockedEvents, [])
 })
+
+t.test('a locked account whose own limit is full answers 403 / 251; a client over its own limit gets 429 as for any account', async (t) => {
+  const { app } = await locked(t, { limits: { loginPerAccount: { max: 2, window: '15m' }, loginPerIp: { max: 4, window: '15m' } } })
+  for (let i = 0; i < 2; i++) t.same(errorOf(await login(app, WRONG, '10.0.0.1')), [401, 48])
+  t.same(errorOf(await login(app, WRONG, '10.0.0.2')), [429, 200], 'the account is at its limit')
+  await app.jwtLogin.lockUser(ALICE_ID, { reason: 'abuse' })
+  t.same(errorOf(await login(app, WRONG, '10.0.0.2')), [403, 251], 'refused by the account\'s limit: the lock is the answer')
+  // 10.0.0.3 fills its own limit on names nobody has, then asks for alice
+  for (let i = 0; i < 4; i++) t.same(errorOf(await login(app, { email: `nobody${i}@example.com`, password: 'whatever it is' }, '10.0.0.3')), [401, 48])
+  t.same(errorOf(await login(app, { email: 'nobody4@example.com', password: 'whatever it is' }, '10.0.0.3')), [429, 200], 'the client is over its limit')
+  t.same(errorOf(await login(app, WRONG, '10.0.0.3')), [429, 200], 'refused by the client\'s own limit: 429, the lock untold')
+})

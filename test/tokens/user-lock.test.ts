@@ -126,3 +126,12 @@ t.test('a lock replaces the one before it', async (t) => {
   clock.advance(1000)
   t.equal(await tokens.lockOf(USER_ID), null)
 })
+
+t.test('a session that started in the lock\'s own millisecond stays ended after an unlock in that millisecond too', async (t) => {
+  const { tokens, clock, ended } = kit()
+  const s = settings()
+  await tokens.lockUser(s, USER_ID, null)
+  t.equal(await tokens.unlockUser(s, USER_ID), true)
+  t.equal(await ended(clock.now), true)
+  t.equal(await ended(clock.now + 1), false)
+})
