@@ -49,21 +49,15 @@ function checked (settings: Settings, request: ApiKeyRequest, refuse: Refuse): {
   return { name, scopes: [...scopes], lifetimeMs: expiresIn === undefined ? defaultMs : expiresIn * 1000 }
 }
 
-/** Refuses a token that acts for another user (impersonation: an `act` claim) where the user's own sign-in is needed: 403 / 252. */
-export function refuseImpersonation (auth: Authenticated): void {
-  if (auth.verified.payload.act !== undefined) throw new JwtLoginError('ERR_JWT_LOGIN_IMPERSONATION_REFUSED')
-}
-
 /**
- * `POST /account/api-keys`: the user's own final token, not acting for
- * another (403 / 252), from a sign-in within `account.recentAuth` (401 /
+ * `POST /account/api-keys`: the user's own final token (the route's caller
+ * refuses an impersonation token, 403 / 252), from a sign-in within `account.recentAuth` (401 /
  * 220); the request checked (400 / 259); the key created unless the
  * token's session ends meanwhile (401 / 55: a sign-out everywhere or a lock
  * racing the creation leaves no key) or the user holds `apiKeys.maxPerUser`
  * keys (409 / 257). Event `api_key.created`.
  */
 export async function createOwnApiKey (ctx: JwtLoginContext, call: Call, auth: Authenticated, request: ApiKeyRequest): Promise<CreatedApiKey> {
-  refuseImpersonation(auth)
   const claims = auth.verified.payload
   requireRecentAuth(claims, call.settings.account.recentAuthMs, ctx.clock())
   const wanted = checked(call.settings, request, (field, reason) => {
@@ -110,9 +104,8 @@ export async function listApiKeys (ctx: JwtLoginContext, userId: number): Promis
   return await ctx.tokens.apiKeys.list(userId)
 }
 
-/** `DELETE /account/api-keys/{id}`: one of the user's own keys ends (404 / 258 for any other id), by their own sign-in (403 / 252 when acting for them). */
+/** `DELETE /account/api-keys/{id}`: one of the user's own keys ends (404 / 258 for any other id), by their own sign-in (the route's caller refuses an impersonation token). */
 export async function revokeOwnApiKey (ctx: JwtLoginContext, auth: Authenticated, keyId: string): Promise<void> {
-  refuseImpersonation(auth)
   const userId = auth.publicUser.ID
   if (!await ctx.tokens.apiKeys.revoke(userId, keyId)) throw new JwtLoginError('ERR_JWT_LOGIN_API_KEY_NOT_FOUND')
   ctx.events.emit('api_key.revoked', { userId, keyId, reason: 'user' })

@@ -1,5 +1,5 @@
 // Acting as a user (support staff seeing what the user sees): an access token for the user that names its actor (`act`), in the user's session index.
-// Calls: users.findById of the user and of the actor, the user's lock and the actor's session index (reads, together), then
+// Calls: users.findById of the user and of the actor, the locks of both and the actor's session index (reads, together), then
 //        one compare-and-set of the user's index (the session joins it), then the actor's index read again. A chain that
 //        raced in, or a failure of either, ends the new session and takes it back out (best effort: an ended session is
 //        never listed). Nothing is written before the refusals of the reads; the token leaves only after the last check.
@@ -52,7 +52,7 @@ const actedAs = (sessions: IndexedSession[]): boolean => sessions.some(session =
  * (never a recent sign-in) and no `amr`. Its session joins the user's index
  * with its actor, counted out of `sessions.maxPerUser`. Rejects with
  * `JwtLoginSettingsError` for bad options or a user or actor the adapter
- * does not find, `JwtLoginError` 251 for a locked user and 252 for an actor
+ * does not find, `JwtLoginError` 251 for a locked user or actor, and 252 for an actor
  * who is being acted as right now (no chains); nothing is written then.
  */
 export async function impersonate (ctx: JwtLoginContext, settings: Settings, options: ImpersonateOptions): Promise<Impersonation> {
@@ -61,10 +61,11 @@ export async function impersonate (ctx: JwtLoginContext, settings: Settings, opt
   const reason = reasonOf(options.reason, 'impersonate/reason')
   const lifetimeMs = lifetimeOf(options.lifetime)
   if (actorId === userId) throw new JwtLoginSettingsError('impersonate/actorId', 'must be another user than `userId`', 'option')
-  const [user, actor, lock, actorSessions] = await Promise.all([ctx.users.findById(userId), ctx.users.findById(actorId), ctx.tokens.lockOf(userId), ctx.sessions.list(actorId)])
+  const [user, actor, lock, actorLock, actorSessions] = await Promise.all([ctx.users.findById(userId), ctx.users.findById(actorId), ctx.tokens.lockOf(userId), ctx.tokens.lockOf(actorId), ctx.sessions.list(actorId)])
   if (user === null) throw new JwtLoginSettingsError('impersonate/userId', 'is not a user the adapter finds', 'option')
   if (actor === null) throw new JwtLoginSettingsError('impersonate/actorId', 'is not a user the adapter finds', 'option')
-  if (lock !== null) throw new JwtLoginError('ERR_JWT_LOGIN_USER_LOCKED')
+  // a locked user is not acted as, and a locked actor (support staff's own account locked) acts as nobody
+  if (lock !== null || actorLock !== null) throw new JwtLoginError('ERR_JWT_LOGIN_USER_LOCKED')
   if (actedAs(actorSessions)) throw new JwtLoginError('ERR_JWT_LOGIN_IMPERSONATION_REFUSED')
   const sessionId = ctx.tokens.newSessionId()
   const { token, claims } = ctx.tokens.sign(settings, ctx.users.toPublicUser(user), 'access', { sessionId, lifetimeMs, actor: actorId })

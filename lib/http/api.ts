@@ -131,7 +131,7 @@ export interface JwtLoginApi {
    * routes that change credentials or end the account (403 / 252). Its
    * session is listed with its actor. Rejects with `JwtLoginSettingsError`
    * for bad options or an unknown user or actor, `JwtLoginError` 251 for a
-   * locked user, 252 for an actor who is being acted as right now.
+   * locked user or actor, 252 for an actor who is being acted as right now.
    */
   impersonate: (options: ImpersonateOptions) => Promise<Impersonation>
   /**

@@ -2,7 +2,7 @@
 import type { Static } from '@sinclair/typebox'
 import { JwtFields } from '../../schemas/auth.js'
 import { ApiKeyEndedReply, ApiKeyParams, ApiKeysReply, NewApiKeyBody, NewApiKeyReply, type ApiKeyItem } from '../../schemas/api-keys.js'
-import { createOwnApiKey, listApiKeys, refuseImpersonation, revokeOwnApiKey } from '../admin/api-keys.js'
+import { createOwnApiKey, listApiKeys, revokeOwnApiKey } from '../admin/api-keys.js'
 import type { JwtLoginContext } from '../context/context.js'
 import type { JwtLoginErrorCode } from '../core/errors.js'
 import { succeed } from '../http/error-handler.js'
@@ -11,10 +11,10 @@ import type { RouteDoc } from '../http/openapi.js'
 import type { TypedScope } from '../http/scope.js'
 import { TOKEN_REFUSALS } from '../sessions/authenticate.js'
 import type { ApiKeyInfo } from '../tokens/api-keys.js'
-import { callerOf, iso, needed } from './caller.js'
+import { callerOf, IMPERSONATION_REFUSED, iso, needed } from './caller.js'
 
 /** Every API-key route: the switch (403 / 253), a final access token, its refusals, and no acting for another user (403 / 252). */
-const GATE = (errors: JwtLoginErrorCode[]): RouteGate => ({ feature: 'apiKeys', token: 'access', errors: [...TOKEN_REFUSALS, 'ERR_JWT_LOGIN_IMPERSONATION_REFUSED', ...errors] })
+const GATE = (errors: JwtLoginErrorCode[]): RouteGate => ({ feature: 'apiKeys', token: 'access', errors: [...TOKEN_REFUSALS, IMPERSONATION_REFUSED, ...errors] })
 
 const doc = (operationId: string, summary: string, description: string): RouteDoc => ({ tags: ['account'], operationId, summary, description })
 
@@ -31,7 +31,8 @@ function keyItem (key: ApiKeyInfo, prefix: string): Static<typeof ApiKeyItem> {
  * the per-IP request limit, like the session routes.
  */
 export function apiKeyRoutes (app: TypedScope, ctx: JwtLoginContext): void {
-  const caller = callerOf(ctx)
+  // the keys are the user's own credentials: an actor neither makes, sees nor ends them
+  const caller = callerOf(ctx, { impersonation: false })
 
   app.post('/account/api-keys', {
     config: { jwtLogin: GATE(['ERR_JWT_LOGIN_REAUTHENTICATION_REQUIRED', 'ERR_JWT_LOGIN_API_KEY_REQUEST_INVALID', 'ERR_JWT_LOGIN_API_KEY_LIMIT']), rateLimit: false },
@@ -58,7 +59,6 @@ export function apiKeyRoutes (app: TypedScope, ctx: JwtLoginContext): void {
     }
   }, async (request) => {
     const auth = await caller(request)
-    refuseImpersonation(auth)
     const { prefix } = stateOf(request).call.settings.apiKeys
     return succeed({ api_keys: (await listApiKeys(ctx, auth.publicUser.ID)).map(key => keyItem(key, prefix)) })
   })

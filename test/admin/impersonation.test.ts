@@ -265,6 +265,9 @@ t.test('refusals change nothing: bad options, unknown users, the same id, a lock
   await app.jwtLogin.lockUser(aliceId, { reason: 'abuse' })
   await t.rejects(app.jwtLogin.impersonate(good), { code: 'ERR_JWT_LOGIN_USER_LOCKED', errorCode: 251, statusCode: 403 }, 'a locked user: 251')
   await app.jwtLogin.unlockUser(aliceId)
+  await app.jwtLogin.lockUser(bobId, { reason: 'staff account taken over' })
+  await t.rejects(app.jwtLogin.impersonate(good), { code: 'ERR_JWT_LOGIN_USER_LOCKED', errorCode: 251 }, 'a locked actor acts as nobody: 251')
+  await app.jwtLogin.unlockUser(bobId)
 
   // carol acts as bob: bob cannot act as anyone meanwhile
   const { jwt: carolAsBob } = await app.jwtLogin.impersonate({ actorId: carolId, userId: bobId, reason: 'audit' })
