@@ -67,6 +67,8 @@ t.test('every setting given: each lands in its resolved field, durations in ms, 
     },
     apiKeys: {
       enabled: true,
+      selfService: false,
+      header: 'X-Acme-Key',
       prefix: 'acme',
       scopes: ['orders:read', 'reports.export'],
       lifetime: { default: '30d', min: '1d', max: '1y' },
@@ -150,6 +152,8 @@ t.test('every setting given: each lands in its resolved field, durations in ms, 
     },
     apiKeys: {
       enabled: true,
+      selfService: false,
+      header: 'X-Acme-Key',
       prefix: 'acme',
       scopes: ['orders:read', 'reports.export'],
       lifetime: { defaultMs: 2_592_000_000, minMs: 86_400_000, maxMs: 31_557_600_000 },
@@ -313,6 +317,8 @@ t.test('the settings error: one class, in the error table, for settings and opti
 t.test('apiKeys: off by default; a prefix and scopes of a strict form; lifetimes within one another and 5 years', async (t) => {
   t.same(resolveSettings({ tokens: TOKENS }).apiKeys, {
     enabled: false,
+    selfService: true,
+    header: 'X-API-Key',
     prefix: 'jwtl',
     scopes: [],
     lifetime: { defaultMs: 90 * 86_400_000, minMs: 3_600_000, maxMs: 365 * 86_400_000 },
@@ -321,6 +327,7 @@ t.test('apiKeys: off by default; a prefix and scopes of a strict form; lifetimes
   })
   const refused = (apiKeys: Record<string, unknown>): string => settingsError({ tokens: TOKENS, apiKeys }).message
   for (const prefix of ['j', 'JWTL', 'jw_t', 'a-b', '1abc', 'abcdefghijklmnopq']) t.match(refused({ prefix }), /apiKeys\/prefix/, prefix)
+  for (const header of ['Authorization', 'authorization', 'X Key', '-x', 'X_Key', '', 'x'.repeat(65)]) t.match(refused({ header }), /apiKeys\/header/, JSON.stringify(header))
   for (const scope of ['Orders', 'a b', '', ':x', 'x'.repeat(65)]) t.match(refused({ scopes: [scope] }), /apiKeys\/scopes\/0/, JSON.stringify(scope))
   t.match(refused({ scopes: ['a', 'a'] }), /apiKeys\/scopes/, 'each once')
   t.match(refused({ maxPerUser: 0 }), /apiKeys\/maxPerUser/)

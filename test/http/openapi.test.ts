@@ -117,7 +117,7 @@ t.test('every error the routes can answer is in the document, with its status an
   }
   const login = doc.paths[`${PREFIX}/auth`]?.post as Operation
   t.same(errorEnum(login, '401'), [27, 48], 'an auth code or the credentials')
-  t.same(errorEnum(login, '403'), [45, 113, 206, 208, 231])
+  t.same(errorEnum(login, '403'), [45, 113, 206, 208, 231, 251], 'the switches, the email not verified, the user locked')
   t.match(JSON.stringify(login.responses['401']), /`48` ERR_JWT_LOGIN_WRONG_CREDENTIALS: Wrong user credentials\./, 'each code is described')
   t.notOk(Object.hasOwn(doc.paths[`${PREFIX}/auth/validate`]?.post?.responses ?? {}, '429'), 'validate skips the per-IP limit')
   t.same(Object.keys(doc.paths[`${PREFIX}/jwks`]?.get?.responses ?? {}), ['200'], '/jwks answers its keys only')
