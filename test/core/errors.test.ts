@@ -70,10 +70,12 @@ t.test('every code builds an error that matches its definition', async (t) => {
     t.same([error.errorCode, error.statusCode, error.message], [definition.errorCode, definition.statusCode, definition.message], code)
     const challenge = (definition as ErrorDefinition).wwwAuthenticate
     t.equal(error.wwwAuthenticate, challenge, `${code}: WWW-Authenticate`)
-    // RFC 6750 §3: a challenge goes with a 401 only, and is the Bearer scheme (RFC 9470's insufficient_user_authentication for a step-up)
+    // RFC 6750 §3: a challenge goes with a 401, and is the Bearer scheme (RFC 9470's insufficient_user_authentication for a step-up);
+    // §3.1's insufficient_scope goes with a 403 (an API key without a scope the route asks for)
     if (challenge !== undefined) {
-      t.equal(definition.statusCode, 401, `${code}: a challenge only on a 401`)
-      t.match(challenge, /^Bearer( error="(invalid_token|invalid_request|insufficient_user_authentication)")?$/, `${code}: an RFC 6750 challenge`)
+      const scope = challenge === 'Bearer error="insufficient_scope"'
+      t.equal(definition.statusCode, scope ? 403 : 401, `${code}: a challenge on a 401, or insufficient_scope on a 403`)
+      t.match(challenge, /^Bearer( error="(invalid_token|invalid_request|insufficient_user_authentication|insufficient_scope)")?$/, `${code}: an RFC 6750 challenge`)
     }
   }
 })
