@@ -117,7 +117,9 @@ async function startThree (t: Test, store: StoreUnderTest): Promise<{ hosts: Tri
   })
   const failed = started.find((result) => result.status === 'rejected')
   if (failed !== undefined) throw failed.reason
-  const admin = await adminApp(store.kind, store.env, { ...SETTINGS, tokens: { keys: [{ kid: HOSTS_KID, secret }] } })
+  // the hosts' settings but the mailed features (the admin app mails nothing, so it has no mailer), and their key
+  const { resetPassword: _reset, emailSignIn: _email, ...shared } = SETTINGS
+  const admin = await adminApp(store.kind, store.env, { ...shared, tokens: { keys: [{ kid: HOSTS_KID, secret }] } })
   admins.push(admin)
   return { hosts: running as Trio, settingsFile, admin }
 }
