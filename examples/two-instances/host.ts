@@ -3,6 +3,8 @@
  * behind a load balancer, every process on the same store and signing key,
  * and a token, a revocation, a spent refresh token, a used two-factor or
  * reset code or a lockout made through one process holds on all of them.
+ * So does an API key: created through one, it works on the host's own
+ * route (`GET /orders`) of every process, and ends on all of them.
  *
  *   REDIS_PREFIX=myapp: JWT_SECRET=... PORT=3001 node --import tsx examples/two-instances/host.ts
  *
@@ -14,7 +16,7 @@ import Fastify from 'fastify'
 import jwtLogin, { type Mailer, type SettingsInput, type SettingsSource } from '../../lib/index.js'
 import { MemoryTwoFactorStore, MemoryUserAdapter } from '../../lib/testing.js'
 import { storeFromEnv } from './store.js'
-import { LOCKOUT_MAX, SEEDED_USERS, TOTP_SECRET } from './users.js'
+import { API_KEY_SCOPE, LOCKOUT_MAX, SEEDED_USERS, TOTP_SECRET } from './users.js'
 
 const { JWT_SECRET, PORT = '0', SETTINGS_FILE, SETTINGS_TTL = '30s' } = process.env
 // No default key: a made-up one would let each process sign tokens the others refuse.
@@ -46,7 +48,9 @@ type SharedSettings = Omit<SettingsInput, 'tokens'> & { tokens?: Omit<SettingsIn
 const STATIC_SETTINGS: SharedSettings = {
   refresh: { enabled: true },
   resetPassword: { enabled: true, mail: { siteName: 'jwt-login example' } },
-  limits: { loginPerAccount: { max: LOCKOUT_MAX, window: '15m' } }
+  limits: { loginPerAccount: { max: LOCKOUT_MAX, window: '15m' } },
+  // personal API keys (`/jwt-login/v1/account/api-keys`) for scripts, taken by `GET /orders` below
+  apiKeys: { enabled: true, scopes: [API_KEY_SCOPE] }
 }
 
 /** The same key id and secret everywhere: a token signed by one process verifies on the others. */
@@ -70,6 +74,13 @@ await app.register(jwtLogin, {
   settingsTtl: SETTINGS_TTL
 })
 app.addHook('onClose', async () => { await store.close?.() })
+
+// The host's own route for scripts: an API key with the scope (or a signed-in user's token). A settings
+// file must declare the scope in `apiKeys.scopes`, or the host refuses to start here.
+app.get('/orders', { preHandler: app.jwtLogin.authenticateWith({ apiKey: true, scopes: [API_KEY_SCOPE] }) }, async (request) => {
+  const { user, apiKey } = request.jwtLogin!
+  return { userId: user.ID, keyId: apiKey?.id ?? null }
+})
 
 const address = await app.listen({ host: '127.0.0.1', port: Number(PORT) })
 // One JSON line on stdout tells a supervisor (or the test) where this instance listens.

@@ -35,3 +35,6 @@ export const TOTP_SECRET = 'BHKNALYVSX6XKO5HAAPZHQIF5FW7R2JO'
 
 /** Failed logins per account (summed over every instance) before the account is locked. */
 export const LOCKOUT_MAX = 3
+
+/** The scope the host declares for its API keys, and its route for scripts (`GET /orders`) asks for. */
+export const API_KEY_SCOPE = 'orders:read'

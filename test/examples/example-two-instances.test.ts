@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import { Redis } from 'ioredis'
 import t from 'tap'
-import { ALICE, BOB, LOCKOUT_MAX } from '../../examples/two-instances/users.js'
+import { ALICE, API_KEY_SCOPE, BOB, LOCKOUT_MAX } from '../../examples/two-instances/users.js'
 import { refusedStart, startHost, stopHost, type Answer, type Host } from '../helpers/example-hosts.js'
 import { claimsOf } from '../helpers/http.js'
 import { deleteKeys, REDIS_URL } from '../helpers/redis-store.js'
@@ -99,4 +99,21 @@ t.test('failed logins split across the instances lock the account on both', asyn
   }
   const other = await login(b, ALICE)
   t.equal(other.status, 200, 'another account is not locked')
+})
+
+t.test('an API key made through one instance works on the other\'s GET /orders, and ends on both when deleted', async (t) => {
+  const { data: tokens } = await login(a, ALICE)
+  const created = await call(a, '/account/api-keys', { JWT: tokens.jwt, name: 'nightly export', scopes: [API_KEY_SCOPE] })
+  t.equal(created.status, 200)
+  const { key, id } = created.data as { key: string, id: string }
+  const used = await b.get('/orders', { 'x-api-key': key })
+  t.same([used.status, used.data.keyId], [200, id], 'the key, on the other instance')
+  const signedIn = await b.get('/orders', { authorization: `Bearer ${tokens.jwt}` })
+  t.same([signedIn.status, signedIn.data.keyId], [200, null], 'a signed-in user\'s token too')
+  t.equal((await a.get('/orders')).status, 401, 'neither: refused')
+  t.equal((await b.call(`/account/api-keys/${id}`, { JWT: tokens.jwt }, 'DELETE')).status, 200, 'deleted through the other instance')
+  for (const on of [a, b]) {
+    const refused = await on.get('/orders', { 'x-api-key': key })
+    t.same([refused.status, refused.data.data?.errorCode], [401, 254], `refused on ${on.name}`)
+  }
 })

@@ -49,6 +49,13 @@ export class Host {
     return { status: res.status, data: (await res.json() as { data: Record<string, any> }).data, retryAfter: res.headers.get('retry-after') }
   }
 
+  /** A GET of one of the host's own routes (outside the plugin's prefix) with `headers`; the answer's status is kept in `answered`, its whole body in `data`. */
+  async get (path: string, headers: Record<string, string> = {}): Promise<Answer> {
+    const res = await fetch(`${this.base}${path}`, { headers })
+    this.answered.push({ host: this.name, method: 'GET', path, status: res.status })
+    return { status: res.status, data: await res.json() as Record<string, any>, retryAfter: res.headers.get('retry-after') }
+  }
+
   /** The oldest mail to `to` not taken yet, waiting for it if none came. */
   async nextMail (to: string): Promise<MailMessage> {
     const deadline = Date.now() + WAIT_MS

@@ -1,8 +1,7 @@
-// The many-instances step of the lock (issue 42): a lock made by an admin app in this process, on the hosts' own store, ends a user's live tokens on the next request on every host and refuses the user's sign-ins there until the unlock.
-import { randomBytes } from 'node:crypto'
-import Fastify from 'fastify'
+// The many-instances step of the lock (issue 42): a lock made by an admin app in this process, on the hosts' own store, ends a user's live tokens on the next request on every host and refuses the user's sign-ins there until the unlock. The admin app itself, which the API-key and impersonation steps use too.
+import Fastify, { type FastifyInstance } from 'fastify'
 import type t from 'tap'
-import jwtLogin, { type StateStore } from '../../lib/index.js'
+import jwtLogin, { type SettingsInput, type StateStore } from '../../lib/index.js'
 import { MemoryUserAdapter } from '../../lib/testing.js'
 import { storeFromEnv } from '../../examples/two-instances/store.js'
 import { ALICE, SEEDED_USERS } from '../../examples/two-instances/users.js'
@@ -12,23 +11,38 @@ type Test = Parameters<Parameters<typeof t.test>[0]>[0]
 
 const pairOf = (answer: Answer): [number, unknown] => [answer.status, answer.data.errorCode]
 
+/** The admin app of the administration steps (lock, API keys, impersonation): the plugin in this process, beside the hosts. */
+export interface AdminApp {
+  app: FastifyInstance
+  users: MemoryUserAdapter
+  /** Closes the app and its store client. */
+  close: () => Promise<void>
+}
+
 /**
  * The admin app: the plugin on the hosts' store (the same kind, server and
- * namespace) and on the example's users seeded in the same order, so its
- * user ids are the hosts'. It signs nothing the hosts read: its key is its own.
+ * namespace), their settings and their signing key (`settings` as the hosts
+ * read them, keys included), and the example's users seeded in the same
+ * order, so its user ids are the hosts' and a token it signs (an
+ * impersonation) validates on every host.
  */
-async function adminApp (t: Test, kind: string, env: Record<string, string>): Promise<{ app: ReturnType<typeof Fastify>, users: MemoryUserAdapter }> {
+export async function adminApp (kind: string, env: Record<string, string>, settings: SettingsInput): Promise<AdminApp> {
   const store: StateStore = await storeFromEnv({ ...env, STORE: kind })
   const users = new MemoryUserAdapter()
   for (const { twoFactor: _factor, ...user } of SEEDED_USERS) await users.addUser(user)
   const app = Fastify()
-  t.teardown(async () => {
+  const close = async (): Promise<void> => {
     await app.close()
     await store.close?.()
-  })
-  await app.register(jwtLogin, { users, store, settings: { tokens: { keys: [{ kid: 'admin', secret: randomBytes(32).toString('base64url') }] }, refresh: { enabled: true } } })
-  await app.ready()
-  return { app, users }
+  }
+  try {
+    await app.register(jwtLogin, { users, store, settings })
+    await app.ready()
+  } catch (error) {
+    await close()
+    throw error
+  }
+  return { app, users, close }
 }
 
 /**
@@ -38,9 +52,8 @@ async function adminApp (t: Test, kind: string, env: Record<string, string>): Pr
  * right password and a wrong one alike. Unlocked: she signs in on B, and
  * the tokens from before stay refused everywhere.
  */
-export async function lockAcross (t: Test, hosts: [Host, Host, Host], kind: string, env: Record<string, string>): Promise<void> {
+export async function lockAcross (t: Test, hosts: [Host, Host, Host], { app: admin, users }: AdminApp): Promise<void> {
   const [a, b, c] = hosts
-  const { app: admin, users } = await adminApp(t, kind, env)
   const signIn = async (on: Host): Promise<{ jwt: string, refresh_token: string }> => {
     const answer = await on.call('/auth', { email: ALICE.email, password: ALICE.password })
     if (answer.status !== 200) throw new Error(`login on ${on.name}: ${answer.status} ${JSON.stringify(answer.data)}`)

@@ -9,9 +9,11 @@ import jwtLogin, { type SettingsInput, type StateStore } from '../../lib/index.j
 import { migrate, qualified } from '../../examples/postgres/migrate.js'
 import { PostgresUserAdapter } from '../../examples/postgres/users.js'
 import { storeFromEnv } from '../../examples/two-instances/store.js'
-import { ALICE, BOB, CAROL, DAVE, ERIN, TOTP_SECRET } from '../../examples/two-instances/users.js'
+import { ALICE, API_KEY_SCOPE, BOB, CAROL, DAVE, ERIN, TOTP_SECRET } from '../../examples/two-instances/users.js'
 import { startHost, stopHost, type Answer, type Host } from './example-hosts.js'
-import { lockAcross } from './many-instances-lock.js'
+import { impersonationAcross } from './many-instances-impersonation.js'
+import { keysAcross, PER_KEY } from './many-instances-keys.js'
+import { adminApp, lockAcross, type AdminApp } from './many-instances-lock.js'
 import { REDIRECT_URI, startOAuth2Provider, type GitHubAccount, type TestOAuth2Provider } from './oauth2-providers.js'
 import { codeIn } from './reset.js'
 import { DATABASE_URL } from './shared-stores.js'
@@ -30,7 +32,8 @@ type Trio = [Host, Host, Host]
  * token, a TOTP step, an email code, a reset code, a sign-in code by email,
  * a refresh token past its retry) is used once across all instances; failed
  * logins and wrong sign-in codes add up across them; a settings change
- * reaches every instance.
+ * reaches every instance. An API key, a lock and an impersonation made on
+ * one instance (or beside them) hold on all of them.
  *
  * The store kind is a parameter: `kind` is the hosts' STORE, `env` the
  * variables that kind reads (its server and a namespace of this run), and
@@ -57,8 +60,13 @@ const SETTINGS: SharedSettings = {
   sessions: { enabled: true },
   emailSignIn: { enabled: true },
   // every request of the run comes from 127.0.0.1: the per-IP limits would count them all
-  limits: { loginPerAccount: { max: ACCOUNT_MAX, window: '15m' }, loginPerIp: { max: 10_000, window: '15m' }, requestsPerIp: { max: 100_000, window: '1m' } }
+  limits: { loginPerAccount: { max: ACCOUNT_MAX, window: '15m' }, loginPerIp: { max: 10_000, window: '15m' }, requestsPerIp: { max: 100_000, window: '1m' } },
+  // the example host's scope; a small per-key limit, reached across the hosts; every wrong key of the run comes from 127.0.0.1 too
+  apiKeys: { enabled: true, scopes: [API_KEY_SCOPE], limits: { perKey: { max: PER_KEY, window: '1h' }, wrongKeysPerIp: { max: 10_000, window: '15m' } } }
 }
+
+/** The hosts' key id (examples/two-instances/host.ts): the admin app signs with it and the hosts' secret. */
+const HOSTS_KID = 'shared-1'
 
 /** Replaces the file in one rename, so no host ever reads half of it. */
 async function writeSettings (file: string, settings: SharedSettings): Promise<void> {
@@ -80,35 +88,46 @@ async function validateEverywhere (hosts: Host[], jwt: string): Promise<Answer[]
   return await Promise.all(hosts.map(async (host) => await host.call('/auth/validate', { JWT: jwt })))
 }
 
-/** Starts A, B and C on the store with a settings file; stops them, cleans the store and removes the file at the end. */
-async function startThree (t: Test, store: StoreUnderTest): Promise<{ hosts: Trio, settingsFile: string }> {
+/**
+ * Starts A, B and C on the store with a settings file, and the admin app
+ * beside them with their settings and key; stops them, cleans the store and
+ * removes the file at the end.
+ */
+async function startThree (t: Test, store: StoreUnderTest): Promise<{ hosts: Trio, settingsFile: string, admin: AdminApp }> {
   const dir = await mkdtemp(join(tmpdir(), 'jwt-login-many-instances-'))
   const settingsFile = join(dir, 'settings.json')
   await writeSettings(settingsFile, SETTINGS)
+  const secret = randomBytes(32).toString('base64url')
   const env = {
     ...store.env,
     STORE: store.kind,
-    JWT_SECRET: randomBytes(32).toString('base64url'),
+    JWT_SECRET: secret,
     SETTINGS_FILE: settingsFile,
     SETTINGS_TTL: `${SETTINGS_TTL_MS}ms`,
     PORT: '0'
   }
   const started = await Promise.allSettled(['A', 'B', 'C'].map(async (name) => await startHost(env, name)))
   const running = started.flatMap((result) => result.status === 'fulfilled' ? [result.value] : [])
+  const admins: AdminApp[] = []
   t.teardown(async () => {
     await Promise.all(running.map(stopHost))
+    await Promise.all(admins.map(async (admin) => { await admin.close() }))
     await store.cleanup()
     await rm(dir, { recursive: true, force: true })
   })
   const failed = started.find((result) => result.status === 'rejected')
   if (failed !== undefined) throw failed.reason
-  return { hosts: running as Trio, settingsFile }
+  // the hosts' settings but the mailed features (the admin app mails nothing, so it has no mailer), and their key
+  const { resetPassword: _reset, emailSignIn: _email, ...shared } = SETTINGS
+  const admin = await adminApp(store.kind, store.env, { ...shared, tokens: { keys: [{ kid: HOSTS_KID, secret }] } })
+  admins.push(admin)
+  return { hosts: running as Trio, settingsFile, admin }
 }
 
 /** Starts three hosts on the store, runs every flow, and stops them (and cleans the store) at the end. */
 export async function runManyInstances (t: Test, store: StoreUnderTest): Promise<void> {
   t.setTimeout(300_000)
-  const { hosts, settingsFile } = await startThree(t, store)
+  const { hosts, settingsFile, admin } = await startThree(t, store)
 
   await t.test('logins on each instance; every token validates on every instance', async (t) => { await tokensEverywhere(t, hosts) })
   await t.test('two-factor by TOTP: one interim token and code sent to all three at once signs in once; the step is not replayed elsewhere', async (t) => { await totpOnce(t, hosts) })
@@ -121,7 +140,9 @@ export async function runManyInstances (t: Test, store: StoreUnderTest): Promise
   await t.test('lockout: failed logins spread over the instances, even concurrent, lock the account on all of them', async (t) => { await lockoutAcross(t, hosts) })
   await t.test('settings: a change of the settings file reaches every instance', async (t) => { await settingsConverge(t, hosts, settingsFile) })
   await t.test('sessions: DELETE /sessions on A ends the sessions started on A, B and C on all three; DELETE /sessions/{id} on B ends one started on C everywhere', async (t) => { await sessionsAcross(t, hosts) })
-  await t.test('lock: a lock made beside the hosts ends alice\'s tokens on the next request on every host and refuses her sign-in there until the unlock', async (t) => { await lockAcross(t, hosts, store.kind, store.env) })
+  await t.test('lock: a lock made beside the hosts ends alice\'s tokens on the next request on every host and refuses her sign-in there until the unlock', async (t) => { await lockAcross(t, hosts, admin) })
+  await t.test('API keys: a key made on A works on B and C; its limit is counted across them; DELETE on C, a sign-out everywhere on A, a lock beside them end keys on every host', async (t) => { await keysAcross(t, hosts, admin) })
+  await t.test('impersonation: the admin app acts as alice with the hosts\' key; the token validates on A with act.sub, is listed with its actor on B, is refused credential changes on C, and a revoke on A ends it on B and C', async (t) => { await impersonationAcross(t, hosts, admin) })
   // last to sign alice in: it locks her account
   await t.test('sign-in by email: wrong codes sent to all three at once are checked at most limits.loginPerAccount.max times, and lock the account everywhere', async (t) => { await emailGuessesAcross(t, hosts) })
   await t.test('GitHub sign-in on three instances sharing one user database: the link made on A finds the user on B; 20 concurrent first sign-ins of one account make one user and one link', async (t) => { await providerLinksAcross(t, store) })
