@@ -80,10 +80,11 @@ t.test('the listing leaves out what its index lists without a live record of the
   t.same(await keys.list(7), [], 'expired')
 })
 
-t.test('two ends of one key: both see it live, the index forgets it once', async (t) => {
+t.test('fifty ends of one key at once: the index forgets it once, and only that call answers true', async (t) => {
   const { keys } = keysOn()
   const { info } = await keys.create(request())
-  t.same(await Promise.all([keys.revoke(7, info.id), keys.revoke(7, info.id)]), [true, true])
+  const answers = await Promise.all(Array.from({ length: 50 }, async () => await keys.revoke(7, info.id)))
+  t.equal(answers.filter(removed => removed).length, 1)
   t.equal(await keys.revoke(7, info.id), false)
   t.same(await keys.list(7), [])
 })
