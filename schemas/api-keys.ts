@@ -2,9 +2,14 @@
 import { Type } from '@sinclair/typebox'
 import { Field, Fields, Success } from './common.js'
 
-/** `POST /account/api-keys`: a name, the scopes (of `apiKeys.scopes`), a lifetime in seconds (default `apiKeys.lifetime.default`). */
+/**
+ * `POST /account/api-keys`: a name, the scopes (of `apiKeys.scopes`), a
+ * lifetime in seconds (default `apiKeys.lifetime.default`). The name is 1 to
+ * 100 characters (code points, counted by the flow, as for the host's
+ * `createApiKey`): the schema bounds its UTF-16 length at twice that.
+ */
 export const NewApiKeyBody = Fields({
-  name: Type.Optional(Type.String({ maxLength: 100 })),
+  name: Type.Optional(Type.String({ maxLength: 200 })),
   scopes: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 100 })),
   expires_in: Type.Optional(Type.Integer({ minimum: 1 })),
   JWT: Field

@@ -154,7 +154,7 @@ export const SETTING_MEANINGS: Record<string, string> = {
   'emailSignIn.limits.perIp.window': 'that window',
   'apiKeys.enabled': 'personal API keys ([Administration](administration.md#api-keys)): the routes `/account/api-keys` (off: 403 / 253) and keys on host routes that ask for them with `authenticateWith({ apiKey: true })`; off, no key is taken',
   'apiKeys.selfService': 'users manage their own keys at `/account/api-keys`; off, those routes answer 403 / 253 and only the host mints keys (`createApiKey`), which still work on host routes',
-  'apiKeys.header': 'the header a key may come in besides `Authorization: Bearer` (letters, digits and `-`; not `Authorization`); the settings import carries Simple JWT Login\'s `header_name` here',
+  'apiKeys.header': 'the header a key may come in besides `Authorization: Bearer` (letters, digits and `-`; not `Authorization` nor another standard request header such as `User-Agent`, `Cookie` or `Host`); the settings import carries Simple JWT Login\'s `header_name` here',
   'apiKeys.prefix': 'what every key starts with, before `_`: 2–16 lower-case letters and digits, so a host can register `<prefix>_` with secret scanners. A changed prefix leaves the keys given before unusable',
   'apiKeys.scopes': 'the scopes a key may carry, declared by the host (`orders:read`): lower case, up to 64 characters, at most 100. A key asks for some of them; `authenticateWith({ scopes })` names only declared ones',
   'apiKeys.lifetime.default': 'a key\'s lifetime when `expires_in` is not given; between `min` and `max`',

@@ -2,6 +2,7 @@
 import type { Call } from '../adapters/second-factor.js'
 import type { JwtLoginContext } from '../context/context.js'
 import { keepsLinks, linksOf } from '../adapters/users.js'
+import { endUserApiKeys } from '../sessions/api-keys.js'
 import { endAllSessions } from '../sessions/manage.js'
 
 /**
@@ -10,13 +11,16 @@ import { endAllSessions } from '../sessions/manage.js'
  * linked (a link made by whoever held the account would sign them in);
  * then, with `sessions`, every session and trusted device, by one cutoff
  * after the credentials are gone, so that a sign-in that used one of them
- * meanwhile ends too. Whoever registered someone else's address keeps
+ * meanwhile ends too; every API key of the user ends as well (with a
+ * password reset too, whose new password ends the sessions). Whoever registered someone else's address keeps
  * nothing once its owner proves it. Each step is idempotent, so a retry
  * after a failure finishes the work.
  */
 export async function resetCredentials (ctx: JwtLoginContext, call: Call, userId: number, user: unknown, reason: 'email_verified' | 'password_reset' | 'email_reverted', sessions: boolean): Promise<void> {
   const [passkeys, secondFactor] = await Promise.all([endPasskeys(ctx, call, userId), endSecondFactor(ctx, userId, user), endIdentities(ctx, userId, user)])
   if (sessions) await endAllSessions(ctx, call.settings, userId, reason === 'email_reverted' ? 'email_reverted' : 'email_verified')
+  // a reset's new password ends the sessions; the API keys end here, as with the other reasons (a plain password change keeps them)
+  if (reason === 'password_reset') await endUserApiKeys(ctx, call.settings, userId, 'password_reset')
   ctx.forgetUser(userId)
   ctx.events.emit('account.credentials_reset', { userId, passkeys, secondFactor, reason })
 }

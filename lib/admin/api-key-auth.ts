@@ -1,7 +1,7 @@
 // The check of an API key presented to a host route (`authenticateWith({ apiKey: true })`): the key, its user, its scopes and its limits.
-// Calls: the key's record with the client's wrong-key lock (one getMany); then the user's index, cutoff and the key's last use
-//        (one getMany) beside the count of the key's request (increment); users.findById; the last use, about once a minute.
-//        A wrong key: its count on the client (increment), and past the limit the client's lock (set).
+// Calls: the key's record with the client's wrong-key lock (one getMany); then the user's index and cutoff (one getMany);
+//        the count of the key's request (increment); users.findById; the last use, on the first request of the key's window.
+//        A wrong key: its count on the client (increment), and from the limit on the client's lock (set).
 import type { Call } from '../adapters/second-factor.js'
 import type { PublicUser } from '../adapters/users.js'
 import type { JwtLoginContext } from '../context/context.js'
@@ -11,6 +11,7 @@ import { errorNumber, JwtLoginError } from '../core/errors.js'
 import { subjectKey } from '../services/limits.js'
 import { readMany } from '../store/read.js'
 import { apiKeyKeys, decodeRecord, indexHolds, parseApiKey, secretHash } from '../tokens/api-keys.js'
+import { keysEndedBefore } from '../tokens/cutoff-record.js'
 import { stateKeys } from '../tokens/revocation.js'
 import { lockIn } from '../tokens/user-lock.js'
 
@@ -28,9 +29,6 @@ export interface KeyHolder {
   apiKey: ApiKeyIdentity
 }
 
-/** A key's last use is written again once this much has passed (ms): never a write per request. */
-export const LAST_USED_EVERY_MS = 60_000
-
 /** The hash compared when no record was found: the same work, found or not. */
 const NO_HASH = secretHash('')
 
@@ -45,8 +43,9 @@ const wrongKeys = (ip: string): { count: string, lock: string } => {
  * client is past `apiKeys.limits.wrongKeysPerIp` (429 / 200 with
  * `Retry-After`, the right key too); a key that is malformed, unknown,
  * expired, ended, of a locked user or of a user the adapter no longer
- * finds answers 401 / 254 alike and counts on the client; past
- * `apiKeys.limits.perKey` 429 / 256 with `Retry-After`; a key without a
+ * finds answers 401 / 254 alike and counts on the client (past the limit
+ * 429 / 200); past `apiKeys.limits.perKey` 429 / 256 with `Retry-After`
+ * (counted before the adapter is asked); a key without a
  * required scope 403 / 255. Each refusal is the `api_key.refused` event.
  */
 export async function authenticateApiKey (ctx: JwtLoginContext, call: Call, key: string, scopes: readonly string[]): Promise<KeyHolder> {
@@ -73,29 +72,35 @@ async function checkKey (ctx: JwtLoginContext, call: Call, key: string, scopes: 
   // compared in constant time, found or not
   const right = safeEqual(parsed === null ? NO_HASH : secretHash(parsed.secret), record?.h ?? NO_HASH)
   if (parsed === null || record === null || !right || record.e <= now) return await wrong()
-  const [[index, cutoff, used], uses] = await Promise.all([
-    readMany(ctx.store, [apiKeyKeys.index(record.u), stateKeys.userCutoff(record.u), apiKeyKeys.used(parsed.id)]) as Promise<[string | null, string | null, string | null]>,
-    ctx.store.increment(apiKeyKeys.uses(parsed.id), apiKeys.limits.perKey.windowMs)
-  ])
-  if (!indexHolds(index, parsed.id, now) || lockIn(cutoff, now) !== null) return await wrong()
+  const [index, cutoff] = await readMany(ctx.store, [apiKeyKeys.index(record.u), stateKeys.userCutoff(record.u)])
+  // listed by its index, its user not locked, and created after any end of the user's keys (a lock, a sign-out everywhere...)
+  if (!indexHolds(index ?? null, parsed.id, now) || lockIn(cutoff ?? null, now) !== null || record.c < keysEndedBefore(cutoff ?? null)) return await wrong()
+  live(parsed.id)
+  // counted before the adapter is asked: a key past its limit costs the host nothing
+  const uses = await ctx.store.increment(apiKeyKeys.uses(parsed.id), apiKeys.limits.perKey.windowMs)
+  if (uses.count > apiKeys.limits.perKey.max) throw new JwtLoginError('ERR_JWT_LOGIN_API_KEY_RATE_LIMITED', { retryAfter: Math.max(1, Math.ceil(uses.ttlMs / 1000)) })
   const user = await ctx.users.findById(record.u)
   if (user === null) return await wrong()
-  live(parsed.id)
-  if (uses.count > apiKeys.limits.perKey.max) throw new JwtLoginError('ERR_JWT_LOGIN_API_KEY_RATE_LIMITED', { retryAfter: Math.max(1, Math.ceil(uses.ttlMs / 1000)) })
   // a scope the host no longer declares is no longer carried
   const carried = record.s.filter(scope => apiKeys.scopes.includes(scope))
   if (!scopes.every(scope => carried.includes(scope))) throw new JwtLoginError('ERR_JWT_LOGIN_API_KEY_SCOPE')
-  if (used === null || now - Number(used) >= LAST_USED_EVERY_MS) {
-    // best effort: a lost write only makes the listing's last use older
+  if (uses.count === 1) {
+    // the first request of the key's window, once per window: a burst writes once (best effort: a lost write only makes the listing's last use older)
     await ctx.store.set(apiKeyKeys.used(parsed.id), String(now), Math.max(1, record.e - now)).catch(() => {})
   }
   return { user, publicUser: ctx.users.toPublicUser(user), apiKey: { id: parsed.id, name: record.n, scopes: carried } }
 }
 
-/** A wrong key: counted on the client (the count that reaches the limit locks it for the rest of the window), then 401 / 254. */
+/**
+ * A wrong key: counted on the client, then 401 / 254; the count that
+ * reaches the limit locks the client for the rest of the window, and a
+ * count past it (a burst whose requests all read no lock) answers 429 / 200
+ * with `Retry-After`: at most `max` wrong keys are answered 401 a window.
+ */
 async function refuseWrongKey (ctx: JwtLoginContext, call: Call, client: { count: string, lock: string }): Promise<never> {
   const limit = call.settings.apiKeys.limits.wrongKeysPerIp
   const { count, ttlMs } = await ctx.store.increment(client.count, limit.windowMs)
   if (count >= limit.max) await ctx.store.set(client.lock, String(ctx.clock() + ttlMs), Math.max(1, ttlMs))
+  if (count > limit.max) throw new JwtLoginError('ERR_JWT_LOGIN_RATE_LIMITED', { retryAfter: Math.max(1, Math.ceil(ttlMs / 1000)) })
   throw new JwtLoginError('ERR_JWT_LOGIN_API_KEY_INVALID')
 }

@@ -6,6 +6,7 @@ import type { Call } from '../adapters/second-factor.js'
 import type { JwtLoginContext } from '../context/context.js'
 import type { Settings } from '../config/settings.js'
 import { JwtLoginError, JwtLoginSettingsError, type FieldDetail } from '../core/errors.js'
+import { hasHiddenCharacters } from '../core/clean-text.js'
 import { en } from '../i18n/catalogues/en.js'
 import { fieldPhrase } from '../i18n/messages.js'
 import { requireRecentAuth, type Authenticated } from '../sessions/authenticate.js'
@@ -37,8 +38,10 @@ export const API_KEY_NAME_MAX = 100
 function checked (settings: Settings, request: ApiKeyRequest, refuse: Refuse): { name: string, scopes: string[], lifetimeMs: number } {
   const { apiKeys } = settings
   const { name, scopes = [], expiresIn } = request
-  // no control character: the name is shown in listings and admin pages as given
-  if (typeof name !== 'string' || name.trim() === '' || name.length > API_KEY_NAME_MAX || [...name].some(c => c < ' ' || c === '\u007f')) refuse('name', `must be a text of 1 to ${API_KEY_NAME_MAX} characters`)
+  // counted in code points, as the route's schema counts; no control or format character: the name is shown in listings and admin pages as given
+  if (typeof name !== 'string' || name.trim() === '' || [...name].length > API_KEY_NAME_MAX || hasHiddenCharacters(name)) {
+    refuse('name', `must be a text of 1 to ${API_KEY_NAME_MAX} characters, without control or format characters`)
+  }
   if (!Array.isArray(scopes) || scopes.some(scope => typeof scope !== 'string' || !apiKeys.scopes.includes(scope)) || new Set(scopes).size !== scopes.length) {
     refuse('scopes', `must be distinct scopes of apiKeys.scopes (${apiKeys.scopes.join(', ')})`)
   }

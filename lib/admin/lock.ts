@@ -1,12 +1,13 @@
 // Locking a user (support staff, a compromised account): the lock is state in the store, in the user's cutoff entry, so every instance sees it on the next request.
-// Calls: lockUser: users.findById, then one compare-and-set of the cutoff (the lock and the moved cutoff together), then the user's API keys end; the user cache forgets the user.
+// Calls: lockUser: users.findById, the user's key index (read), then one compare-and-set of the cutoff (the lock, the moved cutoff and
+//        the end of the user's API keys together); the user cache forgets the user; then the keys' index moves to a new generation.
 //        Trusted devices need no write: the lock's cutoff ends them (`cutoffTime`), and the cutoff an unlock leaves keeps them ended.
 //        unlockUser: one compare-and-set of the cutoff. The sign-ins' refusal is sessions/lock.ts.
 import type { JwtLoginContext } from '../context/context.js'
 import { JwtLoginSettingsError } from '../core/errors.js'
 import type { Settings } from '../config/settings.js'
 import type { UserLock } from '../tokens/revocation.js'
-import { endApiKeys } from '../sessions/api-keys.js'
+import { endApiKeys, keysEnd, keysUntidied } from '../sessions/api-keys.js'
 
 /** The options of `lockUser`. */
 export interface LockOptions {
@@ -48,20 +49,22 @@ function untilOf (until: Date | number | undefined, now: number): number | null 
  * `unlockUser`; a lock on a locked user replaces it. Rejects with
  * `JwtLoginSettingsError` for bad options or a user the adapter does not
  * know, and changes nothing then. Tells `session.ended` (every session,
- * reason `locked`) and `user.locked`.
+ * reason `locked`) and `user.locked` once the lock is written; when the
+ * keys' index cannot be changed after it, rejects with 503 / 201 saying so:
+ * the lock holds and the keys no longer work, and `lockUser` again finishes it.
  */
 export async function lockUser (ctx: JwtLoginContext, settings: Settings, userId: number, options: LockOptions): Promise<UserLock> {
   const id = userIdOf(userId, 'lockUser/userId')
   const reason = reasonOf(options?.reason, 'lockUser/reason')
   const until = untilOf(options.until, ctx.clock())
   if (await ctx.users.findById(id) === null) throw new JwtLoginSettingsError('lockUser/userId', 'is not a user the adapter finds', 'option')
-  const lock = await ctx.tokens.lockUser(settings, id, until)
-  // after the lock, so a key created meanwhile ends too; the key check refuses a locked user's keys anyway
-  await endApiKeys(ctx, id, 'locked')
-  // the cached copy goes too: the next request of the user reads the host's record again
+  const lock = await ctx.tokens.lockUser(settings, id, until, await keysEnd(ctx, id, ctx.clock() + 1))
+  // the lock holds from here: the cached copy goes (the next request of the user reads the host's record again), and it is told
   ctx.forgetUser(id)
   ctx.events.emit('session.ended', { userId: id, sessionId: null, reason: 'locked' })
   ctx.events.emit('user.locked', { userId: id, reason, until: until === null ? null : new Date(until).toISOString() })
+  // after the lock, so a key created meanwhile ends too; the keys the lock's write ended stay ended if this fails
+  await endApiKeys(ctx, id, 'locked').catch((error: unknown) => { throw keysUntidied(error) })
   return lock
 }
 

@@ -3,6 +3,7 @@ import type { Static } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import type { MailTemplates } from '../../schemas/mail-templates.js'
 import { SettingsSchema, type KeySchema, type SettingsInput } from '../../schemas/settings.js'
+import { isStandardRequestHeader } from '../../schemas/settings/api-keys.js'
 import { JwtLoginSettingsError } from '../core/errors.js'
 import { checkSchema, isGroup, originReason, resolveGroups, type Resolved } from './from-schema.js'
 import { resolveOAuthProviders, type OAuthProviderSettings } from './oauth-providers.js'
@@ -101,6 +102,9 @@ function checkGroups ({ tokens, twoFactor, refresh, resetPassword, cors, passkey
   if (account.email.revertLifetimeMs > MAX_REVERT_MS) throw new JwtLoginSettingsError('account/email/revertLifetime', 'must be at most 30 days')
   checkEmailSignIn(emailSignIn)
   checkApiKeyLifetimes(apiKeys.lifetime)
+  if (isStandardRequestHeader(apiKeys.header)) {
+    throw new JwtLoginSettingsError('apiKeys/header', `must not be a standard request header (${apiKeys.header} is sent for other reasons; a request with a token and it would be refused): name one of your own, such as X-API-Key`)
+  }
   if (refresh.enabled && refresh.cookie.enabled && cors.enabled && cors.origins.length > 0 && !cors.credentials) {
     throw new JwtLoginSettingsError('cors/credentials', 'cookie mode (refresh.cookie.enabled) across origins needs cors.credentials: true, or the browsers send no cookie')
   }

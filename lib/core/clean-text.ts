@@ -1,4 +1,4 @@
-// Registration input as WordPress cleans it: login names by the rules of sanitize_user (strict), display names by those of sanitize_text_field.
+// Registration input as WordPress cleans it: login names by the rules of sanitize_user (strict), display names by those of sanitize_text_field; and names shown as given (an API key's), without hidden characters.
 
 /**
  * A login name that WordPress's `sanitize_user($login, true)` leaves as it
@@ -67,4 +67,17 @@ export function cleanText (text: string): string {
     found = true
   }
   return found ? phpTrim(cleaned.replace(/ +/g, ' ')) : cleaned
+}
+
+/**
+ * A control or format character (C0, C1, DEL, bidi overrides and isolates,
+ * zero-width and other invisible characters) or half of a surrogate pair:
+ * what text shown as given must not hold. The zero-width joiner is allowed
+ * (emoji sequences use it).
+ */
+const HIDDEN = /(?!\u200D)[\p{Cc}\p{Cf}\p{Cs}]/u
+
+/** Whether `text` holds a character that would hide or reorder what is shown (`HIDDEN`). */
+export function hasHiddenCharacters (text: string): boolean {
+  return HIDDEN.test(text)
 }

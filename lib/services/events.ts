@@ -178,10 +178,10 @@ export type SessionEndReason = 'sign_out' | 'sign_out_everywhere' | 'reuse' | 'l
 /**
  * Why every API key of a user ended: a lock, a sign-out everywhere (the
  * user's, or the host's `endAllSessions`), the user's deletion, or the
- * mailbox proven or the email put back (whoever held the account before
- * keeps nothing). Never a password change.
+ * mailbox proven, by a code or a password reset, or the email put back
+ * (whoever held the account before keeps nothing). Never a password change.
  */
-export type ApiKeyEndReason = 'locked' | 'sign_out_everywhere' | 'user_deleted' | 'email_verified' | 'email_reverted'
+export type ApiKeyEndReason = 'locked' | 'sign_out_everywhere' | 'user_deleted' | 'email_verified' | 'email_reverted' | 'password_reset'
 
 /** Why the account routes end sessions: a password change, the mailbox proven by a code (what came before is ended), an email put back. */
 export type AccountEndReason = 'password_changed' | 'email_verified' | 'email_reverted'

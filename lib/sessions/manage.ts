@@ -7,7 +7,7 @@ import type { IndexedSession } from '../tokens/session-index.js'
 import { loggedError } from '../adapters/guard.js'
 import { forgetDevices } from './devices.js'
 import { sessionStart } from '../tokens/session-id.js'
-import { endApiKeys } from './api-keys.js'
+import { endApiKeys, keysEnd, keysUntidied } from './api-keys.js'
 
 /**
  * A user's live sessions, oldest sign-in first: two reads (the index, then
@@ -63,8 +63,10 @@ export type KeepEnded =
  * the next request, on every instance; also those the index does not list,
  * such as tokens the host signed), but `keep`; then the trusted devices are
  * forgotten and the index keeps `keep` only (tidying, logged on failure).
- * Every API key of the user ends as well (`endApiKeys`), but with a
- * password change; a failure there rejects (503 / 201), the sessions ended.
+ * Every API key of the user ends as well, but with a password change: in
+ * the cutoff's own write (`keysEnd`), then in their index (`endApiKeys`); a
+ * failure there rejects (503 / 201), the sessions and the keys ended, and a
+ * retry finishes it.
  * When `keep` has already ended (a concurrent sign-out everywhere from
  * another of the user's sessions, a password change, or an end of that one
  * session), `ifEnded` says what follows. Answers whether `keep` was kept.
@@ -72,17 +74,20 @@ export type KeepEnded =
 export async function endAllSessions (ctx: JwtLoginContext, settings: Settings, userId: number, reason: 'sign_out_everywhere' | 'host' | 'user_deleted' | AccountEndReason, keep?: string, ifEnded: KeepEnded = 'refuse'): Promise<boolean> {
   // ends the sessions started in this very millisecond too (a session starts at its ms)
   const at = ctx.clock() + 1
-  let cutoff = await ctx.tokens.revokeUserTokens(settings, userId, at, keep)
+  // the API keys end too, but with a password change (a key is no password): in the same write as the cutoff
+  const endsKeys = reason !== 'password_changed'
+  const keys = endsKeys ? await keysEnd(ctx, userId, at) : undefined
+  let cutoff = await ctx.tokens.revokeUserTokens(settings, userId, at, keep, keys)
   if (cutoff.endedBefore) {
     // a request from a session a concurrent cutoff had ended changes nothing: it must not end the session that cutoff kept
     if (ifEnded === 'refuse') throw new JwtLoginError('ERR_JWT_LOGIN_TOKEN_REVOKED')
-    cutoff = await ctx.tokens.revokeUserTokens(settings, userId, at)
+    cutoff = await ctx.tokens.revokeUserTokens(settings, userId, at, undefined, keys)
   }
   const kept = cutoff.kept ? keep : undefined
   ctx.forgetUser(userId)
   ctx.events.emit('session.ended', kept === undefined ? { userId, sessionId: null, reason } : { userId, sessionId: null, reason, kept })
-  // the API keys end too, but with a password change (a key is no password); after the cutoff, so a creation racing both keeps nothing
-  if (reason !== 'password_changed') await endApiKeys(ctx, userId, reason === 'host' ? 'sign_out_everywhere' : reason)
+  // the index too, after the cutoff, so a creation racing both keeps nothing; the keys the cutoff ended stay ended if this fails
+  if (endsKeys) await endApiKeys(ctx, userId, reason === 'host' ? 'sign_out_everywhere' : reason).catch((error: unknown) => { throw keysUntidied(error) })
   // the cutoff already ended the devices trusted before it: what follows is tidying
   // (a session that started after the cutoff, on an instance whose clock is ahead, stays listed)
   await Promise.all([

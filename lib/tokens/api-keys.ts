@@ -5,6 +5,8 @@ import { JwtLoginError } from '../core/errors.js'
 import { readMany } from '../store/read.js'
 import type { StateStore } from '../store/types.js'
 import { updateEntry } from '../store/update.js'
+import { keysEndedBefore, type KeysEnd } from './cutoff-record.js'
+import { stateKeys } from './revocation.js'
 
 /** Store keys of the API keys. */
 export const apiKeyKeys = {
@@ -126,9 +128,10 @@ export class ApiKeys {
    * that wrote the user's cutoff before the index is seen by one or the
    * other); the record written; the index's compare-and-set, refused when
    * the generation changed (tried again from the read, up to 3 times) or
-   * the user holds `max` keys (409 / 257). A refused write deletes the
-   * record (best effort: a record its index does not list never works); a
-   * failed one also takes the key out of the index, had it been written.
+   * the user holds `max` keys (409 / 257). A failed write first takes the
+   * key out of the index, had it been written (best effort); then the
+   * record is deleted, as after a refused one (best effort: a record its
+   * index does not list never works).
    */
   async create (request: NewApiKey): Promise<{ key: string, info: ApiKeyInfo }> {
     const id = randomToken(ID_BYTES)
@@ -154,25 +157,31 @@ export class ApiKeys {
         }, raw)
         return { key: `${request.prefix}_${id}_${secret}`, info: { id, name: request.name, scopes: request.scopes, createdAt, expiresAt, lastUsedAt: null } }
       } catch (error) {
+        // a write whose answer was lost may have listed the key: it leaves the index first (the index decides), so it holds no place
+        const refused = error === ENDED || (error as JwtLoginError).code === 'ERR_JWT_LOGIN_API_KEY_LIMIT'
+        if (!refused) await this.#forget(request.userId, id).catch(() => {})
         await this.#store.delete(apiKeyKeys.record(id)).catch(() => {})
         if (error === ENDED) continue
-        // a write whose answer was lost may have listed the key: it leaves the index again (best effort), so it holds no place
-        if ((error as JwtLoginError).code !== 'ERR_JWT_LOGIN_API_KEY_LIMIT') await this.#forget(request.userId, id).catch(() => {})
         throw error
       }
     }
     throw new JwtLoginError('ERR_JWT_LOGIN_DEPENDENCY_UNAVAILABLE', { cause: new Error('the user\'s API keys kept ending') })
   }
 
-  /** The user's live keys, oldest first: two reads (the index, then every record with its last use in one `getMany`). */
+  /**
+   * The user's live keys, oldest first: two reads (the index, then every
+   * record with its last use, and the user's cutoff, in one `getMany`). A key
+   * an end of every key ended is not listed, whatever the index still holds.
+   */
   async list (userId: number): Promise<ApiKeyInfo[]> {
     const now = this.#clock()
     const ids = parseIndex(await this.#store.get(apiKeyKeys.index(userId))).k.filter(([, expiresAt]) => expiresAt > now).map(([id]) => id)
     if (ids.length === 0) return []
-    const values = await readMany(this.#store, ids.flatMap(id => [apiKeyKeys.record(id), apiKeyKeys.used(id)]))
+    const values = await readMany(this.#store, [...ids.flatMap(id => [apiKeyKeys.record(id), apiKeyKeys.used(id)]), stateKeys.userCutoff(userId)])
+    const endedBefore = keysEndedBefore(values[2 * ids.length] ?? null)
     return ids.flatMap((id, i) => {
       const record = decodeRecord(values[2 * i] ?? null)
-      if (record === null || record.u !== userId || record.e <= now) return []
+      if (record === null || record.u !== userId || record.e <= now || record.c < endedBefore) return []
       const used = values[2 * i + 1] ?? null
       return [{ id, name: record.n, scopes: record.s, createdAt: record.c, expiresAt: record.e, lastUsedAt: used === null ? null : Number(used) }]
     })
@@ -180,24 +189,42 @@ export class ApiKeys {
 
   /**
    * Ends one key of the user; answers `false`, changing nothing, when the
-   * index does not list it (another user's, ended, unknown: alike). The
-   * record goes first (the key stops working), then the index forgets it,
-   * so a retry after a failure finishes the job.
+   * index does not list it (another user's, ended, unknown: alike), or when
+   * a concurrent call took it out first. The index decides: it forgets the
+   * key first (one compare-and-set: the key stops working, and holds no
+   * place), then the record and its last use are deleted (tidying, best
+   * effort: a record its index does not list never works, and expires with
+   * its key).
    */
   async revoke (userId: number, id: string): Promise<boolean> {
-    if (!indexHolds(await this.#store.get(apiKeyKeys.index(userId)), id, this.#clock())) return false
-    await Promise.all([this.#store.delete(apiKeyKeys.record(id)), this.#store.delete(apiKeyKeys.used(id))])
-    await this.#forget(userId, id)
+    if (!await this.#forget(userId, id)) return false
+    await Promise.all([this.#store.delete(apiKeyKeys.record(id)), this.#store.delete(apiKeyKeys.used(id))]).catch(() => {})
     return true
   }
 
-  /** The index without the key `id`: one compare-and-set, none when it does not list it. */
-  async #forget (userId: number, id: string): Promise<void> {
+  /** The index without the key `id`: one compare-and-set, none when it does not list it. Answers whether this call took it out while it was live. */
+  async #forget (userId: number, id: string): Promise<boolean> {
+    let live = false
     await updateEntry(this.#store, apiKeyKeys.index(userId), 'the user\'s API keys', (raw) => {
       const index = parseIndex(raw)
+      const now = this.#clock()
+      live = index.k.some(([kept, expiresAt]) => kept === id && expiresAt > now)
       const kept = index.k.filter(([kept]) => kept !== id)
-      return kept.length === index.k.length ? null : written({ g: index.g, k: kept }, this.#clock())
+      return kept.length === index.k.length ? null : written({ g: index.g, k: kept }, now)
     })
+    return live
+  }
+
+  /**
+   * What an end of every key of the user at `at` (ms) writes in the user's
+   * cutoff: keys created before `at` are ended until the last live one
+   * expires; `undefined` when the user holds no live key (the cutoff entry
+   * stays a bare time then). One read of the index.
+   */
+  async endAt (userId: number, at: number): Promise<KeysEnd | undefined> {
+    const now = this.#clock()
+    const live = parseIndex(await this.#store.get(apiKeyKeys.index(userId))).k.filter(([, expiresAt]) => expiresAt > now)
+    return live.length === 0 ? undefined : [at, Math.max(...live.map(([, expiresAt]) => expiresAt))]
   }
 
   /**

@@ -6,6 +6,7 @@ import type { StateStore } from '../store/types.js'
 import { updateEntry } from '../store/update.js'
 import type { TokenClaims } from './jwt.js'
 import { sessionStart } from './session-id.js'
+import { type CutoffRecord, type KeysEnd, mergeKeysEnd, parseCutoff, writeCutoff } from './cutoff-record.js'
 import { LOCK_KEPT_MS, lockEnd, lockIn, type LockRecord, type UserLock } from './user-lock.js'
 
 export type { UserLock } from './user-lock.js'
@@ -20,34 +21,6 @@ export const stateKeys = {
 
 /** What `stateKeys.session` holds once the session has ended. */
 export const REVOKED = 'revoked'
-
-/**
- * A user's cutoff as stored: sessions started before `t` (ms) are ended,
- * but for those `k` keeps (a sign-out everywhere that kept the caller's
- * session), and so are those started before any provisional cutoff in `h`
- * (a password change in progress, by its id), which keeps none. Written as
- * the bare time when there is neither, so the check on every request reads
- * a number.
- */
-interface CutoffRecord {
-  t: number
-  h?: Record<string, number>
-  k?: string[]
-  /** A lock (`lockUser`): until `u` (ms; `null` until `unlockUser`), from `a`. */
-  l?: LockRecord
-}
-
-function parseCutoff (raw: string | null): CutoffRecord | null {
-  if (raw === null) return null
-  return raw.startsWith('{') ? JSON.parse(raw) as CutoffRecord : { t: Number(raw) }
-}
-
-function writeCutoff (record: CutoffRecord): string {
-  const held = record.h !== undefined && Object.keys(record.h).length > 0
-  const kept = record.k !== undefined && record.k.length > 0
-  if (!held && !kept && record.l === undefined) return String(record.t)
-  return JSON.stringify({ t: record.t, h: held ? record.h : undefined, k: kept ? record.k : undefined, l: record.l })
-}
 
 function heldTime (record: CutoffRecord): number {
   return Math.max(0, ...Object.values(record.h ?? {}))
@@ -178,14 +151,15 @@ export class Revocation {
    * end the session that one kept. Answers whether `keep` was kept: not
    * when the cutoff had ended it, nor when its own entry says it ended (a
    * concurrent end of that one session), read after the cutoff's write.
+   * `keys`: an end of every API key of the user, in the same write.
    */
-  async revokeUserTokens (settings: Settings, userId: number, at: number = this.#clock(), keep?: string): Promise<UserCutoff> {
+  async revokeUserTokens (settings: Settings, userId: number, at: number = this.#clock(), keep?: string, keys?: KeysEnd): Promise<UserCutoff> {
     const until = at + settings.sessions.clockSkewMs
     let endedBefore = false
     await this.#changeCutoff(settings, userId, (record) => {
-      if (keep === undefined) return { t: Math.max(record.t, until), h: record.h }
+      if (keep === undefined) return { t: Math.max(record.t, until), h: record.h, x: keys }
       endedBefore = endedBy(record, keep)
-      return endedBefore ? null : { t: Math.max(record.t, until), h: record.h, k: [keep] }
+      return endedBefore ? null : { t: Math.max(record.t, until), h: record.h, k: [keep], x: keys }
     })
     const kept = keep !== undefined && !endedBefore && await this.#store.get(stateKeys.session(keep)) !== REVOKED
     return { kept, until, endedBefore }
@@ -234,12 +208,13 @@ export class Revocation {
    * session that started before the lock ends, with nothing kept, and so
    * does every session that starts before it ends (a sign-in that raced the
    * lock): `lockIn` refuses sign-ins meanwhile. A later lock replaces an
-   * earlier one. Answers the lock as written.
+   * earlier one. `keys`: an end of every API key of the user, in the same
+   * write. Answers the lock as written.
    */
-  async lockUser (settings: Settings, userId: number, until: number | null): Promise<UserLock> {
+  async lockUser (settings: Settings, userId: number, until: number | null, keys?: KeysEnd): Promise<UserLock> {
     const lockedAt = this.#clock()
     // the time too, a millisecond past the lock: once it is lifted, a session that started in the lock's own millisecond stays ended
-    await this.#changeCutoff(settings, userId, (record) => ({ t: Math.max(record.t, lockedAt + 1 + settings.sessions.clockSkewMs), h: record.h, l: { u: until, a: lockedAt } }))
+    await this.#changeCutoff(settings, userId, (record) => ({ t: Math.max(record.t, lockedAt + 1 + settings.sessions.clockSkewMs), h: record.h, l: { u: until, a: lockedAt }, x: keys }))
     return { until, lockedAt }
   }
 
@@ -258,6 +233,15 @@ export class Revocation {
       return held ? { t: Math.max(record.t, now + settings.sessions.clockSkewMs), h: record.h, l: null } : null
     })
     return held
+  }
+
+  /**
+   * Ends the user's API keys created before `keys[0]` (kept until `keys[1]`,
+   * the last of them expires), without moving the cutoff: one
+   * compare-and-set (a password reset, which ends no session by it).
+   */
+  async endUserKeys (settings: Settings, userId: number, keys: KeysEnd): Promise<void> {
+    await this.#changeCutoff(settings, userId, (record) => ({ t: record.t, h: record.h, k: record.k, x: keys }))
   }
 
   /** The user's lock while it holds, or `null`: one read. */
@@ -286,17 +270,20 @@ export class Revocation {
       // a lock stays through every other change; one whose time passed is folded into the time, as a provisional cutoff is
       const lock = next.l === undefined ? record.l : next.l ?? undefined
       const lockPassed = lock !== undefined && lockEnd(lock) <= now
+      const keysEnd = mergeKeysEnd(record.x, next.x, now)
       const folded = Math.max(0, lockPassed ? lockEnd(lock) : 0, ...held.filter(([, until]) => until <= now).map(([, until]) => until))
       const value = writeCutoff({
         t: Math.max(next.t, folded),
         h: Object.fromEntries(held.filter(([, until]) => until > now)),
         // a provisional cutoff folded into the time keeps none of the sessions it ended while held
         k: next.k?.filter(id => sessionStart(id) >= folded),
-        l: lockPassed ? undefined : lock
+        l: lockPassed ? undefined : lock,
+        // an end of the API keys stays through every other change, and keeps the entry until the last key it ended expires
+        x: keysEnd
       })
       // a lock outlives its time in the store: every token of the user stays refused until it ends
       const lockTtl = lock === undefined || lockPassed ? 0 : (lock.u === null ? LOCK_KEPT_MS : lock.u - now + ttlMs)
-      return value === raw ? null : { value, ttlMs: Math.max(ttlMs, lockTtl) }
+      return value === raw ? null : { value, ttlMs: Math.max(ttlMs, lockTtl, keysEnd === undefined ? 0 : keysEnd[1] - now) }
     }, known)
   }
 

@@ -12,6 +12,7 @@ import { Revocation, type UserCutoff, type UserLock } from './revocation.js'
 import { SessionIndex } from './session-index.js'
 import { TrustedDevices } from './trusted-devices.js'
 import { ApiKeys } from './api-keys.js'
+import type { KeysEnd } from './cutoff-record.js'
 
 /**
  * Signs and verifies every kind of token with fast-jwt; issues, rotates and
@@ -81,9 +82,14 @@ export class TokenService {
     return this.#revocation.revokeSession(settings, sessionId, until)
   }
 
-  /** Ends every session of the user started before `at` (default now), plus `sessions.clockSkew`, but `keep`; answers whether `keep` was kept, and the cutoff. */
-  revokeUserTokens (settings: Settings, userId: number, at?: number, keep?: string): Promise<UserCutoff> {
-    return this.#revocation.revokeUserTokens(settings, userId, at, keep)
+  /** Ends every session of the user started before `at` (default now), plus `sessions.clockSkew`, but `keep`, and with `keys` their API keys; answers whether `keep` was kept, and the cutoff. */
+  revokeUserTokens (settings: Settings, userId: number, at?: number, keep?: string, keys?: KeysEnd): Promise<UserCutoff> {
+    return this.#revocation.revokeUserTokens(settings, userId, at, keep, keys)
+  }
+
+  /** Ends the user's API keys created before `keys[0]`, in the user's cutoff, which is kept until `keys[1]`. */
+  endUserKeys (settings: Settings, userId: number, keys: KeysEnd): Promise<void> {
+    return this.#revocation.endUserKeys(settings, userId, keys)
   }
 
   /** A provisional cutoff at `until` while the password change `id` runs. */
@@ -101,9 +107,9 @@ export class TokenService {
     return this.#revocation.releaseUserTokens(settings, userId, id, at, known)
   }
 
-  /** Locks the user (`until` in ms, `null`: until `unlockUser`): every session ends, and none starts until it is lifted. */
-  lockUser (settings: Settings, userId: number, until: number | null): Promise<UserLock> {
-    return this.#revocation.lockUser(settings, userId, until)
+  /** Locks the user (`until` in ms, `null`: until `unlockUser`): every session ends (with `keys`, their API keys too), and none starts until it is lifted. */
+  lockUser (settings: Settings, userId: number, until: number | null, keys?: KeysEnd): Promise<UserLock> {
+    return this.#revocation.lockUser(settings, userId, until, keys)
   }
 
   /** Lifts the user's lock; answers whether one held. */

@@ -8,6 +8,28 @@ export const API_KEY_SCOPE_PATTERN = '^[a-z][a-z0-9_.:-]{0,63}$'
 /** A header name a key may come in: not `Authorization`, which takes it as a Bearer token anyway. */
 export const API_KEY_HEADER_PATTERN = '^(?![Aa][Uu][Tt][Hh][Oo][Rr][Ii][Zz][Aa][Tt][Ii][Oo][Nn]$)[A-Za-z][A-Za-z0-9-]{0,63}$'
 
+/**
+ * Request headers that mean something of their own (sent by clients,
+ * browsers and proxies for other reasons), in lower case: `apiKeys.header`
+ * may name none of them, nor any `sec-` or `proxy-` header, or a request
+ * carrying both a token and that header would be refused.
+ */
+export const STANDARD_REQUEST_HEADERS: readonly string[] = [
+  'a-im', 'accept', 'accept-charset', 'accept-datetime', 'accept-encoding', 'accept-language', 'access-control-request-headers',
+  'access-control-request-method', 'authorization', 'cache-control', 'connection', 'content-encoding', 'content-length', 'content-md5',
+  'content-type', 'cookie', 'date', 'dnt', 'early-data', 'expect', 'forwarded', 'from', 'host', 'http2-settings', 'if-match',
+  'if-modified-since', 'if-none-match', 'if-range', 'if-unmodified-since', 'keep-alive', 'max-forwards', 'origin', 'pragma', 'prefer',
+  'priority', 'range', 'referer', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'upgrade-insecure-requests', 'user-agent', 'via',
+  'warning', 'x-csrf-token', 'x-correlation-id', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'x-http-method-override',
+  'x-real-ip', 'x-request-id', 'x-requested-with'
+]
+
+/** Whether `name` is a standard request header (`STANDARD_REQUEST_HEADERS`, or `sec-…`, `proxy-…`), in any case. */
+export function isStandardRequestHeader (name: string): boolean {
+  const lower = name.toLowerCase()
+  return STANDARD_REQUEST_HEADERS.includes(lower) || lower.startsWith('sec-') || lower.startsWith('proxy-')
+}
+
 /** The key's recognisable prefix, for secret scanners: lower-case letters and digits, no `_` (the key's separator). */
 export const API_KEY_PREFIX_PATTERN = '^[a-z][a-z0-9]{1,15}$'
 

@@ -288,3 +288,28 @@ t.test('apiKeys.selfService off: the routes answer 403 / 253, the host still min
   t.equal((await withKey(app, created.key)).statusCode, 200, 'the host\'s key works on a host route')
   t.same((await app.jwtLogin.listApiKeys(1)).map(key => key.id), [created.id])
 })
+
+t.test('a key past its limit is refused before the adapter is asked: 100 requests at once, the limit 5, five findById', async (t) => {
+  const { app, users } = await keysApp({ apiKeys: { limits: { perKey: { max: 5, window: '1m' } } } })
+  t.teardown(() => app.close())
+  const { key } = await newKey(app, await signIn(app))
+  let finds = 0
+  const find = users.findById.bind(users)
+  users.findById = async (id) => { finds++; return await find(id) }
+  const answers = await Promise.all(Array.from({ length: 100 }, async () => (await withKey(app, key)).statusCode))
+  t.equal(answers.filter(status => status === 200).length, 5)
+  t.equal(answers.filter(status => status === 429).length, 95)
+  t.equal(finds, 5)
+})
+
+t.test('a burst of 50 requests of one key writes its last use once', async (t) => {
+  const store = new MemoryStore()
+  const { app } = await keysApp({}, { store })
+  t.teardown(() => app.close())
+  const { key } = await newKey(app, await signIn(app))
+  let writes = 0
+  const set = store.set.bind(store)
+  store.set = async (name, value, ttlMs) => { if (name.startsWith('api-key-used:')) writes++; await set(name, value, ttlMs) }
+  await Promise.all(Array.from({ length: 50 }, async () => await withKey(app, key)))
+  t.equal(writes, 1)
+})

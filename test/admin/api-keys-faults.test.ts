@@ -3,6 +3,7 @@ import t, { type Test } from 'tap'
 import { MemoryStore } from '../../lib/store/memory.js'
 import { faultyStore, type FaultMode } from '../helpers/faults.js'
 import { createKey, deleteKey, keysApp, newKey, signIn, withKey, type KeysApp } from '../helpers/api-keys.js'
+import { PREFIX } from '../helpers/http.js'
 
 const MODES: FaultMode[] = ['before', 'after']
 
@@ -92,19 +93,52 @@ t.test('a wrong key: 401 or 503, never a 500', async (t) => {
   })
 })
 
-t.test('a sign-out everywhere and a lock: done, or rejected and a retry ends the keys', async (t) => {
-  for (const [name, end] of [
-    ['endAllSessions', async (kit: KeysApp) => { await kit.app.jwtLogin.endAllSessions(1) }],
-    ['lockUser', async (kit: KeysApp) => { await kit.app.jwtLogin.lockUser(1, { reason: 'compromised' }) }]
-  ] as const) {
-    await sweep(t, name, async ({ app }) => await newKey(app, await signIn(app)), async (kit) => { await end(kit) }, async (t, kit, { key }, outcome, where) => {
-      const fresh = kit
+/** An end of every session and key of user 1, by the host, the user, or a lock; `jwt`: the user's token. */
+type End = (kit: KeysApp, jwt: string) => Promise<unknown>
+
+const bearer = (jwt: string): Record<string, string> => ({ authorization: `Bearer ${jwt}` })
+
+/** The user's own route as a rejection when it answers an error, so the sweep sees one outcome shape. */
+const routed = (method: 'DELETE', url: string): End => async ({ app }, jwt) => {
+  const res = await app.inject({ method, url, headers: bearer(jwt) })
+  if (res.statusCode !== 200) throw Object.assign(new Error(res.body), { statusCode: res.statusCode })
+}
+
+const ENDS: Array<[string, End]> = [
+  ['endAllSessions', async ({ app }) => { await app.jwtLogin.endAllSessions(1) }],
+  ['lockUser', async ({ app }) => { await app.jwtLogin.lockUser(1, { reason: 'compromised' }) }],
+  ['DELETE /sessions', routed('DELETE', `${PREFIX}/sessions`)],
+  ['DELETE /users', routed('DELETE', `${PREFIX}/users`)]
+]
+
+t.test('a sign-out everywhere, a lock, a deletion: done, or rejected with no key working once the sessions ended (after an unlock too); a retry finishes it', async (t) => {
+  for (const [name, end] of ENDS) {
+    await sweep(t, name, async ({ app }) => {
+      const jwt = await signIn(app)
+      const locked: unknown[] = []
+      app.jwtLogin.events.on('user.locked', (event) => { locked.push(event) })
+      return { jwt, locked, ...await newKey(app, jwt) }
+    }, async (kit, { jwt }) => await end(kit, jwt), async (t, kit, { key, jwt, locked }, outcome, where) => {
+      const { app } = kit
       if (outcome !== undefined) {
         t.match(outcome, { statusCode: 503 }, `a store failure [${where}]`)
-        await end(fresh)
+        const sessionLives = (await app.inject({ method: 'GET', url: '/token', headers: bearer(jwt) })).statusCode === 200
+        const isLocked = await app.jwtLogin.isLocked(1)
+        // told once the lock is written; a lock whose own write's answer was lost is not known to be written, and not told
+        t.equal(locked.length, isLocked && !/compareAndSet:revoked:user:1 +<= fault/.test(where) ? 1 : 0, `user.locked told once the lock is known written [${where}]`)
+        // the sessions' end and the keys' end are one write: either both or neither
+        t.equal((await withKey(app, key)).statusCode, sessionLives ? 200 : 401, `no key outlives the sessions' end [${where}]`)
+        if (isLocked) {
+          await app.jwtLogin.unlockUser(1)
+          t.equal((await withKey(app, key, { ip: '127.0.0.2' })).statusCode, 401, `nor comes back with the unlock [${where}]`)
+        }
+        // the user's own retry needs a live session: one more sign-in when the end took theirs
+        // (a second later: a sign-in in the cutoff's own millisecond is ended by it)
+        kit.clock.advance(1000)
+        await end(kit, sessionLives ? jwt : await signIn(app))
       }
-      t.equal((await withKey(fresh.app, key)).statusCode, 401, `the key is refused [${where}]`)
-      t.same(await fresh.app.jwtLogin.listApiKeys(1), [], `none listed [${where}]`)
+      t.equal((await withKey(app, key, { ip: '127.0.0.3' })).statusCode, 401, `the key is refused [${where}]`)
+      if (name !== 'DELETE /users') t.same(await app.jwtLogin.listApiKeys(1), [], `none listed [${where}]`)
     })
   }
 })

@@ -82,7 +82,8 @@ for (const [kind, make] of STORES) {
     t.ok((statuses[200] ?? 0) > 0 && (statuses[401] ?? 0) > 0, 'some of each')
     t.same(await app.jwtLogin.listApiKeys(1), [], 'none listed')
     const keys = answers.filter(res => res.statusCode === 200).map(res => res.json().data.key as string)
-    const uses = await Promise.all(keys.map(async key => (await withKey(app, key, { path: '/any' })).statusCode))
+    // each from its own client: past 20 wrong keys a client is answered 429
+    const uses = await Promise.all(keys.map(async (key, i) => (await withKey(app, key, { path: '/any', ip: `10.7.0.${i}` })).statusCode))
     t.ok(uses.every(status => status === 401), `none of the ${keys.length} keys answered works`)
   })
 
@@ -92,6 +93,28 @@ for (const [kind, make] of STORES) {
     const answers = await Promise.all(Array.from({ length: 50 }, async () => await withKey(app, key)))
     t.same(tally(answers.map(res => res.statusCode)), { 200: 20, 429: 30 })
     t.ok(answers.filter(res => res.statusCode === 429).every(res => res.json().data.errorCode === 256 && Number(res.headers['retry-after']) > 0))
+  })
+
+  t.test(`${kind}: 50 wrong keys at once from one client, the limit 20: 20 answer 401, the others 429 / 200 with Retry-After`, async (t) => {
+    const { app } = await appOn(t, make, {})
+    const { key } = (await createKey(app, await signIn(app))).json().data as { key: string }
+    const answers = await Promise.all(Array.from({ length: 50 }, async (_, i) => await withKey(app, `jwtl_${'A'.repeat(16)}_${String(i).padStart(43, 'B')}`, { ip: '10.6.6.6' })))
+    t.same(tally(answers.map(res => res.statusCode)), { 401: 20, 429: 30 })
+    t.ok(answers.filter(res => res.statusCode === 429).every(res => res.json().data.errorCode === 200 && Number(res.headers['retry-after']) > 0))
+    t.equal((await withKey(app, key, { ip: '10.6.6.6' })).statusCode, 429, 'the client is locked out, the right key too')
+    t.equal((await withKey(app, key, { ip: '10.6.6.7' })).statusCode, 200, 'another client is not')
+  })
+
+  t.test(`${kind}: 50 ends of one key at once: one 200 and one api_key.revoked, the others 404 / 258`, async (t) => {
+    const { app } = await appOn(t, make, {})
+    const jwt = await signIn(app)
+    const { id } = (await createKey(app, jwt)).json().data as { id: string }
+    let events = 0
+    app.jwtLogin.events.on('api_key.revoked', () => { events++ })
+    const answers = await Promise.all(Array.from({ length: 50 }, async () => await app.inject({ method: 'DELETE', url: `${PREFIX}/account/api-keys/${id}`, headers: { authorization: `Bearer ${jwt}` } })))
+    t.same(tally(answers.map(res => res.statusCode)), { 200: 1, 404: 49 })
+    t.ok(answers.filter(res => res.statusCode === 404).every(res => res.json().data.errorCode === 258))
+    t.equal(events, 1)
   })
 }
 

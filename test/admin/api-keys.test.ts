@@ -59,7 +59,7 @@ t.test('a key is answered once, in data.key, with its listing fields; only its h
   t.same(chosen.scopes, [], 'no scope asked: none carried')
 })
 
-t.test('400: a scope the host does not declare, or twice, an expires_in out of range (259); no name, a name of control characters (203); nothing created', async (t) => {
+t.test('400: a scope the host does not declare, or twice, an expires_in out of range (259); no name, a name of control or format characters, over 100 code points (203); nothing created', async (t) => {
   const { app } = await keysApp({ apiKeys: { lifetime: { min: '1h', max: '30d', default: '7d' } } })
   t.teardown(() => app.close())
   const jwt = await signIn(app)
@@ -71,10 +71,17 @@ t.test('400: a scope the host does not declare, or twice, an expires_in out of r
   t.match((await createKey(app, jwt, { name: 'x', expires_in: 10 })).json().data.message, /expires_in/, 'the field is named')
   t.same(await refused({ scopes: ['reports'] }), [400, 203], 'a name is required')
   t.same(await refused({ name: '\u0007bell' }), [400, 203])
+  for (const hidden of ['a\u0085b', 'invoice\u202Egnp.exe', 'a\u2066b', 'zero\u200Bwidth', 'lone \uD800 half', 'bom\uFEFF']) {
+    t.same(await refused({ name: hidden }), [400, 203], JSON.stringify(hidden))
+  }
+  t.equal((await createKey(app, jwt, { name: '🔑'.repeat(100) })).statusCode, 200, '100 code points (200 UTF-16 units), as the schema counts')
+  t.equal((await createKey(app, jwt, { name: 'team 👩\u200D💻' })).statusCode, 200, 'an emoji sequence\'s joiner is no hidden character')
+  t.same(await refused({ name: '🔑'.repeat(101) }), [400, 203])
   t.same(await refused({ name: '   ' }), [400, 203])
-  t.same(await refused({ name: 'x'.repeat(101) }), [400, 203], 'the schema\'s bound')
+  t.same(await refused({ name: 'x'.repeat(101) }), [400, 203], 'over 100 characters')
+  t.same(await refused({ name: 'x'.repeat(201) }), [400, 203], 'the schema\'s bound')
   t.same(await refused({ name: 'x', expires_in: 'soon' }), [400, 203], 'not a number')
-  t.same((await listKeys(app, jwt)).json().data.api_keys, [])
+  t.equal((await listKeys(app, jwt)).json().data.api_keys.length, 2, 'only the two good names')
   t.equal((await createKey(app, jwt, { name: 'x', expires_in: 30 * 86_400 })).statusCode, 200, 'the bounds themselves are allowed')
 })
 
@@ -206,7 +213,7 @@ t.test('the settings: a prefix of the host\'s own, for its secret scanners', asy
   t.same(errorOf(await withKey(app, key.replace('acme_', 'jwtl_'))), [401, 254], 'another prefix: no key of this site')
 })
 
-t.test('a key\'s listing says when it was last used, written about once a minute', async (t) => {
+t.test('a key\'s listing says when it was last used, written on the first request of each apiKeys.limits.perKey window (a minute by default)', async (t) => {
   const { app, clock } = await keysApp()
   t.teardown(() => app.close())
   const jwt = await signIn(app)
@@ -218,8 +225,8 @@ t.test('a key\'s listing says when it was last used, written about once a minute
   t.equal(await lastUsed(), new Date(first).toISOString())
   clock.advance(30_000)
   await withKey(app, key)
-  t.equal(await lastUsed(), new Date(first).toISOString(), 'not within the minute')
+  t.equal(await lastUsed(), new Date(first).toISOString(), 'not within the window')
   clock.advance(30_000)
   await withKey(app, key)
-  t.equal(await lastUsed(), new Date(clock.now).toISOString(), 'a minute on')
+  t.equal(await lastUsed(), new Date(clock.now).toISOString(), 'the next window')
 })

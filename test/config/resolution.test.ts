@@ -328,6 +328,10 @@ t.test('apiKeys: off by default; a prefix and scopes of a strict form; lifetimes
   const refused = (apiKeys: Record<string, unknown>): string => settingsError({ tokens: TOKENS, apiKeys }).message
   for (const prefix of ['j', 'JWTL', 'jw_t', 'a-b', '1abc', 'abcdefghijklmnopq']) t.match(refused({ prefix }), /apiKeys\/prefix/, prefix)
   for (const header of ['Authorization', 'authorization', 'X Key', '-x', 'X_Key', '', 'x'.repeat(65)]) t.match(refused({ header }), /apiKeys\/header/, JSON.stringify(header))
+  for (const header of ['User-Agent', 'cookie', 'Host', 'Content-Type', 'X-Forwarded-For', 'Sec-Fetch-Mode', 'Proxy-Authorization']) {
+    t.match(refused({ header }), /apiKeys\/header: must not be a standard request header/, header)
+  }
+  t.equal(resolveSettings({ tokens: TOKENS, apiKeys: { header: 'X-Acme-Key' } }).apiKeys.header, 'X-Acme-Key', 'a header of the host\'s own')
   for (const scope of ['Orders', 'a b', '', ':x', 'x'.repeat(65)]) t.match(refused({ scopes: [scope] }), /apiKeys\/scopes\/0/, JSON.stringify(scope))
   t.match(refused({ scopes: ['a', 'a'] }), /apiKeys\/scopes/, 'each once')
   t.match(refused({ maxPerUser: 0 }), /apiKeys\/maxPerUser/)

@@ -1,8 +1,11 @@
-// The API keys' storage (ApiKeys) and the end of every key (endApiKeys) called directly: a creation that an end of every key sends back, failing deletions, the listing's leftovers.
+// The API keys' storage (ApiKeys) and the end of every key (endApiKeys, the cutoff's end of keys) called directly: a creation that an end of every key sends back, failing deletions, the listing's leftovers, a password reset.
 import t from 'tap'
-import { endApiKeys } from '../../lib/sessions/api-keys.js'
+import { resetCredentials } from '../../lib/account/credentials.js'
+import { endApiKeys, keysEnd } from '../../lib/sessions/api-keys.js'
 import { MemoryStore } from '../../lib/store/memory.js'
 import { ApiKeys, apiKeyKeys, looksLikeApiKey, parseApiKey, type NewApiKey } from '../../lib/tokens/api-keys.js'
+import { keysEndedBefore, mergeKeysEnd, writeCutoff } from '../../lib/tokens/cutoff-record.js'
+import { stateKeys } from '../../lib/tokens/revocation.js'
 import { testClock } from '../helpers/fixtures.js'
 import { collect, flowKit } from '../helpers/flows.js'
 
@@ -80,10 +83,11 @@ t.test('the listing leaves out what its index lists without a live record of the
   t.same(await keys.list(7), [], 'expired')
 })
 
-t.test('two ends of one key: both see it live, the index forgets it once', async (t) => {
+t.test('fifty ends of one key at once: the index forgets it once, and only that call answers true', async (t) => {
   const { keys } = keysOn()
   const { info } = await keys.create(request())
-  t.same(await Promise.all([keys.revoke(7, info.id), keys.revoke(7, info.id)]), [true, true])
+  const answers = await Promise.all(Array.from({ length: 50 }, async () => await keys.revoke(7, info.id)))
+  t.equal(answers.filter(removed => removed).length, 1)
   t.equal(await keys.revoke(7, info.id), false)
   t.same(await keys.list(7), [])
 })
@@ -102,4 +106,57 @@ t.test('endApiKeys: the keys end in one write; records that cannot be deleted ar
 
   kit.store.compareAndSet = async () => { throw new Error('the store is down') }
   await t.rejects(endApiKeys(kit.ctx, kit.aliceId, 'locked'), /the store is down/, 'the index\'s write failing: a rejection')
+})
+
+t.test('a password reset of an address nobody had proven ends the keys (reason password_reset), in the cutoff first; one whose user holds no key writes no cutoff', async (t) => {
+  const kit = await flowKit({ apiKeys: { enabled: true } })
+  const revoked = collect(kit, 'api_key.revoked')
+  const alice = await kit.users.findById(kit.aliceId)
+  await resetCredentials(kit.ctx, kit.call(), kit.aliceId, alice, 'password_reset', false)
+  t.equal(await kit.store.get(stateKeys.userCutoff(kit.aliceId)), null, 'no key: the cutoff is not written')
+  const { info } = await kit.ctx.tokens.apiKeys.create({ ...request(), userId: kit.aliceId })
+  // the index's change lost: the cutoff alone ends the key
+  const cas = kit.store.compareAndSet.bind(kit.store)
+  kit.store.compareAndSet = async (key, ...rest) => { if (key.startsWith('api-keys:')) throw new Error('the store is down'); return await cas(key, ...rest) }
+  await t.rejects(resetCredentials(kit.ctx, kit.call(), kit.aliceId, alice, 'password_reset', false), /the store is down/)
+  t.same(await kit.ctx.tokens.apiKeys.list(kit.aliceId), [], 'ended by the cutoff: not listed')
+  t.equal(keysEndedBefore(await kit.store.get(stateKeys.userCutoff(kit.aliceId))), kit.clock.now + 1)
+  kit.store.compareAndSet = cas
+  await resetCredentials(kit.ctx, kit.call(), kit.aliceId, alice, 'password_reset', false)
+  t.same(revoked, [{ userId: kit.aliceId, keyId: info.id, reason: 'password_reset' }], 'the retry finishes it')
+  t.same(JSON.parse(await kit.store.get(apiKeyKeys.index(kit.aliceId)) as string).k, [])
+})
+
+t.test('the cutoff\'s end of keys: kept through other changes and merged with a later one, dropped once its keys have expired; the bare time otherwise', async (t) => {
+  t.equal(writeCutoff({ t: 5 }), '5')
+  t.equal(keysEndedBefore(null), 0)
+  t.equal(keysEndedBefore('5'), 0)
+  t.equal(keysEndedBefore(writeCutoff({ t: 5, k: ['s'] })), 0)
+  t.equal(keysEndedBefore(writeCutoff({ t: 5, x: [3, 9] })), 3)
+  t.same(mergeKeysEnd([3, 9], [4, 8], 0), [4, 9])
+  t.same(mergeKeysEnd([3, 9], undefined, 0), [3, 9])
+  t.same(mergeKeysEnd([3, 9], [4, 12], 10), [4, 12], 'the expired one is dropped')
+  t.equal(mergeKeysEnd([3, 9], undefined, 9), undefined)
+
+  const kit = await flowKit({ apiKeys: { enabled: true } })
+  const settings = kit.call().settings
+  await kit.ctx.tokens.revokeUserTokens(settings, kit.aliceId)
+  t.match(await kit.store.get(stateKeys.userCutoff(kit.aliceId)), /^\d+$/, 'no key: a bare time')
+  const year = 365 * 24 * HOUR
+  await kit.ctx.tokens.apiKeys.create({ ...request(), userId: kit.aliceId, lifetimeMs: year })
+  const ends = await keysEnd(kit.ctx, kit.aliceId, kit.clock.now + 1)
+  t.same(ends, [kit.clock.now + 1, kit.clock.now + year])
+  await kit.ctx.tokens.revokeUserTokens(settings, kit.aliceId, undefined, undefined, ends)
+  // a password change's hold and release, and a lock and unlock, keep it
+  const held = await kit.ctx.tokens.holdUserTokens(settings, kit.aliceId, 'change', kit.clock.now + 10)
+  await kit.ctx.tokens.releaseUserTokens(settings, kit.aliceId, 'change', undefined, held)
+  await kit.ctx.tokens.lockUser(settings, kit.aliceId, null)
+  await kit.ctx.tokens.unlockUser(settings, kit.aliceId)
+  t.equal(keysEndedBefore(await kit.store.get(stateKeys.userCutoff(kit.aliceId))), (ends as [number, number])[0])
+  // the entry outlives every token: it lives until the key it ended expires
+  kit.clock.advance(year - HOUR)
+  t.equal(keysEndedBefore(await kit.store.get(stateKeys.userCutoff(kit.aliceId))), (ends as [number, number])[0], 'there a year on')
+  kit.clock.advance(2 * HOUR)
+  await kit.ctx.tokens.revokeUserTokens(settings, kit.aliceId)
+  t.match(await kit.store.get(stateKeys.userCutoff(kit.aliceId)), /^\d+$/, 'its keys expired: the bare time again')
 })

@@ -658,6 +658,12 @@ t.test('API keys: the switch, the four permissions as scopes, users\' own keys, 
   t.same(names(badHeader), ['api_keys.header_name'])
   t.match(reasonOf(badHeader, 'api_keys.header_name'), /not a header name jwt-login takes/)
   t.same(names(v2({ api_keys: { enabled: 1, header_name: 'X Key' } })), ['api_keys.header_name'], 'a name with a space is listed')
+  for (const standard of ['User-Agent', 'Cookie', 'host', 'Content-Type']) {
+    const taken = v2({ api_keys: { enabled: 1, header_name: standard } })
+    t.equal(taken.settings.apiKeys?.header, 'X-API-Key', `${standard}: a standard request header, the default instead`)
+    t.match(reasonOf(taken, 'api_keys.header_name'), /not a standard request header/)
+    accepted(t, taken)
+  }
   const off = v2({ api_keys: { enabled: 0, header_name: 'Bad Header', allow_user_api_keys: 1 } })
   t.same(off.settings.apiKeys, { enabled: false }, 'off: nothing but the switch; a header that never took effect is not listed')
   t.same(names(off), [])
