@@ -111,7 +111,7 @@ t.test('the actor\'s lock ends the actor\'s impersonations on every instance, an
     t.equal(res.statusCode, 401, `${method} ${path} on A: 401`)
     t.equal(res.json().data.errorCode, 55, `${method} ${path}: revoked`)
   }
-  await t.rejects(a.app.jwtLogin.verify(jwt), { errorCode: 55 }, 'verify() refuses it too')
+  await t.rejects(a.app.jwtLogin.verify(jwt), { code: 'ERR_JWT_LOGIN_TOKEN_REVOKED', errorCode: 55 }, 'verify() refuses it too')
   t.notOk((await a.app.jwtLogin.sessions(aliceId)).some(session => session.id === sessionId), 'the user no longer sees it listed')
   t.equal((await b.call('GET', '/auth/validate', alicesOwn)).statusCode, 200, 'the user\'s own token is not the actor\'s: it works')
   t.ok((await b.app.jwtLogin.impersonate({ actorId: aliceId, userId: carolId, reason: 'not acted as any more' })).jwt, 'the user, no longer acted as, is no chain')
