@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { buildApi } from './http/api.js'
+import { inActorScope } from './http/guard.js'
 import { buildContext } from './http/context.js'
 import { systemClock } from './core/clock.js'
 import { addGateHooks } from './http/gates.js'
@@ -86,6 +87,8 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
 
   fastify.decorate('jwtLogin', buildApi(ctx, settings))
   fastify.decorateRequest('jwtLogin', null)
+  // a host route's handler runs in its actor's event scope once a guard admitted an impersonation token
+  fastify.addHook('onRoute', inActorScope)
   settings.start()
   fastify.addHook('onClose', async () => {
     settings.stop()

@@ -8,10 +8,8 @@ import { JwtLoginError, JwtLoginSettingsError } from '../core/errors.js'
 import { durationAt } from '../config/duration.js'
 import type { Settings } from '../config/settings.js'
 import type { IndexedSession } from '../tokens/session-index.js'
+import { IMPERSONATION_MAX_MS, newSessionId } from '../tokens/session-id.js'
 import { reasonOf, userIdOf } from './lock.js'
-
-/** The longest an impersonation token lives (ms): one hour. */
-export const IMPERSONATION_MAX_MS = 3_600_000
 
 /** How long an impersonation token lives without `lifetime` (ms): 15 minutes. */
 export const IMPERSONATION_DEFAULT_MS = 900_000
@@ -67,7 +65,8 @@ export async function impersonate (ctx: JwtLoginContext, settings: Settings, opt
   // a locked user is not acted as, and a locked actor (support staff's own account locked) acts as nobody
   if (lock !== null || actorLock !== null) throw new JwtLoginError('ERR_JWT_LOGIN_USER_LOCKED')
   if (actedAs(actorSessions)) throw new JwtLoginError('ERR_JWT_LOGIN_IMPERSONATION_REFUSED')
-  const sessionId = ctx.tokens.newSessionId()
+  // its id says it is an impersonation's: ended by id on any instance, it stays ended while its token may live
+  const sessionId = newSessionId(ctx.clock(), true)
   const { token, claims } = ctx.tokens.sign(settings, ctx.users.toPublicUser(user), 'access', { sessionId, lifetimeMs, actor: actorId })
   const expiresAt = claims.exp * 1000
   // what a failure after the index write leaves: the token never left, its session ends and leaves the index (as a sign-in's discard)

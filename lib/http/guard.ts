@@ -1,5 +1,5 @@
 // The guard of the host's routes (`authenticate`, `authenticateWith`): a final access token, or with `apiKey: true` an API key; the conditions checked once, and what they put on `request.jwtLogin`.
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import type { Call } from '../adapters/second-factor.js'
 import { loggedError } from '../adapters/guard.js'
 import type { PublicUser } from '../adapters/users.js'
@@ -162,5 +162,22 @@ export function guardOf (ctx: JwtLoginContext, callOf: (ip: string) => Call): (c
       if (mapped.statusCode >= 500) logDependencyFailure(request, loggedError(mapped, credentialValues(request, call.settings.apiKeys.header.toLowerCase())))
       await sendError(reply, mapped, ctx.messages, call.settings)
     }
+  }
+}
+
+/**
+ * Runs a host route's handler in its request's event scope once a guard
+ * admitted an impersonation token there (`request.jwtLogin.actor`): every
+ * event the handler causes through `fastify.jwtLogin`, after its awaits
+ * too, carries `actorId`. Other requests run it as it is (one property
+ * read). For the routes declared once the plugin is registered (its
+ * `onRoute` hook); `run`, not `enterWith`, so nothing outlives the handler.
+ */
+export function inActorScope (route: RouteOptions): void {
+  const handler = route.handler
+  route.handler = function (this: FastifyInstance, request, reply) {
+    const actor = request.jwtLogin?.actor ?? null
+    if (actor === null) return handler.call(this, request, reply)
+    return inEventScope({ actorId: actor.id }, () => handler.call(this, request, reply))
   }
 }

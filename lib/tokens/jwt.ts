@@ -121,9 +121,17 @@ interface Decoded {
 type Verifier = (token: string) => Decoded
 
 /**
+ * `"act":` as base64url, once for each of the three places it may start
+ * within a 3-byte group: the characters that it alone decides (6 bits each,
+ * none shared with a neighbouring byte). A payload that holds the key holds
+ * one of them; one that does not may still, rarely (only a scope then).
+ */
+const ACT_ENCODINGS = [0, 1, 2].map(offset => Buffer.concat([Buffer.alloc(offset), Buffer.from('"act":')]).toString('base64url').slice(Math.ceil(offset * 4 / 3), Math.floor((offset + 6) * 4 / 3)))
+
+/**
  * Whether a presented value may be a token with an actor (`act`): a cheap
- * look at its payload before any check, so that only such requests enter the
- * events' scope (which, on Node 20, turns async hooks on for the process). A
+ * look at its payload, as it came (no decoding), before any check, so that
+ * only such requests enter the events' scope (which, on Node 20, turns async hooks on for the process). A
  * `true` for a token that is no impersonation's costs only that; a token the
  * plugin signed with `act` always answers `true`. Takes a bare token or an
  * `Authorization` value; anything but a string answers `false`.
@@ -132,7 +140,10 @@ export function mayCarryActor (value: unknown): boolean {
   if (typeof value !== 'string') return false
   const start = value.indexOf('.')
   const end = start === -1 ? -1 : value.indexOf('.', start + 1)
-  return end !== -1 && Buffer.from(value.slice(start + 1, end), 'base64url').includes('"act"')
+  if (end === -1) return false
+  // the payload as it came, not decoded: a search for each encoding of the key
+  const payload = value.slice(start + 1, end)
+  return ACT_ENCODINGS.some(encoding => payload.includes(encoding))
 }
 
 /** An `act` claim as the plugin writes it: an object whose `sub` is a user id. */

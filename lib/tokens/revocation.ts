@@ -5,7 +5,7 @@ import { readMany } from '../store/read.js'
 import type { StateStore } from '../store/types.js'
 import { updateEntry } from '../store/update.js'
 import type { TokenClaims } from './jwt.js'
-import { sessionStart } from './session-id.js'
+import { IMPERSONATION_MAX_MS, isImpersonationSession, sessionStart } from './session-id.js'
 import { type CutoffRecord, type KeysEnd, mergeKeysEnd, parseCutoff, writeCutoff } from './cutoff-record.js'
 import { LOCK_KEPT_MS, lockEnd, lockIn, type LockRecord, type UserLock } from './user-lock.js'
 
@@ -102,13 +102,16 @@ export class Revocation {
 
   /**
    * Whether a token is revoked: its session ended, or every token of its user
-   * issued before a cutoff. Both entries are read in one store round trip.
+   * issued before a cutoff; an impersonation token's also when its actor's
+   * cutoff ends a session started with it. The entries are read in one store round trip.
    */
   async isRevoked (claims: TokenClaims): Promise<boolean> {
     const keys = [stateKeys.session(claims.sid), stateKeys.userCutoff(claims.sub)]
+    // an impersonation token: its actor's cutoff too (a lock, a sign-out everywhere, a deletion, a password change end it)
+    if (claims.act !== undefined) keys.push(stateKeys.userCutoff(claims.act.sub))
     // every authenticated request's read: straight to the store's getMany when it has one
-    const [session, cutoff] = await (this.#store.getMany === undefined ? readMany(this.#store, keys) : this.#store.getMany(keys)) as [string | null, string | null]
-    return sessionEnded(claims.sid, session, cutoff)
+    const [session, cutoff, actorCutoff = null] = await (this.#store.getMany === undefined ? readMany(this.#store, keys) : this.#store.getMany(keys)) as [string | null, string | null, (string | null)?]
+    return sessionEnded(claims.sid, session, cutoff) || sessionEnded(claims.sid, null, actorCutoff)
   }
 
   /**
@@ -134,7 +137,9 @@ export class Revocation {
   async revokeSession (settings: Settings, sessionId: string, until?: number): Promise<void> {
     const { tokens } = settings
     const now = this.#clock()
-    const ttl = Math.max(1000, (until ?? now + tokens.lifetimeMs) - now, tokens.lifetimeMs, this.#longestTokenMs) + tokens.leewayMs
+    // an impersonation's session: its token, signed on any instance, lives at most an hour from its start (a second for iat's rounding)
+    const acted = isImpersonationSession(sessionId) ? sessionStart(sessionId) + IMPERSONATION_MAX_MS + 1000 - now : 0
+    const ttl = Math.max(1000, (until ?? now + tokens.lifetimeMs) - now, tokens.lifetimeMs, this.#longestTokenMs, acted) + tokens.leewayMs
     await this.#store.set(stateKeys.session(sessionId), REVOKED, ttl)
   }
 
@@ -259,7 +264,7 @@ export class Revocation {
     const { rememberDevice } = settings.twoFactor
     const ttlMs = Math.max(
       settings.refresh.lifetimeMs, settings.tokens.lifetimeMs, rememberDevice.enabled ? rememberDevice.lifetimeMs : 0,
-      this.#longestTokenMs, this.#longestSessionMs, this.#longestDeviceMs
+      this.#longestTokenMs, this.#longestSessionMs, this.#longestDeviceMs, IMPERSONATION_MAX_MS
     ) + settings.tokens.leewayMs
     return await updateEntry(this.#store, stateKeys.userCutoff(userId), 'the user\'s cutoff', (raw) => {
       const record = parseCutoff(raw) ?? { t: 0 }

@@ -37,6 +37,9 @@ const IMPERSONATION = 'impersonation:'
 /** Whether an entry is an impersonation's: it neither counts towards `sessions.maxPerUser` nor is ended to keep within it. */
 const impersonation = (entry: Entry): boolean => entry[3]?.startsWith(IMPERSONATION) === true
 
+/** The actor of an impersonation's entry (as its method names it), or `undefined` for another entry. */
+const actorOf = (entry: Entry): string | undefined => impersonation(entry) ? (entry[3] as string).slice(IMPERSONATION.length) : undefined
+
 /** A live session of the index, decoded. */
 export interface IndexedSession {
   id: string
@@ -279,16 +282,24 @@ export class SessionIndex {
     await Promise.all([...keys].map(async key => { await this.#store.delete(key).catch(() => {}) }))
   }
 
-  /** Each entry with whether its session is live: one `getMany` of their token state and the user's cutoff. */
+  /**
+   * Each entry with whether its session is live: one `getMany` of their
+   * token state, the user's cutoff and the cutoffs of the impersonations'
+   * actors (which end them too).
+   */
   async #read (userId: number, entries: Entry[]): Promise<Read[]> {
     if (entries.length === 0) return []
-    const values = await readMany(this.#store, [...entries.map(([id]) => stateKeys.session(id)), stateKeys.userCutoff(userId)])
+    const actors = [...new Set(entries.map(entry => actorOf(entry)).filter(actor => actor !== undefined))]
+    const values = await readMany(this.#store, [...entries.map(([id]) => stateKeys.session(id)), stateKeys.userCutoff(userId), ...actors.map(actor => stateKeys.userCutoff(actor))])
     const cutoff = values[entries.length] as string | null
+    const actorCutoffs = new Map(actors.map((actor, i) => [actor, values[entries.length + 1 + i] as string | null]))
     const now = this.#clock()
     return entries.map((entry, i) => {
       const [id, endsAt, family] = entry
       const state = values[i] as string | null
-      const live = !sessionEnded(id, state, cutoff) && (family === 1 ? state !== null : endsAt > now)
+      const actor = actorOf(entry)
+      const ended = sessionEnded(id, state, cutoff) || (actor !== undefined && sessionEnded(id, null, actorCutoffs.get(actor) as string | null))
+      const live = !ended && (family === 1 ? state !== null : endsAt > now)
       const rotatedAt = family === 1 && live ? decodeSession(state as string).rotatedAt ?? null : null
       return { entry, live, rotatedAt }
     })

@@ -325,3 +325,44 @@ t.test('the flow: a failure once the session joined the index ends it, and it is
   const { jwt } = await impersonate(kit.ctx, kit.settings, { actorId: bob.ID, userId: kit.aliceId, reason: 'ticket' })
   t.ok(await kit.ctx.tokens.verify(kit.settings, jwt, 'access'), 'a retry completes')
 })
+
+t.test('events a host route\'s handler causes carry the actor; two interleaved requests keep their own, and nothing outlives the handler', async (t) => {
+  const Fastify = (await import('fastify')).default
+  const jwtLogin = (await import('../../lib/index.js')).default
+  const { MemoryUserAdapter } = await import('../../lib/testing.js')
+  const { HS_SECRET } = await import('../helpers/fixtures.js')
+  const users = new MemoryUserAdapter()
+  const alice = await users.addUser(ALICE)
+  const bob = await users.addUser(BOB)
+  const carol = await users.addUser(CAROL)
+  const app = Fastify()
+  await app.register(jwtLogin, { users, settings: { tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }] } } })
+  // both requests wait in their handlers until both are there, so their awaits interleave
+  let arrived = 0
+  let release: () => void = () => {}
+  const both = new Promise<void>((resolve) => { release = resolve })
+  app.post('/host/out', { preHandler: app.jwtLogin.authenticate }, async (request) => {
+    if (++arrived === 2) release()
+    await both
+    await app.jwtLogin.endAllSessions(request.jwtLogin!.user.ID)
+    return { ok: true }
+  })
+  // a route without the guard: an impersonation token there is no admitted one
+  app.post('/host/plain/:id', async (request) => {
+    await app.jwtLogin.endAllSessions(Number((request.params as { id: string }).id))
+    return { ok: true }
+  })
+  await app.ready()
+  t.teardown(async () => { await app.close() })
+  const { jwt } = await app.jwtLogin.impersonate({ actorId: bob.ID, userId: alice.ID, reason: 'ticket' })
+  const own = app.jwtLogin.sign(users.toPublicUser(carol))
+  const ended = seen(app, 'session.ended')
+  const post = async (url: string, token: string): Promise<LightMyRequestResponse> => await app.inject({ method: 'POST', url, headers: { authorization: `Bearer ${token}` } })
+  const answers = await Promise.all([post('/host/out', jwt), post('/host/out', own)])
+  t.same(answers.map(res => res.statusCode), [200, 200], 'both handled')
+  t.match(ended.find(event => event.userId === alice.ID), { actorId: bob.ID }, 'the impersonated request\'s event names its actor')
+  t.notOk('actorId' in (ended.find(event => event.userId === carol.ID) ?? { actorId: 'missing' }), 'the other request\'s event names none')
+  ended.length = 0
+  t.equal((await post(`/host/plain/${carol.ID}`, jwt)).statusCode, 200, 'an unguarded route')
+  t.same(ended, [{ userId: carol.ID, sessionId: null, reason: 'host' }], 'no actor where no guard admitted one')
+})

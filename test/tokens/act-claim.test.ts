@@ -55,3 +55,20 @@ t.test('mayCarryActor: a cheap look that never misses a token with act', async (
   t.notOk(mayCarryActor(own), 'a token without')
   for (const value of [undefined, 42, '', 'no-dots', 'one.dot', '..']) t.notOk(mayCarryActor(value), `not ${JSON.stringify(value)}`)
 })
+
+t.test('mayCarryActor finds "act": at each of the three places it may start in a 3-byte group, without decoding', async (t) => {
+  const offsets = new Set<number>()
+  // session ids of three lengths move the key (the last claim) by one byte each
+  for (const sessionId of ['a-session', 'ab-session', 'abc-session']) {
+    const acting = jwt.sign(settings, USER, 'access', { sessionId, actor: 42 }).token
+    const payload = Buffer.from(acting.split('.')[1] as string, 'base64url').toString()
+    const offset = payload.indexOf('"act":') % 3
+    offsets.add(offset)
+    t.ok(mayCarryActor(acting), `found at offset ${offset}`)
+    t.notOk(mayCarryActor(jwt.sign(settings, USER, 'access', { sessionId }).token), `a token without, of the same length (${sessionId})`)
+  }
+  t.same([...offsets].sort(), [0, 1, 2], 'every offset was tried')
+  const bare = (json: string): string => `e30.${Buffer.from(json).toString('base64url')}.sig`
+  for (const lead of ['', ' ', '  ']) t.ok(mayCarryActor(bare(`${lead}{"act":{"sub":"1"}}`)), `at the start of a payload, after ${lead.length} byte(s)`)
+  t.notOk(mayCarryActor(bare('{"actor":"1","react":2}')), 'a key that only begins or ends with act is none')
+})
