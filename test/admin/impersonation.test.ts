@@ -1,11 +1,13 @@
 // Impersonation (issue 42): `impersonate` issues an access token naming its actor, listed with it, refused where credentials change or the account ends, and named in every event while used.
 import t, { type Test } from 'tap'
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
-import { JwtLoginSettingsError, type JwtLoginEventName, type JwtLoginEventPayload, type SettingsInput } from '../../lib/index.js'
+import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify'
+import jwtLogin, { JwtLoginSettingsError, type JwtLoginEventName, type JwtLoginEventPayload, type SettingsInput } from '../../lib/index.js'
 import { impersonate } from '../../lib/admin/impersonation.js'
 import { sessionIndexKey } from '../../lib/tokens/session-index.js'
 import { ALICE, buildAccountApp, type AccountApp } from '../helpers/account.js'
 import { flowKit } from '../helpers/flows.js'
+import { HS_SECRET } from '../helpers/fixtures.js'
+import { MemoryUserAdapter, type MemoryUser } from '../../lib/testing.js'
 
 const BOB = { login: 'bob', email: 'bob@example.com', password: 'another horse battery staple', displayName: 'Bob Support' }
 const CAROL = { login: 'carol', email: 'carol@example.com', password: 'a third horse battery staple', displayName: 'Carol Admin' }
@@ -199,16 +201,17 @@ t.test('authenticateWith checks allowImpersonation when the host makes its hook'
   t.type(app.jwtLogin.authenticateWith({ allowImpersonation: true }), 'function', 'true is taken')
 })
 
-t.test('host routes behind the guard', async (t) => {
-  const Fastify = (await import('fastify')).default
-  const jwtLogin = (await import('../../lib/index.js')).default
-  const { MemoryUserAdapter } = await import('../../lib/testing.js')
-  const { HS_SECRET } = await import('../helpers/fixtures.js')
+/** A host of its own (not ready yet, for its routes): the plugin on alice, bob and carol, none of them verified. */
+async function hostApp (): Promise<{ app: FastifyInstance, users: MemoryUserAdapter, alice: MemoryUser, bob: MemoryUser, carol: MemoryUser }> {
   const users = new MemoryUserAdapter()
-  const alice = await users.addUser(ALICE)
-  const bob = await users.addUser(BOB)
+  const [alice, bob, carol] = [await users.addUser(ALICE), await users.addUser(BOB), await users.addUser(CAROL)]
   const app = Fastify()
   await app.register(jwtLogin, { users, settings: { tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }] } } })
+  return { app, users, alice, bob, carol }
+}
+
+t.test('host routes behind the guard', async (t) => {
+  const { app, users, alice, bob } = await hostApp()
   app.get('/me', { preHandler: app.jwtLogin.authenticate }, async (request) => ({ actor: request.jwtLogin === null ? 'none' : request.jwtLogin.actor }))
   app.get('/billing', { preHandler: app.jwtLogin.authenticateWith({ allowImpersonation: false }) }, async () => ({ ok: true }))
   app.get('/recent', { preHandler: app.jwtLogin.authenticateWith({ maxAge: '5m' }) }, async () => ({ ok: true }))
@@ -327,16 +330,7 @@ t.test('the flow: a failure once the session joined the index ends it, and it is
 })
 
 t.test('events a host route\'s handler causes carry the actor; two interleaved requests keep their own, and nothing outlives the handler', async (t) => {
-  const Fastify = (await import('fastify')).default
-  const jwtLogin = (await import('../../lib/index.js')).default
-  const { MemoryUserAdapter } = await import('../../lib/testing.js')
-  const { HS_SECRET } = await import('../helpers/fixtures.js')
-  const users = new MemoryUserAdapter()
-  const alice = await users.addUser(ALICE)
-  const bob = await users.addUser(BOB)
-  const carol = await users.addUser(CAROL)
-  const app = Fastify()
-  await app.register(jwtLogin, { users, settings: { tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }] } } })
+  const { app, users, alice, bob, carol } = await hostApp()
   // both requests wait in their handlers until both are there, so their awaits interleave
   let arrived = 0
   let release: () => void = () => {}
