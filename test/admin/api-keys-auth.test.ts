@@ -116,6 +116,9 @@ t.test('a key whose record outlived its end (a deletion that failed) is refused:
   t.same(errorOf(await withKey(app, key)), [401, 254], 'record and index back: the lock refuses it')
   await app.jwtLogin.unlockUser(1)
   t.equal((await withKey(app, key)).statusCode, 200, 'the check itself: once unlocked, that restored key would work')
+
+  await store.delete('api-keys:user:1')
+  t.same(errorOf(await withKey(app, key)), [401, 254], 'the record without any index (gone or expired): refused')
 })
 
 t.test('keys end with a sign-out everywhere (DELETE /sessions, kept session or not; endAllSessions) and with DELETE /users; a user the adapter no longer finds is refused', async (t) => {
