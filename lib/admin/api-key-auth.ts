@@ -8,12 +8,11 @@ import type { JwtLoginContext } from '../context/context.js'
 import { clientKey } from '../core/client-key.js'
 import { safeEqual } from '../core/crypto.js'
 import { errorNumber, JwtLoginError } from '../core/errors.js'
-import { subjectKey } from '../services/limits.js'
+import { counterKey, subjectKey } from '../services/limits.js'
 import { readMany } from '../store/read.js'
 import { apiKeyKeys, decodeRecord, indexHolds, parseApiKey, secretHash } from '../tokens/api-keys.js'
-import { keysEndedBefore } from '../tokens/cutoff-record.js'
+import { endsKey } from '../tokens/cutoff-record.js'
 import { stateKeys } from '../tokens/revocation.js'
-import { lockIn } from '../tokens/user-lock.js'
 
 /** A key as a host route sees it: its id, name and the scopes it carries (those still declared). */
 export interface ApiKeyIdentity {
@@ -32,10 +31,10 @@ export interface KeyHolder {
 /** The hash compared when no record was found: the same work, found or not. */
 const NO_HASH = secretHash('')
 
-/** The store keys of a client's wrong keys: its count, and its lock (until when, ms) once past the limit. */
+/** The store keys of a client's wrong keys, named as the attempt limiter names its subjects' counters: the count, and the lock (until when, ms) once past the limit. */
 const wrongKeys = (ip: string): { count: string, lock: string } => {
-  const subject = subjectKey('api-keys:ip', clientKey(ip))
-  return { count: `wrong:{${subject}}`, lock: `lock:{${subject}}` }
+  const subject = { key: subjectKey('api-keys:ip', clientKey(ip)) }
+  return { count: counterKey('failed', subject), lock: counterKey('lock', subject) }
 }
 
 /**
@@ -74,20 +73,21 @@ async function checkKey (ctx: JwtLoginContext, call: Call, key: string, scopes: 
   if (parsed === null || record === null || !right || record.e <= now) return await wrong()
   const [index, cutoff] = await readMany(ctx.store, [apiKeyKeys.index(record.u), stateKeys.userCutoff(record.u)])
   // listed by its index, its user not locked, and created after any end of the user's keys (a lock, a sign-out everywhere...)
-  if (!indexHolds(index ?? null, parsed.id, now) || lockIn(cutoff ?? null, now) !== null || record.c < keysEndedBefore(cutoff ?? null)) return await wrong()
+  if (!indexHolds(index ?? null, parsed.id, now) || endsKey(cutoff ?? null, record.c, now)) return await wrong()
   live(parsed.id)
   // counted before the adapter is asked: a key past its limit costs the host nothing
   const uses = await ctx.store.increment(apiKeyKeys.uses(parsed.id), apiKeys.limits.perKey.windowMs)
   if (uses.count > apiKeys.limits.perKey.max) throw new JwtLoginError('ERR_JWT_LOGIN_API_KEY_RATE_LIMITED', { retryAfter: Math.max(1, Math.ceil(uses.ttlMs / 1000)) })
   const user = await ctx.users.findById(record.u)
   if (user === null) return await wrong()
+  if (uses.count === 1) {
+    // the key was used (a scope it lacks refuses the request, not the key): on the first request of the key's window,
+    // once per window, so a burst writes once (best effort: a lost write only makes the listing's last use older)
+    await ctx.store.set(apiKeyKeys.used(parsed.id), String(now), Math.max(1, record.e - now)).catch(() => {})
+  }
   // a scope the host no longer declares is no longer carried
   const carried = record.s.filter(scope => apiKeys.scopes.includes(scope))
   if (!scopes.every(scope => carried.includes(scope))) throw new JwtLoginError('ERR_JWT_LOGIN_API_KEY_SCOPE')
-  if (uses.count === 1) {
-    // the first request of the key's window, once per window: a burst writes once (best effort: a lost write only makes the listing's last use older)
-    await ctx.store.set(apiKeyKeys.used(parsed.id), String(now), Math.max(1, record.e - now)).catch(() => {})
-  }
   return { user, publicUser: ctx.users.toPublicUser(user), apiKey: { id: parsed.id, name: record.n, scopes: carried } }
 }
 

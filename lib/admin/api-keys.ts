@@ -12,6 +12,10 @@ import { fieldPhrase } from '../i18n/messages.js'
 import { requireRecentAuth, type Authenticated } from '../sessions/authenticate.js'
 import type { ApiKeyInfo } from '../tokens/api-keys.js'
 import { userIdOf } from './lock.js'
+import { API_KEY_ID_PATTERN, API_KEY_NAME_MAX } from '../../schemas/api-keys.js'
+
+/** A key's id as the route's schema takes it. */
+const KEY_ID = new RegExp(API_KEY_ID_PATTERN)
 
 /** What a new key asks for. */
 export interface ApiKeyRequest {
@@ -30,9 +34,6 @@ export interface CreatedApiKey extends ApiKeyInfo {
 
 /** How a request that does not fit is refused: 400 on a route, `JwtLoginSettingsError` on the host's API. */
 type Refuse = (field: 'name' | 'scopes' | 'expiresIn', reason: string) => never
-
-/** The longest name a key may have (characters). */
-export const API_KEY_NAME_MAX = 100
 
 /** A request checked against the settings: its name, scopes (declared, each once) and lifetime (ms). */
 function checked (settings: Settings, request: ApiKeyRequest, refuse: Refuse): { name: string, scopes: string[], lifetimeMs: number } {
@@ -117,7 +118,7 @@ export async function revokeOwnApiKey (ctx: JwtLoginContext, auth: Authenticated
 /** The host's `revokeApiKey`: answers whether `keyId` was a live key of the user (nothing changes otherwise). */
 export async function revokeApiKeyFor (ctx: JwtLoginContext, userId: number, keyId: string): Promise<boolean> {
   const id = userIdOf(userId, 'revokeApiKey/userId')
-  if (typeof keyId !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(keyId)) throw new JwtLoginSettingsError('revokeApiKey/id', 'must be the id of an API key', 'option')
+  if (typeof keyId !== 'string' || !KEY_ID.test(keyId)) throw new JwtLoginSettingsError('revokeApiKey/id', 'must be the id of an API key', 'option')
   const revoked = await ctx.tokens.apiKeys.revoke(id, keyId)
   if (revoked) ctx.events.emit('api_key.revoked', { userId: id, keyId, reason: 'host' })
   return revoked

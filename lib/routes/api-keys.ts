@@ -53,7 +53,7 @@ export function apiKeyRoutes (app: TypedScope, ctx: JwtLoginContext): void {
   app.get('/account/api-keys', {
     config: { jwtLogin: GATE([]), rateLimit: false },
     schema: {
-      ...doc('jwtLoginApiKeys', 'List my API keys', 'The user\'s live keys, oldest first: name, prefix, scopes, when created, last used (to about a minute) and expiring. Never a key.'),
+      ...doc('jwtLoginApiKeys', 'List my API keys', 'The user\'s live keys, oldest first: name, prefix, scopes, when created, last used (to about the per-key limit\'s window, a minute by default) and expiring. Never a key.'),
       querystring: JwtFields,
       response: { 200: ApiKeysReply }
     }

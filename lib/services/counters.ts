@@ -48,6 +48,6 @@ export type Counter = typeof PEEKED[number] | 'failed'
  * subject is a hash tag, so on a Redis Cluster all its counters share one
  * hash slot and one script reads and counts them together.
  */
-export function counterKey (counter: Counter, subject: Counted): string {
+export function counterKey (counter: Counter, subject: Pick<Counted, 'key'>): string {
   return `${counter}:{${subject.key}}`
 }

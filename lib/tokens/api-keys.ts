@@ -47,7 +47,7 @@ export interface ApiKeyInfo {
   scopes: string[]
   createdAt: number
   expiresAt: number
-  /** When it was last used (to about a minute), or `null`. */
+  /** When it was last used (to about the window of `apiKeys.limits.perKey`, a minute by default), or `null`. */
   lastUsedAt: number | null
 }
 
@@ -95,6 +95,9 @@ export function indexHolds (raw: string | null, id: string, now: number): boolea
   return parseIndex(raw).k.some(([kept, expiresAt]) => kept === id && expiresAt > now)
 }
 
+/** Whether the index holds `max` keys unexpired at `now`: no place for another. */
+const full = (index: KeyIndex, now: number, max: number): boolean => index.k.filter(([, until]) => until > now).length >= max
+
 /** The index written: its keys unexpired at `now`, kept as long as the last of them, and at least `EMPTY_INDEX_MS`. */
 function written (index: KeyIndex, now: number): { value: string, ttlMs: number } {
   const k = index.k.filter(([, expiresAt]) => expiresAt > now)
@@ -129,9 +132,11 @@ export class ApiKeys {
    * other); the record written; the index's compare-and-set, refused when
    * the generation changed (tried again from the read, up to 3 times) or
    * the user holds `max` keys (409 / 257). A failed write first takes the
-   * key out of the index, had it been written (best effort); then the
-   * record is deleted, as after a refused one (best effort: a record its
-   * index does not list never works).
+   * key out of the index, had it been written; then the record is deleted,
+   * as after a refused one (best effort: a record its index does not list
+   * never works). Should the index keep the key (that too failed), so does
+   * the record: the key is listed, for the user to delete, never a place
+   * nobody sees.
    */
   async create (request: NewApiKey): Promise<{ key: string, info: ApiKeyInfo }> {
     const id = randomToken(ID_BYTES)
@@ -139,28 +144,29 @@ export class ApiKeys {
     const indexKey = apiKeyKeys.index(request.userId)
     for (let attempt = 0; attempt < CREATE_ATTEMPTS; attempt++) {
       const raw = await this.#store.get(indexKey)
-      const { g } = parseIndex(raw)
+      const read = parseIndex(raw)
       await request.check()
       const createdAt = this.#clock()
       const expiresAt = createdAt + request.lifetimeMs
-      const full = (index: KeyIndex, now: number): boolean => index.k.filter(([, until]) => until > now).length >= request.max
-      if (full(parseIndex(raw), createdAt)) throw new JwtLoginError('ERR_JWT_LOGIN_API_KEY_LIMIT')
+      if (full(read, createdAt, request.max)) throw new JwtLoginError('ERR_JWT_LOGIN_API_KEY_LIMIT')
       const record: KeyRecord = { u: request.userId, n: request.name, s: request.scopes, h: secretHash(secret), c: createdAt, e: expiresAt }
       await this.#store.set(apiKeyKeys.record(id), JSON.stringify(record), request.lifetimeMs)
       try {
         await updateEntry(this.#store, indexKey, 'the user\'s API keys', (current) => {
           const index = parseIndex(current)
           const now = this.#clock()
-          if (index.g !== g) throw ENDED
-          if (full(index, now)) throw new JwtLoginError('ERR_JWT_LOGIN_API_KEY_LIMIT')
-          return written({ g, k: [...index.k, [id, expiresAt]] }, now)
+          if (index.g !== read.g) throw ENDED
+          if (full(index, now, request.max)) throw new JwtLoginError('ERR_JWT_LOGIN_API_KEY_LIMIT')
+          return written({ g: read.g, k: [...index.k, [id, expiresAt]] }, now)
         }, raw)
         return { key: `${request.prefix}_${id}_${secret}`, info: { id, name: request.name, scopes: request.scopes, createdAt, expiresAt, lastUsedAt: null } }
       } catch (error) {
         // a write whose answer was lost may have listed the key: it leaves the index first (the index decides), so it holds no place
         const refused = error === ENDED || (error as JwtLoginError).code === 'ERR_JWT_LOGIN_API_KEY_LIMIT'
-        if (!refused) await this.#forget(request.userId, id).catch(() => {})
-        await this.#store.delete(apiKeyKeys.record(id)).catch(() => {})
+        // the record goes only once the index is known not to list the key: a listed key keeps its record, so the
+        // user sees it and can delete it (its secret was never shown: nobody can use it), rather than a hidden place
+        const unlisted = refused || await this.#forget(request.userId, id).then(() => true, () => false)
+        if (unlisted) await this.#store.delete(apiKeyKeys.record(id)).catch(() => {})
         if (error === ENDED) continue
         throw error
       }

@@ -1,5 +1,5 @@
 // A user's cutoff entry as stored: the record, its parse and its writing (a bare time unless it holds more), and the end of the user's API keys it may hold.
-import type { LockRecord } from './user-lock.js'
+import { lockEnd, type LockRecord } from './user-lock.js'
 
 /**
  * A user's cutoff as stored: sessions started before `t` (ms) are ended,
@@ -52,4 +52,15 @@ export function keysEndedBefore (raw: string | null): number {
   if (raw === null || !raw.startsWith('{')) return 0
   const { x } = JSON.parse(raw) as CutoffRecord
   return x === undefined ? 0 : x[0]
+}
+
+/**
+ * Whether the cutoff entry (as stored) ends a key of its user created at
+ * `createdAt`: the user is locked at `now`, or every key created before a
+ * later time was ended. One parse for both; the bare time ends no key.
+ */
+export function endsKey (raw: string | null, createdAt: number, now: number): boolean {
+  if (raw === null || !raw.startsWith('{')) return false
+  const { l, x } = JSON.parse(raw) as CutoffRecord
+  return (l !== undefined && lockEnd(l) > now) || (x !== undefined && createdAt < x[0])
 }

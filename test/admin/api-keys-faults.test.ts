@@ -142,3 +142,25 @@ t.test('a sign-out everywhere, a lock, a deletion: done, or rejected with no key
     })
   }
 })
+
+t.test('a creation whose index write landed with its answer lost, and whose undoing failed too: the key stays listed (its record kept), for the user to end; never a place nobody sees', async (t) => {
+  const store = new MemoryStore()
+  const { app } = await keysApp({}, { store })
+  t.teardown(() => app.close())
+  const jwt = await signIn(app)
+  const compareAndSet = store.compareAndSet.bind(store)
+  let writes = 0
+  store.compareAndSet = async (key, expected, value, ttlMs) => {
+    if (key !== 'api-keys:user:1') return await compareAndSet(key, expected, value, ttlMs)
+    // the first write lands and its answer is lost; every later one (the undoing) fails
+    if (++writes === 1) await compareAndSet(key, expected, value, ttlMs)
+    throw new Error('injected compareAndSet failure')
+  }
+  t.equal((await createKey(app, jwt)).statusCode, 503, 'the creation answers 503')
+  store.compareAndSet = compareAndSet
+  const listed = await app.jwtLogin.listApiKeys(1)
+  t.equal(listed.length, 1, 'the key the index kept is listed, its record kept')
+  t.equal(await app.jwtLogin.revokeApiKey(1, (listed[0] as { id: string }).id), true, 'and the user can end it')
+  t.same(JSON.parse(await store.get('api-keys:user:1') as string).k, [], 'no place is held')
+  t.equal((await createKey(app, jwt)).statusCode, 200, 'a retry creates one')
+})

@@ -229,4 +229,10 @@ t.test('a key\'s listing says when it was last used, written on the first reques
   clock.advance(30_000)
   await withKey(app, key)
   t.equal(await lastUsed(), new Date(clock.now).toISOString(), 'the next window')
+
+  // a key without the route's scope was still used: the window's first request writes its last use, refused or not
+  const narrow = await newKey(app, jwt, { name: 'reports', scopes: ['reports'] })
+  const narrowUsed = async (): Promise<string | undefined> => (await listKeys(app, jwt)).json().data.api_keys.find((k: { id: string }) => k.id === narrow.id).last_used_at
+  t.equal((await withKey(app, narrow.key)).statusCode, 403, 'refused for the scope')
+  t.equal(await narrowUsed(), new Date(clock.now).toISOString(), 'its use is written all the same')
 })

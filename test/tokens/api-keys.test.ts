@@ -4,7 +4,7 @@ import { resetCredentials } from '../../lib/account/credentials.js'
 import { endApiKeys, keysEnd } from '../../lib/sessions/api-keys.js'
 import { MemoryStore } from '../../lib/store/memory.js'
 import { ApiKeys, apiKeyKeys, looksLikeApiKey, parseApiKey, type NewApiKey } from '../../lib/tokens/api-keys.js'
-import { keysEndedBefore, mergeKeysEnd, writeCutoff } from '../../lib/tokens/cutoff-record.js'
+import { endsKey, keysEndedBefore, mergeKeysEnd, writeCutoff } from '../../lib/tokens/cutoff-record.js'
 import { stateKeys } from '../../lib/tokens/revocation.js'
 import { testClock } from '../helpers/fixtures.js'
 import { collect, flowKit } from '../helpers/flows.js'
@@ -133,6 +133,15 @@ t.test('the cutoff\'s end of keys: kept through other changes and merged with a 
   t.equal(keysEndedBefore('5'), 0)
   t.equal(keysEndedBefore(writeCutoff({ t: 5, k: ['s'] })), 0)
   t.equal(keysEndedBefore(writeCutoff({ t: 5, x: [3, 9] })), 3)
+  // what the key check reads: a lock while it holds, or an end of every key after the key's creation
+  t.equal(endsKey(null, 1, 10), false)
+  t.equal(endsKey('5', 1, 10), false, 'the bare time ends no key')
+  t.equal(endsKey(writeCutoff({ t: 5, k: ['s'] }), 1, 10), false)
+  t.equal(endsKey(writeCutoff({ t: 5, x: [3, 9] }), 2, 10), true, 'created before the end')
+  t.equal(endsKey(writeCutoff({ t: 5, x: [3, 9] }), 3, 10), false, 'created at it: after')
+  t.equal(endsKey(writeCutoff({ t: 5, l: { u: null, a: 5 } }), 8, 10), true, 'locked until unlocked')
+  t.equal(endsKey(writeCutoff({ t: 5, l: { u: 20, a: 5 } }), 8, 10), true, 'locked until a time to come')
+  t.equal(endsKey(writeCutoff({ t: 5, l: { u: 10, a: 5 } }), 8, 10), false, 'a lock that has passed')
   t.same(mergeKeysEnd([3, 9], [4, 8], 0), [4, 9])
   t.same(mergeKeysEnd([3, 9], undefined, 0), [3, 9])
   t.same(mergeKeysEnd([3, 9], [4, 12], 10), [4, 12], 'the expired one is dropped')

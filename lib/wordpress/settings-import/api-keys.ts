@@ -1,6 +1,6 @@
 // Simple JWT Login's API keys (`api_keys.*`, 3.6 and later): the switch, the header, whether users mint their own, and its four permissions as scopes.
 import type { SettingsInput } from '../../../schemas/settings.js'
-import { isStandardRequestHeader } from '../../../schemas/settings/api-keys.js'
+import { API_KEY_HEADER_PATTERN, isStandardRequestHeader } from '../../../schemas/settings/api-keys.js'
 import { text, type Reader } from './reader.js'
 
 /**
@@ -14,8 +14,8 @@ export const SIMPLE_JWT_LOGIN_PERMISSIONS = ['read', 'create', 'update', 'delete
 /** The header name Simple JWT Login reads a key from by default. */
 const DEFAULT_HEADER = 'X-API-Key'
 
-/** A header name jwt-login takes (`apiKeys.header`). */
-const HEADER_NAME = /^[A-Za-z][A-Za-z0-9-]{0,63}$/
+/** A header name jwt-login takes (`apiKeys.header`), as its settings' schema says. */
+const HEADER_NAME = new RegExp(API_KEY_HEADER_PATTERN)
 
 /**
  * `api_keys.*`: the switch carries over with Simple JWT Login's four
