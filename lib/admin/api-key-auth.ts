@@ -1,6 +1,6 @@
 // The check of an API key presented to a host route (`authenticateWith({ apiKey: true })`): the key, its user, its scopes and its limits.
-// Calls: the key's record with the client's wrong-key lock (one getMany); then the user's index and cutoff (one getMany);
-//        the count of the key's request (increment); users.findById; the last use, on the first request of the key's window.
+// Calls: the key's record with the client's wrong-key lock (one getMany); then the user's index and cutoff with the count of
+//        the key's request (one readAndIncrement, or a getMany and an increment at once); users.findById; the last use, on the first request of the key's window.
 //        A wrong key: its count on the client (increment), and from the limit on the client's lock (set).
 import type { Call } from '../adapters/second-factor.js'
 import type { PublicUser } from '../adapters/users.js'
@@ -9,7 +9,7 @@ import { clientKey } from '../core/client-key.js'
 import { safeEqual } from '../core/crypto.js'
 import { errorNumber, JwtLoginError } from '../core/errors.js'
 import { counterKey, subjectKey } from '../services/limits.js'
-import { readMany } from '../store/read.js'
+import { batchOf, readMany } from '../store/read.js'
 import { apiKeyKeys, decodeRecord, indexHolds, parseApiKey, secretHash } from '../tokens/api-keys.js'
 import { endsKey } from '../tokens/cutoff-record.js'
 import { stateKeys } from '../tokens/revocation.js'
@@ -71,12 +71,12 @@ async function checkKey (ctx: JwtLoginContext, call: Call, key: string, scopes: 
   // compared in constant time, found or not
   const right = safeEqual(parsed === null ? NO_HASH : secretHash(parsed.secret), record?.h ?? NO_HASH)
   if (parsed === null || record === null || !right || record.e <= now) return await wrong()
-  const [index, cutoff] = await readMany(ctx.store, [apiKeyKeys.index(record.u), stateKeys.userCutoff(record.u)])
+  // the right secret: the key's use counted with the reads of its user's index and cutoff, in one round trip where the store batches
+  const [[index, cutoff], uses] = await readAndCount(ctx, [apiKeyKeys.index(record.u), stateKeys.userCutoff(record.u)], apiKeyKeys.uses(parsed.id), apiKeys.limits.perKey.windowMs)
   // listed by its index, its user not locked, and created after any end of the user's keys (a lock, a sign-out everywhere...)
   if (!indexHolds(index ?? null, parsed.id, now) || endsKey(cutoff ?? null, record.c, now)) return await wrong()
   live(parsed.id)
   // counted before the adapter is asked: a key past its limit costs the host nothing
-  const uses = await ctx.store.increment(apiKeyKeys.uses(parsed.id), apiKeys.limits.perKey.windowMs)
   if (uses.count > apiKeys.limits.perKey.max) throw new JwtLoginError('ERR_JWT_LOGIN_API_KEY_RATE_LIMITED', { retryAfter: Math.max(1, Math.ceil(uses.ttlMs / 1000)) })
   const user = await ctx.users.findById(record.u)
   if (user === null) return await wrong()
@@ -89,6 +89,19 @@ async function checkKey (ctx: JwtLoginContext, call: Call, key: string, scopes: 
   const carried = record.s.filter(scope => apiKeys.scopes.includes(scope))
   if (!scopes.every(scope => carried.includes(scope))) throw new JwtLoginError('ERR_JWT_LOGIN_API_KEY_SCOPE')
   return { user, publicUser: ctx.users.toPublicUser(user), apiKey: { id: parsed.id, name: record.n, scopes: carried } }
+}
+
+/**
+ * Reads `keys` and counts `counter` (in a window of `windowMs`): one call of
+ * the store's `readAndIncrement` when it has one, else a `getMany` and an
+ * `increment` at once. The reads need not come before the count.
+ */
+async function readAndCount (ctx: JwtLoginContext, keys: string[], counter: string, windowMs: number): Promise<[Array<string | null>, { count: number, ttlMs: number }]> {
+  const batch = batchOf(ctx.store)
+  if (batch === null) return await Promise.all([readMany(ctx.store, keys), ctx.store.increment(counter, windowMs)])
+  const { values, counts } = await batch(keys, [{ key: counter, ttlMs: windowMs }])
+  // without `unlessAbove`, every counter is counted
+  return [values, counts[0] as { count: number, ttlMs: number }]
 }
 
 /**

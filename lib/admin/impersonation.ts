@@ -8,6 +8,7 @@ import { JwtLoginError, JwtLoginSettingsError } from '../core/errors.js'
 import { durationAt } from '../config/duration.js'
 import type { Settings } from '../config/settings.js'
 import type { IndexedSession } from '../tokens/session-index.js'
+import { discardIndexed } from '../sessions/sign-in.js'
 import { IMPERSONATION_MAX_MS, newSessionId } from '../tokens/session-id.js'
 import { reasonOf, userIdOf } from './lock.js'
 
@@ -70,9 +71,7 @@ export async function impersonate (ctx: JwtLoginContext, settings: Settings, opt
   const { token, claims } = ctx.tokens.sign(settings, ctx.users.toPublicUser(user), 'access', { sessionId, lifetimeMs, actor: actorId })
   const expiresAt = claims.exp * 1000
   // what a failure after the index write leaves: the token never left, its session ends and leaves the index (as a sign-in's discard)
-  const discard = async (): Promise<void> => {
-    await Promise.all([ctx.tokens.discardSession(settings, sessionId), ctx.sessions.forget(userId, id => id === sessionId).catch(() => {})])
-  }
+  const discard = async (): Promise<void> => { await discardIndexed(ctx, settings, userId, sessionId) }
   let chained: boolean
   try {
     await ctx.sessions.add({ userId, sessionId, endsAt: expiresAt, family: false, origin: { method: 'impersonation', actorId }, ip: '', userAgent: undefined })

@@ -57,8 +57,10 @@ export async function lockUser (ctx: JwtLoginContext, settings: Settings, userId
   const id = userIdOf(userId, 'lockUser/userId')
   const reason = reasonOf(options?.reason, 'lockUser/reason')
   const until = untilOf(options.until, ctx.clock())
-  if (await ctx.users.findById(id) === null) throw new JwtLoginSettingsError('lockUser/userId', 'is not a user the adapter finds', 'option')
-  const lock = await ctx.tokens.lockUser(settings, id, until, await keysEnd(ctx, id, ctx.clock() + 1))
+  // two independent reads at once: the user, and the end of the keys the lock writes with it
+  const [user, ends] = await Promise.all([ctx.users.findById(id), keysEnd(ctx, id, ctx.clock() + 1)])
+  if (user === null) throw new JwtLoginSettingsError('lockUser/userId', 'is not a user the adapter finds', 'option')
+  const lock = await ctx.tokens.lockUser(settings, id, until, ends)
   // the lock holds from here: the cached copy goes (the next request of the user reads the host's record again), and it is told
   ctx.forgetUser(id)
   ctx.events.emit('session.ended', { userId: id, sessionId: null, reason: 'locked' })

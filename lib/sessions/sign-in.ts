@@ -2,6 +2,7 @@
 import type { Call, FirstFactor, SecondFactorGate, SessionOrigin, SignInResult } from '../adapters/second-factor.js'
 import type { PublicUser } from '../adapters/users.js'
 import type { JwtLoginContext } from '../context/context.js'
+import type { Settings } from '../config/settings.js'
 import { clientKey } from '../core/client-key.js'
 import { JwtLoginError } from '../core/errors.js'
 import { throwFirstFailure } from '../core/settled.js'
@@ -73,12 +74,7 @@ export function prepareSession (ctx: JwtLoginContext, call: Call, user: PublicUs
       ctx.sessions.add({ userId, sessionId, endsAt: ctx.clock() + lifetimeMs, family, origin, ip: call.ip, userAgent: call.userAgent }, knownIndex).then((count) => { joined = count })
     ]))
   }
-  const discard = async (unused = false): Promise<void> => {
-    await Promise.all([
-      ctx.tokens.discardSession(settings, sessionId, unused),
-      ctx.sessions.forget(userId, (id) => id === sessionId).catch(() => {})
-    ])
-  }
+  const discard = async (unused = false): Promise<void> => { await discardIndexed(ctx, settings, userId, sessionId, unused) }
   const settle = async (): Promise<void> => {
     ctx.events.emit('session.started', { userId, sessionId, method: origin.method, provider: origin.provider ?? null, secondFactor: origin.secondFactor ?? null, ip: call.ip })
     if (joined <= maxPerUser) return
@@ -181,4 +177,17 @@ export async function completeSignIn (ctx: JwtLoginContext, call: Call, user: un
   }
   await session.settle()
   return gated?.answer === undefined ? session.tokens : { ...session.tokens, ...gated.answer }
+}
+
+/**
+ * What a session whose token never left leaves behind once it is given up
+ * (a sign-in or an impersonation that failed after its index write): the
+ * session ends (`unused`: it never started, see `discardSession`) and
+ * leaves its user's index (best effort: an ended session is never listed).
+ */
+export async function discardIndexed (ctx: JwtLoginContext, settings: Settings, userId: number, sessionId: string, unused = false): Promise<void> {
+  await Promise.all([
+    ctx.tokens.discardSession(settings, sessionId, unused),
+    ctx.sessions.forget(userId, (id) => id === sessionId).catch(() => {})
+  ])
 }

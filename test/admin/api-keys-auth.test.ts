@@ -316,3 +316,16 @@ t.test('a burst of 50 requests of one key writes its last use once', async (t) =
   await Promise.all(Array.from({ length: 50 }, async () => await withKey(app, key)))
   t.equal(writes, 1)
 })
+
+t.test('on a store without readAndIncrement, the key\'s use is counted beside the reads of its user\'s index and cutoff: the limit holds the same, and an ended key is refused', async (t) => {
+  const store = new MemoryStore()
+  store.readAndIncrement = undefined
+  const { app } = await keysApp({ apiKeys: { limits: { perKey: { max: 3, window: '1m' } } } }, { store })
+  t.teardown(() => app.close())
+  const jwt = await signIn(app)
+  const { key, id } = await newKey(app, jwt)
+  const answers = await Promise.all(Array.from({ length: 10 }, async () => (await withKey(app, key)).statusCode))
+  t.same([answers.filter(status => status === 200).length, answers.filter(status => status === 429).length], [3, 7])
+  t.equal((await deleteKey(app, jwt, id)).statusCode, 200)
+  t.same(errorOf(await withKey(app, key)), [401, 254], 'ended: refused')
+})
