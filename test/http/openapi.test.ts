@@ -336,3 +336,22 @@ t.test('issue 24: the body is marked once the operation joins the document, when
   t.equal(document.paths['/two']?.post?.requestBody?.required, false, 'a replaced paths object is read too')
   t.ok(Object.getOwnPropertyDescriptor(document, 'paths')?.writable, 'nothing pending: a plain property')
 })
+
+t.test('every route that takes an access token and changes something is classified for impersonation: it declares 403 / 252, or is one of the few an actor may call', async (t) => {
+  const { app, doc } = await documentedHost()
+  t.teardown(() => app.close())
+  const changing = tokenOperations(doc).filter(([name]) => !name.startsWith('get '))
+  const refusing = changing.filter(([, op]) => errorEnum(op, '403').includes(252)).map(([name]) => name).sort()
+  const allowed = changing.filter(([, op]) => !errorEnum(op, '403').includes(252)).map(([name]) => name).sort()
+  // a new route lands in one list or the other, and a test of the change decides which: never by default
+  t.same(allowed, [
+    // ending the request's own session, and the validation that reads it
+    `post ${PREFIX}/auth/revoke`,
+    `post ${PREFIX}/auth/validate`,
+    // a sign-in's second step: its interim token never carries an actor
+    `post ${PREFIX}/auth/2fa`,
+    `post ${PREFIX}/auth/2fa/passkey/options`
+  ].sort(), 'what an actor may call')
+  t.ok(refusing.length >= 20, `${refusing.length} routes refuse an actor`)
+  t.ok(refusing.includes(`put ${PREFIX}/account/password`) && refusing.includes(`delete ${PREFIX}/users`))
+})
