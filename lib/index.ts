@@ -18,6 +18,10 @@ import { guardStore, storeProblem } from './store/guard.js'
 import { MemoryStore } from './store/memory.js'
 import type { StateStore } from './store/types.js'
 import { Messages } from './i18n/messages.js'
+import { loadOtel } from './telemetry/otel.js'
+import { Telemetry } from './telemetry/telemetry.js'
+import { processPasswordWork } from './services/password-work.js'
+import { traceFlows } from './http/traced-routes.js'
 
 /**
  * Every log line of the plugin's scope (its 404s too) redacts the query.
@@ -79,11 +83,19 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
   const aliases = checkAliases(options.aliases, prefix)
   const backing = options.store ?? new MemoryStore({ clock })
   backing.attachLogger?.(storeLoggerFor(fastify.log))
-  const store = guardStore(backing)
   const messages = new Messages(options.messages)
   const settings = await readSettings(fastify, options, settingsTtlMs, messages)
   const initial = settings.current
-  const ctx = await buildContext(options, { log: fastify.log, cacheLimits: userCache, initial, current: () => settings.current, store, clock, messages })
+  const telemetry = new Telemetry({
+    api: loadOtel(),
+    userIds: () => settings.current.telemetry.userIds,
+    gauges: {
+      hashingQueue: () => ({ signIns: processPasswordWork.waitingSignIns, newPasswords: processPasswordWork.waitingNewPasswords }),
+      memoryStore: backing instanceof MemoryStore ? () => backing.usage : undefined
+    }
+  })
+  const store = guardStore(backing, telemetry)
+  const ctx = await buildContext(options, { log: fastify.log, cacheLimits: userCache, initial, current: () => settings.current, store, clock, messages, telemetry })
 
   fastify.decorate('jwtLogin', buildApi(ctx, settings))
   fastify.decorateRequest('jwtLogin', null)
@@ -91,16 +103,22 @@ async function jwtLogin (fastify: FastifyInstance, options: JwtLoginOptions): Pr
   fastify.addHook('onRoute', inActorScope)
   settings.start()
   fastify.addHook('onClose', async () => {
+    telemetry.close()
     settings.stop()
     ctx.reset.stop.abort()
     if (options.store === undefined) await store.close?.()
   })
-  fastify.addHook('onReady', async () => { await checkStoreAtReady(fastify, store, options.startDegraded === true) })
+  fastify.addHook('onReady', async () => {
+    // an SDK registered after the plugin, before ready(), is found here
+    telemetry.refresh()
+    await checkStoreAtReady(fastify, store, options.startDegraded === true)
+  })
 
   // the paths of the plugin's routes, which the aliases' forms reach in any letter case
   const shapes = new RouteShapes()
   await fastify.register(async function jwtLoginRoutes (instance) {
     collectRouteShapes(instance, shapes)
+    traceFlows(instance, telemetry)
     addGateHooks(instance, ctx, settings)
     await setUpScope(instance, {
       bodyLimit: initial.bodyLimit,

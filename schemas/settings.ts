@@ -5,6 +5,7 @@ import { ACCOUNT_SETTINGS } from './settings/account.js'
 import { API_KEY_SETTINGS } from './settings/api-keys.js'
 import { EMAIL_SIGN_IN_SETTINGS } from './settings/email-sign-in.js'
 import { SELF_SERVICE_SETTINGS } from './settings/self-service.js'
+import { TELEMETRY_SETTINGS } from './settings/telemetry.js'
 import { TokensSchema } from './settings/tokens.js'
 import { WEB_SETTINGS } from './settings/web.js'
 
@@ -25,6 +26,7 @@ export const SettingsSchema = Type.Object({
   ...EMAIL_SIGN_IN_SETTINGS,
   ...API_KEY_SETTINGS,
   ...WEB_SETTINGS,
+  ...TELEMETRY_SETTINGS,
 
   /** Largest accepted request body in bytes. */
   bodyLimit: Type.Optional(Type.Integer({ minimum: 1024, maximum: 1048576, default: 16384 }))

@@ -36,6 +36,8 @@ const LAYERS: Layer[] = [
       why: 'normalizeIP, so the per-IP lockouts count clients exactly as the request limit does'
     }]
   },
+  // OpenTelemetry spans and metrics behind the optional @opentelemetry/api, and the rules of their attributes.
+  { name: 'telemetry', paths: ['lib/telemetry/'] },
   // The texts in every language: the catalogues, the negotiation of a request's language.
   { name: 'messages', paths: ['lib/i18n/'] },
   // The state-store and mailer ports and their implementations.

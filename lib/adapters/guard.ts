@@ -1,6 +1,7 @@
 import { JwtLoginError } from '../core/errors.js'
 import { HostPortError, loggedError, type LoggedError } from './logged-error.js'
 import type { Mailer } from '../mail/types.js'
+import type { Telemetry } from '../telemetry/telemetry.js'
 import type { PasskeyOptions, PasskeyPort } from './passkeys.js'
 import type { SecondFactorGate } from './second-factor.js'
 import type { TwoFactorOptions, TwoFactorPort } from './two-factor.js'
@@ -23,6 +24,11 @@ function portFailure (port: string, method: string, thrown: unknown, args: reado
 }
 
 type AnyMethod = (...args: any[]) => any
+
+/** How a port's calls run: timed and traced with telemetry (see Telemetry.runner), else straight through. */
+type Run = <T>(operation: string, work: () => Promise<T>) => Promise<T>
+
+const straight: Run = (_operation, work) => work()
 
 /** What a port broke of its contract, beyond throwing: named in the log as the port's failure. */
 class PortContractError extends Error {}
@@ -68,7 +74,7 @@ type MethodKind = 'async' | 'sync' | 'optional'
  * at the time of the call (so `this` is the port), and looks at the
  * arguments only when the method failed.
  */
-function guardMethod (port: string, method: string, target: Record<string, AnyMethod>, kind: MethodKind): AnyMethod {
+function guardMethod (port: string, method: string, target: Record<string, AnyMethod>, kind: MethodKind, run: Run): AnyMethod {
   if (kind === 'sync') {
     return (...args: unknown[]) => {
       try {
@@ -81,7 +87,7 @@ function guardMethod (port: string, method: string, target: Record<string, AnyMe
   // the port's own promise, its failure mapped, without another async step (findById is on every authenticated request)
   return (...args: unknown[]) => {
     try {
-      return Promise.resolve((target[method] as AnyMethod).call(target, ...args)).catch((error: unknown) => { throw portFailure(port, method, error, args) })
+      return run(method, () => Promise.resolve((target[method] as AnyMethod).call(target, ...args))).catch((error: unknown) => { throw portFailure(port, method, error, args) })
     } catch (error) {
       return Promise.reject(portFailure(port, method, error, args))
     }
@@ -89,11 +95,11 @@ function guardMethod (port: string, method: string, target: Record<string, AnyMe
 }
 
 /** `target` seen through guards of `methods`; nothing else of it shows. */
-function guardPort<T extends object> (port: string, target: T, methods: Record<string, MethodKind>): T {
+function guardPort<T extends object> (port: string, target: T, methods: Record<string, MethodKind>, run: Run): T {
   const methodsOf = target as unknown as Record<string, AnyMethod>
   const guarded: Record<string, unknown> = {}
   for (const [method, kind] of Object.entries(methods)) {
-    const guard = guardMethod(port, method, methodsOf, kind)
+    const guard = guardMethod(port, method, methodsOf, kind, run)
     if (kind === 'optional') Object.defineProperty(guarded, method, { enumerable: true, get: () => typeof methodsOf[method] === 'function' ? guard : undefined })
     else guarded[method] = guard
   }
@@ -101,8 +107,8 @@ function guardPort<T extends object> (port: string, target: T, methods: Record<s
 }
 
 /** A function port (the password policy, a second-factor gate) behind a guard. */
-function guardFunction<F extends AnyMethod> (port: string, fn: F): F {
-  return guardMethod(port, port, { [port]: fn }, 'async') as F
+function guardFunction<F extends AnyMethod> (port: string, fn: F, run: Run): F {
+  return guardMethod(port, port, { [port]: fn }, 'async', run) as F
 }
 
 /** A record, so that a method added to a port and not listed here fails the type check. */
@@ -148,13 +154,13 @@ const PASSKEY_METHODS: Record<keyof PasskeyPort, MethodKind> = {
 
 const MAILER_METHODS: Record<keyof Mailer, MethodKind> = { send: 'async' }
 
-function guardMailer (port: string, mailer: Mailer | undefined): Mailer | undefined {
-  return mailer === undefined ? undefined : guardPort(port, mailer, MAILER_METHODS)
+function guardMailer (port: string, mailer: Mailer | undefined, run: Run): Mailer | undefined {
+  return mailer === undefined ? undefined : guardPort(port, mailer, MAILER_METHODS, run)
 }
 
 /** The user adapter behind guards; `toPublicUser`'s answer also has its `ID` checked (`publicUserOf`). */
-function guardUsers<U> (users: UserAdapter<U>): UserAdapter<U> {
-  const guarded = guardPort('users', users, USER_METHODS)
+function guardUsers<U> (users: UserAdapter<U>, run: Run): UserAdapter<U> {
+  const guarded = guardPort('users', users, USER_METHODS, run)
   const toPublicUser = guarded.toPublicUser
   guarded.toPublicUser = (user) => publicUserOf(toPublicUser(user))
   return guarded
@@ -179,17 +185,20 @@ export interface HostPorts {
 /**
  * The host's ports, each behind guards made once at registration: whatever
  * a port throws reaches the flows (and so the log) as a `HostPortError`.
+ * With `telemetry`, each call of a port is timed and traced as
+ * `<port>.<method>` (`users.findByEmail`, `mailer.send`, `twoFactor.methodOf`).
  */
-export function guardPorts (options: HostPorts): HostPorts {
+export function guardPorts (options: HostPorts, telemetry?: Telemetry): HostPorts {
   const { users, mailer, passwordPolicy, twoFactor, secondFactor, passkeys } = options
+  const run = (port: string): Run => telemetry?.runner(port) ?? straight
   return {
-    users: guardUsers(users),
-    mailer: guardMailer('mailer', mailer),
-    passwordPolicy: passwordPolicy === undefined ? undefined : guardFunction('passwordPolicy', passwordPolicy),
+    users: guardUsers(users, run('users')),
+    mailer: guardMailer('mailer', mailer, run('mailer')),
+    passwordPolicy: passwordPolicy === undefined ? undefined : guardFunction('passwordPolicy', passwordPolicy, run('passwordPolicy')),
     twoFactor: twoFactor === undefined
       ? undefined
-      : { ...twoFactor, port: guardPort('twoFactor.port', twoFactor.port, TWO_FACTOR_METHODS), mailer: guardMailer('twoFactor.mailer', twoFactor.mailer) },
-    secondFactor: secondFactor === undefined ? undefined : guardFunction('secondFactor', secondFactor),
-    passkeys: passkeys === undefined ? undefined : { port: guardPort('passkeys.port', passkeys.port, PASSKEY_METHODS) }
+      : { ...twoFactor, port: guardPort('twoFactor.port', twoFactor.port, TWO_FACTOR_METHODS, run('twoFactor')), mailer: guardMailer('twoFactor.mailer', twoFactor.mailer, run('twoFactor.mailer')) },
+    secondFactor: secondFactor === undefined ? undefined : guardFunction('secondFactor', secondFactor, run('secondFactor')),
+    passkeys: passkeys === undefined ? undefined : { port: guardPort('passkeys.port', passkeys.port, PASSKEY_METHODS, run('passkeys')) }
   }
 }

@@ -15,6 +15,7 @@ import type { SessionIndex } from '../tokens/session-index.js'
 import type { TwoFactor } from '../two-factor/methods/service.js'
 import type { Passkeys } from '../webauthn/ceremonies.js'
 import type { Messages } from '../i18n/messages.js'
+import type { Telemetry } from '../telemetry/telemetry.js'
 
 /** Password reset's own parts. */
 export interface PasswordResetParts {
@@ -54,6 +55,8 @@ export interface JwtLoginContext {
   readonly passkeys: Passkeys | null
   /** The texts in every language the instance speaks. */
   readonly messages: Messages
+  /** Spans and metrics, while an OpenTelemetry SDK records them. */
+  readonly telemetry: Telemetry
 }
 
 /**

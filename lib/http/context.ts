@@ -19,6 +19,7 @@ import { secondFactorGate } from '../two-factor/gate.js'
 import { createTwoFactor } from '../two-factor/methods/service.js'
 import { Passkeys } from '../webauthn/ceremonies.js'
 import type { Messages } from '../i18n/messages.js'
+import { withoutTelemetry, type Telemetry } from '../telemetry/telemetry.js'
 
 /** What the context is built on besides the host's ports. */
 export interface ContextParts {
@@ -33,6 +34,8 @@ export interface ContextParts {
   clock: Clock
   /** The texts of every language, the host's `messages` laid over the shipped ones. */
   messages: Messages
+  /** Default: none (direct flow tests). */
+  telemetry?: Telemetry
 }
 
 /**
@@ -43,19 +46,20 @@ export interface ContextParts {
  * a known user's check and an unknown user's decoy queue and are refused
  * alike, so a busy answer says nothing about accounts.
  */
-export async function buildContext (hostPorts: HostPorts, { log, cacheLimits, initial, current = () => initial, store, clock, messages }: ContextParts): Promise<JwtLoginContext> {
+export async function buildContext (hostPorts: HostPorts, { log, cacheLimits, initial, current = () => initial, store, clock, messages, telemetry = withoutTelemetry() }: ContextParts): Promise<JwtLoginContext> {
   const dummyHash = await hashPassword(`jwt-login-dummy-${Math.random()}`)
-  const ports = guardPorts(hostPorts)
+  const ports = guardPorts(hostPorts, telemetry)
   const cache = cacheLimits === null ? null : cacheUsers(ports.users, cacheLimits, clock)
   const hashing = processPasswordWork.under(() => current().passwordHashing)
   const tokens = new TokenService(buildKeyMaterial(initial.tokens), initial.tokens.algorithm, store, clock)
   const events = new JwtLoginEvents()
+  if (telemetry.available) events.observe((event, payload) => { telemetry.observe(event, payload) })
   const base = {
     users: boundUsers(cache ?? ports.users, hashing),
     forgetUser: cache === null ? () => {} : cache.forget,
     store,
     tokens,
-    limiter: new AttemptLimiter(store, clock),
+    limiter: new AttemptLimiter(store, clock, (key) => { telemetry.lockout(key) }),
     sessions: tokens.sessions,
     events,
     clock,
@@ -72,7 +76,8 @@ export async function buildContext (hostPorts: HostPorts, { log, cacheLimits, in
     reset: { mailer: ports.mailer ?? null, policy: ports.passwordPolicy ?? null, hasher: new CodeHasher('reset code'), stop: new AbortController() },
     oauth: new OAuthRegistry(clock),
     passkeys: ports.passkeys === undefined ? null : new Passkeys(ports.passkeys.port, store, clock, events, log),
-    messages
+    messages,
+    telemetry
   }
   const hostGate = ports.secondFactor === undefined ? null : countedGate(base, ports.secondFactor)
   const secondFactor = base.twoFactor === null ? hostGate : secondFactorGate(base, base.twoFactor)

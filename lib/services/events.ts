@@ -186,6 +186,9 @@ export type ApiKeyEndReason = 'locked' | 'sign_out_everywhere' | 'user_deleted' 
 /** Why the account routes end sessions: a password change, the mailbox proven by a code (what came before is ended), an email put back. */
 export type AccountEndReason = 'password_changed' | 'email_verified' | 'email_reverted'
 
+/** What sees every event before its listeners: it must not throw. */
+export type EventObserver = (event: JwtLoginEventName, payload: Readonly<Record<string, unknown>>) => void
+
 /**
  * A typed EventEmitter for the audit events. Listener errors are not the
  * request's concern. An event emitted in the scope of a request that used an
@@ -193,6 +196,12 @@ export type AccountEndReason = 'password_changed' | 'email_verified' | 'email_re
  */
 export class JwtLoginEvents {
   readonly #emitter = new EventEmitter({ captureRejections: false })
+  #observer: EventObserver | undefined
+
+  /** Every event, listened to or not, also goes to `observer` (the plugin's telemetry) first. */
+  observe (observer: EventObserver): void {
+    this.#observer = observer
+  }
 
   on<E extends JwtLoginEventName>(event: E, listener: (payload: JwtLoginEventPayload<E>) => void): this {
     this.#emitter.on(event, listener)
@@ -211,9 +220,11 @@ export class JwtLoginEvents {
 
   emit<E extends JwtLoginEventName>(event: E, payload: JwtLoginEventMap[E]): void {
     const listeners = this.#emitter.rawListeners(event)
-    if (listeners.length === 0) return
+    const observer = this.#observer
+    if (listeners.length === 0 && observer === undefined) return
     const actorId = scopes.getStore()?.actorId
     const sent: JwtLoginEventPayload<E> = actorId === undefined ? payload : { ...payload, actorId }
+    observer?.(event, sent)
     // raw listeners: a once() wrapper must run so that it removes itself
     for (const listener of listeners) {
       try {

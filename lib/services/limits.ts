@@ -72,11 +72,14 @@ export class AttemptLimiter {
   readonly #now: () => number
   /** The store's atomic batch, bound once here rather than looked up and bound on every attempt; `null` without one. */
   readonly #batch: ReturnType<typeof batchOf>
+  /** Told each subject a refused attempt locks out (its key), for the lockout counter. */
+  readonly #onLockout: (subjectKey: string) => void
 
-  constructor (store: StateStore, now: () => number) {
+  constructor (store: StateStore, now: () => number, onLockout: (subjectKey: string) => void = () => {}) {
     this.#store = store
     this.#now = now
     this.#batch = batchOf(store)
+    this.#onLockout = onLockout
   }
 
   /**
@@ -259,6 +262,7 @@ export class AttemptLimiter {
     }
     const over = holds.filter(h => h.counted > h.subject.limit.max)
     if (over.length === 0) return { ok: true, holds, read }
+    for (const hold of over) this.#onLockout(hold.subject.key)
     // the locks and the attempts given back, together
     throwFirstFailure(await Promise.allSettled([
       ...over.map(async h => await this.#store.set(counterKey('lock', h.subject), String(h.expiresAt), Math.max(1, h.expiresAt - this.#now()))),

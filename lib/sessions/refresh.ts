@@ -42,6 +42,7 @@ export async function refreshSession (ctx: JwtLoginContext, call: Call, input: R
   // the session's sign-in is when its user last authenticated (a step-up's token is its own, and is not carried on)
   const auth = rotated.amr === undefined ? undefined : { at: sessionStart(rotated.sessionId), methods: rotated.amr }
   const { token } = ctx.tokens.sign(call.settings, ctx.users.toPublicUser(rotated.user), 'access', { sessionId: rotated.sessionId, auth, fingerprint: rotated.fingerprint })
+  if (rotated.retried === true) ctx.telemetry.retried()
   ctx.events.emit('token.refreshed', { userId: rotated.userId, sessionId: rotated.sessionId, ip: call.ip })
   return { jwt: token, refresh_token: rotated.refreshToken }
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { JwtLoginError } from '../core/errors.js'
 import { withinDeadline } from './deadline.js'
+import type { Telemetry } from '../telemetry/telemetry.js'
 import type { StateStore } from './types.js'
 
 function unavailable (error: unknown): never {
@@ -11,28 +12,32 @@ function unavailable (error: unknown): never {
 /**
  * The store as flows see it: any failure becomes 503 / errorCode 201, so
  * requests fail closed. The optional methods (`getMany`, `readAndIncrement`)
- * are there only when the store has them.
+ * are there only when the store has them. With `telemetry`, each call is
+ * timed and traced (`store.<method>`) while an SDK records.
  */
-export function guardStore (store: StateStore): StateStore {
+export function guardStore (store: StateStore, telemetry?: Telemetry): StateStore {
+  const system = typeof store.system === 'string' ? store.system : undefined
+  const run = telemetry?.runner('store', system) ?? (<T>(_operation: string, work: () => Promise<T>) => work())
   const guarded: StateStore = {
-    get: (key) => mapFailure(() => store.get(key)),
-    set: (key, value, ttlMs) => mapFailure(() => store.set(key, value, ttlMs)),
-    consume: (key) => mapFailure(() => store.consume(key)),
-    increment: (key, ttlMs) => mapFailure(() => store.increment(key, ttlMs)),
-    compareAndSet: (key, expected, value, ttlMs) => mapFailure(() => store.compareAndSet(key, expected, value, ttlMs)),
-    delete: (key) => mapFailure(() => store.delete(key)),
+    get: (key) => mapFailure(() => run('get', () => store.get(key))),
+    set: (key, value, ttlMs) => mapFailure(() => run('set', () => store.set(key, value, ttlMs))),
+    consume: (key) => mapFailure(() => run('consume', () => store.consume(key))),
+    increment: (key, ttlMs) => mapFailure(() => run('increment', () => store.increment(key, ttlMs))),
+    compareAndSet: (key, expected, value, ttlMs) => mapFailure(() => run('compareAndSet', () => store.compareAndSet(key, expected, value, ttlMs))),
+    delete: (key) => mapFailure(() => run('delete', () => store.delete(key))),
     close: async () => { await store.close?.() },
     ordered: store.ordered === true
   }
+  if (system !== undefined) Object.assign(guarded, { system })
   // only when the store has it: without it, readers fall back to one get per key
   if (store.getMany !== undefined) {
     const batched = store as Required<Pick<StateStore, 'getMany'>>
-    guarded.getMany = (keys) => mapFailure(() => batched.getMany(keys))
+    guarded.getMany = (keys) => mapFailure(() => run('getMany', () => batched.getMany(keys)))
   }
   // without it, the attempt limiter reads with getMany and counts with increment
   if (store.readAndIncrement !== undefined) {
     const batched = store as Required<Pick<StateStore, 'readAndIncrement'>>
-    guarded.readAndIncrement = (read, increments, options) => mapFailure(() => batched.readAndIncrement(read, increments, options))
+    guarded.readAndIncrement = (read, increments, options) => mapFailure(() => run('readAndIncrement', () => batched.readAndIncrement(read, increments, options)))
   }
   return guarded
 }

@@ -48,6 +48,8 @@ const EVICTION_WARNING_EVERY_MS = 60_000
 export class MemoryStore implements StateStore, AtomicBatch {
   /** In process: every call takes effect when it is made, so in the order made. */
   readonly ordered = true
+  /** In process: no database of the OpenTelemetry names. */
+  readonly system = 'memory'
   readonly #entries = new Map<string, Entry>()
   readonly #counters = new Map<string, Entry>()
   readonly #evictable = new Map<string, Entry>()
@@ -87,6 +89,11 @@ export class MemoryStore implements StateStore, AtomicBatch {
   /** Live and not yet swept entries by kind. */
   get counts (): { state: number, counters: number } {
     return { state: this.#entries.size, counters: this.#counters.size + this.#evictable.size }
+  }
+
+  /** The entries of each kind as a share of their bound (0 to 1): the `jwt_login.memory_store.usage` gauge. */
+  get usage (): { state: number, counters: number } {
+    return { state: this.#entries.size / this.#maxEntries, counters: (this.#counters.size + this.#evictable.size) / this.#maxCounters }
   }
 
   /** Drops every expired entry at once (blocks for the whole map: for tests and maintenance). */

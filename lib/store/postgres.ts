@@ -75,6 +75,7 @@ function atLeastOne (name: string, value: number | undefined, fallback: number):
  * answers again.
  */
 export class PostgresStore implements StateStore, AtomicBatch {
+  readonly system = 'postgresql'
   readonly #pool: Pool
   readonly #owned: boolean
   readonly #prefix: string

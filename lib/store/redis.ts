@@ -51,6 +51,7 @@ type Sends<R> = Record<WriteCommand, (...args: Array<string | number>) => R>
 export class RedisStore implements StateStore, AtomicBatch {
   /** A single Redis: one connection, whose commands run in the order sent. A cluster's nodes answer each on their own. */
   readonly ordered: boolean
+  readonly system = 'redis'
   readonly #client: StoreClient
   readonly #owned: boolean
   #closing: Promise<void> | undefined

@@ -50,6 +50,12 @@ export interface StateStore {
    */
   readonly ordered?: boolean
   /**
+   * Optional: the database the store keeps its entries in, as OpenTelemetry
+   * names it (`redis`, `postgresql`): the `db.system` attribute of the
+   * spans of its calls.
+   */
+  readonly system?: string
+  /**
    * Optional: reads some keys, then counts others, in one atomic call (see
    * `AtomicBatch`, which says what an implementation must guarantee). The
    * attempt limiter uses it whenever the store has it.

@@ -46,6 +46,8 @@ export interface RefreshResult<U = unknown> {
   amr: string[] | undefined
   /** The session's password fingerprint, sealed, as now recorded. */
   fingerprint: string | undefined
+  /** The previous token presented again within `refresh.reuseInterval`: the successor given already, nothing written. */
+  retried?: true
 }
 
 /**
@@ -210,7 +212,7 @@ export class RefreshFamilies {
         refresh.reuseIntervalMs > 0 && now - rotatedAt <= refresh.reuseIntervalMs
       if (retry) {
         const { user, fingerprint } = await lookUp(userId, sessionId, recorded)
-        return { userId, user, sessionId, refreshToken: refreshTokenOf(sessionId, unseal(sessionId, secret, sealedCurrent), userId), amr, fingerprint }
+        return { userId, user, sessionId, refreshToken: refreshTokenOf(sessionId, unseal(sessionId, secret, sealedCurrent), userId), amr, fingerprint, retried: true }
       }
       // a token this session never had (made up under its id) is refused, and the session goes on
       if (open.presented === null && !issuedHere(settings, sessionId, secret)) throw new JwtLoginError('ERR_JWT_LOGIN_REFRESH_TOKEN_INVALID')

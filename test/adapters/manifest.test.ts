@@ -23,7 +23,7 @@ const INTERFACES: Array<[PortManifest, Record<string, true>, Record<string, true
     { getPasswordHash: true, setPassword: true, createUser: true, deleteUser: true, setEmailVerified: true, setEmail: true, rehashPassword: true, passwordFingerprint: true, hasPassword: true, findByIdentity: true, linkIdentity: true, listIdentities: true, unlinkIdentity: true } satisfies Record<OptionalKeys<UserAdapter>, true>],
   [STATE_STORE_MANIFEST,
     { get: true, set: true, consume: true, increment: true, compareAndSet: true, delete: true } satisfies Record<RequiredKeys<StateStore>, true>,
-    { getMany: true, readAndIncrement: true, close: true, attachLogger: true } satisfies Record<OptionalKeys<Omit<StateStore, 'ordered'>>, true>],
+    { getMany: true, readAndIncrement: true, close: true, attachLogger: true } satisfies Record<OptionalKeys<Omit<StateStore, 'ordered' | 'system'>>, true>],
   [TWO_FACTOR_PORT_MANIFEST,
     { methodOf: true, getTotpSecret: true, setTotpSecret: true, consumeBackupCode: true, replaceBackupCodes: true } satisfies Record<RequiredKeys<TwoFactorPort>, true>,
     { setMethod: true, countBackupCodes: true } satisfies Record<OptionalKeys<TwoFactorPort>, true>],
