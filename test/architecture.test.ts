@@ -178,7 +178,7 @@ t.test('an import up a layer fails, naming both files', async (t) => {
   t.same(checkImports(tree({
     'lib/core/clock.ts': ["import { addGateHooks } from '../http/gates.js'"],
     'lib/http/gates.ts': []
-  })), ['lib/core/clock.ts imports lib/http/gates.ts: up from layer 1 (core) to layer 13 (http)'])
+  })), ['lib/core/clock.ts imports lib/http/gates.ts: up from layer 1 (core) to layer 14 (http)'])
   t.same(checkImports(tree({
     'schemas/settings.ts': ["export { DEFAULT_RESET_TEMPLATES } from '../lib/mail/templates.js'"],
     'lib/mail/templates.ts': ['export const DEFAULT_RESET_TEMPLATES = {}'],
@@ -187,9 +187,9 @@ t.test('an import up a layer fails, naming both files', async (t) => {
     'lib/store/memory.ts': ["const context = await import('../context/context.js')"],
     'lib/context/context.ts': ["import type { StateStore } from '../store/memory.js'"]
   })), [
-    'schemas/settings.ts imports lib/mail/templates.ts: up from layer 0 (schemas) to layer 3 (store and mail)',
-    'lib/two-factor/methods/totp.ts imports lib/two-factor/flow.ts: up from layer 7 (feature services) to layer 11 (feature flows)',
-    'lib/store/memory.ts imports lib/context/context.ts: up from layer 3 (store and mail) to layer 8 (context)',
+    'schemas/settings.ts imports lib/mail/templates.ts: up from layer 0 (schemas) to layer 4 (store and mail)',
+    'lib/two-factor/methods/totp.ts imports lib/two-factor/flow.ts: up from layer 8 (feature services) to layer 12 (feature flows)',
+    'lib/store/memory.ts imports lib/context/context.ts: up from layer 4 (store and mail) to layer 9 (context)',
     'cycle: lib/context/context.ts -> lib/store/memory.ts -> lib/context/context.ts',
     'cycle: lib/two-factor/flow.ts -> lib/two-factor/methods/totp.ts -> lib/two-factor/flow.ts'
   ], 'export from, typeof import() and dynamic import() count')
@@ -203,8 +203,8 @@ t.test('an import across a layer fails, naming both folders', async (t) => {
     'lib/store/guard.ts': ["import type { Mailer } from '../mail/types.js'"],
     'lib/mail/types.ts': []
   })), [
-    'lib/login/flow.ts imports lib/oauth/flow.ts: across layer 11 (feature flows), from lib/login/ to lib/oauth/',
-    'lib/store/guard.ts imports lib/mail/types.ts: across layer 3 (store and mail), from lib/store/ to lib/mail/'
+    'lib/login/flow.ts imports lib/oauth/flow.ts: across layer 12 (feature flows), from lib/login/ to lib/oauth/',
+    'lib/store/guard.ts imports lib/mail/types.ts: across layer 4 (store and mail), from lib/store/ to lib/mail/'
   ])
 })
 
@@ -235,9 +235,9 @@ t.test('a runtime Fastify import in a flow fails; import type does not', async (
       "import { SignJWT } from 'jose'"
     ]
   })), [
-    'lib/login/flow.ts imports fastify at runtime, which layer 11 (feature flows) may not (use import type)',
-    'lib/login/flow.ts imports fastify-plugin at runtime, which layer 11 (feature flows) may not (use import type)',
-    'lib/login/flow.ts imports @fastify/cookie at runtime, which layer 11 (feature flows) may not (use import type)'
+    'lib/login/flow.ts imports fastify at runtime, which layer 12 (feature flows) may not (use import type)',
+    'lib/login/flow.ts imports fastify-plugin at runtime, which layer 12 (feature flows) may not (use import type)',
+    'lib/login/flow.ts imports @fastify/cookie at runtime, which layer 12 (feature flows) may not (use import type)'
   ])
 })
 

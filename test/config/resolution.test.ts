@@ -65,6 +65,7 @@ t.test('every setting given: each lands in its resolved field, durations in ms, 
       linkUrl: 'https://app.example.com/sign-in/email',
       register: true
     },
+    telemetry: { userIds: true },
     apiKeys: {
       enabled: true,
       selfService: false,
@@ -150,6 +151,7 @@ t.test('every setting given: each lands in its resolved field, durations in ms, 
       linkUrl: 'https://app.example.com/sign-in/email',
       register: true
     },
+    telemetry: { userIds: true },
     apiKeys: {
       enabled: true,
       selfService: false,
