@@ -190,6 +190,12 @@ export class Telemetry {
     }) as T
   }
 
+  /** The second factor a step tries (`totp`, `email`, `passkey`), its method label unless an accepted code names another (`backup_codes`). */
+  secondFactorTried (method: string): void {
+    const state = this.#flows.getStore()
+    if (state !== undefined) state.method ??= method
+  }
+
   /** A refresh answered the successor it had given already (a retry within `refresh.reuseInterval`). */
   retried (): void {
     const state = this.#flows.getStore()

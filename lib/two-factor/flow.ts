@@ -223,6 +223,7 @@ async function secondStep (
   const rejected = async (): Promise<never> => await rejectCode(ctx, call, { userId, key, attempt }, settle)
 
   const challenge = JSON.parse(raw) as ChallengeRecord
+  ctx.telemetry.secondFactorTried('code' in code ? challenge.method : 'passkey')
   const checked = 'code' in code
     ? await checkCode(twoFactor, call.settings.tokens, userId, claims.sid, challenge.method, code.code, known)
     : await checkPasskey(ctx, call, userId, claims.sid, code.passkey, challenge.o)
