@@ -5,7 +5,7 @@ import { isJwtLoginError } from '../core/errors.js'
 import { eventAttributes } from './attributes.js'
 import type { FlowSpec } from './flows.js'
 import { Instruments, type GaugeSources } from './metrics.js'
-import { metricsRecorded, tracesRecorded, type Attributes, type OtelApi, type OtelSpan, type OtelTracer } from './otel.js'
+import { metricsRecorded, tracesRecorded, type Attributes, type OtelApi, type OtelContext, type OtelSpan, type OtelTracer } from './otel.js'
 
 /** The instrumentation scope: what the spans and metrics are named after in the host's backend. */
 export const SCOPE_NAME = 'fastify-jwt-login'
@@ -72,6 +72,8 @@ export class Telemetry {
   readonly #userIds: () => boolean
   readonly #gauges: GaugeSources
   readonly #flows = new AsyncLocalStorage<FlowState>()
+  /** The spans the plugin started (flows' and calls'), told apart from a host instrumentation's. */
+  readonly #own = new WeakSet<OtelSpan>()
   #tracer: OtelTracer | undefined
   #instruments: Instruments | undefined
   #live = false
@@ -122,14 +124,17 @@ export class Telemetry {
   call<T> (port: string, operation: string, system: string | undefined, work: () => Promise<T>): Promise<T> {
     const start = performance.now()
     const api = this.#api as OtelApi
-    const parent = api.context.active()
+    const active = api.context.active()
     const store = port === 'store'
+    const parentSpan = this.#tracer === undefined ? undefined : this.#parentSpan(api.trace.getSpan(active))
+    const parent = parentSpan === undefined ? active : api.trace.setSpan(active, parentSpan)
     let span: OtelSpan | undefined
-    if (this.#tracer !== undefined && api.trace.getSpan(parent) !== undefined) {
+    if (parentSpan !== undefined) {
       const attributes: Attributes = { 'jwt_login.port': port, 'jwt_login.operation': operation }
       if (store) attributes['db.operation.name'] = operation
       if (system !== undefined) attributes['db.system'] = system
-      span = this.#tracer.startSpan(port === operation ? port : `${port}.${operation}`, { kind: store ? api.SpanKind.CLIENT : api.SpanKind.INTERNAL, attributes }, parent)
+      span = (this.#tracer as OtelTracer).startSpan(port === operation ? port : `${port}.${operation}`, { kind: store ? api.SpanKind.CLIENT : api.SpanKind.INTERNAL, attributes }, parent)
+      this.#own.add(span)
     }
     let answer: Promise<T>
     try {
@@ -156,16 +161,18 @@ export class Telemetry {
 
   /**
    * A route's flow: the span `jwt-login.<name>` (a child of the host's
-   * request span when there is one), its outcome, duration and counters.
-   * `status` reads the answer's status once the handler settled.
+   * request span when there is one: `parent`, the request's context, else
+   * the active one), its outcome, duration and counters. `status` reads the
+   * answer's status once the handler settled.
    */
-  flow<T> (spec: FlowSpec, route: string, work: () => T, status: () => number): T {
+  flow<T> (spec: FlowSpec, route: string, work: () => T, status: () => number, parent?: OtelContext | null): T {
     const start = performance.now()
     const api = this.#api as OtelApi
     let span: OtelSpan | undefined
-    let context = api.context.active()
+    let context = parent ?? api.context.active()
     if (this.#tracer !== undefined) {
       span = this.#tracer.startSpan(`jwt-login.${spec.name}`, { kind: api.SpanKind.INTERNAL, attributes: { 'jwt_login.flow': spec.name, 'http.route': route } }, context)
+      this.#own.add(span)
       context = api.trace.setSpan(context, span)
     }
     const state: FlowState = { spec, span, events: new Set() }
@@ -217,8 +224,20 @@ export class Telemetry {
     if (event === 'user.locked') this.#instruments?.lockouts.add(1, { 'jwt_login.subject': 'user' })
     if (this.#tracer === undefined) return
     const api = this.#api as OtelApi
-    const span = api.trace.getSpan(api.context.active())
+    const span = this.#parentSpan(api.trace.getSpan(api.context.active()))
     if (span?.isRecording() === true) span.addEvent(event, eventAttributes(event, payload, this.#userIds()))
+  }
+
+  /**
+   * The span a call or an audit event belongs to: the active span, unless a
+   * flow runs and the active span is not one of the plugin's: a host's
+   * instrumentation may run the handler in a span of its own (@fastify/otel's
+   * `handler - …`, a child of the request span like the flow's), and the
+   * flow's calls and events still belong to the flow's span.
+   */
+  #parentSpan (active: OtelSpan | undefined): OtelSpan | undefined {
+    const flow = this.#flows.getStore()?.span
+    return flow === undefined || (active !== undefined && this.#own.has(active)) ? active : flow
   }
 
   #flowEnded (state: FlowState, start: number, error: unknown, status: number): void {
