@@ -167,6 +167,12 @@ export interface DemoOptions {
   print?: (text: string) => void
   /** The port the demo will listen on (default 3000): passkeys are accepted from the page at http://localhost on it only, and the sign-in mail links there. */
   port?: number
+  /**
+   * Runs on the new Fastify instance before anything is registered on it:
+   * where a host registers the plugins that must see every route and hook
+   * (examples/observability/ registers @fastify/otel's here).
+   */
+  beforePlugin?: (app: FastifyInstance) => Promise<void>
 }
 
 export async function buildDemo (options: DemoOptions = {}): Promise<FastifyInstance> {
@@ -183,6 +189,7 @@ export async function buildDemo (options: DemoOptions = {}): Promise<FastifyInst
 
   const mailer = new ConsoleMailer(options.print)
   const app = Fastify({ logger: { level: 'warn' } })
+  await options.beforePlugin?.(app)
   await registerDocs(app)
   await app.register(jwtLogin, {
     users,
