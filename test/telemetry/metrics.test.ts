@@ -91,13 +91,13 @@ t.test('password sign-ins: success, refused, locked by the host (and the lockout
   t.same(locked, { 'sign_ins{method=password,outcome=locked}': 1 }, 'a locked user\'s sign-in: locked')
 })
 
-t.test('a second factor: the password sign-in ends in second_factor; TOTP accepted, a wrong code refused with method unknown', async (t) => {
+t.test('a second factor: the password sign-in ends in second_factor; TOTP accepted, a wrong code refused with the method it tried (totp)', async (t) => {
   const kit = await buildTwoFactorApp()
   t.teardown(() => kit.app.close())
   let interim = ''
   t.same(await changes(async () => { interim = ok(await kit.login()).json().data.jwt }), { 'sign_ins{method=password,outcome=second_factor}': 1 })
   const wrong = await wrongCode(kit.secret, kit.clock.now)
-  t.same(await changes(async () => ok(await kit.submit({ JWT: interim, code: wrong }), 401)), { 'second_factors{method=unknown,outcome=refused}': 1 }, 'a wrong code')
+  t.same(await changes(async () => ok(await kit.submit({ JWT: interim, code: wrong }), 401)), { 'second_factors{method=totp,outcome=refused}': 1 }, 'a wrong code')
   const code = await totpAt(kit.secret, kit.clock.now)
   t.same(await changes(async () => ok(await kit.submit({ JWT: interim, code }))), { 'second_factors{method=totp,outcome=success}': 1 }, 'the TOTP code')
 })
