@@ -52,6 +52,7 @@ export async function buildContext (hostPorts: HostPorts, { log, cacheLimits, in
   const events = new JwtLoginEvents()
   const base = {
     users: boundUsers(cache ?? ports.users, hashing),
+    hostUsers: ports.users,
     forgetUser: cache === null ? () => {} : cache.forget,
     store,
     tokens,
