@@ -143,7 +143,7 @@ export { jwtLogin }
 export { restRouteRewrite } from './http/rest-route.js'
 export { BEARER_SCHEME, jwtLoginOpenApi } from './http/openapi.js'
 export type { JwtLoginOptions, UserCacheOptions } from './http/options.js'
-export type { ApiKeyIdentity, ApiKeyInfo, ApiKeyRequest, AuthenticateOptions, CreatedApiKey, EndAllSessionsOptions, JwtLoginApi, JwtLoginRequestState, SessionInfo } from './http/api.js'
+export type { ApiKeyIdentity, ApiKeyInfo, ApiKeyRequest, AuthenticateOptions, CreatedApiKey, EndAllSessionsOptions, HealthCheck, HealthOptions, HealthReport, JwtLoginApi, JwtLoginRequestState, SessionInfo } from './http/api.js'
 export type { ImpersonateOptions, Impersonation } from './admin/impersonation.js'
 export type { TrustedDevice } from './tokens/trusted-devices.js'
 export { JwtLoginError, errorDefinitions, isJwtLoginError, type JwtLoginErrorCode } from './core/errors.js'

@@ -32,6 +32,8 @@ export interface PasswordResetParts {
 export interface JwtLoginContext {
   /** The host's adapter, or the user cache in front of it (`userCache` option). */
   readonly users: UserAdapter<any>
+  /** The host's adapter behind its guard alone (no user cache, no password-work bound): what `health()` reads. */
+  readonly hostUsers: UserAdapter<any>
   /** Drops the user from the user cache after a change of their state; a no-op without one. */
   readonly forgetUser: (userId: number) => void
   readonly store: StateStore

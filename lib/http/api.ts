@@ -25,10 +25,12 @@ import { impersonate, type Impersonation, type ImpersonateOptions } from '../adm
 export type { AuthenticateOptions, JwtLoginRequestState } from './guard.js'
 import { createApiKeyFor, listApiKeys, revokeApiKeyFor, type ApiKeyRequest, type CreatedApiKey } from '../admin/api-keys.js'
 import type { ApiKeyInfo } from '../tokens/api-keys.js'
+import { health, type HealthOptions, type HealthReport } from '../admin/health.js'
 
 export type { ApiKeyIdentity } from './guard.js'
 export type { ApiKeyInfo } from '../tokens/api-keys.js'
 export type { ApiKeyRequest, CreatedApiKey } from '../admin/api-keys.js'
+export type { HealthCheck, HealthOptions, HealthReport } from '../admin/health.js'
 
 /** The `fastify.jwtLogin` decorator. */
 export interface JwtLoginApi {
@@ -146,6 +148,14 @@ export interface JwtLoginApi {
   listApiKeys: (userId: number) => Promise<ApiKeyInfo[]>
   /** Ends one API key of the user; answers `false`, changing nothing, when it is not one of theirs. */
   revokeApiKey: (userId: number, id: string) => Promise<boolean>
+  /**
+   * Whether the state store and the host's ports answer: one cheap read
+   * each, all at once, each within `deadlineMs` (default 1000): the store,
+   * the user adapter (never through the user cache) and the passkey port
+   * when there is one. Never rejects for what it finds; rejects with a
+   * `TypeError` for a `deadlineMs` that is not a positive finite number.
+   */
+  health: (options?: HealthOptions) => Promise<HealthReport>
 }
 
 /** The options of `endAllSessions`. */
@@ -242,6 +252,7 @@ export function buildApi (ctx: JwtLoginContext, settings: SettingsHolder): JwtLo
     impersonate: async (options) => await impersonate(ctx, settings.current, options),
     createApiKey: async (userId, request) => await createApiKeyFor(ctx, settings.current, userId, request),
     listApiKeys: async (userId) => await listApiKeys(ctx, userIdOf(userId, 'listApiKeys/userId')),
-    revokeApiKey: async (userId, id) => await revokeApiKeyFor(ctx, userId, id)
+    revokeApiKey: async (userId, id) => await revokeApiKeyFor(ctx, userId, id),
+    health: async (options) => await health(ctx, options)
   }
 }

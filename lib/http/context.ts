@@ -56,6 +56,7 @@ export async function buildContext (hostPorts: HostPorts, { log, cacheLimits, in
   if (telemetry.available) events.observe((event, payload) => { telemetry.observe(event, payload) })
   const base = {
     users: boundUsers(cache ?? ports.users, hashing),
+    hostUsers: ports.users,
     forgetUser: cache === null ? () => {} : cache.forget,
     store,
     tokens,

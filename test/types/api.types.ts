@@ -3,7 +3,7 @@
 // types by module augmentation once a host imports 'jwt-login'.
 import type { JsonWebKey } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { ApiKeyIdentity, ApiKeyInfo, EndAllSessionsOptions, JwtLoginApi, JwtLoginEventMap, JwtLoginErrorCode, JwtLoginEventName, JwtLoginEventPayload, JwtLoginEvents, JwtLoginRequestState, PublicJwk, PublicUser, Settings, TokenClaims, TokenKind, TwoFactorEnrollment } from '../../lib/index.js'
+import type { ApiKeyIdentity, ApiKeyInfo, EndAllSessionsOptions, HealthCheck, HealthOptions, HealthReport, JwtLoginApi, JwtLoginEventMap, JwtLoginErrorCode, JwtLoginEventName, JwtLoginEventPayload, JwtLoginEvents, JwtLoginRequestState, PublicJwk, PublicUser, Settings, TokenClaims, TokenKind, TwoFactorEnrollment } from '../../lib/index.js'
 import { expectType, type Equal } from './expect.js'
 
 declare const fastify: FastifyInstance
@@ -151,3 +151,12 @@ expectType<Promise<boolean>>(api.revokeApiKey(1, 'id'))
 expectType<Promise<ApiKeyInfo[]>>(api.listApiKeys(1))
 expectType<string>((await api.createApiKey(1, { name: 'ci', scopes: ['orders:read'], expiresIn: 3600 })).key)
 expectType<Equal<PublicUser, { ID: number, user_login: string, user_email: string, display_name: string, roles: string[], email_verified?: boolean }>>(true)
+
+// health: one cheap read of the store and of each port, within a deadline
+expectType<Equal<typeof api.health, (options?: HealthOptions) => Promise<HealthReport>>>(true)
+expectType<Equal<HealthOptions, { deadlineMs?: number }>>(true)
+expectType<Equal<HealthReport, { healthy: boolean, checks: HealthCheck[] }>>(true)
+expectType<Equal<HealthCheck, { name: 'store' | 'users' | 'passkeys', healthy: boolean, durationMs: number, problem?: string }>>(true)
+expectType<string | undefined>((await api.health({ deadlineMs: 500 })).checks[0]?.problem)
+// @ts-expect-error: the deadline is a number of ms
+await api.health({ deadlineMs: '1s' })
