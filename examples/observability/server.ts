@@ -4,7 +4,8 @@
  * each request is a span (`request`) with a span per hook and handler, and
  * jwt-login's flow spans (`jwt-login.sign_in`, …) with their store and port
  * calls (`store.*`, `users.*`) nest inside it; the Prometheus text format of
- * every metric at the host's own `GET /metrics`.
+ * every metric at the host's own `GET /metrics`; `GET /ready` answers from
+ * `fastify.jwtLogin.health()`, for a readiness probe.
  *
  * The telemetry must be set up first (telemetry.ts): main.ts does it, then
  * calls `startObservedDemo`; so does test/examples/example-observability.test.ts,
@@ -46,6 +47,13 @@ export async function startObservedDemo (options: ObservedDemoOptions): Promise<
   app.get('/metrics', { config: { otel: false }, schema: { hide: true } }, async (request, reply) => {
     reply.hijack()
     telemetry.prometheus.getMetricsRequestHandler(request.raw, reply.raw)
+  })
+  // The readiness probe (docs/observability.md#health): 503 while the store or the user adapter does not answer in time.
+  app.get('/ready', { config: { otel: false }, schema: { hide: true } }, async (request, reply) => {
+    const report = await app.jwtLogin.health({ deadlineMs: 1000 })
+    if (!report.healthy) request.log.warn({ checks: report.checks }, 'not ready')
+    reply.code(report.healthy ? 200 : 503)
+    return { healthy: report.healthy }
   })
   const address = await app.listen({ host: options.host ?? '127.0.0.1', port })
   print(`${banner(address)}\nMetrics (Prometheus text format): ${address}/metrics\n`)

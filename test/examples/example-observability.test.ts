@@ -78,6 +78,9 @@ t.test('a sign-in over HTTP: the request span, the flow span in it, the store an
 
   // what Prometheus scrapes: the exporter turns the dots into underscores and adds `_total` to counters, not the
   // unit to the histogram's name (the unit is its `# UNIT` line: seconds)
+  const ready = await fetch(`${address}/ready`)
+  t.equal(ready.status, 200, 'the readiness route answers from health()')
+  t.same(await ready.json(), { healthy: true })
   const scraped = await fetch(`${address}/metrics`)
   t.equal(scraped.status, 200)
   t.match(scraped.headers.get('content-type'), /^text\/plain/)
