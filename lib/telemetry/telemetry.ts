@@ -5,7 +5,7 @@ import { isJwtLoginError } from '../core/errors.js'
 import { eventAttributes } from './attributes.js'
 import type { FlowSpec } from './flows.js'
 import { Instruments, type GaugeSources } from './metrics.js'
-import { metricsRecorded, tracesRecorded, type Attributes, type OtelApi, type OtelSpan, type OtelTracer } from './otel.js'
+import { metricsRecorded, tracesRecorded, type Attributes, type OtelApi, type OtelContext, type OtelSpan, type OtelTracer } from './otel.js'
 
 /** The instrumentation scope: what the spans and metrics are named after in the host's backend. */
 export const SCOPE_NAME = 'fastify-jwt-login'
@@ -17,6 +17,8 @@ export type FlowOutcome = 'success' | 'second_factor' | 'refused' | 'locked' | '
 interface FlowState {
   readonly spec: FlowSpec
   readonly span: OtelSpan | undefined
+  /** The context with the flow's span: its store and port calls' parent, whatever span a host's instrumentation runs the handler in. */
+  readonly context: OtelContext
   readonly events: Set<string>
   provider?: string
   method?: string
@@ -117,12 +119,14 @@ export class Telemetry {
   /**
    * A store or port call, timed; a span of its own (`<port>.<operation>`)
    * when a span is active (a flow's, or the host's): a store call is a
-   * client span with `db.system` when the store names it.
+   * client span with `db.system` when the store names it. In a flow, it is
+   * the flow span's child, even when a host's instrumentation made a span of
+   * its own around the handler (@fastify/otel's `handler` span).
    */
   call<T> (port: string, operation: string, system: string | undefined, work: () => Promise<T>): Promise<T> {
     const start = performance.now()
     const api = this.#api as OtelApi
-    const parent = api.context.active()
+    const parent = this.#flows.getStore()?.context ?? api.context.active()
     const store = port === 'store'
     let span: OtelSpan | undefined
     if (this.#tracer !== undefined && api.trace.getSpan(parent) !== undefined) {
@@ -155,20 +159,21 @@ export class Telemetry {
   }
 
   /**
-   * A route's flow: the span `jwt-login.<name>` (a child of the host's
-   * request span when there is one), its outcome, duration and counters.
-   * `status` reads the answer's status once the handler settled.
+   * A route's flow: the span `jwt-login.<name>` (a child of `parent`, the
+   * host's request span, when the route found one; else of the active
+   * span), its outcome, duration and counters. `status` reads the answer's
+   * status once the handler settled.
    */
-  flow<T> (spec: FlowSpec, route: string, work: () => T, status: () => number): T {
+  flow<T> (spec: FlowSpec, route: string, work: () => T, status: () => number, parent?: OtelContext): T {
     const start = performance.now()
     const api = this.#api as OtelApi
     let span: OtelSpan | undefined
-    let context = api.context.active()
+    let context = parent ?? api.context.active()
     if (this.#tracer !== undefined) {
       span = this.#tracer.startSpan(`jwt-login.${spec.name}`, { kind: api.SpanKind.INTERNAL, attributes: { 'jwt_login.flow': spec.name, 'http.route': route } }, context)
       context = api.trace.setSpan(context, span)
     }
-    const state: FlowState = { spec, span, events: new Set() }
+    const state: FlowState = { spec, span, context, events: new Set() }
     const run = (): T => this.#flows.run(state, work)
     let answer: T
     try {
@@ -208,8 +213,9 @@ export class Telemetry {
   }
 
   /**
-   * An audit event: noted on the running flow, an event of the active span
-   * (its safe fields only, see attributes.ts), and a host's lock counted.
+   * An audit event: noted on the running flow, an event of its span (else
+   * of the active span; its safe fields only, see attributes.ts), and a
+   * host's lock counted.
    */
   observe (event: string, payload: Readonly<Record<string, unknown>>): void {
     if (!this.#live) return
@@ -223,7 +229,7 @@ export class Telemetry {
     if (event === 'user.locked') this.#instruments?.lockouts.add(1, { 'jwt_login.subject': 'user' })
     if (this.#tracer === undefined) return
     const api = this.#api as OtelApi
-    const span = api.trace.getSpan(api.context.active())
+    const span = state?.span ?? api.trace.getSpan(api.context.active())
     if (span?.isRecording() === true) span.addEvent(event, eventAttributes(event, payload, this.#userIds()))
   }
 
@@ -261,7 +267,10 @@ export class Telemetry {
   }
 }
 
+/** The options of telemetry that records nothing: no API, so its setting and gauges are never read (no user IDs, no queue). */
+export const NO_TELEMETRY: Readonly<TelemetryOptions> = { api: null, userIds: () => false, gauges: { hashingQueue: () => ({ signIns: 0, newPasswords: 0 }) } }
+
 /** Telemetry that records nothing: without `@opentelemetry/api` (and in direct flow tests). */
 export function withoutTelemetry (): Telemetry {
-  return new Telemetry({ api: null, userIds: () => false, gauges: { hashingQueue: () => ({ signIns: 0, newPasswords: 0 }) } })
+  return new Telemetry(NO_TELEMETRY)
 }
