@@ -104,8 +104,9 @@ t.test('a password sign-in: the flow span, its store and port calls as children,
   for (const event of flow.events) t.notOk('user.id' in (event.attributes ?? {}), `${event.name}: no user.id without telemetry.userIds`)
 })
 
-t.test('under @fastify/otel: the flow span is a child of the host request span, and its calls are its children', async (t) => {
-  const instrumentation = new FastifyOtelInstrumentation({ registerOnInitialization: false })
+/** A host with @fastify/otel's plugin registered before jwt-login (alice seeded), and a host route that calls the plugin. */
+async function otelHost (t: Test, options: { ignorePaths?: string }): Promise<FastifyInstance> {
+  const instrumentation = new FastifyOtelInstrumentation({ registerOnInitialization: false, ...options })
   const host = Fastify()
   t.teardown(() => host.close())
   await host.register(instrumentation.plugin())
@@ -114,6 +115,11 @@ t.test('under @fastify/otel: the flow span is a child of the host request span, 
   await host.register(jwtLogin, { users, settings: { tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }] } } })
   host.get('/host', async () => await host.jwtLogin.isLocked(1))
   await host.ready()
+  return host
+}
+
+t.test('under @fastify/otel: the flow span is a child of the host request span, and its calls are its children', async (t) => {
+  const host = await otelHost(t, {})
   otel.spans.reset()
 
   t.equal((await login(host)).statusCode, 200)
@@ -139,14 +145,7 @@ t.test('under @fastify/otel: the flow span is a child of the host request span, 
 })
 
 t.test('a route @fastify/otel ignores: the flow span has no host parent', async (t) => {
-  const instrumentation = new FastifyOtelInstrumentation({ registerOnInitialization: false, ignorePaths: `${PREFIX}/auth` })
-  const host = Fastify()
-  t.teardown(() => host.close())
-  await host.register(instrumentation.plugin())
-  const users = new MemoryUserAdapter()
-  await users.addUser(ALICE)
-  await host.register(jwtLogin, { users, settings: { tokens: { keys: [{ kid: 'k1', secret: HS_SECRET }] } } })
-  await host.ready()
+  const host = await otelHost(t, { ignorePaths: `${PREFIX}/auth` })
   otel.spans.reset()
   t.equal((await login(host)).statusCode, 200)
   t.same(named('request'), [])
