@@ -32,12 +32,16 @@
  * `login-unbounded`, and nothing else (the cheapest run of them:
  * `BENCH_ONLY=login BENCH_SECONDS=2 BENCH_ROUNDS=1 npm run bench`);
  * `flood`, `remote`, `passkeys`, `sizing`, `scaling` each alone.
+ * `against` (with `BENCH_AGAINST`, the path of another checkout) puts
+ * validate of this checkout and of that one side by side against the same
+ * bare route, in the same rounds; it runs only when named.
  * `BENCH_SESSIONS` lists the scaling run's levels (default
  * 10000,100000,1000000); `BENCH_REMOTE_DELAYS_MS` the latency run's delays
  * besides 0 (default 1,5), `BENCH_REMOTE_REQUESTS` its measured requests
  * per flow and delay (default 20 × `BENCH_SECONDS`).
  */
 import os from 'node:os'
+import { join, resolve } from 'node:path'
 import { MemoryStore } from '../lib/index.js'
 import { subjectApp } from './apps.js'
 import { Backends } from './backends.js'
@@ -78,7 +82,7 @@ function remoteDelays (): number[] {
 }
 
 /** What `BENCH_ONLY` can name. */
-const PART_NAMES = ['comparisons', 'login', 'stores', 'flood', 'remote', 'passkeys', 'sizing', 'scaling'] as const
+const PART_NAMES = ['comparisons', 'login', 'stores', 'flood', 'remote', 'passkeys', 'sizing', 'scaling', 'against'] as const
 type Part = typeof PART_NAMES[number]
 
 function only (): Part | null {
@@ -100,9 +104,11 @@ const PARTS: Record<Part, Part[]> = {
   remote: ['remote'],
   passkeys: ['passkeys'],
   sizing: ['sizing'],
-  scaling: ['scaling']
+  scaling: ['scaling'],
+  against: ['against']
 }
-const runs = (part: Part): boolean => ONLY === null || PARTS[ONLY].includes(part)
+/** `against` runs only when named: it needs `BENCH_AGAINST`. */
+const runs = (part: Part): boolean => ONLY === null ? part !== 'against' : PARTS[ONLY].includes(part)
 const SESSIONS = sessionLevels()
 const REMOTE: RemoteSettings = { delaysMs: remoteDelays(), requests: positiveInteger('BENCH_REMOTE_REQUESTS', 20 * SECONDS) }
 const WARM_UP_SECONDS = 1
@@ -146,6 +152,34 @@ async function validate (): Promise<Comparison> {
     console.log(`validate answer bodies: jwt-login ${answer.bytes} bytes, baseline ${bareAnswer.bytes} bytes`)
     return await versus('validate', { subject: '`POST /auth/validate`', baseline: '@fastify/jwt verify, answer of the same size' }, 0.92,
       { baseline: bareTarget, subject: subjectTarget }, 50, VALIDATE_CPU_GOAL)
+  })
+}
+
+/**
+ * `BENCH_ONLY=against BENCH_AGAINST=<another checkout>`: validate of this
+ * checkout and of the other (its own bench/server.ts, its node_modules),
+ * each against the same bare route in the same interleaved rounds: the two
+ * ratios side by side (how a change moved validate, the machine's noise
+ * shared by both).
+ */
+async function validateAgainst (): Promise<Comparison[]> {
+  const other = process.env.BENCH_AGAINST
+  if (other === undefined || other === '') throw new Error('BENCH_ONLY=against needs BENCH_AGAINST, the path of another checkout')
+  return await withServers(async () => {
+    const subject = await ServerProcess.start('subject')
+    const earlier = await ServerProcess.startFrom(join(resolve(other), 'bench', 'server.ts'), 'subject')
+    const subjectTarget = validateTarget(subject, await signIn(subject))
+    const earlierTarget = validateTarget(earlier, await signIn(earlier))
+    const answer = await probe(subjectTarget)
+    const earlierAnswer = await probe(earlierTarget)
+    const bare = await ServerProcess.start('bare-validate', String(answer.bytes))
+    const bareTarget: Target = { server: bare, method: 'POST', path: '/verify', headers: JSON_HEADERS, body: JSON.stringify({ JWT: await signIn(subject) }) }
+    await probe(bareTarget)
+    console.log(`validate answer bodies: this checkout ${answer.bytes} bytes, ${other} ${earlierAnswer.bytes} bytes`)
+    return await compare('validate against', { side: 'baseline', label: '@fastify/jwt verify, answer of the same size', target: bareTarget }, [
+      { name: 'validate', side: 'jwt-login', label: '`POST /auth/validate`, this checkout', goal: 0.92, target: subjectTarget },
+      { name: 'validate-against', side: 'other', label: `\`POST /auth/validate\`, ${other}`, goal: 0.92, target: earlierTarget }
+    ], rounds(50))
   })
 }
 
@@ -379,6 +413,7 @@ async function measureAll (): Promise<Measured> {
   const measured: Measured = { comparisons: [], growth: null, passkeys: null, flood: null, remote: null, sizing: null, scaled: null }
   try {
     if (runs('comparisons')) measured.comparisons.push(await validate(), await authenticate())
+    if (runs('against')) measured.comparisons.push(...await validateAgainst())
     if (runs('login')) measured.comparisons.push(await login(), await loginUnbounded())
     if (runs('stores')) {
       const stores = [...await storeComparisons('validate'), ...await storeComparisons('login')]

@@ -45,9 +45,14 @@ export class ServerProcess {
   }
 
   static async start (kind: ServerKind, ...args: string[]): Promise<ServerProcess> {
+    return await ServerProcess.startFrom(SERVER_SCRIPT, kind, ...args)
+  }
+
+  /** A server of `kind` from another checkout's bench (`script`: its bench/server.ts), for `BENCH_AGAINST`. */
+  static async startFrom (script: string, kind: ServerKind, ...args: string[]): Promise<ServerProcess> {
     // a memory store's heap is weighed after a full collection
     const flags = kind === 'subject-memory' ? ['--expose-gc'] : []
-    const child = spawn(process.execPath, [...flags, '--import', 'tsx', SERVER_SCRIPT, kind, ...args], {
+    const child = spawn(process.execPath, [...flags, '--import', 'tsx', script, kind, ...args], {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc']
     })
     live.add(child)
