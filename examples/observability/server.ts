@@ -11,7 +11,8 @@
  * calls `startObservedDemo`; so does test/examples/example-observability.test.ts,
  * with spans kept in memory.
  */
-import type { FastifyInstance } from 'fastify'
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
+import type { HealthReport } from '../../lib/index.js'
 import { banner, buildDemo } from '../demo.js'
 import type { HostTelemetry } from './telemetry.js'
 
@@ -50,12 +51,21 @@ export async function startObservedDemo (options: ObservedDemoOptions): Promise<
   })
   // The readiness probe (docs/observability.md#health): 503 while the store or the user adapter does not answer in time.
   app.get('/ready', { config: { otel: false }, schema: { hide: true } }, async (request, reply) => {
-    const report = await app.jwtLogin.health({ deadlineMs: 1000 })
-    if (!report.healthy) request.log.warn({ checks: report.checks }, 'not ready')
-    reply.code(report.healthy ? 200 : 503)
-    return { healthy: report.healthy }
+    const { status, body } = readiness(await app.jwtLogin.health({ deadlineMs: 1000 }), request.log)
+    return await reply.code(status).send(body)
   })
   const address = await app.listen({ host: options.host ?? '127.0.0.1', port })
   print(`${banner(address)}\nMetrics (Prometheus text format): ${address}/metrics\n`)
   return { app, address }
+}
+
+/**
+ * The readiness probe's answer to a health report: 503 while a check fails.
+ * The body says only whether the pod is ready; the checks go to the log (a
+ * store's problem may name its host).
+ */
+export function readiness (report: HealthReport, log: Pick<FastifyBaseLogger, 'warn'>): { status: 200 | 503, body: { healthy: boolean } } {
+  if (report.healthy) return { status: 200, body: { healthy: true } }
+  log.warn({ checks: report.checks }, 'not ready')
+  return { status: 503, body: { healthy: false } }
 }

@@ -3,7 +3,7 @@ import { SpanKind } from '@opentelemetry/api'
 import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base'
 import t from 'tap'
 import { buildDemo, DEMO_USER } from '../../examples/demo.js'
-import { startObservedDemo } from '../../examples/observability/server.js'
+import { readiness, startObservedDemo } from '../../examples/observability/server.js'
 import { SERVICE_NAME, setUpTelemetry } from '../../examples/observability/telemetry.js'
 
 const SIGN_IN = '/jwt-login/v1/auth'
@@ -109,4 +109,14 @@ t.test('without @fastify/otel, the flow span is the root of the sign-in\'s trace
   t.equal(flow.parentSpanContext, undefined)
   const names = childrenOf(flow).map((span) => span.name)
   for (const name of ['users.findByEmail', 'users.verifyPassword', 'store.set']) t.ok(names.includes(name), `${name} is a child of jwt-login.sign_in`)
+})
+
+t.test('the readiness answer: 503 while a check fails, the checks in the log only', async (t) => {
+  const warned: unknown[] = []
+  const log = { warn: (...args: unknown[]) => { warned.push(args) } }
+  t.same(readiness({ healthy: true, checks: [{ name: 'store', healthy: true, durationMs: 1 }] }, log), { status: 200, body: { healthy: true } })
+  t.same(warned, [], 'nothing logged while ready')
+  const checks = [{ name: 'store' as const, healthy: true, durationMs: 1 }, { name: 'users' as const, healthy: false, durationMs: 1001, problem: 'did not answer within 1000 ms' }]
+  t.same(readiness({ healthy: false, checks }, log), { status: 503, body: { healthy: false } }, 'the body names no check')
+  t.same(warned, [[{ checks }, 'not ready']], 'the checks go to the log')
 })
