@@ -192,7 +192,11 @@ t.test('retried, lockout and observe outside a flow, and without metrics', async
   t.teardown(() => { telemetry.close() })
   telemetry.retried()
   telemetry.observe('two_factor.code_accepted', { userId: 1, method: 'totp' })
-  t.pass('a retry or an event outside a flow is no one\'s')
+  // a retry or an event outside a flow is no one's: the next flows do not inherit them
+  const refresh = { name: 'refresh', counter: { kind: 'refresh' as const } }
+  t.equal(await grew('jwt_login.refreshes', { 'jwt_login.outcome': 'rotated' }, () => telemetry.flow(refresh, '/auth/refresh', () => undefined, () => 200)), 1, 'the next refresh rotated, not retried')
+  const twoFactor = { name: 'second_factor', counter: { kind: 'second_factor' as const } }
+  t.equal(await grew('jwt_login.second_factors', { 'jwt_login.method': 'unknown', 'jwt_login.outcome': 'refused' }, () => telemetry.flow(twoFactor, '/auth/2fa', () => undefined, () => 401)), 1, 'the next second factor names no method it was not told')
   t.equal(await grew('jwt_login.lockouts', { 'jwt_login.subject': '2fa:account' }, () => { telemetry.lockout('2fa:account:aGFzaA') }), 1, 'the subject kind, without its hash')
   t.equal(await grew('jwt_login.lockouts', { 'jwt_login.subject': 'user' }, () => { telemetry.observe('user.locked', { userId: 1, reason: 'note' }) }), 1, 'a host\'s lock')
 
